@@ -1,0 +1,121 @@
+"""Type stubs for the compiled module ``forestimp._core`` (Rust, via PyO3).
+
+This is the private engine layer: the public, scikit-learn compatible estimators in
+``forestimp.ensemble`` resolve and validate hyper-parameters, encode labels, and call into
+these functions. Arrays cross the boundary without copies when they are float32/float64 and
+C- or Fortran-contiguous.
+"""
+
+from collections.abc import Callable
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+FORMAT_VERSION: int
+
+Matrix = npt.NDArray[np.float32] | npt.NDArray[np.float64]
+
+class InvalidParameterError(ValueError):
+    """A hyper-parameter is out of its documented range."""
+
+class DataError(ValueError):
+    """X, y or sample_weight is malformed (shape, non-finite values, bad labels)."""
+
+class ModelFormatError(ValueError):
+    """Model bytes are truncated, corrupted, or from a newer format version."""
+
+class Forest:
+    """An immutable fitted ensemble of binary decision trees."""
+
+    @staticmethod
+    def fit(
+        X: Matrix,
+        y: npt.NDArray[np.float64],
+        sample_weight: npt.NDArray[np.float64] | None,
+        *,
+        n_classes: int,
+        criterion: str,
+        splitter: str,
+        n_estimators: int,
+        max_features: int,
+        max_depth: int | None,
+        min_samples_split: int,
+        min_samples_leaf: int,
+        min_weight_fraction_leaf: float,
+        min_impurity_decrease: float,
+        max_leaf_nodes: int | None,
+        bootstrap: bool,
+        max_samples: int | None,
+        tree_features: int | None,
+        balanced_subsample: bool,
+        random_state: int,
+        n_jobs: int | None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> Forest:
+        """Fit a forest.
+
+        ``y`` holds class codes ``0..n_classes-1`` (as floats) when ``n_classes >= 1`` and
+        regression targets when ``n_classes == 0``. ``max_features`` is the number K of
+        candidate features per node (1 <= K <= number of features the tree sees);
+        ``tree_features`` is the size of the per-tree random feature subset (Random
+        Subspace / Patches), None for all. ``max_samples`` is the number of rows drawn per
+        tree (with replacement when ``bootstrap``), None for n_samples.
+        ``progress(done, total)`` is called between chunks of trees, with the GIL held.
+        """
+
+    def predict(self, X: Matrix, n_jobs: int | None = None) -> npt.NDArray[np.float64]:
+        """Average of the trees' leaf values: (n, n_classes) probabilities or (n, 1) values."""
+
+    def apply(self, X: Matrix, n_jobs: int | None = None) -> npt.NDArray[np.int64]:
+        """Leaf index reached by each sample in each tree, shape (n_samples, n_estimators)."""
+
+    def decision_path(
+        self, X: Matrix
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """CSR (indptr, indices, n_nodes_ptr) of the nodes each sample traverses, trees stacked."""
+
+    def oob_predict(
+        self, X: Matrix, n_jobs: int | None = None
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """Out-of-bag averages (n, width) and the number of trees each row was OOB for.
+
+        X must be the training matrix. Rows never out of bag get NaN.
+        """
+
+    def importances(self, normalize: bool) -> npt.NDArray[np.float64]:
+        """MDI. Raw: mean over trees of sum_t p(t) * delta_i(t) (bits for entropy).
+
+        Normalized: each tree's vector normalized to sum 1, averaged, normalized again
+        (scikit-learn's ``feature_importances_``).
+        """
+
+    def tree_importances(self) -> npt.NDArray[np.float64]:
+        """Raw MDI of every tree, shape (n_estimators, n_features)."""
+
+    def tree_arrays(self, index: int) -> dict[str, npt.NDArray[np.generic]]:
+        """Node arrays of one tree: children_left, children_right, feature, threshold,
+        impurity, n_node_samples, weighted_n_node_samples, value (n_nodes, width).
+        Leaves have children -1 and feature -2 (scikit-learn's convention)."""
+
+    def to_bytes(self) -> bytes:
+        """Versioned binary model (magic, format version, checksum, payload)."""
+
+    @staticmethod
+    def from_bytes(data: bytes) -> Forest:
+        """Inverse of ``to_bytes``; raises ModelFormatError on bad bytes."""
+
+    def __reduce__(self) -> tuple[Callable[[bytes], Forest], tuple[bytes]]: ...
+    @property
+    def n_estimators(self) -> int: ...
+    @property
+    def n_features(self) -> int: ...
+    @property
+    def n_classes(self) -> int:
+        """0 for regression."""
+    @property
+    def criterion(self) -> str: ...
+    @property
+    def random_state(self) -> int: ...
+    def node_counts(self) -> npt.NDArray[np.int64]: ...
+    def depths(self) -> npt.NDArray[np.int64]: ...

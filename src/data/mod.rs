@@ -1,0 +1,165 @@
+//! Zero-copy views of the input matrix and the targets.
+//!
+//! `Matrix` borrows a dense buffer in row-major (C) or column-major (Fortran) order; the
+//! engine reads it in place and never copies X. Column-major is the fast layout for
+//! fitting (a node gathers one feature at a time), row-major for prediction.
+
+mod targets;
+
+pub use targets::Targets;
+
+use crate::error::{ForestError, Result};
+
+/// A floating-point feature type the engine reads directly: `f32` or `f64`.
+pub trait Feature: Copy + PartialOrd + Send + Sync + std::fmt::Debug + 'static {
+    /// Widening conversion used for thresholds and comparisons.
+    fn to_f64(self) -> f64;
+    /// Whether the value is neither NaN nor infinite.
+    fn finite(self) -> bool;
+    /// IEEE total order, so sorts are fully determined.
+    fn total_cmp(&self, other: &Self) -> std::cmp::Ordering;
+}
+
+impl Feature for f32 {
+    #[inline]
+    fn total_cmp(&self, other: &Self) -> std::cmp::Ordering {
+        f32::total_cmp(self, other)
+    }
+    #[inline]
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+    #[inline]
+    fn finite(self) -> bool {
+        self.is_finite()
+    }
+}
+
+impl Feature for f64 {
+    #[inline]
+    fn total_cmp(&self, other: &Self) -> std::cmp::Ordering {
+        f64::total_cmp(self, other)
+    }
+    #[inline]
+    fn to_f64(self) -> f64 {
+        self
+    }
+    #[inline]
+    fn finite(self) -> bool {
+        self.is_finite()
+    }
+}
+
+/// Memory order of a [`Matrix`] buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// Row-major (C order): `x[i, j]` at `i * n_cols + j`.
+    RowMajor,
+    /// Column-major (Fortran order): `x[i, j]` at `j * n_rows + i`.
+    ColumnMajor,
+}
+
+/// A borrowed `n_rows × n_cols` dense matrix.
+#[derive(Clone, Copy, Debug)]
+pub struct Matrix<'a, T> {
+    data: &'a [T],
+    n_rows: usize,
+    n_cols: usize,
+    layout: Layout,
+}
+
+impl<'a, T: Feature> Matrix<'a, T> {
+    /// Wraps `data` without copying; fails if its length is not `n_rows * n_cols`.
+    pub fn new(data: &'a [T], n_rows: usize, n_cols: usize, layout: Layout) -> Result<Self> {
+        if n_rows.checked_mul(n_cols) != Some(data.len()) {
+            return Err(ForestError::Shape(format!(
+                "buffer of {} values cannot be a {n_rows} x {n_cols} matrix",
+                data.len()
+            )));
+        }
+        Ok(Matrix { data, n_rows, n_cols, layout })
+    }
+
+    /// Number of rows (samples).
+    pub fn n_rows(&self) -> usize {
+        self.n_rows
+    }
+
+    /// Number of columns (features).
+    pub fn n_cols(&self) -> usize {
+        self.n_cols
+    }
+
+    /// Memory order of the buffer.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// Value at row `i`, column `j`.
+    #[inline(always)]
+    pub fn get(&self, i: usize, j: usize) -> T {
+        match self.layout {
+            Layout::RowMajor => self.data[i * self.n_cols + j],
+            Layout::ColumnMajor => self.data[j * self.n_rows + i],
+        }
+    }
+
+    /// Column `j` as a contiguous slice, when the layout allows it.
+    #[inline]
+    pub fn column(&self, j: usize) -> Option<&'a [T]> {
+        match self.layout {
+            Layout::ColumnMajor => Some(&self.data[j * self.n_rows..(j + 1) * self.n_rows]),
+            Layout::RowMajor => None,
+        }
+    }
+
+    /// Row `i` as a contiguous slice, when the layout allows it.
+    #[inline]
+    pub fn row(&self, i: usize) -> Option<&'a [T]> {
+        match self.layout {
+            Layout::RowMajor => Some(&self.data[i * self.n_cols..(i + 1) * self.n_cols]),
+            Layout::ColumnMajor => None,
+        }
+    }
+
+    /// Fails on the first NaN or infinite value (scanned in memory order).
+    pub fn check_finite(&self) -> Result<()> {
+        match self.data.iter().position(|v| !v.finite()) {
+            None => Ok(()),
+            Some(k) => {
+                let (row, col) = match self.layout {
+                    Layout::RowMajor => (k / self.n_cols.max(1), k % self.n_cols.max(1)),
+                    Layout::ColumnMajor => (k % self.n_rows.max(1), k / self.n_rows.max(1)),
+                };
+                Err(ForestError::NonFinite { what: "X", row, col })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_layouts_address_the_same_matrix() {
+        let c = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]; // 2 x 3
+        let f = [1.0f32, 4.0, 2.0, 5.0, 3.0, 6.0];
+        let a = Matrix::new(&c, 2, 3, Layout::RowMajor).unwrap();
+        let b = Matrix::new(&f, 2, 3, Layout::ColumnMajor).unwrap();
+        for i in 0..2 {
+            for j in 0..3 {
+                assert_eq!(a.get(i, j), b.get(i, j));
+            }
+        }
+        assert_eq!(b.column(1).unwrap(), &[2.0, 5.0]);
+        assert!(Matrix::new(&c, 4, 2, Layout::RowMajor).is_err());
+    }
+
+    #[test]
+    fn non_finite_is_located() {
+        let c = [1.0f64, 2.0, f64::NAN, 4.0];
+        let a = Matrix::new(&c, 2, 2, Layout::RowMajor).unwrap();
+        assert_eq!(a.check_finite(), Err(ForestError::NonFinite { what: "X", row: 1, col: 0 }));
+    }
+}

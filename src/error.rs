@@ -1,0 +1,55 @@
+//! The one error type of the core. Every fallible public function returns [`Result`]; the
+//! Python binding maps each variant to a typed exception (`src/python/errors.rs`).
+
+use thiserror::Error;
+
+/// Everything that can go wrong when fitting, predicting or loading a forest.
+#[derive(Debug, Error, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ForestError {
+    /// A hyper-parameter is outside its documented range.
+    #[error("invalid parameter `{name}`: {reason}")]
+    InvalidParameter {
+        /// Parameter name, as spelled in the Python API.
+        name: &'static str,
+        /// What was expected, with the value received.
+        reason: String,
+    },
+    /// Array shapes do not agree, or an array is empty.
+    #[error("shape error: {0}")]
+    Shape(String),
+    /// A NaN or infinite value where only finite values are accepted.
+    #[error("non-finite value in {what} at row {row}, column {col}; forestimp does not handle missing values, impute or drop them first")]
+    NonFinite {
+        /// Which array.
+        what: &'static str,
+        /// Row of the first offending value.
+        row: usize,
+        /// Column of the first offending value.
+        col: usize,
+    },
+    /// Targets or sample weights are unusable (labels out of range, negative weights...).
+    #[error("invalid target or weight: {0}")]
+    InvalidTarget(String),
+    /// Model bytes that are not a forestimp model, truncated or corrupted.
+    #[error("corrupt or foreign model bytes: {0}")]
+    Decode(String),
+    /// Model bytes written by a newer format than this build reads.
+    #[error("model format version {found} is newer than this build supports ({supported}); upgrade forestimp")]
+    Version {
+        /// Version found in the header.
+        found: u16,
+        /// Newest version this build reads.
+        supported: u16,
+    },
+    /// The operation needs something this model does not have (e.g. OOB without subsampling).
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// Shorthand for results of this crate.
+pub type Result<T, E = ForestError> = std::result::Result<T, E>;
+
+pub(crate) fn invalid(name: &'static str, reason: impl Into<String>) -> ForestError {
+    ForestError::InvalidParameter { name, reason: reason.into() }
+}

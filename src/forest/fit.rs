@@ -1,0 +1,165 @@
+//! Fitting: validation once, then trees grown independently from their own seeds.
+//!
+//! [`FitSession`] lets a caller grow the forest in chunks of trees (the Python binding
+//! checks for Ctrl-C and reports progress between chunks); because tree `i` depends only
+//! on `(seed, i)`, chunking and thread count never change the result.
+
+use std::ops::Range;
+
+use super::sampling::{in_bag_counts, split_rng, tree_features};
+use super::Forest;
+use crate::data::{Feature, Matrix, Targets};
+use crate::error::{ForestError, Result};
+use crate::params::{CriterionKind, ForestParams, Resolved, SplitterKind};
+use crate::parallel::map_ordered;
+use crate::tree::builder::Grower;
+use crate::tree::criterion::{Criterion, Entropy, Gini, SquaredError};
+use crate::tree::splitter::{BestThreshold, RandomThreshold};
+use crate::tree::Tree;
+
+/// A validated learning problem, ready to grow any tree of the forest.
+pub struct FitSession<'a, T> {
+    x: Matrix<'a, T>,
+    targets: Targets<'a>,
+    sample_weight: Option<&'a [f64]>,
+    params: Resolved,
+}
+
+impl<'a, T: Feature> FitSession<'a, T> {
+    /// Checks shapes, finiteness, weights and parameters.
+    pub fn new(
+        params: &ForestParams,
+        x: Matrix<'a, T>,
+        targets: Targets<'a>,
+        sample_weight: Option<&'a [f64]>,
+    ) -> Result<Self> {
+        let n = x.n_rows();
+        if targets.len() != n {
+            return Err(ForestError::Shape(format!("X has {n} rows but y has {} values", targets.len())));
+        }
+        let classification = matches!(targets, Targets::Classes { .. });
+        let params = params.resolve(n, x.n_cols(), classification)?;
+        x.check_finite()?;
+        if let Targets::Regression(y) = targets {
+            Targets::regression(y)?;
+        }
+        if let Some(w) = sample_weight {
+            if w.len() != n {
+                return Err(ForestError::Shape(format!("sample_weight has {} values for {n} rows", w.len())));
+            }
+            if let Some(i) = w.iter().position(|v| !(v.is_finite() && *v >= 0.0)) {
+                return Err(ForestError::InvalidTarget(format!(
+                    "sample_weight[{i}] = {} is not a finite non-negative number",
+                    w[i]
+                )));
+            }
+            if !w.iter().any(|&v| v > 0.0) {
+                return Err(ForestError::InvalidTarget("sample weights are all zero".into()));
+            }
+        }
+        Ok(FitSession { x, targets, sample_weight, params })
+    }
+
+    /// The resolved parameters.
+    pub fn params(&self) -> &Resolved {
+        &self.params
+    }
+
+    /// Grows the trees with indices in `range`, in parallel on the current pool.
+    pub fn fit_range(&self, range: Range<usize>) -> Vec<Tree> {
+        let start = range.start;
+        map_ordered(range.len(), |k| self.fit_tree(start + k))
+    }
+
+    /// Assembles the forest from all its trees, in index order.
+    pub fn finish(self, trees: Vec<Tree>) -> Result<Forest> {
+        if trees.len() != self.params.n_estimators {
+            return Err(ForestError::Unsupported(format!(
+                "expected {} trees, got {}",
+                self.params.n_estimators,
+                trees.len()
+            )));
+        }
+        let n_classes = match self.targets {
+            Targets::Classes { n_classes, .. } => n_classes,
+            Targets::Regression(_) => 0,
+        };
+        Ok(Forest { params: self.params, n_classes, trees })
+    }
+
+    /// Grows tree `index`.
+    pub fn fit_tree(&self, index: usize) -> Tree {
+        let p = &self.params;
+        let counts = in_bag_counts(p, index);
+        let mut weights: Vec<f64> = match self.sample_weight {
+            Some(sw) => counts.iter().zip(sw).map(|(&c, &w)| f64::from(c) * w).collect(),
+            None => counts.iter().map(|&c| f64::from(c)).collect(),
+        };
+        if let (true, Targets::Classes { y, n_classes }) = (p.balanced_subsample, self.targets) {
+            reweigh_balanced(&mut weights, &counts, y, n_classes);
+        }
+        let mut samples: Vec<u32> =
+            (0..weights.len() as u32).filter(|&i| weights[i as usize] > 0.0).collect();
+        let mut features = tree_features(p, index);
+        let mut rng = split_rng(p, index);
+        let width = self.targets.width();
+        // resolve() has matched the criterion to the task, so Classes is Gini or Entropy.
+        let mut tree = match self.targets {
+            Targets::Classes { y, n_classes } if p.criterion == CriterionKind::Entropy => {
+                let c = Entropy { y, n_classes };
+                grow(self.x, &c, &weights, &mut samples, &mut features, p, width, &mut rng)
+            }
+            Targets::Classes { y, n_classes } => {
+                let c = Gini { y, n_classes };
+                grow(self.x, &c, &weights, &mut samples, &mut features, p, width, &mut rng)
+            }
+            Targets::Regression(y) => {
+                let c = SquaredError { y };
+                grow(self.x, &c, &weights, &mut samples, &mut features, p, width, &mut rng)
+            }
+        };
+        if samples.is_empty() && matches!(self.targets, Targets::Classes { .. }) {
+            // Only zero-weight rows were drawn: predict the uniform distribution.
+            let v = 1.0 / width as f64;
+            tree.value.iter_mut().for_each(|x| *x = v);
+        }
+        tree.finalize(p.criterion);
+        tree
+    }
+}
+
+/// The single point where criterion and splitter become static types.
+fn grow<T: Feature, C: Criterion>(
+    x: Matrix<'_, T>,
+    crit: &C,
+    weights: &[f64],
+    samples: &mut [u32],
+    features: &mut [u32],
+    p: &Resolved,
+    width: usize,
+    rng: &mut crate::rng::TreeRng,
+) -> Tree {
+    let mut g = Grower::new(x, crit, weights, samples, p, width);
+    match p.splitter {
+        SplitterKind::Best => g.grow::<BestThreshold>(samples, features, rng),
+        SplitterKind::Random => g.grow::<RandomThreshold>(samples, features, rng),
+    }
+    g.tree
+}
+
+/// scikit-learn's "balanced_subsample": class `c` drawn `m_c` times among `m` draws gets
+/// weight `m / (n_present · m_c)`, where `n_present` counts the classes drawn at all.
+fn reweigh_balanced(weights: &mut [f64], counts: &[u32], y: &[u32], n_classes: usize) {
+    let mut drawn = vec![0u64; n_classes];
+    for (&c, &k) in counts.iter().zip(y) {
+        drawn[k as usize] += u64::from(c);
+    }
+    let total: u64 = drawn.iter().sum();
+    let present = drawn.iter().filter(|&&d| d > 0).count() as f64;
+    for (w, &k) in weights.iter_mut().zip(y) {
+        let d = drawn[k as usize];
+        if d > 0 {
+            *w *= total as f64 / (present * d as f64);
+        }
+    }
+}

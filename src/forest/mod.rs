@@ -1,0 +1,188 @@
+//! Ensembles of randomized trees: one engine for Random Forests, Extra-Trees, totally
+//! randomized trees, Bagging, Pasting, Random Subspace and Random Patches.
+//!
+//! Module map: `sampling` (rows and features of each tree), `fit` (growing), `oob`
+//! (out-of-bag estimates). Prediction averages the trees' leaf values (soft voting), each
+//! row summing its trees in tree order so results do not depend on the thread count.
+
+pub mod fit;
+pub mod oob;
+pub mod sampling;
+
+use crate::data::{Feature, Matrix, Targets};
+use crate::error::{ForestError, Result};
+use crate::params::{ForestParams, Resolved};
+use crate::parallel::chunks_mut;
+use crate::tree::Tree;
+
+pub use fit::FitSession;
+
+/// Rows per parallel prediction task; each task walks every tree over its rows so a tree's
+/// nodes stay in cache.
+const ROW_CHUNK: usize = 256;
+
+/// A fitted ensemble of binary trees.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Forest {
+    pub(crate) params: Resolved,
+    /// Number of classes; 0 for regression.
+    pub(crate) n_classes: usize,
+    pub(crate) trees: Vec<Tree>,
+}
+
+impl Forest {
+    /// Fits a forest on the current thread pool (see [`crate::parallel::install`]).
+    ///
+    /// ```
+    /// use forestimp::{CriterionKind, Forest, ForestParams, Layout, Matrix, Targets};
+    /// let x = [0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0];
+    /// let y = [0u32, 0, 0, 1, 1, 1];
+    /// let mut params = ForestParams::random_forest(CriterionKind::Gini);
+    /// params.n_estimators = 10;
+    /// let x = Matrix::new(&x, 6, 1, Layout::ColumnMajor).unwrap();
+    /// let forest = Forest::fit(&params, x, Targets::classes(&y, 2).unwrap(), None).unwrap();
+    /// let proba = forest.predict(x).unwrap();
+    /// assert!(proba[0] > 0.5 && proba[11] > 0.5);
+    /// ```
+    pub fn fit<T: Feature>(
+        params: &ForestParams,
+        x: Matrix<'_, T>,
+        targets: Targets<'_>,
+        sample_weight: Option<&[f64]>,
+    ) -> Result<Forest> {
+        let session = FitSession::new(params, x, targets, sample_weight)?;
+        let trees = session.fit_range(0..session.params().n_estimators);
+        session.finish(trees)
+    }
+
+    /// The trees, in index order.
+    pub fn trees(&self) -> &[Tree] {
+        &self.trees
+    }
+
+    /// The parameters the forest was grown with.
+    pub fn params(&self) -> &Resolved {
+        &self.params
+    }
+
+    /// Number of input features.
+    pub fn n_features(&self) -> usize {
+        self.params.n_features
+    }
+
+    /// Number of classes (0 for regression).
+    pub fn n_classes(&self) -> usize {
+        self.n_classes
+    }
+
+    /// Values per prediction row: the number of classes, or 1.
+    pub fn width(&self) -> usize {
+        self.n_classes.max(1)
+    }
+
+    pub(crate) fn check_input<T: Feature>(&self, x: &Matrix<'_, T>) -> Result<()> {
+        if x.n_cols() != self.n_features() {
+            return Err(ForestError::Shape(format!(
+                "X has {} features, but the forest was fitted with {}",
+                x.n_cols(),
+                self.n_features()
+            )));
+        }
+        x.check_finite()
+    }
+
+    /// Mean of the trees' leaf values for every row: `n_rows × width`, row-major.
+    /// Class probabilities for classification (soft voting), the mean for regression.
+    pub fn predict<T: Feature>(&self, x: Matrix<'_, T>) -> Result<Vec<f64>> {
+        self.check_input(&x)?;
+        let w = self.width();
+        let mut out = vec![0.0; x.n_rows() * w];
+        let scale = 1.0 / self.trees.len() as f64;
+        chunks_mut(&mut out, ROW_CHUNK * w, |k, chunk| {
+            let first = k * ROW_CHUNK;
+            for tree in &self.trees {
+                for (r, acc) in chunk.chunks_mut(w).enumerate() {
+                    let leaf = tree.leaf(&x, first + r);
+                    for (a, v) in acc.iter_mut().zip(tree.value(leaf)) {
+                        *a += v;
+                    }
+                }
+            }
+            chunk.iter_mut().for_each(|a| *a *= scale);
+        });
+        Ok(out)
+    }
+
+    /// Leaf reached in every tree: `n_rows × n_trees`, row-major.
+    pub fn apply<T: Feature>(&self, x: Matrix<'_, T>) -> Result<Vec<u32>> {
+        self.check_input(&x)?;
+        let m = self.trees.len();
+        let mut out = vec![0u32; x.n_rows() * m];
+        chunks_mut(&mut out, ROW_CHUNK * m, |k, chunk| {
+            for (r, row) in chunk.chunks_mut(m).enumerate() {
+                for (slot, tree) in row.iter_mut().zip(&self.trees) {
+                    *slot = tree.leaf(&x, k * ROW_CHUNK + r) as u32;
+                }
+            }
+        });
+        Ok(out)
+    }
+
+    /// Raw MDI of every tree (see [`Tree::mdi`]), in tree order.
+    pub fn tree_importances(&self) -> Vec<Vec<f64>> {
+        crate::parallel::map_ordered(self.trees.len(), |i| self.trees[i].mdi(self.n_features()))
+    }
+
+    /// Mean decrease of impurity.
+    ///
+    /// Raw (`normalize = false`): `Imp(X_m) = (1/M) Σ_trees Σ_{t splits on X_m} p(t) Δi(t)`
+    /// (Louppe 2014, Eq. 6.2), in bits for entropy; for fully grown totally randomized trees
+    /// it sums to `I(X; Y)`. Normalized: scikit-learn's `feature_importances_`: each tree
+    /// with a split normalized to sum 1, averaged, and normalized again.
+    pub fn importances(&self, normalize: bool) -> Vec<f64> {
+        let per_tree = self.tree_importances();
+        let mut acc = vec![0.0; self.n_features()];
+        if !normalize {
+            for imp in &per_tree {
+                acc.iter_mut().zip(imp).for_each(|(a, v)| *a += v);
+            }
+            let m = per_tree.len() as f64;
+            acc.iter_mut().for_each(|a| *a /= m);
+            return acc;
+        }
+        let mut n_split = 0usize;
+        for (imp, tree) in per_tree.iter().zip(&self.trees) {
+            if tree.len() <= 1 {
+                continue; // scikit-learn leaves single-leaf trees out of the average
+            }
+            n_split += 1;
+            let s: f64 = imp.iter().sum();
+            if s > 0.0 {
+                acc.iter_mut().zip(imp).for_each(|(a, v)| *a += v / s);
+            }
+        }
+        let s: f64 = acc.iter().sum();
+        if n_split > 0 && s > 0.0 {
+            acc.iter_mut().for_each(|a| *a /= s);
+        }
+        acc
+    }
+}
+
+/// Checked classification targets from `f64` class codes (the form arrays arrive in from
+/// dynamic languages): each value must be an integer in `0..n_classes`.
+pub fn class_codes(y: &[f64], n_classes: usize) -> Result<Vec<u32>> {
+    y.iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            if v.fract() == 0.0 && v >= 0.0 && v < n_classes as f64 {
+                Ok(v as u32)
+            } else {
+                Err(ForestError::InvalidTarget(format!(
+                    "y[{i}] = {v} is not a class code in 0..{n_classes}"
+                )))
+            }
+        })
+        .collect()
+}
+

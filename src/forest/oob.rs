@@ -1,0 +1,73 @@
+//! Out-of-bag estimates: each training row predicted by the trees that did not draw it.
+//!
+//! In-bag sets are regenerated from the tree seeds (never stored in the model) into one
+//! bitset per tree, then rows are processed in parallel chunks, each row summing its OOB
+//! trees in tree order.
+
+use super::sampling::in_bag_counts;
+use super::Forest;
+use crate::data::{Feature, Matrix};
+use crate::error::{ForestError, Result};
+use crate::parallel::{chunks_mut, map_ordered};
+
+/// Bit `i` set when row `i` is in the bag of the tree.
+pub(crate) fn in_bag_bits(forest: &Forest, tree: usize) -> Vec<u64> {
+    let counts = in_bag_counts(&forest.params, tree);
+    let mut bits = vec![0u64; counts.len().div_ceil(64)];
+    for (i, &c) in counts.iter().enumerate() {
+        if c > 0 {
+            bits[i / 64] |= 1 << (i % 64);
+        }
+    }
+    bits
+}
+
+impl Forest {
+    /// Out-of-bag prediction for the training matrix `x`: the mean leaf value over the trees
+    /// for which each row is out of bag (`n_rows × width`, NaN where there is none), and
+    /// that number of trees per row.
+    pub fn oob_predict<T: Feature>(&self, x: Matrix<'_, T>) -> Result<(Vec<f64>, Vec<u32>)> {
+        if !self.params.has_oob() {
+            return Err(ForestError::Unsupported(
+                "out-of-bag estimates need bootstrap=True or max_samples < n_samples".into(),
+            ));
+        }
+        self.check_input(&x)?;
+        if x.n_rows() != self.params.n_samples {
+            return Err(ForestError::Shape(format!(
+                "OOB estimates need the {} training rows, got {}",
+                self.params.n_samples,
+                x.n_rows()
+            )));
+        }
+        let bags = map_ordered(self.trees.len(), |t| in_bag_bits(self, t));
+        let w = self.width();
+        let n = x.n_rows();
+        // Interleave the count with the values so one parallel pass fills both.
+        let mut out = vec![0.0; n * (w + 1)];
+        const CHUNK: usize = 256;
+        chunks_mut(&mut out, CHUNK * (w + 1), |k, chunk| {
+            for (tree, bag) in self.trees.iter().zip(&bags) {
+                for (r, acc) in chunk.chunks_mut(w + 1).enumerate() {
+                    let i = k * CHUNK + r;
+                    if bag[i / 64] >> (i % 64) & 1 == 1 {
+                        continue;
+                    }
+                    let leaf = tree.leaf(&x, i);
+                    for (a, v) in acc[..w].iter_mut().zip(tree.value(leaf)) {
+                        *a += v;
+                    }
+                    acc[w] += 1.0;
+                }
+            }
+        });
+        let mut values = Vec::with_capacity(n * w);
+        let mut counts = Vec::with_capacity(n);
+        for row in out.chunks(w + 1) {
+            let c = row[w];
+            values.extend(row[..w].iter().map(|v| if c > 0.0 { v / c } else { f64::NAN }));
+            counts.push(c as u32);
+        }
+        Ok((values, counts))
+    }
+}

@@ -1,0 +1,49 @@
+//! # forestimp
+//!
+//! Randomized tree ensembles — Random Forests, Extra-Trees, totally randomized trees,
+//! Bagging, Pasting, Random Subspace and Random Patches — and the variable importances
+//! derived from them (Louppe 2014; Louppe, Wehenkel, Sutera & Geurts 2013).
+//!
+//! The crate has no Python dependency unless the `python` feature is enabled (it builds the
+//! `forestimp._core` extension module). Inputs are borrowed, never copied.
+//!
+//! ```
+//! use forestimp::{CriterionKind, Forest, ForestParams, Layout, Matrix, Targets};
+//!
+//! // Two features; y = x0 > 2, so the first feature carries all the information.
+//! let n = 200;
+//! let x: Vec<f64> = (0..n).flat_map(|i| [(i % 5) as f64, ((i * 7) % 3) as f64]).collect();
+//! let y: Vec<u32> = (0..n).map(|i| u32::from(i % 5 > 2)).collect();
+//! let x = Matrix::new(&x, n, 2, Layout::RowMajor).unwrap();
+//!
+//! let mut params = ForestParams::totally_randomized(CriterionKind::Entropy);
+//! params.n_estimators = 50;
+//! params.seed = 42;
+//! let forest = Forest::fit(&params, x, Targets::classes(&y, 2).unwrap(), None).unwrap();
+//!
+//! // Raw MDI is in bits and sums to the mutual information I(X; Y) = H(Y) here.
+//! let imp = forest.importances(false);
+//! assert!(imp[0] > 0.9 && imp[1].abs() < 1e-12);
+//! ```
+//!
+//! Module map: [`data`] (input views), [`params`], [`tree`] (criteria, splitter, builder,
+//! node arrays), [`forest`] (sampling, fitting, OOB), [`parallel`], `persist` (model bytes).
+
+pub mod data;
+pub mod error;
+pub mod forest;
+pub mod parallel;
+pub mod params;
+#[cfg(feature = "serde")]
+pub mod persist;
+pub mod rng;
+pub mod tree;
+
+#[cfg(feature = "python")]
+mod python;
+
+pub use data::{Feature, Layout, Matrix, Targets};
+pub use error::{ForestError, Result};
+pub use forest::{class_codes, FitSession, Forest};
+pub use params::{CriterionKind, FeatureCount, ForestParams, Resolved, SampleCount, SplitterKind};
+pub use tree::Tree;

@@ -1,0 +1,98 @@
+//! Thread pools and the order-preserving parallel loops used everywhere.
+//!
+//! Results never depend on the number of threads: every loop here returns its items in
+//! index order, and callers reduce them sequentially.
+//!
+//! The pool is dedicated (rayon's global pool is never touched, so a host application's
+//! pool is not disturbed) and cached per process id: after `fork()` the child sees a new
+//! pid and builds a fresh pool instead of waiting forever on threads that did not survive.
+
+use crate::error::{invalid, Result};
+
+/// Number of threads for an sklearn-style `n_jobs`: `None` → 1, `-1` → all cores,
+/// `-k` → all but `k − 1`, `k > 0` → `k`.
+pub fn resolve_n_jobs(n_jobs: Option<i64>) -> Result<usize> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as i64;
+    match n_jobs {
+        None => Ok(1),
+        Some(0) => Err(invalid("n_jobs", "0 is not a valid number of jobs")),
+        Some(k) if k > 0 => Ok(k as usize),
+        Some(k) => Ok((cores + 1 + k).max(1) as usize),
+    }
+}
+
+#[cfg(feature = "parallel")]
+mod imp {
+    use rayon::prelude::*;
+    use std::sync::{Arc, Mutex};
+
+    type Cached = Option<(u32, usize, Arc<rayon::ThreadPool>)>;
+    static POOL: Mutex<Cached> = Mutex::new(None);
+
+    fn pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
+        let pid = std::process::id();
+        let mut guard = POOL.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((p, n, pool)) = guard.as_ref() {
+            if *p == pid && *n == threads {
+                return Some(pool.clone());
+            }
+        }
+        let built = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("forestimp-{i}"))
+            .build()
+            .ok()
+            .map(Arc::new)?;
+        *guard = Some((pid, threads, built.clone()));
+        Some(built)
+    }
+
+    pub fn install<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
+        if threads <= 1 {
+            return f();
+        }
+        match pool(threads) {
+            Some(p) => p.install(f),
+            // Could not spawn threads (resource limits): correct, just sequential.
+            None => f(),
+        }
+    }
+
+    pub fn map_ordered<R: Send>(n: usize, f: impl Fn(usize) -> R + Sync + Send) -> Vec<R> {
+        (0..n).into_par_iter().map(f).collect()
+    }
+
+    pub fn chunks_mut<T: Send>(out: &mut [T], chunk: usize, f: impl Fn(usize, &mut [T]) + Sync + Send) {
+        out.par_chunks_mut(chunk.max(1)).enumerate().for_each(|(k, c)| f(k, c));
+    }
+}
+
+#[cfg(not(feature = "parallel"))]
+mod imp {
+    pub fn install<R: Send>(_threads: usize, f: impl FnOnce() -> R + Send) -> R {
+        f()
+    }
+
+    pub fn map_ordered<R: Send>(n: usize, f: impl Fn(usize) -> R + Sync + Send) -> Vec<R> {
+        (0..n).map(f).collect()
+    }
+
+    pub fn chunks_mut<T: Send>(out: &mut [T], chunk: usize, f: impl Fn(usize, &mut [T]) + Sync + Send) {
+        out.chunks_mut(chunk.max(1)).enumerate().for_each(|(k, c)| f(k, c));
+    }
+}
+
+/// Runs `f` on a pool of `threads` threads (inline when `threads <= 1`).
+pub fn install<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
+    imp::install(threads, f)
+}
+
+/// `(0..n).map(f)` evaluated in parallel, results in index order.
+pub fn map_ordered<R: Send>(n: usize, f: impl Fn(usize) -> R + Sync + Send) -> Vec<R> {
+    imp::map_ordered(n, f)
+}
+
+/// Calls `f(k, chunk)` on the `k`-th chunk of `chunk` items of `out`, in parallel.
+pub fn chunks_mut<T: Send>(out: &mut [T], chunk: usize, f: impl Fn(usize, &mut [T]) + Sync + Send) {
+    imp::chunks_mut(out, chunk, f)
+}

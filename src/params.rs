@@ -1,0 +1,297 @@
+//! Hyper-parameters of trees and forests, and their validation against a data shape.
+//!
+//! [`ForestParams`] is what a user states (`"sqrt"`, fractions, ...); [`Resolved`] is what
+//! the engine runs with once `n_samples` and `n_features` are known. Fitting code only ever
+//! sees `Resolved`, so it never meets an invalid value.
+
+use crate::error::{invalid, Result};
+
+/// Impurity measure used to choose splits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum CriterionKind {
+    /// Gini index `1 − Σ_k p_k²`.
+    Gini,
+    /// Shannon entropy `−Σ_k p_k log₂ p_k`, in bits.
+    Entropy,
+    /// Weighted variance of the output (regression).
+    SquaredError,
+}
+
+/// How the threshold of a candidate feature is chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum SplitterKind {
+    /// CART: the best mid-point between consecutive distinct node values.
+    Best,
+    /// Extra-Trees: one threshold drawn uniformly in `(min, max)` of the node values.
+    Random,
+}
+
+/// Number of features, stated absolutely or relative to the number available.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FeatureCount {
+    /// All features.
+    All,
+    /// `max(1, floor(sqrt(p)))`.
+    Sqrt,
+    /// `max(1, floor(log2(p)))`.
+    Log2,
+    /// Exactly this many (1 ≤ k ≤ p).
+    Count(usize),
+    /// `max(1, floor(f · p))` for `0 < f ≤ 1`.
+    Fraction(f64),
+}
+
+impl FeatureCount {
+    fn resolve(self, name: &'static str, p: usize) -> Result<usize> {
+        let k = match self {
+            FeatureCount::All => p,
+            FeatureCount::Sqrt => ((p as f64).sqrt() as usize).max(1),
+            FeatureCount::Log2 => ((p as f64).log2() as usize).max(1),
+            FeatureCount::Count(k) => k,
+            FeatureCount::Fraction(f) => {
+                if !(f > 0.0 && f <= 1.0) {
+                    return Err(invalid(name, format!("fraction must be in (0, 1], got {f}")));
+                }
+                ((f * p as f64) as usize).max(1)
+            }
+        };
+        if k == 0 || k > p {
+            return Err(invalid(name, format!("must select between 1 and {p} features, got {k}")));
+        }
+        Ok(k)
+    }
+}
+
+/// Number of rows drawn for each tree.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SampleCount {
+    /// Exactly this many rows (1 ≤ m, and m ≤ n without replacement).
+    Count(usize),
+    /// `max(1, round(f · n))` for `0 < f ≤ 1`.
+    Fraction(f64),
+}
+
+/// Everything that defines how a forest is grown.
+///
+/// Bagging is `bootstrap = true`; Pasting is `bootstrap = false` with `max_samples`;
+/// Random Subspace is `tree_features`; Random Patches is both (Louppe 2014, ch. 8).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ForestParams {
+    /// Impurity measure.
+    pub criterion: CriterionKind,
+    /// Threshold search strategy.
+    pub splitter: SplitterKind,
+    /// Number of trees.
+    pub n_estimators: usize,
+    /// Candidate features drawn at each node (K), relative to the tree's feature subset.
+    pub max_features: FeatureCount,
+    /// Maximum depth (root has depth 0); `None` grows until the other rules stop.
+    pub max_depth: Option<usize>,
+    /// A node with fewer samples is a leaf.
+    pub min_samples_split: usize,
+    /// Each child must keep at least this many samples.
+    pub min_samples_leaf: usize,
+    /// Each child must keep at least this fraction of the tree's total sample weight.
+    pub min_weight_fraction_leaf: f64,
+    /// A split must decrease the weighted impurity `N_t/N · Δi(t)` by at least this much.
+    pub min_impurity_decrease: f64,
+    /// Grow best-first with at most this many leaves.
+    pub max_leaf_nodes: Option<usize>,
+    /// Draw rows with replacement (bootstrap) rather than without.
+    pub bootstrap: bool,
+    /// Rows drawn per tree; `None` means `n_samples`.
+    pub max_samples: Option<SampleCount>,
+    /// Random feature subset per tree; `None` keeps all features.
+    pub tree_features: Option<FeatureCount>,
+    /// Re-weight classes per tree from the in-bag class counts (sklearn's "balanced_subsample").
+    pub balanced_subsample: bool,
+    /// Master seed; tree `i` depends only on `(seed, i)`.
+    pub seed: u64,
+}
+
+impl ForestParams {
+    fn base(criterion: CriterionKind, splitter: SplitterKind, bootstrap: bool) -> Self {
+        ForestParams {
+            criterion,
+            splitter,
+            n_estimators: 100,
+            max_features: FeatureCount::Sqrt,
+            max_depth: None,
+            min_samples_split: 2,
+            min_samples_leaf: 1,
+            min_weight_fraction_leaf: 0.0,
+            min_impurity_decrease: 0.0,
+            max_leaf_nodes: None,
+            bootstrap,
+            max_samples: None,
+            tree_features: None,
+            balanced_subsample: false,
+            seed: 0,
+        }
+    }
+
+    /// Breiman's Random Forest: bootstrap, best splits, K = sqrt(p).
+    pub fn random_forest(criterion: CriterionKind) -> Self {
+        Self::base(criterion, SplitterKind::Best, true)
+    }
+
+    /// Geurts' Extra-Trees: whole learning set, random thresholds, K = sqrt(p).
+    pub fn extra_trees(criterion: CriterionKind) -> Self {
+        Self::base(criterion, SplitterKind::Random, false)
+    }
+
+    /// Totally randomized trees: Extra-Trees with K = 1, fully grown.
+    pub fn totally_randomized(criterion: CriterionKind) -> Self {
+        ForestParams { max_features: FeatureCount::Count(1), ..Self::extra_trees(criterion) }
+    }
+
+    /// Louppe's Random Patches: each tree on `α_s·N` rows × `α_f·p` features drawn without
+    /// replacement, Extra-Trees splits over all features of the patch.
+    pub fn random_patches(criterion: CriterionKind, alpha_s: f64, alpha_f: f64) -> Self {
+        ForestParams {
+            max_features: FeatureCount::All,
+            max_samples: Some(SampleCount::Fraction(alpha_s)),
+            tree_features: Some(FeatureCount::Fraction(alpha_f)),
+            ..Self::extra_trees(criterion)
+        }
+    }
+
+    /// Checks every value against the data shape and resolves relative sizes.
+    pub fn resolve(&self, n_samples: usize, n_features: usize, classification: bool) -> Result<Resolved> {
+        if n_samples == 0 || n_features == 0 {
+            return Err(crate::ForestError::Shape(format!(
+                "need at least one sample and one feature, got {n_samples} x {n_features}"
+            )));
+        }
+        if n_samples >= u32::MAX as usize || n_features >= u32::MAX as usize {
+            return Err(crate::ForestError::Shape("more than 2^32 - 1 rows or columns".into()));
+        }
+        match (self.criterion, classification) {
+            (CriterionKind::SquaredError, true) => {
+                return Err(invalid("criterion", "squared_error is for regression"))
+            }
+            (CriterionKind::Gini | CriterionKind::Entropy, false) => {
+                return Err(invalid("criterion", "gini and entropy are for classification"))
+            }
+            _ => {}
+        }
+        if self.n_estimators == 0 {
+            return Err(invalid("n_estimators", "must be at least 1"));
+        }
+        if self.max_depth == Some(0) {
+            return Err(invalid("max_depth", "must be at least 1 (or None)"));
+        }
+        if self.min_samples_split < 2 {
+            return Err(invalid("min_samples_split", format!("must be at least 2, got {}", self.min_samples_split)));
+        }
+        if self.min_samples_leaf < 1 {
+            return Err(invalid("min_samples_leaf", "must be at least 1"));
+        }
+        if !(0.0..=0.5).contains(&self.min_weight_fraction_leaf) {
+            return Err(invalid(
+                "min_weight_fraction_leaf",
+                format!("must be in [0, 0.5], got {}", self.min_weight_fraction_leaf),
+            ));
+        }
+        if !(self.min_impurity_decrease >= 0.0 && self.min_impurity_decrease.is_finite()) {
+            return Err(invalid("min_impurity_decrease", "must be a finite value >= 0"));
+        }
+        if let Some(m) = self.max_leaf_nodes {
+            if m < 2 {
+                return Err(invalid("max_leaf_nodes", format!("must be at least 2, got {m}")));
+            }
+        }
+        let tree_features = match self.tree_features {
+            None => n_features,
+            Some(c) => c.resolve("tree_features", n_features)?,
+        };
+        let max_features = self.max_features.resolve("max_features", tree_features)?;
+        let n_draws = match self.max_samples {
+            None => n_samples,
+            Some(SampleCount::Count(m)) => m,
+            Some(SampleCount::Fraction(f)) => {
+                if !(f > 0.0 && f <= 1.0) {
+                    return Err(invalid("max_samples", format!("fraction must be in (0, 1], got {f}")));
+                }
+                ((f * n_samples as f64).round() as usize).max(1)
+            }
+        };
+        if n_draws == 0 || (!self.bootstrap && n_draws > n_samples) {
+            return Err(invalid(
+                "max_samples",
+                format!("must be between 1 and n_samples = {n_samples}, got {n_draws}"),
+            ));
+        }
+        if n_draws >= u32::MAX as usize {
+            return Err(invalid("max_samples", "must be below 2^32"));
+        }
+        Ok(Resolved {
+            criterion: self.criterion,
+            splitter: self.splitter,
+            n_estimators: self.n_estimators,
+            max_features,
+            max_depth: self.max_depth.unwrap_or(usize::MAX),
+            min_samples_split: self.min_samples_split,
+            min_samples_leaf: self.min_samples_leaf,
+            min_weight_fraction_leaf: self.min_weight_fraction_leaf,
+            min_impurity_decrease: self.min_impurity_decrease,
+            max_leaf_nodes: self.max_leaf_nodes,
+            bootstrap: self.bootstrap,
+            n_draws,
+            n_samples,
+            n_features,
+            tree_features,
+            balanced_subsample: self.balanced_subsample && classification,
+            seed: self.seed,
+        })
+    }
+}
+
+/// Validated parameters with every size made absolute; stored inside the model.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Resolved {
+    /// Impurity measure.
+    pub criterion: CriterionKind,
+    /// Threshold search strategy.
+    pub splitter: SplitterKind,
+    /// Number of trees.
+    pub n_estimators: usize,
+    /// K, candidate features per node.
+    pub max_features: usize,
+    /// Depth limit (`usize::MAX` when unlimited).
+    pub max_depth: usize,
+    /// See [`ForestParams::min_samples_split`].
+    pub min_samples_split: usize,
+    /// See [`ForestParams::min_samples_leaf`].
+    pub min_samples_leaf: usize,
+    /// See [`ForestParams::min_weight_fraction_leaf`].
+    pub min_weight_fraction_leaf: f64,
+    /// See [`ForestParams::min_impurity_decrease`].
+    pub min_impurity_decrease: f64,
+    /// See [`ForestParams::max_leaf_nodes`].
+    pub max_leaf_nodes: Option<usize>,
+    /// Rows drawn with replacement.
+    pub bootstrap: bool,
+    /// Rows drawn per tree.
+    pub n_draws: usize,
+    /// Rows of the learning set (needed to regenerate in-bag sets).
+    pub n_samples: usize,
+    /// Columns of the learning set.
+    pub n_features: usize,
+    /// Features seen by each tree.
+    pub tree_features: usize,
+    /// Per-tree class re-weighting.
+    pub balanced_subsample: bool,
+    /// Master seed.
+    pub seed: u64,
+}
+
+impl Resolved {
+    /// Whether some rows are left out of some trees, so OOB estimates exist.
+    pub fn has_oob(&self) -> bool {
+        self.bootstrap || self.n_draws < self.n_samples
+    }
+}

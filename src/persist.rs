@@ -1,0 +1,233 @@
+//! The versioned binary model format.
+//!
+//! ```text
+//! offset  size  field
+//! 0       4     magic b"FIMP"
+//! 4       2     format version (little-endian u16)
+//! 6       2     flags (0)
+//! 8       8     payload length (little-endian u64)
+//! 16      4     CRC-32 of the payload (little-endian u32)
+//! 20      …     payload: postcard encoding of `ForestRepr`
+//! ```
+//! Only primary data is written (split structure, thresholds, leaf statistics); derived
+//! node statistics are rebuilt by `Tree::finalize`, exactly as after fitting, so a loaded
+//! model equals the saved one. Loading validates everything a later traversal relies on
+//! (child ids, feature ids, array lengths, parameters), so no input can make it panic.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{ForestError, Result};
+use crate::forest::Forest;
+use crate::params::{CriterionKind, Resolved};
+use crate::tree::{Tree, LEAF};
+
+/// First bytes of every model.
+pub const MAGIC: &[u8; 4] = b"FIMP";
+/// Version written by this build; it reads this version and older ones.
+pub const FORMAT_VERSION: u16 = 1;
+const HEADER: usize = 20;
+
+#[derive(Serialize, Deserialize)]
+struct ForestRepr {
+    crate_version: String,
+    params: Resolved,
+    n_classes: u32,
+    trees: Vec<TreeRepr>,
+}
+
+/// One tree; child ids are stored as forward offsets (0 for a leaf) so they are small
+/// varints, and split fields only for internal nodes, leaf fields only for leaves.
+#[derive(Serialize, Deserialize)]
+struct TreeRepr {
+    left: Vec<u32>,
+    right: Vec<u32>,
+    feature: Vec<u32>,
+    threshold: Vec<f64>,
+    leaf_weight: Vec<f64>,
+    leaf_count: Vec<u32>,
+    leaf_value: Vec<f64>,
+    /// Every node's impurity for regression; empty for classification (derived).
+    impurity: Vec<f64>,
+}
+
+fn decode_err(msg: impl Into<String>) -> ForestError {
+    ForestError::Decode(msg.into())
+}
+
+impl TreeRepr {
+    fn from_tree(t: &Tree, criterion: CriterionKind) -> Self {
+        let mut r = TreeRepr {
+            left: Vec::with_capacity(t.len()),
+            right: Vec::with_capacity(t.len()),
+            feature: Vec::new(),
+            threshold: Vec::new(),
+            leaf_weight: Vec::new(),
+            leaf_count: Vec::new(),
+            leaf_value: Vec::new(),
+            impurity: Vec::new(),
+        };
+        for i in 0..t.len() {
+            if t.is_leaf(i) {
+                r.left.push(0);
+                r.right.push(0);
+                r.leaf_weight.push(t.weight[i]);
+                r.leaf_count.push(t.n_samples[i]);
+                r.leaf_value.extend_from_slice(t.value(i));
+            } else {
+                r.left.push(t.left[i] - i as u32);
+                r.right.push(t.right[i] - i as u32);
+                r.feature.push(t.feature[i]);
+                r.threshold.push(t.threshold[i]);
+            }
+        }
+        if criterion == CriterionKind::SquaredError {
+            r.impurity = t.impurity.clone();
+        }
+        r
+    }
+
+    fn into_tree(self, criterion: CriterionKind, width: usize, n_features: usize) -> Result<Tree> {
+        let n = self.left.len();
+        if n == 0 || self.right.len() != n {
+            return Err(decode_err("tree without nodes or with mismatched child arrays"));
+        }
+        let n_internal = self.left.iter().filter(|&&d| d != 0).count();
+        let n_leaves = n - n_internal;
+        if self.feature.len() != n_internal
+            || self.threshold.len() != n_internal
+            || self.leaf_weight.len() != n_leaves
+            || self.leaf_count.len() != n_leaves
+            || Some(self.leaf_value.len()) != n_leaves.checked_mul(width)
+            || n_internal + 1 != n_leaves
+        {
+            return Err(decode_err("node arrays of inconsistent lengths"));
+        }
+        let regression = criterion == CriterionKind::SquaredError;
+        if regression && self.impurity.len() != n || !regression && !self.impurity.is_empty() {
+            return Err(decode_err("impurity array of the wrong length"));
+        }
+        let mut t = Tree::with_capacity(width, n);
+        let mut has_parent = vec![false; n];
+        let (mut k_int, mut k_leaf) = (0, 0);
+        for i in 0..n {
+            let (dl, dr) = (self.left[i] as usize, self.right[i] as usize);
+            if (dl == 0) != (dr == 0) {
+                return Err(decode_err("node with a single child"));
+            }
+            if dl == 0 {
+                let v = &self.leaf_value[k_leaf * width..(k_leaf + 1) * width];
+                let w = self.leaf_weight[k_leaf];
+                if !(w.is_finite() && w >= 0.0) || v.iter().any(|x| !x.is_finite()) {
+                    return Err(decode_err("non-finite leaf statistics"));
+                }
+                t.push_leaf(0.0, w, self.leaf_count[k_leaf], v);
+                k_leaf += 1;
+                continue;
+            }
+            let (l, r) = (i.checked_add(dl), i.checked_add(dr));
+            let (Some(l), Some(r)) = (l, r) else { return Err(decode_err("child id overflow")) };
+            if l >= n || r >= n || l == r || has_parent[l] || has_parent[r] {
+                return Err(decode_err("child ids do not form a tree"));
+            }
+            has_parent[l] = true;
+            has_parent[r] = true;
+            let (f, thr) = (self.feature[k_int], self.threshold[k_int]);
+            if f as usize >= n_features || thr.is_nan() {
+                return Err(decode_err("split on an unknown feature or a NaN threshold"));
+            }
+            t.push_leaf(0.0, 0.0, 0, &vec![0.0; width]);
+            t.set_split(i as u32, f, thr);
+            t.left[i] = l as u32;
+            t.right[i] = r as u32;
+            k_int += 1;
+        }
+        // Children point forward and have one parent each: with n−1 edges this is a tree.
+        if regression {
+            if self.impurity.iter().any(|x| !x.is_finite()) {
+                return Err(decode_err("non-finite impurity"));
+            }
+            t.impurity = self.impurity;
+        }
+        debug_assert!(t.left.iter().all(|&c| c == LEAF || (c as usize) < n));
+        t.finalize(criterion);
+        Ok(t)
+    }
+}
+
+fn check_params(p: &Resolved, n_classes: usize, n_trees: usize) -> Result<()> {
+    let classification = p.criterion != CriterionKind::SquaredError;
+    let ok = p.n_estimators == n_trees
+        && n_trees > 0
+        && p.n_features > 0
+        && p.n_samples > 0
+        && p.n_samples < u32::MAX as usize
+        && p.tree_features >= 1
+        && p.tree_features <= p.n_features
+        && p.max_features >= 1
+        && p.max_features <= p.tree_features
+        && p.n_draws >= 1
+        && (p.bootstrap || p.n_draws <= p.n_samples)
+        && classification == (n_classes > 0);
+    if ok {
+        Ok(())
+    } else {
+        Err(decode_err("inconsistent model parameters"))
+    }
+}
+
+impl Forest {
+    /// Serializes the model into the versioned format described in [`crate::persist`].
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        let repr = ForestRepr {
+            crate_version: env!("CARGO_PKG_VERSION").to_string(),
+            params: self.params.clone(),
+            n_classes: self.n_classes as u32,
+            trees: self.trees.iter().map(|t| TreeRepr::from_tree(t, self.params.criterion)).collect(),
+        };
+        let payload = postcard::to_allocvec(&repr).map_err(|e| decode_err(e.to_string()))?;
+        let mut out = Vec::with_capacity(HEADER + payload.len());
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        out.extend_from_slice(&0u16.to_le_bytes());
+        out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+        out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+        out.extend_from_slice(&payload);
+        Ok(out)
+    }
+
+    /// Reads a model written by [`Forest::to_bytes`]; any damage gives an error, never a panic.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Forest> {
+        if bytes.len() < HEADER || &bytes[..4] != MAGIC {
+            return Err(decode_err("not a forestimp model (bad magic or shorter than the header)"));
+        }
+        let version = u16::from_le_bytes([bytes[4], bytes[5]]);
+        if version > FORMAT_VERSION {
+            return Err(ForestError::Version { found: version, supported: FORMAT_VERSION });
+        }
+        if version == 0 {
+            return Err(decode_err("format version 0 does not exist"));
+        }
+        let mut len = [0u8; 8];
+        len.copy_from_slice(&bytes[8..16]);
+        let len = u64::from_le_bytes(len);
+        let payload = &bytes[HEADER..];
+        if payload.len() as u64 != len {
+            return Err(decode_err(format!("payload is {} bytes, header says {len} (truncated?)", payload.len())));
+        }
+        let crc = u32::from_le_bytes([bytes[16], bytes[17], bytes[18], bytes[19]]);
+        if crc32fast::hash(payload) != crc {
+            return Err(decode_err("checksum mismatch (corrupted bytes)"));
+        }
+        let repr: ForestRepr = postcard::from_bytes(payload).map_err(|e| decode_err(e.to_string()))?;
+        let n_classes = repr.n_classes as usize;
+        check_params(&repr.params, n_classes, repr.trees.len())?;
+        let width = n_classes.max(1);
+        let (criterion, p) = (repr.params.criterion, repr.params.n_features);
+        let trees = repr
+            .trees
+            .into_iter()
+            .map(|t| t.into_tree(criterion, width, p))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Forest { params: repr.params, n_classes, trees })
+    }
+}

@@ -1,0 +1,210 @@
+//! Growing one tree: depth-first with an explicit stack, or best-first when
+//! `max_leaf_nodes` is set.
+//!
+//! The builder owns the stopping rules; [`super::splitter`] owns the choice of a split.
+//! No allocation happens per node: statistics and gather buffers live in [`Grower`] and
+//! are reused, and samples are partitioned in place in one buffer.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use super::criterion::Criterion;
+use super::splitter::{find_split, NodeCtx, Scratch, Split, ThresholdRule};
+use super::{Tree, LEAF};
+use crate::data::{Feature, Matrix};
+use crate::params::Resolved;
+use crate::rng::TreeRng;
+
+/// Below this impurity a node is pure (scikit-learn's `EPSILON`).
+const EPSILON: f64 = f64::EPSILON;
+
+/// A node whose split has been chosen (its samples are already partitioned).
+struct Pending {
+    node: u32,
+    start: usize,
+    end: usize,
+    depth: usize,
+    split: Split,
+    improvement: f64,
+    n_constant: usize,
+}
+
+/// The tree being grown and everything reused across its nodes.
+pub(crate) struct Grower<'a, T, C> {
+    x: Matrix<'a, T>,
+    crit: &'a C,
+    weights: &'a [f64],
+    params: &'a Resolved,
+    scratch: Scratch<T>,
+    total: Vec<f64>,
+    left: Vec<f64>,
+    right: Vec<f64>,
+    value: Vec<f64>,
+    root_weight: f64,
+    min_weight_leaf: f64,
+    pub tree: Tree,
+}
+
+impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
+    pub fn new(
+        x: Matrix<'a, T>,
+        crit: &'a C,
+        weights: &'a [f64],
+        samples: &[u32],
+        params: &'a Resolved,
+        width: usize,
+    ) -> Self {
+        let root_weight: f64 = samples.iter().map(|&i| weights[i as usize]).sum();
+        let k = crit.stats_len();
+        Grower {
+            x,
+            crit,
+            weights,
+            params,
+            scratch: Scratch::new(samples.len(), k),
+            total: vec![0.0; k],
+            left: vec![0.0; k],
+            right: vec![0.0; k],
+            value: vec![0.0; width],
+            root_weight,
+            min_weight_leaf: params.min_weight_fraction_leaf * root_weight,
+            tree: Tree::with_capacity(width, 2 * samples.len().min(1 << 16)),
+        }
+    }
+
+    /// Grows the whole tree over `samples` (the in-bag rows with positive weight).
+    pub fn grow<R: ThresholdRule>(&mut self, samples: &mut [u32], features: &mut [u32], rng: &mut TreeRng) {
+        match self.params.max_leaf_nodes {
+            None => self.depth_first::<R>(samples, features, rng),
+            Some(max_leaves) => self.best_first::<R>(samples, features, rng, max_leaves),
+        }
+    }
+
+    fn depth_first<R: ThresholdRule>(&mut self, samples: &mut [u32], features: &mut [u32], rng: &mut TreeRng) {
+        // (start, end, depth, parent, is_left, n_constant)
+        let mut stack = vec![(0usize, samples.len(), 0usize, LEAF, false, 0usize)];
+        while let Some((start, end, depth, parent, is_left, n_constant)) = stack.pop() {
+            let (node, pending) = self.evaluate::<R>(samples, features, start, end, depth, n_constant, rng);
+            if parent != LEAF {
+                self.tree.link(parent, is_left, node);
+            }
+            if let Some(p) = pending {
+                self.tree.set_split(node, p.split.feature, p.split.threshold);
+                let mid = start + p.split.n_left;
+                // Right pushed first so the left child is numbered next (pre-order).
+                stack.push((mid, end, depth + 1, node, false, p.n_constant));
+                stack.push((start, mid, depth + 1, node, true, p.n_constant));
+            }
+        }
+    }
+
+    fn best_first<R: ThresholdRule>(
+        &mut self,
+        samples: &mut [u32],
+        features: &mut [u32],
+        rng: &mut TreeRng,
+        max_leaves: usize,
+    ) {
+        // Frontier nodes interleave, so the constant-feature prefix of one node could be
+        // reordered by another: constants are rediscovered instead of inherited (n_constant
+        // = 0), which changes the work done, never the drawing rule.
+        let mut frontier = BinaryHeap::new();
+        let (_, root) = self.evaluate::<R>(samples, features, 0, samples.len(), 0, 0, rng);
+        frontier.extend(root.map(ByImprovement));
+        let mut leaves = 1;
+        while leaves < max_leaves {
+            let Some(ByImprovement(p)) = frontier.pop() else { break };
+            self.tree.set_split(p.node, p.split.feature, p.split.threshold);
+            let mid = p.start + p.split.n_left;
+            for (is_left, s, e) in [(true, p.start, mid), (false, mid, p.end)] {
+                let (child, pending) = self.evaluate::<R>(samples, features, s, e, p.depth + 1, 0, rng);
+                self.tree.link(p.node, is_left, child);
+                frontier.extend(pending.map(ByImprovement));
+            }
+            leaves += 1;
+        }
+    }
+
+    /// Adds the node `samples[start..end]` to the tree as a leaf and, unless a stopping rule
+    /// holds, chooses and applies its split.
+    fn evaluate<R: ThresholdRule>(
+        &mut self,
+        samples: &mut [u32],
+        features: &mut [u32],
+        start: usize,
+        end: usize,
+        depth: usize,
+        n_constant: usize,
+        rng: &mut TreeRng,
+    ) -> (u32, Option<Pending>) {
+        let node_samples = &mut samples[start..end];
+        self.total.fill(0.0);
+        for &i in node_samples.iter() {
+            self.crit.add(&mut self.total, i as usize, self.weights[i as usize]);
+        }
+        let impurity = self.crit.impurity(&self.total);
+        self.crit.value(&self.total, &mut self.value);
+        let n = end - start;
+        let node = self.tree.push_leaf(impurity, self.total[0], n as u32, &self.value);
+        let p = self.params;
+        let w = self.total[0];
+        if depth >= p.max_depth
+            || n < p.min_samples_split
+            || n < 2 * p.min_samples_leaf
+            || w < 2.0 * self.min_weight_leaf
+            || impurity <= EPSILON
+        {
+            return (node, None);
+        }
+        let ctx = NodeCtx {
+            crit: self.crit,
+            weights: self.weights,
+            total: &self.total,
+            min_samples_leaf: p.min_samples_leaf,
+            min_weight_leaf: self.min_weight_leaf,
+        };
+        let (split, n_constant) =
+            find_split::<T, C, R>(&self.x, &ctx, &mut self.scratch, node_samples, features, n_constant, p.max_features, rng);
+        let split = match split {
+            Some(s) => s,
+            None => return (node, None),
+        };
+        self.left.fill(0.0);
+        for &i in &node_samples[..split.n_left] {
+            self.crit.add(&mut self.left, i as usize, self.weights[i as usize]);
+        }
+        for ((r, t), l) in self.right.iter_mut().zip(&self.total).zip(&self.left) {
+            *r = t - l;
+        }
+        let (wl, wr) = (self.left[0], self.right[0]);
+        let improvement = (w / self.root_weight)
+            * (impurity - wl / w * self.crit.impurity(&self.left) - wr / w * self.crit.impurity(&self.right));
+        if improvement + EPSILON < p.min_impurity_decrease {
+            return (node, None);
+        }
+        (node, Some(Pending { node, start, end, depth, split, improvement, n_constant }))
+    }
+}
+
+/// Max-heap order on improvement; equal improvements pop the older node first.
+struct ByImprovement(Pending);
+
+impl PartialEq for ByImprovement {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for ByImprovement {}
+impl PartialOrd for ByImprovement {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for ByImprovement {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0
+            .improvement
+            .total_cmp(&other.0.improvement)
+            .then(other.0.node.cmp(&self.0.node))
+    }
+}
