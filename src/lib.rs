@@ -11,7 +11,7 @@
 //! use forestimp::{CriterionKind, Forest, ForestParams, Layout, Matrix, Targets};
 //!
 //! // Two features; y = x0 > 2, so the first feature carries all the information.
-//! let n = 200;
+//! let n = 150; // every (x0, x1) pair equally often: x1 is exactly irrelevant
 //! let x: Vec<f64> = (0..n).flat_map(|i| [(i % 5) as f64, ((i * 7) % 3) as f64]).collect();
 //! let y: Vec<u32> = (0..n).map(|i| u32::from(i % 5 > 2)).collect();
 //! let x = Matrix::new(&x, n, 2, Layout::RowMajor).unwrap();

@@ -72,7 +72,7 @@ impl<'a, T: Feature> FitSession<'a, T> {
     }
 
     /// Assembles the forest from all its trees, in index order.
-    pub fn finish(self, trees: Vec<Tree>) -> Result<Forest> {
+    pub fn finish(&self, trees: Vec<Tree>) -> Result<Forest> {
         if trees.len() != self.params.n_estimators {
             return Err(ForestError::Unsupported(format!(
                 "expected {} trees, got {}",
@@ -84,7 +84,7 @@ impl<'a, T: Feature> FitSession<'a, T> {
             Targets::Classes { n_classes, .. } => n_classes,
             Targets::Regression(_) => 0,
         };
-        Ok(Forest { params: self.params, n_classes, trees })
+        Ok(Forest { params: self.params.clone(), n_classes, trees })
     }
 
     /// Grows tree `index`.

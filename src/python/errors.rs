@@ -1,0 +1,41 @@
+//! Typed Python exceptions and the one mapping from core errors to them.
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::PyErr;
+
+use crate::error::ForestError;
+
+create_exception!(
+    _core,
+    InvalidParameterError,
+    PyValueError,
+    "A hyper-parameter is out of its documented range."
+);
+create_exception!(
+    _core,
+    DataError,
+    PyValueError,
+    "X, y or sample_weight is malformed (shape, non-finite values, bad labels)."
+);
+create_exception!(
+    _core,
+    ModelFormatError,
+    PyValueError,
+    "Model bytes are truncated, corrupted, or from a newer format version."
+);
+
+impl From<ForestError> for PyErr {
+    fn from(e: ForestError) -> PyErr {
+        let msg = e.to_string();
+        match e {
+            ForestError::InvalidParameter { .. } | ForestError::Unsupported(_) => {
+                InvalidParameterError::new_err(msg)
+            }
+            ForestError::Shape(_) | ForestError::NonFinite { .. } | ForestError::InvalidTarget(_) => {
+                DataError::new_err(msg)
+            }
+            ForestError::Decode(_) | ForestError::Version { .. } => ModelFormatError::new_err(msg),
+        }
+    }
+}

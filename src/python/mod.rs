@@ -1,0 +1,22 @@
+//! The Python extension module `forestimp._core`: the only code that names pyo3 or numpy.
+//!
+//! Map: `arrays` (zero-copy NumPy views), `errors` (typed exceptions), `model` (the
+//! `Forest` class: fit, predict, importances, pickling).
+
+mod arrays;
+mod errors;
+mod model;
+
+use pyo3::prelude::*;
+
+#[pymodule(gil_used = false)]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("FORMAT_VERSION", crate::persist::FORMAT_VERSION)?;
+    m.add_class::<model::PyForest>()?;
+    m.add("InvalidParameterError", py.get_type::<errors::InvalidParameterError>())?;
+    m.add("DataError", py.get_type::<errors::DataError>())?;
+    m.add("ModelFormatError", py.get_type::<errors::ModelFormatError>())?;
+    Ok(())
+}

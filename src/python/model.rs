@@ -1,0 +1,314 @@
+//! `forestimp._core.Forest`: an immutable fitted forest shared behind an `Arc`.
+//!
+//! Every method follows the same four steps: convert inputs, validate, release the GIL for
+//! the work, convert outputs.
+
+use std::sync::Arc;
+
+use numpy::ndarray::Array2;
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+use super::arrays::{vector, with_matrix, XArray};
+use crate::error::ForestError;
+use crate::forest::{class_codes, FitSession, Forest};
+use crate::params::{CriterionKind, FeatureCount, ForestParams, SampleCount, SplitterKind};
+use crate::parallel::{install, resolve_n_jobs};
+use crate::tree::LEAF;
+use crate::Targets;
+
+/// An immutable fitted ensemble of binary decision trees.
+#[pyclass(frozen, module = "forestimp._core", name = "Forest")]
+pub struct PyForest {
+    inner: Arc<Forest>,
+}
+
+fn criterion_of(name: &str) -> Result<CriterionKind, ForestError> {
+    match name {
+        "gini" => Ok(CriterionKind::Gini),
+        "entropy" | "log_loss" => Ok(CriterionKind::Entropy),
+        "squared_error" => Ok(CriterionKind::SquaredError),
+        other => Err(crate::error::invalid(
+            "criterion",
+            format!("expected 'gini', 'entropy', 'log_loss' or 'squared_error', got {other:?}"),
+        )),
+    }
+}
+
+fn splitter_of(name: &str) -> Result<SplitterKind, ForestError> {
+    match name {
+        "best" => Ok(SplitterKind::Best),
+        "random" => Ok(SplitterKind::Random),
+        other => Err(crate::error::invalid("splitter", format!("expected 'best' or 'random', got {other:?}"))),
+    }
+}
+
+fn rows_to_array<T: numpy::Element>(py: Python<'_>, v: Vec<T>, n: usize, w: usize) -> PyResult<Bound<'_, PyArray2<T>>> {
+    let a = Array2::from_shape_vec((n, w), v)
+        .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
+    Ok(a.into_pyarray(py))
+}
+
+#[pymethods]
+impl PyForest {
+    /// Fit a forest; see the stub file for the meaning of every argument.
+    #[staticmethod]
+    #[pyo3(signature = (
+        x, y, sample_weight, *, n_classes, criterion, splitter, n_estimators, max_features,
+        max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
+        min_impurity_decrease, max_leaf_nodes, bootstrap, max_samples, tree_features,
+        balanced_subsample, random_state, n_jobs, progress = None
+    ))]
+    fn fit(
+        py: Python<'_>,
+        x: &Bound<'_, PyAny>,
+        y: PyReadonlyArray1<'_, f64>,
+        sample_weight: Option<PyReadonlyArray1<'_, f64>>,
+        n_classes: usize,
+        criterion: &str,
+        splitter: &str,
+        n_estimators: usize,
+        max_features: usize,
+        max_depth: Option<usize>,
+        min_samples_split: usize,
+        min_samples_leaf: usize,
+        min_weight_fraction_leaf: f64,
+        min_impurity_decrease: f64,
+        max_leaf_nodes: Option<usize>,
+        bootstrap: bool,
+        max_samples: Option<usize>,
+        tree_features: Option<usize>,
+        balanced_subsample: bool,
+        random_state: u64,
+        n_jobs: Option<i64>,
+        progress: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let params = ForestParams {
+            criterion: criterion_of(criterion)?,
+            splitter: splitter_of(splitter)?,
+            n_estimators,
+            max_features: FeatureCount::Count(max_features),
+            max_depth,
+            min_samples_split,
+            min_samples_leaf,
+            min_weight_fraction_leaf,
+            min_impurity_decrease,
+            max_leaf_nodes,
+            bootstrap,
+            max_samples: max_samples.map(SampleCount::Count),
+            tree_features: tree_features.map(FeatureCount::Count),
+            balanced_subsample,
+            seed: random_state,
+        };
+        let threads = resolve_n_jobs(n_jobs)?;
+        let x = XArray::extract(x)?;
+        let y = vector(&y, "y")?;
+        let sw = match &sample_weight {
+            Some(w) => Some(vector(w, "sample_weight")?),
+            None => None,
+        };
+        let codes = if n_classes > 0 { py.detach(|| class_codes(y, n_classes))? } else { Vec::new() };
+        let targets = if n_classes > 0 { Targets::classes(&codes, n_classes)? } else { Targets::Regression(y) };
+        let forest = with_matrix!(x, |m| {
+            let session = py.detach(|| FitSession::new(&params, m, targets, sw))?;
+            fit_in_chunks(py, &session, threads, progress.as_ref())?
+        });
+        Ok(PyForest { inner: Arc::new(forest) })
+    }
+
+    /// Average of the trees' leaf values, shape (n_samples, width).
+    #[pyo3(signature = (x, n_jobs = None))]
+    fn predict<'py>(&self, py: Python<'py>, x: &Bound<'py, PyAny>, n_jobs: Option<i64>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let threads = resolve_n_jobs(n_jobs)?;
+        let x = XArray::extract(x)?;
+        let f = &self.inner;
+        let (v, n) = with_matrix!(x, |m| (py.detach(|| install(threads, || f.predict(m)))?, m.n_rows()));
+        rows_to_array(py, v, n, f.width())
+    }
+
+    /// Leaf index of every sample in every tree, shape (n_samples, n_estimators).
+    #[pyo3(signature = (x, n_jobs = None))]
+    fn apply<'py>(&self, py: Python<'py>, x: &Bound<'py, PyAny>, n_jobs: Option<i64>) -> PyResult<Bound<'py, PyArray2<i64>>> {
+        let threads = resolve_n_jobs(n_jobs)?;
+        let x = XArray::extract(x)?;
+        let f = &self.inner;
+        let (v, n) = with_matrix!(x, |m| (py.detach(|| install(threads, || f.apply(m)))?, m.n_rows()));
+        let v: Vec<i64> = v.into_iter().map(i64::from).collect();
+        rows_to_array(py, v, n, f.trees().len())
+    }
+
+    /// CSR (indptr, indices, n_nodes_ptr) of the nodes each sample traverses, trees stacked.
+    fn decision_path<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+    ) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>)> {
+        let x = XArray::extract(x)?;
+        let f = &self.inner;
+        let mut offsets = vec![0i64];
+        for t in f.trees() {
+            offsets.push(offsets[offsets.len() - 1] + t.len() as i64);
+        }
+        let (indptr, indices) = with_matrix!(x, |m| {
+            f.check_input(&m)?;
+            py.detach(|| {
+                let mut indptr = vec![0i64];
+                let mut indices = Vec::new();
+                let mut path = Vec::new();
+                for i in 0..m.n_rows() {
+                    for (t, tree) in f.trees().iter().enumerate() {
+                        path.clear();
+                        tree.path(&m, i, &mut path);
+                        indices.extend(path.iter().map(|&node| offsets[t] + node as i64));
+                    }
+                    indptr.push(indices.len() as i64);
+                }
+                (indptr, indices)
+            })
+        });
+        Ok((indptr.into_pyarray(py), indices.into_pyarray(py), offsets.into_pyarray(py)))
+    }
+
+    /// Out-of-bag mean values (n, width), NaN where never OOB, and OOB tree counts (n,).
+    #[pyo3(signature = (x, n_jobs = None))]
+    fn oob_predict<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        n_jobs: Option<i64>,
+    ) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<f64>>)> {
+        let threads = resolve_n_jobs(n_jobs)?;
+        let x = XArray::extract(x)?;
+        let f = &self.inner;
+        let ((v, c), n) = with_matrix!(x, |m| (py.detach(|| install(threads, || f.oob_predict(m)))?, m.n_rows()));
+        let c: Vec<f64> = c.into_iter().map(f64::from).collect();
+        Ok((rows_to_array(py, v, n, f.width())?, c.into_pyarray(py)))
+    }
+
+    /// Mean decrease of impurity, raw (bits for entropy) or normalized like scikit-learn.
+    fn importances<'py>(&self, py: Python<'py>, normalize: bool) -> Bound<'py, PyArray1<f64>> {
+        let f = &self.inner;
+        py.detach(|| f.importances(normalize)).into_pyarray(py)
+    }
+
+    /// Raw MDI of every tree, shape (n_estimators, n_features).
+    fn tree_importances<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let f = &self.inner;
+        let rows = py.detach(|| f.tree_importances());
+        let (m, p) = (rows.len(), f.n_features());
+        rows_to_array(py, rows.concat(), m, p)
+    }
+
+    /// Node arrays of tree `index`, with scikit-learn's conventions for leaves.
+    fn tree_arrays<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyDict>> {
+        let t = self.inner.trees().get(index).ok_or_else(|| {
+            pyo3::exceptions::PyIndexError::new_err(format!("tree index {index} out of range"))
+        })?;
+        let child = |c: &[u32]| -> Vec<i64> { c.iter().map(|&v| if v == LEAF { -1 } else { i64::from(v) }).collect() };
+        let leaf = |i: usize| t.is_leaf(i);
+        let d = PyDict::new(py);
+        d.set_item("children_left", child(t.children_left()).into_pyarray(py))?;
+        d.set_item("children_right", child(t.children_right()).into_pyarray(py))?;
+        let feature: Vec<i64> = (0..t.len()).map(|i| if leaf(i) { -2 } else { i64::from(t.features()[i]) }).collect();
+        d.set_item("feature", feature.into_pyarray(py))?;
+        let thr: Vec<f64> = (0..t.len()).map(|i| if leaf(i) { -2.0 } else { t.thresholds()[i] }).collect();
+        d.set_item("threshold", thr.into_pyarray(py))?;
+        d.set_item("impurity", t.impurities().to_vec().into_pyarray(py))?;
+        let counts: Vec<i64> = t.sample_counts().iter().map(|&c| i64::from(c)).collect();
+        d.set_item("n_node_samples", counts.into_pyarray(py))?;
+        d.set_item("weighted_n_node_samples", t.weights().to_vec().into_pyarray(py))?;
+        let values: Vec<f64> = (0..t.len()).flat_map(|i| t.value(i).to_vec()).collect();
+        d.set_item("value", rows_to_array(py, values, t.len(), t.width())?)?;
+        Ok(d)
+    }
+
+    /// Versioned binary model (magic, format version, checksum, payload).
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let f = &self.inner;
+        let bytes = py.detach(|| f.to_bytes())?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// Inverse of `to_bytes`; raises ModelFormatError on bad bytes.
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Self> {
+        let forest = py.detach(|| Forest::from_bytes(data))?;
+        Ok(PyForest { inner: Arc::new(forest) })
+    }
+
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
+        let ctor = py.get_type::<PyForest>().getattr("from_bytes")?;
+        Ok((ctor, (self.to_bytes(py)?,)))
+    }
+
+    #[getter]
+    fn n_estimators(&self) -> usize {
+        self.inner.trees().len()
+    }
+    #[getter]
+    fn n_features(&self) -> usize {
+        self.inner.n_features()
+    }
+    /// Number of classes, 0 for regression.
+    #[getter]
+    fn n_classes(&self) -> usize {
+        self.inner.n_classes()
+    }
+    #[getter]
+    fn criterion(&self) -> &'static str {
+        match self.inner.params().criterion {
+            CriterionKind::Gini => "gini",
+            CriterionKind::Entropy => "entropy",
+            CriterionKind::SquaredError => "squared_error",
+        }
+    }
+    #[getter]
+    fn random_state(&self) -> u64 {
+        self.inner.params().seed
+    }
+    fn node_counts<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        let v: Vec<i64> = self.inner.trees().iter().map(|t| t.len() as i64).collect();
+        v.into_pyarray(py)
+    }
+    fn depths<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        let v: Vec<i64> = self.inner.trees().iter().map(|t| t.max_depth() as i64).collect();
+        v.into_pyarray(py)
+    }
+    fn __repr__(&self) -> String {
+        let f = &self.inner;
+        format!(
+            "Forest(n_estimators={}, n_features={}, n_classes={}, criterion='{}')",
+            f.trees().len(),
+            f.n_features(),
+            f.n_classes(),
+            self.criterion()
+        )
+    }
+}
+
+/// Grows the forest in chunks of trees, releasing the GIL for each chunk and checking for
+/// Ctrl-C (and reporting progress) between chunks. Chunks never change the result.
+fn fit_in_chunks<T: crate::data::Feature>(
+    py: Python<'_>,
+    session: &FitSession<'_, T>,
+    threads: usize,
+    progress: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Forest> {
+    let total = session.params().n_estimators;
+    let chunk = (4 * threads).max(2);
+    let mut trees = Vec::with_capacity(total);
+    let mut start = 0;
+    while start < total {
+        let end = (start + chunk).min(total);
+        let part = py.detach(|| install(threads, || session.fit_range(start..end)));
+        trees.extend(part);
+        py.check_signals()?;
+        if let Some(cb) = progress {
+            cb.call1((end, total))?;
+        }
+        start = end;
+    }
+    Ok(session.finish(trees)?)
+}
+
