@@ -9,7 +9,7 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use super::criterion::Criterion;
-use super::splitter::{find_split, NodeCtx, Scratch, Split, ThresholdRule};
+use super::splitter::{find_split, NodeCtx, NodeRows, Scratch, Split, ThresholdRule};
 use super::{Tree, LEAF};
 use crate::data::{Feature, Matrix};
 use crate::params::Resolved;
@@ -30,12 +30,14 @@ struct Pending {
 }
 
 /// The tree being grown and everything reused across its nodes.
-pub(crate) struct Grower<'a, T, C> {
+pub(crate) struct Grower<'a, T, C: Criterion> {
     x: Matrix<'a, T>,
     crit: &'a C,
-    weights: &'a [f64],
+    /// Targets and weights aligned with the tree's `samples` buffer, permuted with it.
+    ys: Vec<C::Y>,
+    ws: Vec<f64>,
     params: &'a Resolved,
-    scratch: Scratch<T>,
+    scratch: Scratch<T, C::Y>,
     total: Vec<f64>,
     left: Vec<f64>,
     right: Vec<f64>,
@@ -54,12 +56,14 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         params: &'a Resolved,
         width: usize,
     ) -> Self {
-        let root_weight: f64 = samples.iter().map(|&i| weights[i as usize]).sum();
+        let ws: Vec<f64> = samples.iter().map(|&i| weights[i as usize]).collect();
+        let root_weight: f64 = ws.iter().sum();
         let k = crit.stats_len();
         Grower {
             x,
             crit,
-            weights,
+            ys: samples.iter().map(|&i| crit.target(i as usize)).collect(),
+            ws,
             params,
             scratch: Scratch::new(samples.len(), k),
             total: vec![0.0; k],
@@ -137,11 +141,12 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         n_constant: usize,
         rng: &mut TreeRng,
     ) -> (u32, Option<Pending>) {
-        let node_samples = &mut samples[start..end];
-        self.total.fill(0.0);
-        for &i in node_samples.iter() {
-            self.crit.add(&mut self.total, i as usize, self.weights[i as usize]);
-        }
+        let mut rows = NodeRows {
+            samples: &mut samples[start..end],
+            ys: &mut self.ys[start..end],
+            ws: &mut self.ws[start..end],
+        };
+        self.crit.accumulate(&mut self.total, rows.ys, rows.ws);
         let impurity = self.crit.impurity(&self.total);
         self.crit.value(&self.total, &mut self.value);
         let n = end - start;
@@ -158,21 +163,17 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         }
         let ctx = NodeCtx {
             crit: self.crit,
-            weights: self.weights,
             total: &self.total,
             min_samples_leaf: p.min_samples_leaf,
             min_weight_leaf: self.min_weight_leaf,
         };
         let (split, n_constant) =
-            find_split::<T, C, R>(&self.x, &ctx, &mut self.scratch, node_samples, features, n_constant, p.max_features, rng);
+            find_split::<T, C, R>(&self.x, &ctx, &mut self.scratch, &mut rows, features, n_constant, p.max_features, rng);
         let split = match split {
             Some(s) => s,
             None => return (node, None),
         };
-        self.left.fill(0.0);
-        for &i in &node_samples[..split.n_left] {
-            self.crit.add(&mut self.left, i as usize, self.weights[i as usize]);
-        }
+        self.crit.accumulate(&mut self.left, &rows.ys[..split.n_left], &rows.ws[..split.n_left]);
         for ((r, t), l) in self.right.iter_mut().zip(&self.total).zip(&self.left) {
             *r = t - l;
         }

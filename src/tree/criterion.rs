@@ -14,10 +14,27 @@ use crate::params::CriterionKind;
 
 /// Incremental impurity measure over the samples of a node.
 pub trait Criterion: Sync {
+    /// Target of one sample: a class code or a real value.
+    type Y: Copy + Send + Sync;
+    /// Target of sample `i`.
+    fn target(&self, i: usize) -> Self::Y;
     /// Length of a statistics vector.
     fn stats_len(&self) -> usize;
-    /// Adds sample `i` with weight `w` to `stats`.
-    fn add(&self, stats: &mut [f64], i: usize, w: f64);
+    /// Adds a sample with target `y` and weight `w` to the slots `1..` of `stats`. Slot 0
+    /// (the weight) is left to the caller, who keeps it in a register: a class-indexed
+    /// store could alias it, which would chain every iteration through memory.
+    fn add(&self, stats: &mut [f64], y: Self::Y, w: f64);
+    /// Statistics of the samples with targets `ys` and weights `ws` into `stats`.
+    #[inline]
+    fn accumulate(&self, stats: &mut [f64], ys: &[Self::Y], ws: &[f64]) {
+        stats.fill(0.0);
+        let mut w = 0.0;
+        for (&y, &wi) in ys.iter().zip(ws) {
+            w += wi;
+            self.add(stats, y, wi);
+        }
+        stats[0] = w;
+    }
     /// Impurity `i(t)` of a node with statistics `stats`.
     fn impurity(&self, stats: &[f64]) -> f64;
     /// Larger is better; monotone in `Δi` for a fixed parent `total` split into
@@ -67,13 +84,17 @@ fn class_value(stats: &[f64], out: &mut [f64]) {
 }
 
 impl Criterion for Gini<'_> {
+    type Y = u32;
+    #[inline(always)]
+    fn target(&self, i: usize) -> u32 {
+        self.y[i]
+    }
     fn stats_len(&self) -> usize {
         1 + self.n_classes
     }
     #[inline(always)]
-    fn add(&self, stats: &mut [f64], i: usize, w: f64) {
-        stats[0] += w;
-        stats[1 + self.y[i] as usize] += w;
+    fn add(&self, stats: &mut [f64], y: u32, w: f64) {
+        stats[1 + y as usize] += w;
     }
     fn impurity(&self, stats: &[f64]) -> f64 {
         let w = stats[0];
@@ -100,13 +121,17 @@ impl Criterion for Gini<'_> {
 }
 
 impl Criterion for Entropy<'_> {
+    type Y = u32;
+    #[inline(always)]
+    fn target(&self, i: usize) -> u32 {
+        self.y[i]
+    }
     fn stats_len(&self) -> usize {
         1 + self.n_classes
     }
     #[inline(always)]
-    fn add(&self, stats: &mut [f64], i: usize, w: f64) {
-        stats[0] += w;
-        stats[1 + self.y[i] as usize] += w;
+    fn add(&self, stats: &mut [f64], y: u32, w: f64) {
+        stats[1 + y as usize] += w;
     }
     fn impurity(&self, stats: &[f64]) -> f64 {
         let w = stats[0];
@@ -131,13 +156,16 @@ impl Criterion for Entropy<'_> {
 }
 
 impl Criterion for SquaredError<'_> {
+    type Y = f64;
+    #[inline(always)]
+    fn target(&self, i: usize) -> f64 {
+        self.y[i]
+    }
     fn stats_len(&self) -> usize {
         3
     }
     #[inline(always)]
-    fn add(&self, stats: &mut [f64], i: usize, w: f64) {
-        let y = self.y[i];
-        stats[0] += w;
+    fn add(&self, stats: &mut [f64], y: f64, w: f64) {
         stats[1] += w * y;
         stats[2] += w * y * y;
     }
@@ -177,9 +205,8 @@ mod tests {
 
     fn stats<C: Criterion>(c: &C, idx: &[usize], w: f64) -> Vec<f64> {
         let mut s = vec![0.0; c.stats_len()];
-        for &i in idx {
-            c.add(&mut s, i, w);
-        }
+        let ys: Vec<C::Y> = idx.iter().map(|&i| c.target(i)).collect();
+        c.accumulate(&mut s, &ys, &vec![w; ys.len()]);
         s
     }
 

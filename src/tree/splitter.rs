@@ -1,8 +1,9 @@
 //! Finding the split of one node: which candidate features, which threshold.
 //!
 //! Invariants kept for the builder:
-//! * the node's samples are the contiguous slice `samples[start..end]`; after a split they
-//!   are partitioned in place, left child first (`x ≤ threshold`), right child after `pos`;
+//! * the node's samples are the contiguous slice `samples[start..end]`, with their targets
+//!   and weights in the aligned slices `ys`, `ws` (so scans read memory sequentially); after
+//!   a split all three are partitioned in place, left child (`x ≤ threshold`) first;
 //! * `features[..n_constant]` are known to be constant in the node (so in all its
 //!   descendants) and are never drawn. Candidates are drawn uniformly **without replacement
 //!   among the features not constant in the node**: a drawn feature found constant joins the
@@ -25,14 +26,21 @@ pub(crate) struct Split {
     pub n_left: usize,
 }
 
+/// The samples of one node with their targets and weights, aligned position by position.
+pub(crate) struct NodeRows<'s, Y> {
+    pub samples: &'s mut [u32],
+    pub ys: &'s mut [Y],
+    pub ws: &'s mut [f64],
+}
+
 /// Threshold search for one candidate feature; zero-sized, chosen once per fit.
 pub(crate) trait ThresholdRule: Sync {
-    /// Best `(proxy, threshold)` for the gathered values `xf` of `samples`, or None when no
-    /// threshold satisfies the leaf constraints.
+    /// Best `(proxy, threshold)` for the gathered values `s.xf` of the node, or None when
+    /// no threshold satisfies the leaf constraints.
     fn search<T: Feature, C: Criterion>(
-        s: &mut Scratch<T>,
+        s: &mut Scratch<T, C::Y>,
         ctx: &NodeCtx<'_, C>,
-        samples: &[u32],
+        rows: &NodeRows<'_, C::Y>,
         lo: T,
         hi: T,
         rng: &mut TreeRng,
@@ -44,10 +52,9 @@ pub(crate) struct BestThreshold;
 /// Extra-Trees: one threshold uniform in `[min, max)` of the node values.
 pub(crate) struct RandomThreshold;
 
-/// What a search needs about the node besides its samples.
+/// What a search needs about the node besides its rows.
 pub(crate) struct NodeCtx<'a, C> {
     pub crit: &'a C,
-    pub weights: &'a [f64],
     pub total: &'a [f64],
     pub min_samples_leaf: usize,
     pub min_weight_leaf: f64,
@@ -64,15 +71,35 @@ impl<C: Criterion> NodeCtx<'_, C> {
 }
 
 /// Per-tree buffers, allocated once and reused by every node.
-pub(crate) struct Scratch<T> {
+pub(crate) struct Scratch<T, Y> {
     xf: Vec<T>,
+    /// Right-child rows while partitioning (stable partition keeps samples increasing,
+    /// so the next gathers walk each column forward, which the hardware prefetches).
+    tmp_samples: Vec<u32>,
+    tmp_ys: Vec<Y>,
+    tmp_ws: Vec<f64>,
+    /// Gathered values of the best candidate so far (swapped with `xf`, never copied).
+    best_xf: Vec<T>,
     sorted: Vec<(T, u32)>,
     left: Vec<f64>,
+    lanes: Vec<f64>,
 }
 
-impl<T: Feature> Scratch<T> {
+/// Independent accumulators in the Extra-Trees scan.
+const LANES: usize = 4;
+
+impl<T: Feature, Y: Copy> Scratch<T, Y> {
     pub fn new(n: usize, stats_len: usize) -> Self {
-        Scratch { xf: Vec::with_capacity(n), sorted: Vec::with_capacity(n), left: vec![0.0; stats_len] }
+        Scratch {
+            xf: Vec::with_capacity(n),
+            tmp_samples: Vec::with_capacity(n),
+            tmp_ys: Vec::with_capacity(n),
+            tmp_ws: Vec::with_capacity(n),
+            best_xf: Vec::with_capacity(n),
+            sorted: Vec::with_capacity(n),
+            left: vec![0.0; stats_len],
+            lanes: vec![0.0; LANES * stats_len],
+        }
     }
 }
 
@@ -89,23 +116,26 @@ fn midpoint(a: f64, b: f64) -> f64 {
 
 impl ThresholdRule for BestThreshold {
     fn search<T: Feature, C: Criterion>(
-        s: &mut Scratch<T>,
+        s: &mut Scratch<T, C::Y>,
         ctx: &NodeCtx<'_, C>,
-        samples: &[u32],
+        rows: &NodeRows<'_, C::Y>,
         _lo: T,
         _hi: T,
         _rng: &mut TreeRng,
     ) -> Option<(f64, f64)> {
         s.sorted.clear();
-        s.sorted.extend(s.xf.iter().copied().zip(samples.iter().copied()));
-        // (value, sample) is a total key: the sorted order is unique.
+        s.sorted.extend(s.xf.iter().enumerate().map(|(k, &v)| (v, k as u32)));
+        // (value, position) is a total key: the sorted order is unique.
         s.sorted.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         s.left.fill(0.0);
-        let n = samples.len();
+        let n = s.sorted.len();
         let mut best: Option<(f64, f64)> = None;
+        let mut wl = 0.0;
         for i in 0..n - 1 {
-            let (v, idx) = s.sorted[i];
-            ctx.crit.add(&mut s.left, idx as usize, ctx.weights[idx as usize]);
+            let (v, k) = s.sorted[i];
+            let w = rows.ws[k as usize];
+            wl += w;
+            ctx.crit.add(&mut s.left, rows.ys[k as usize], w);
             let next = s.sorted[i + 1].0;
             if next <= v {
                 continue;
@@ -114,6 +144,7 @@ impl ThresholdRule for BestThreshold {
             if n - n_left < ctx.min_samples_leaf {
                 break;
             }
+            s.left[0] = wl;
             if !ctx.admissible(n_left, n, &s.left) {
                 continue;
             }
@@ -128,9 +159,9 @@ impl ThresholdRule for BestThreshold {
 
 impl ThresholdRule for RandomThreshold {
     fn search<T: Feature, C: Criterion>(
-        s: &mut Scratch<T>,
+        s: &mut Scratch<T, C::Y>,
         ctx: &NodeCtx<'_, C>,
-        samples: &[u32],
+        rows: &NodeRows<'_, C::Y>,
         lo: T,
         hi: T,
         rng: &mut TreeRng,
@@ -143,28 +174,38 @@ impl ThresholdRule for RandomThreshold {
         if t >= hi {
             t = lo;
         }
-        s.left.fill(0.0);
-        let mut n_left = 0;
-        for (v, &idx) in s.xf.iter().zip(samples) {
-            if v.to_f64() <= t {
-                ctx.crit.add(&mut s.left, idx as usize, ctx.weights[idx as usize]);
-                n_left += 1;
-            }
+        // Branch-free (the side of a random threshold is unpredictable; a zero weight adds
+        // nothing) and spread over LANES accumulators, so that consecutive samples of one
+        // class do not wait on each other's store.
+        let k = s.left.len();
+        s.lanes.fill(0.0);
+        let (mut n_left, mut wl) = (0, 0.0);
+        for (j, ((v, &y), &w)) in s.xf.iter().zip(rows.ys.iter()).zip(rows.ws.iter()).enumerate() {
+            let goes_left = v.to_f64() <= t;
+            let w = if goes_left { w } else { 0.0 };
+            wl += w;
+            let lane = (j % LANES) * k;
+            ctx.crit.add(&mut s.lanes[lane..lane + k], y, w);
+            n_left += usize::from(goes_left);
         }
-        if !ctx.admissible(n_left, samples.len(), &s.left) {
+        for (i, l) in s.left.iter_mut().enumerate() {
+            *l = (0..LANES).map(|lane| s.lanes[lane * k + i]).sum();
+        }
+        s.left[0] = wl;
+        if !ctx.admissible(n_left, rows.samples.len(), &s.left) {
             return None;
         }
         Some((ctx.crit.proxy(ctx.total, &s.left), t))
     }
 }
 
-/// Draws candidate features for the node `samples` and returns the best split found, with
-/// the new length of the constant prefix of `features`.
+/// Draws candidate features for the node and returns the best split found (already
+/// applied to `rows`), with the new length of the constant prefix of `features`.
 pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
     x: &Matrix<'_, T>,
     ctx: &NodeCtx<'_, C>,
-    s: &mut Scratch<T>,
-    samples: &mut [u32],
+    s: &mut Scratch<T, C::Y>,
+    rows: &mut NodeRows<'_, C::Y>,
     features: &mut [u32],
     n_constant: usize,
     max_features: usize,
@@ -177,7 +218,7 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
     while visited < max_features && constant < undrawn {
         let j = constant + rng.below(undrawn - constant);
         let f = features[j];
-        let (lo, hi) = gather(x, f as usize, samples, &mut s.xf);
+        let (lo, hi) = gather(x, f as usize, rows.samples, &mut s.xf);
         if hi <= lo {
             features.swap(j, constant);
             constant += 1;
@@ -186,14 +227,15 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
         undrawn -= 1;
         features.swap(j, undrawn);
         visited += 1;
-        if let Some((proxy, threshold)) = R::search(s, ctx, samples, lo, hi, rng) {
+        if let Some((proxy, threshold)) = R::search(s, ctx, rows, lo, hi, rng) {
             if best.as_ref().is_none_or(|(bp, _)| proxy > *bp) {
                 best = Some((proxy, Split { feature: f, threshold, n_left: 0 }));
+                std::mem::swap(&mut s.xf, &mut s.best_xf);
             }
         }
     }
     let split = best.map(|(_, mut sp)| {
-        sp.n_left = partition(x, sp.feature as usize, sp.threshold, samples);
+        sp.n_left = s.partition(sp.threshold, rows);
         sp
     });
     (split, constant)
@@ -220,16 +262,30 @@ fn gather<T: Feature>(x: &Matrix<'_, T>, f: usize, samples: &[u32], xf: &mut Vec
     (lo, hi)
 }
 
-/// Moves samples with `x[., f] ≤ threshold` to the front; returns how many there are.
-fn partition<T: Feature>(x: &Matrix<'_, T>, f: usize, threshold: f64, samples: &mut [u32]) -> usize {
-    let (mut i, mut j) = (0, samples.len());
-    while i < j {
-        if x.get(samples[i] as usize, f).to_f64() <= threshold {
-            i += 1;
-        } else {
-            j -= 1;
-            samples.swap(i, j);
+impl<T: Feature, Y: Copy> Scratch<T, Y> {
+    /// Stable partition of the node rows by the best candidate's values: rows with
+    /// `x ≤ threshold` first, both sides in their previous order. Returns the left count.
+    fn partition(&mut self, threshold: f64, rows: &mut NodeRows<'_, Y>) -> usize {
+        self.tmp_samples.clear();
+        self.tmp_ys.clear();
+        self.tmp_ws.clear();
+        let mut n_left = 0;
+        for (k, v) in self.best_xf.iter().enumerate() {
+            if v.to_f64() <= threshold {
+                // n_left <= k: compacting forward never overwrites an unread row.
+                rows.samples[n_left] = rows.samples[k];
+                rows.ys[n_left] = rows.ys[k];
+                rows.ws[n_left] = rows.ws[k];
+                n_left += 1;
+            } else {
+                self.tmp_samples.push(rows.samples[k]);
+                self.tmp_ys.push(rows.ys[k]);
+                self.tmp_ws.push(rows.ws[k]);
+            }
         }
+        rows.samples[n_left..].copy_from_slice(&self.tmp_samples);
+        rows.ys[n_left..].copy_from_slice(&self.tmp_ys);
+        rows.ws[n_left..].copy_from_slice(&self.tmp_ws);
+        n_left
     }
-    i
 }
