@@ -51,5 +51,8 @@ pub enum ForestError {
 pub type Result<T, E = ForestError> = std::result::Result<T, E>;
 
 pub(crate) fn invalid(name: &'static str, reason: impl Into<String>) -> ForestError {
-    ForestError::InvalidParameter { name, reason: reason.into() }
+    ForestError::InvalidParameter {
+        name,
+        reason: reason.into(),
+    }
 }

@@ -62,8 +62,14 @@ mod imp {
         (0..n).into_par_iter().map(f).collect()
     }
 
-    pub fn chunks_mut<T: Send>(out: &mut [T], chunk: usize, f: impl Fn(usize, &mut [T]) + Sync + Send) {
-        out.par_chunks_mut(chunk.max(1)).enumerate().for_each(|(k, c)| f(k, c));
+    pub fn chunks_mut<T: Send>(
+        out: &mut [T],
+        chunk: usize,
+        f: impl Fn(usize, &mut [T]) + Sync + Send,
+    ) {
+        out.par_chunks_mut(chunk.max(1))
+            .enumerate()
+            .for_each(|(k, c)| f(k, c));
     }
 }
 
@@ -77,8 +83,14 @@ mod imp {
         (0..n).map(f).collect()
     }
 
-    pub fn chunks_mut<T: Send>(out: &mut [T], chunk: usize, f: impl Fn(usize, &mut [T]) + Sync + Send) {
-        out.chunks_mut(chunk.max(1)).enumerate().for_each(|(k, c)| f(k, c));
+    pub fn chunks_mut<T: Send>(
+        out: &mut [T],
+        chunk: usize,
+        f: impl Fn(usize, &mut [T]) + Sync + Send,
+    ) {
+        out.chunks_mut(chunk.max(1))
+            .enumerate()
+            .for_each(|(k, c)| f(k, c));
     }
 }
 

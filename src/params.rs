@@ -52,13 +52,19 @@ impl FeatureCount {
             FeatureCount::Count(k) => k,
             FeatureCount::Fraction(f) => {
                 if !(f > 0.0 && f <= 1.0) {
-                    return Err(invalid(name, format!("fraction must be in (0, 1], got {f}")));
+                    return Err(invalid(
+                        name,
+                        format!("fraction must be in (0, 1], got {f}"),
+                    ));
                 }
                 ((f * p as f64) as usize).max(1)
             }
         };
         if k == 0 || k > p {
-            return Err(invalid(name, format!("must select between 1 and {p} features, got {k}")));
+            return Err(invalid(
+                name,
+                format!("must select between 1 and {p} features, got {k}"),
+            ));
         }
         Ok(k)
     }
@@ -144,7 +150,10 @@ impl ForestParams {
 
     /// Totally randomized trees: Extra-Trees with K = 1, fully grown.
     pub fn totally_randomized(criterion: CriterionKind) -> Self {
-        ForestParams { max_features: FeatureCount::Count(1), ..Self::extra_trees(criterion) }
+        ForestParams {
+            max_features: FeatureCount::Count(1),
+            ..Self::extra_trees(criterion)
+        }
     }
 
     /// Louppe's Random Patches: each tree on `α_s·N` rows × `α_f·p` features drawn without
@@ -159,21 +168,31 @@ impl ForestParams {
     }
 
     /// Checks every value against the data shape and resolves relative sizes.
-    pub fn resolve(&self, n_samples: usize, n_features: usize, classification: bool) -> Result<Resolved> {
+    pub fn resolve(
+        &self,
+        n_samples: usize,
+        n_features: usize,
+        classification: bool,
+    ) -> Result<Resolved> {
         if n_samples == 0 || n_features == 0 {
             return Err(crate::ForestError::Shape(format!(
                 "need at least one sample and one feature, got {n_samples} x {n_features}"
             )));
         }
         if n_samples >= u32::MAX as usize || n_features >= u32::MAX as usize {
-            return Err(crate::ForestError::Shape("more than 2^32 - 1 rows or columns".into()));
+            return Err(crate::ForestError::Shape(
+                "more than 2^32 - 1 rows or columns".into(),
+            ));
         }
         match (self.criterion, classification) {
             (CriterionKind::SquaredError, true) => {
                 return Err(invalid("criterion", "squared_error is for regression"))
             }
             (CriterionKind::Gini | CriterionKind::Entropy, false) => {
-                return Err(invalid("criterion", "gini and entropy are for classification"))
+                return Err(invalid(
+                    "criterion",
+                    "gini and entropy are for classification",
+                ))
             }
             _ => {}
         }
@@ -184,7 +203,10 @@ impl ForestParams {
             return Err(invalid("max_depth", "must be at least 1 (or None)"));
         }
         if self.min_samples_split < 2 {
-            return Err(invalid("min_samples_split", format!("must be at least 2, got {}", self.min_samples_split)));
+            return Err(invalid(
+                "min_samples_split",
+                format!("must be at least 2, got {}", self.min_samples_split),
+            ));
         }
         if self.min_samples_leaf < 1 {
             return Err(invalid("min_samples_leaf", "must be at least 1"));
@@ -196,11 +218,17 @@ impl ForestParams {
             ));
         }
         if !(self.min_impurity_decrease >= 0.0 && self.min_impurity_decrease.is_finite()) {
-            return Err(invalid("min_impurity_decrease", "must be a finite value >= 0"));
+            return Err(invalid(
+                "min_impurity_decrease",
+                "must be a finite value >= 0",
+            ));
         }
         if let Some(m) = self.max_leaf_nodes {
             if m < 2 {
-                return Err(invalid("max_leaf_nodes", format!("must be at least 2, got {m}")));
+                return Err(invalid(
+                    "max_leaf_nodes",
+                    format!("must be at least 2, got {m}"),
+                ));
             }
         }
         let tree_features = match self.tree_features {
@@ -213,7 +241,10 @@ impl ForestParams {
             Some(SampleCount::Count(m)) => m,
             Some(SampleCount::Fraction(f)) => {
                 if !(f > 0.0 && f <= 1.0) {
-                    return Err(invalid("max_samples", format!("fraction must be in (0, 1], got {f}")));
+                    return Err(invalid(
+                        "max_samples",
+                        format!("fraction must be in (0, 1], got {f}"),
+                    ));
                 }
                 ((f * n_samples as f64).round() as usize).max(1)
             }

@@ -89,7 +89,9 @@ impl TreeRepr {
     fn into_tree(self, criterion: CriterionKind, width: usize, n_features: usize) -> Result<Tree> {
         let n = self.left.len();
         if n == 0 || self.right.len() != n {
-            return Err(decode_err("tree without nodes or with mismatched child arrays"));
+            return Err(decode_err(
+                "tree without nodes or with mismatched child arrays",
+            ));
         }
         let n_internal = self.left.iter().filter(|&&d| d != 0).count();
         let n_leaves = n - n_internal;
@@ -125,7 +127,9 @@ impl TreeRepr {
                 continue;
             }
             let (l, r) = (i.checked_add(dl), i.checked_add(dr));
-            let (Some(l), Some(r)) = (l, r) else { return Err(decode_err("child id overflow")) };
+            let (Some(l), Some(r)) = (l, r) else {
+                return Err(decode_err("child id overflow"));
+            };
             if l >= n || r >= n || l == r || has_parent[l] || has_parent[r] {
                 return Err(decode_err("child ids do not form a tree"));
             }
@@ -182,7 +186,11 @@ impl Forest {
             crate_version: env!("CARGO_PKG_VERSION").to_string(),
             params: self.params.clone(),
             n_classes: self.n_classes as u32,
-            trees: self.trees.iter().map(|t| TreeRepr::from_tree(t, self.params.criterion)).collect(),
+            trees: self
+                .trees
+                .iter()
+                .map(|t| TreeRepr::from_tree(t, self.params.criterion))
+                .collect(),
         };
         let payload = postcard::to_allocvec(&repr).map_err(|e| decode_err(e.to_string()))?;
         let mut out = Vec::with_capacity(HEADER + payload.len());
@@ -198,11 +206,16 @@ impl Forest {
     /// Reads a model written by [`Forest::to_bytes`]; any damage gives an error, never a panic.
     pub fn from_bytes(bytes: &[u8]) -> Result<Forest> {
         if bytes.len() < HEADER || &bytes[..4] != MAGIC {
-            return Err(decode_err("not a forestimp model (bad magic or shorter than the header)"));
+            return Err(decode_err(
+                "not a forestimp model (bad magic or shorter than the header)",
+            ));
         }
         let version = u16::from_le_bytes([bytes[4], bytes[5]]);
         if version > FORMAT_VERSION {
-            return Err(ForestError::Version { found: version, supported: FORMAT_VERSION });
+            return Err(ForestError::Version {
+                found: version,
+                supported: FORMAT_VERSION,
+            });
         }
         if version == 0 {
             return Err(decode_err("format version 0 does not exist"));
@@ -212,13 +225,17 @@ impl Forest {
         let len = u64::from_le_bytes(len);
         let payload = &bytes[HEADER..];
         if payload.len() as u64 != len {
-            return Err(decode_err(format!("payload is {} bytes, header says {len} (truncated?)", payload.len())));
+            return Err(decode_err(format!(
+                "payload is {} bytes, header says {len} (truncated?)",
+                payload.len()
+            )));
         }
         let crc = u32::from_le_bytes([bytes[16], bytes[17], bytes[18], bytes[19]]);
         if crc32fast::hash(payload) != crc {
             return Err(decode_err("checksum mismatch (corrupted bytes)"));
         }
-        let repr: ForestRepr = postcard::from_bytes(payload).map_err(|e| decode_err(e.to_string()))?;
+        let repr: ForestRepr =
+            postcard::from_bytes(payload).map_err(|e| decode_err(e.to_string()))?;
         let n_classes = repr.n_classes as usize;
         check_params(&repr.params, n_classes, repr.trees.len())?;
         let width = n_classes.max(1);
@@ -228,6 +245,10 @@ impl Forest {
             .into_iter()
             .map(|t| t.into_tree(criterion, width, p))
             .collect::<Result<Vec<_>>>()?;
-        Ok(Forest { params: repr.params, n_classes, trees })
+        Ok(Forest {
+            params: repr.params,
+            n_classes,
+            trees,
+        })
     }
 }

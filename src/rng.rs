@@ -107,7 +107,11 @@ mod tests {
     }
 
     // Cross-checked against an independent transcription of the reference C code.
-    const GOLDEN: [u64; 3] = [15_021_278_609_987_233_951, 5_881_210_131_331_364_753, 18_149_643_915_985_481_100];
+    const GOLDEN: [u64; 3] = [
+        15_021_278_609_987_233_951,
+        5_881_210_131_331_364_753,
+        18_149_643_915_985_481_100,
+    ];
 
     #[test]
     fn below_is_in_range_and_roughly_uniform() {

@@ -77,7 +77,12 @@ impl<'a, T: Feature> Matrix<'a, T> {
                 data.len()
             )));
         }
-        Ok(Matrix { data, n_rows, n_cols, layout })
+        Ok(Matrix {
+            data,
+            n_rows,
+            n_cols,
+            layout,
+        })
     }
 
     /// Number of rows (samples).
@@ -131,7 +136,11 @@ impl<'a, T: Feature> Matrix<'a, T> {
                     Layout::RowMajor => (k / self.n_cols.max(1), k % self.n_cols.max(1)),
                     Layout::ColumnMajor => (k % self.n_rows.max(1), k / self.n_rows.max(1)),
                 };
-                Err(ForestError::NonFinite { what: "X", row, col })
+                Err(ForestError::NonFinite {
+                    what: "X",
+                    row,
+                    col,
+                })
             }
         }
     }
@@ -160,6 +169,13 @@ mod tests {
     fn non_finite_is_located() {
         let c = [1.0f64, 2.0, f64::NAN, 4.0];
         let a = Matrix::new(&c, 2, 2, Layout::RowMajor).unwrap();
-        assert_eq!(a.check_finite(), Err(ForestError::NonFinite { what: "X", row: 1, col: 0 }));
+        assert_eq!(
+            a.check_finite(),
+            Err(ForestError::NonFinite {
+                what: "X",
+                row: 1,
+                col: 0
+            })
+        );
     }
 }

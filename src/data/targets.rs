@@ -20,7 +20,9 @@ impl<'a> Targets<'a> {
     /// Checked classification targets.
     pub fn classes(y: &'a [u32], n_classes: usize) -> Result<Self> {
         if n_classes == 0 {
-            return Err(ForestError::InvalidTarget("n_classes must be at least 1".into()));
+            return Err(ForestError::InvalidTarget(
+                "n_classes must be at least 1".into(),
+            ));
         }
         if let Some(&bad) = y.iter().find(|&&c| c as usize >= n_classes) {
             return Err(ForestError::InvalidTarget(format!(
@@ -33,7 +35,11 @@ impl<'a> Targets<'a> {
     /// Checked regression targets (finite values only).
     pub fn regression(y: &'a [f64]) -> Result<Self> {
         if let Some(row) = y.iter().position(|v| !v.is_finite()) {
-            return Err(ForestError::NonFinite { what: "y", row, col: 0 });
+            return Err(ForestError::NonFinite {
+                what: "y",
+                row,
+                col: 0,
+            });
         }
         Ok(Targets::Regression(y))
     }

@@ -10,8 +10,8 @@ use super::sampling::{in_bag_counts, split_rng, tree_features};
 use super::Forest;
 use crate::data::{Feature, Matrix, Targets};
 use crate::error::{ForestError, Result};
-use crate::params::{CriterionKind, ForestParams, Resolved, SplitterKind};
 use crate::parallel::map_ordered;
+use crate::params::{CriterionKind, ForestParams, Resolved, SplitterKind};
 use crate::tree::builder::Grower;
 use crate::tree::criterion::{Criterion, Entropy, Gini, SquaredError};
 use crate::tree::splitter::{BestThreshold, RandomThreshold};
@@ -35,7 +35,10 @@ impl<'a, T: Feature> FitSession<'a, T> {
     ) -> Result<Self> {
         let n = x.n_rows();
         if targets.len() != n {
-            return Err(ForestError::Shape(format!("X has {n} rows but y has {} values", targets.len())));
+            return Err(ForestError::Shape(format!(
+                "X has {n} rows but y has {} values",
+                targets.len()
+            )));
         }
         let classification = matches!(targets, Targets::Classes { .. });
         let params = params.resolve(n, x.n_cols(), classification)?;
@@ -45,7 +48,10 @@ impl<'a, T: Feature> FitSession<'a, T> {
         }
         if let Some(w) = sample_weight {
             if w.len() != n {
-                return Err(ForestError::Shape(format!("sample_weight has {} values for {n} rows", w.len())));
+                return Err(ForestError::Shape(format!(
+                    "sample_weight has {} values for {n} rows",
+                    w.len()
+                )));
             }
             if let Some(i) = w.iter().position(|v| !(v.is_finite() && *v >= 0.0)) {
                 return Err(ForestError::InvalidTarget(format!(
@@ -54,10 +60,17 @@ impl<'a, T: Feature> FitSession<'a, T> {
                 )));
             }
             if !w.iter().any(|&v| v > 0.0) {
-                return Err(ForestError::InvalidTarget("sample weights are all zero".into()));
+                return Err(ForestError::InvalidTarget(
+                    "sample weights are all zero".into(),
+                ));
             }
         }
-        Ok(FitSession { x, targets, sample_weight, params })
+        Ok(FitSession {
+            x,
+            targets,
+            sample_weight,
+            params,
+        })
     }
 
     /// The resolved parameters.
@@ -84,7 +97,11 @@ impl<'a, T: Feature> FitSession<'a, T> {
             Targets::Classes { n_classes, .. } => n_classes,
             Targets::Regression(_) => 0,
         };
-        Ok(Forest { params: self.params.clone(), n_classes, trees })
+        Ok(Forest {
+            params: self.params.clone(),
+            n_classes,
+            trees,
+        })
     }
 
     /// Grows tree `index`.
@@ -92,14 +109,19 @@ impl<'a, T: Feature> FitSession<'a, T> {
         let p = &self.params;
         let counts = in_bag_counts(p, index);
         let mut weights: Vec<f64> = match self.sample_weight {
-            Some(sw) => counts.iter().zip(sw).map(|(&c, &w)| f64::from(c) * w).collect(),
+            Some(sw) => counts
+                .iter()
+                .zip(sw)
+                .map(|(&c, &w)| f64::from(c) * w)
+                .collect(),
             None => counts.iter().map(|&c| f64::from(c)).collect(),
         };
         if let (true, Targets::Classes { y, n_classes }) = (p.balanced_subsample, self.targets) {
             reweigh_balanced(&mut weights, &counts, y, n_classes);
         }
-        let mut samples: Vec<u32> =
-            (0..weights.len() as u32).filter(|&i| weights[i as usize] > 0.0).collect();
+        let mut samples: Vec<u32> = (0..weights.len() as u32)
+            .filter(|&i| weights[i as usize] > 0.0)
+            .collect();
         let mut features = tree_features(p, index);
         let mut rng = split_rng(p, index);
         let width = self.targets.width();
@@ -107,15 +129,42 @@ impl<'a, T: Feature> FitSession<'a, T> {
         let mut tree = match self.targets {
             Targets::Classes { y, n_classes } if p.criterion == CriterionKind::Entropy => {
                 let c = Entropy { y, n_classes };
-                grow(self.x, &c, &weights, &mut samples, &mut features, p, width, &mut rng)
+                grow(
+                    self.x,
+                    &c,
+                    &weights,
+                    &mut samples,
+                    &mut features,
+                    p,
+                    width,
+                    &mut rng,
+                )
             }
             Targets::Classes { y, n_classes } => {
                 let c = Gini { y, n_classes };
-                grow(self.x, &c, &weights, &mut samples, &mut features, p, width, &mut rng)
+                grow(
+                    self.x,
+                    &c,
+                    &weights,
+                    &mut samples,
+                    &mut features,
+                    p,
+                    width,
+                    &mut rng,
+                )
             }
             Targets::Regression(y) => {
                 let c = SquaredError { y };
-                grow(self.x, &c, &weights, &mut samples, &mut features, p, width, &mut rng)
+                grow(
+                    self.x,
+                    &c,
+                    &weights,
+                    &mut samples,
+                    &mut features,
+                    p,
+                    width,
+                    &mut rng,
+                )
             }
         };
         if samples.is_empty() && matches!(self.targets, Targets::Classes { .. }) {

@@ -11,8 +11,8 @@ pub mod sampling;
 
 use crate::data::{Feature, Matrix, Targets};
 use crate::error::{ForestError, Result};
-use crate::params::{ForestParams, Resolved};
 use crate::parallel::chunks_mut;
+use crate::params::{ForestParams, Resolved};
 use crate::tree::Tree;
 
 pub use fit::FitSession;
@@ -185,4 +185,3 @@ pub fn class_codes(y: &[f64], n_classes: usize) -> Result<Vec<u32>> {
         })
         .collect()
 }
-

@@ -65,7 +65,11 @@ impl Forest {
         let mut counts = Vec::with_capacity(n);
         for row in out.chunks(w + 1) {
             let c = row[w];
-            values.extend(row[..w].iter().map(|v| if c > 0.0 { v / c } else { f64::NAN }));
+            values.extend(
+                row[..w]
+                    .iter()
+                    .map(|v| if c > 0.0 { v / c } else { f64::NAN }),
+            );
             counts.push(c as u32);
         }
         Ok((values, counts))

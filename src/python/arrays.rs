@@ -26,12 +26,16 @@ impl<'py> XArray<'py> {
         if let Ok(a) = x.extract::<PyReadonlyArray2<'py, f64>>() {
             return Ok(XArray::F64(a));
         }
-        Err(PyTypeError::new_err("X must be a 2-D numpy array of dtype float32 or float64"))
+        Err(PyTypeError::new_err(
+            "X must be a 2-D numpy array of dtype float32 or float64",
+        ))
     }
 }
 
 /// Views a read-only array as a [`Matrix`] in its own memory order.
-pub fn matrix<'a, T: numpy::Element + crate::data::Feature>(a: &'a PyReadonlyArray2<'_, T>) -> PyResult<Result<Matrix<'a, T>>> {
+pub fn matrix<'a, T: numpy::Element + crate::data::Feature>(
+    a: &'a PyReadonlyArray2<'_, T>,
+) -> PyResult<Result<Matrix<'a, T>>> {
     let (n, p) = (a.shape()[0], a.shape()[1]);
     let layout = if a.is_c_contiguous() {
         Layout::RowMajor

@@ -32,9 +32,9 @@ impl From<ForestError> for PyErr {
             ForestError::InvalidParameter { .. } | ForestError::Unsupported(_) => {
                 InvalidParameterError::new_err(msg)
             }
-            ForestError::Shape(_) | ForestError::NonFinite { .. } | ForestError::InvalidTarget(_) => {
-                DataError::new_err(msg)
-            }
+            ForestError::Shape(_)
+            | ForestError::NonFinite { .. }
+            | ForestError::InvalidTarget(_) => DataError::new_err(msg),
             ForestError::Decode(_) | ForestError::Version { .. } => ModelFormatError::new_err(msg),
         }
     }

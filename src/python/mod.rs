@@ -15,8 +15,14 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("FORMAT_VERSION", crate::persist::FORMAT_VERSION)?;
     m.add_class::<model::PyForest>()?;
-    m.add("InvalidParameterError", py.get_type::<errors::InvalidParameterError>())?;
+    m.add(
+        "InvalidParameterError",
+        py.get_type::<errors::InvalidParameterError>(),
+    )?;
     m.add("DataError", py.get_type::<errors::DataError>())?;
-    m.add("ModelFormatError", py.get_type::<errors::ModelFormatError>())?;
+    m.add(
+        "ModelFormatError",
+        py.get_type::<errors::ModelFormatError>(),
+    )?;
     Ok(())
 }

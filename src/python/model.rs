@@ -13,10 +13,17 @@ use pyo3::types::{PyBytes, PyDict};
 use super::arrays::{vector, with_matrix, XArray};
 use crate::error::ForestError;
 use crate::forest::{class_codes, FitSession, Forest};
-use crate::params::{CriterionKind, FeatureCount, ForestParams, SampleCount, SplitterKind};
 use crate::parallel::{install, resolve_n_jobs};
+use crate::params::{CriterionKind, FeatureCount, ForestParams, SampleCount, SplitterKind};
 use crate::tree::LEAF;
 use crate::Targets;
+
+type Csr<'py> = (
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<i64>>,
+);
+type OobArrays<'py> = (Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<f64>>);
 
 /// An immutable fitted ensemble of binary decision trees.
 #[pyclass(frozen, module = "forestimp._core", name = "Forest")]
@@ -40,11 +47,19 @@ fn splitter_of(name: &str) -> Result<SplitterKind, ForestError> {
     match name {
         "best" => Ok(SplitterKind::Best),
         "random" => Ok(SplitterKind::Random),
-        other => Err(crate::error::invalid("splitter", format!("expected 'best' or 'random', got {other:?}"))),
+        other => Err(crate::error::invalid(
+            "splitter",
+            format!("expected 'best' or 'random', got {other:?}"),
+        )),
     }
 }
 
-fn rows_to_array<T: numpy::Element>(py: Python<'_>, v: Vec<T>, n: usize, w: usize) -> PyResult<Bound<'_, PyArray2<T>>> {
+fn rows_to_array<T: numpy::Element>(
+    py: Python<'_>,
+    v: Vec<T>,
+    n: usize,
+    w: usize,
+) -> PyResult<Bound<'_, PyArray2<T>>> {
     let a = Array2::from_shape_vec((n, w), v)
         .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
     Ok(a.into_pyarray(py))
@@ -108,42 +123,64 @@ impl PyForest {
             Some(w) => Some(vector(w, "sample_weight")?),
             None => None,
         };
-        let codes = if n_classes > 0 { py.detach(|| class_codes(y, n_classes))? } else { Vec::new() };
-        let targets = if n_classes > 0 { Targets::classes(&codes, n_classes)? } else { Targets::Regression(y) };
+        let codes = if n_classes > 0 {
+            py.detach(|| class_codes(y, n_classes))?
+        } else {
+            Vec::new()
+        };
+        let targets = if n_classes > 0 {
+            Targets::classes(&codes, n_classes)?
+        } else {
+            Targets::Regression(y)
+        };
         let forest = with_matrix!(x, |m| {
             let session = py.detach(|| FitSession::new(&params, m, targets, sw))?;
             fit_in_chunks(py, &session, threads, progress.as_ref())?
         });
-        Ok(PyForest { inner: Arc::new(forest) })
+        Ok(PyForest {
+            inner: Arc::new(forest),
+        })
     }
 
     /// Average of the trees' leaf values, shape (n_samples, width).
     #[pyo3(signature = (x, n_jobs = None))]
-    fn predict<'py>(&self, py: Python<'py>, x: &Bound<'py, PyAny>, n_jobs: Option<i64>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    fn predict<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        n_jobs: Option<i64>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let threads = resolve_n_jobs(n_jobs)?;
         let x = XArray::extract(x)?;
         let f = &self.inner;
-        let (v, n) = with_matrix!(x, |m| (py.detach(|| install(threads, || f.predict(m)))?, m.n_rows()));
+        let (v, n) = with_matrix!(x, |m| (
+            py.detach(|| install(threads, || f.predict(m)))?,
+            m.n_rows()
+        ));
         rows_to_array(py, v, n, f.width())
     }
 
     /// Leaf index of every sample in every tree, shape (n_samples, n_estimators).
     #[pyo3(signature = (x, n_jobs = None))]
-    fn apply<'py>(&self, py: Python<'py>, x: &Bound<'py, PyAny>, n_jobs: Option<i64>) -> PyResult<Bound<'py, PyArray2<i64>>> {
+    fn apply<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        n_jobs: Option<i64>,
+    ) -> PyResult<Bound<'py, PyArray2<i64>>> {
         let threads = resolve_n_jobs(n_jobs)?;
         let x = XArray::extract(x)?;
         let f = &self.inner;
-        let (v, n) = with_matrix!(x, |m| (py.detach(|| install(threads, || f.apply(m)))?, m.n_rows()));
+        let (v, n) = with_matrix!(x, |m| (
+            py.detach(|| install(threads, || f.apply(m)))?,
+            m.n_rows()
+        ));
         let v: Vec<i64> = v.into_iter().map(i64::from).collect();
         rows_to_array(py, v, n, f.trees().len())
     }
 
     /// CSR (indptr, indices, n_nodes_ptr) of the nodes each sample traverses, trees stacked.
-    fn decision_path<'py>(
-        &self,
-        py: Python<'py>,
-        x: &Bound<'py, PyAny>,
-    ) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>)> {
+    fn decision_path<'py>(&self, py: Python<'py>, x: &Bound<'py, PyAny>) -> PyResult<Csr<'py>> {
         let x = XArray::extract(x)?;
         let f = &self.inner;
         let mut offsets = vec![0i64];
@@ -167,7 +204,11 @@ impl PyForest {
                 (indptr, indices)
             })
         });
-        Ok((indptr.into_pyarray(py), indices.into_pyarray(py), offsets.into_pyarray(py)))
+        Ok((
+            indptr.into_pyarray(py),
+            indices.into_pyarray(py),
+            offsets.into_pyarray(py),
+        ))
     }
 
     /// Out-of-bag mean values (n, width), NaN where never OOB, and OOB tree counts (n,).
@@ -177,11 +218,14 @@ impl PyForest {
         py: Python<'py>,
         x: &Bound<'py, PyAny>,
         n_jobs: Option<i64>,
-    ) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<f64>>)> {
+    ) -> PyResult<OobArrays<'py>> {
         let threads = resolve_n_jobs(n_jobs)?;
         let x = XArray::extract(x)?;
         let f = &self.inner;
-        let ((v, c), n) = with_matrix!(x, |m| (py.detach(|| install(threads, || f.oob_predict(m)))?, m.n_rows()));
+        let ((v, c), n) = with_matrix!(x, |m| (
+            py.detach(|| install(threads, || f.oob_predict(m)))?,
+            m.n_rows()
+        ));
         let c: Vec<f64> = c.into_iter().map(f64::from).collect();
         Ok((rows_to_array(py, v, n, f.width())?, c.into_pyarray(py)))
     }
@@ -205,19 +249,36 @@ impl PyForest {
         let t = self.inner.trees().get(index).ok_or_else(|| {
             pyo3::exceptions::PyIndexError::new_err(format!("tree index {index} out of range"))
         })?;
-        let child = |c: &[u32]| -> Vec<i64> { c.iter().map(|&v| if v == LEAF { -1 } else { i64::from(v) }).collect() };
+        let child = |c: &[u32]| -> Vec<i64> {
+            c.iter()
+                .map(|&v| if v == LEAF { -1 } else { i64::from(v) })
+                .collect()
+        };
         let leaf = |i: usize| t.is_leaf(i);
         let d = PyDict::new(py);
         d.set_item("children_left", child(t.children_left()).into_pyarray(py))?;
         d.set_item("children_right", child(t.children_right()).into_pyarray(py))?;
-        let feature: Vec<i64> = (0..t.len()).map(|i| if leaf(i) { -2 } else { i64::from(t.features()[i]) }).collect();
+        let feature: Vec<i64> = (0..t.len())
+            .map(|i| {
+                if leaf(i) {
+                    -2
+                } else {
+                    i64::from(t.features()[i])
+                }
+            })
+            .collect();
         d.set_item("feature", feature.into_pyarray(py))?;
-        let thr: Vec<f64> = (0..t.len()).map(|i| if leaf(i) { -2.0 } else { t.thresholds()[i] }).collect();
+        let thr: Vec<f64> = (0..t.len())
+            .map(|i| if leaf(i) { -2.0 } else { t.thresholds()[i] })
+            .collect();
         d.set_item("threshold", thr.into_pyarray(py))?;
         d.set_item("impurity", t.impurities().to_vec().into_pyarray(py))?;
         let counts: Vec<i64> = t.sample_counts().iter().map(|&c| i64::from(c)).collect();
         d.set_item("n_node_samples", counts.into_pyarray(py))?;
-        d.set_item("weighted_n_node_samples", t.weights().to_vec().into_pyarray(py))?;
+        d.set_item(
+            "weighted_n_node_samples",
+            t.weights().to_vec().into_pyarray(py),
+        )?;
         let values: Vec<f64> = (0..t.len()).flat_map(|i| t.value(i).to_vec()).collect();
         d.set_item("value", rows_to_array(py, values, t.len(), t.width())?)?;
         Ok(d)
@@ -234,10 +295,15 @@ impl PyForest {
     #[staticmethod]
     fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Self> {
         let forest = py.detach(|| Forest::from_bytes(data))?;
-        Ok(PyForest { inner: Arc::new(forest) })
+        Ok(PyForest {
+            inner: Arc::new(forest),
+        })
     }
 
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
+    fn __reduce__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
         let ctor = py.get_type::<PyForest>().getattr("from_bytes")?;
         Ok((ctor, (self.to_bytes(py)?,)))
     }
@@ -272,7 +338,12 @@ impl PyForest {
         v.into_pyarray(py)
     }
     fn depths<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
-        let v: Vec<i64> = self.inner.trees().iter().map(|t| t.max_depth() as i64).collect();
+        let v: Vec<i64> = self
+            .inner
+            .trees()
+            .iter()
+            .map(|t| t.max_depth() as i64)
+            .collect();
         v.into_pyarray(py)
     }
     fn __repr__(&self) -> String {
@@ -311,4 +382,3 @@ fn fit_in_chunks<T: crate::data::Feature>(
     }
     Ok(session.finish(trees)?)
 }
-

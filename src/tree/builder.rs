@@ -77,23 +77,35 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
     }
 
     /// Grows the whole tree over `samples` (the in-bag rows with positive weight).
-    pub fn grow<R: ThresholdRule>(&mut self, samples: &mut [u32], features: &mut [u32], rng: &mut TreeRng) {
+    pub fn grow<R: ThresholdRule>(
+        &mut self,
+        samples: &mut [u32],
+        features: &mut [u32],
+        rng: &mut TreeRng,
+    ) {
         match self.params.max_leaf_nodes {
             None => self.depth_first::<R>(samples, features, rng),
             Some(max_leaves) => self.best_first::<R>(samples, features, rng, max_leaves),
         }
     }
 
-    fn depth_first<R: ThresholdRule>(&mut self, samples: &mut [u32], features: &mut [u32], rng: &mut TreeRng) {
+    fn depth_first<R: ThresholdRule>(
+        &mut self,
+        samples: &mut [u32],
+        features: &mut [u32],
+        rng: &mut TreeRng,
+    ) {
         // (start, end, depth, parent, is_left, n_constant)
         let mut stack = vec![(0usize, samples.len(), 0usize, LEAF, false, 0usize)];
         while let Some((start, end, depth, parent, is_left, n_constant)) = stack.pop() {
-            let (node, pending) = self.evaluate::<R>(samples, features, start, end, depth, n_constant, rng);
+            let (node, pending) =
+                self.evaluate::<R>(samples, features, start, end, depth, n_constant, rng);
             if parent != LEAF {
                 self.tree.link(parent, is_left, node);
             }
             if let Some(p) = pending {
-                self.tree.set_split(node, p.split.feature, p.split.threshold);
+                self.tree
+                    .set_split(node, p.split.feature, p.split.threshold);
                 let mid = start + p.split.n_left;
                 // Right pushed first so the left child is numbered next (pre-order).
                 stack.push((mid, end, depth + 1, node, false, p.n_constant));
@@ -117,11 +129,15 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         frontier.extend(root.map(ByImprovement));
         let mut leaves = 1;
         while leaves < max_leaves {
-            let Some(ByImprovement(p)) = frontier.pop() else { break };
-            self.tree.set_split(p.node, p.split.feature, p.split.threshold);
+            let Some(ByImprovement(p)) = frontier.pop() else {
+                break;
+            };
+            self.tree
+                .set_split(p.node, p.split.feature, p.split.threshold);
             let mid = p.start + p.split.n_left;
             for (is_left, s, e) in [(true, p.start, mid), (false, mid, p.end)] {
-                let (child, pending) = self.evaluate::<R>(samples, features, s, e, p.depth + 1, 0, rng);
+                let (child, pending) =
+                    self.evaluate::<R>(samples, features, s, e, p.depth + 1, 0, rng);
                 self.tree.link(p.node, is_left, child);
                 frontier.extend(pending.map(ByImprovement));
             }
@@ -150,7 +166,9 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         let impurity = self.crit.impurity(&self.total);
         self.crit.value(&self.total, &mut self.value);
         let n = end - start;
-        let node = self.tree.push_leaf(impurity, self.total[0], n as u32, &self.value);
+        let node = self
+            .tree
+            .push_leaf(impurity, self.total[0], n as u32, &self.value);
         let p = self.params;
         let w = self.total[0];
         if depth >= p.max_depth
@@ -167,23 +185,48 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             min_samples_leaf: p.min_samples_leaf,
             min_weight_leaf: self.min_weight_leaf,
         };
-        let (split, n_constant) =
-            find_split::<T, C, R>(&self.x, &ctx, &mut self.scratch, &mut rows, features, n_constant, p.max_features, rng);
+        let (split, n_constant) = find_split::<T, C, R>(
+            &self.x,
+            &ctx,
+            &mut self.scratch,
+            &mut rows,
+            features,
+            n_constant,
+            p.max_features,
+            rng,
+        );
         let split = match split {
             Some(s) => s,
             None => return (node, None),
         };
-        self.crit.accumulate(&mut self.left, &rows.ys[..split.n_left], &rows.ws[..split.n_left]);
+        self.crit.accumulate(
+            &mut self.left,
+            &rows.ys[..split.n_left],
+            &rows.ws[..split.n_left],
+        );
         for ((r, t), l) in self.right.iter_mut().zip(&self.total).zip(&self.left) {
             *r = t - l;
         }
         let (wl, wr) = (self.left[0], self.right[0]);
         let improvement = (w / self.root_weight)
-            * (impurity - wl / w * self.crit.impurity(&self.left) - wr / w * self.crit.impurity(&self.right));
+            * (impurity
+                - wl / w * self.crit.impurity(&self.left)
+                - wr / w * self.crit.impurity(&self.right));
         if improvement + EPSILON < p.min_impurity_decrease {
             return (node, None);
         }
-        (node, Some(Pending { node, start, end, depth, split, improvement, n_constant }))
+        (
+            node,
+            Some(Pending {
+                node,
+                start,
+                end,
+                depth,
+                split,
+                improvement,
+                n_constant,
+            }),
+        )
     }
 }
 

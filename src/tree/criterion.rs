@@ -185,7 +185,11 @@ impl Criterion for SquaredError<'_> {
         sl * sl / wl + sr * sr / wr
     }
     fn value(&self, stats: &[f64], out: &mut [f64]) {
-        out[0] = if stats[0] > 0.0 { stats[1] / stats[0] } else { 0.0 };
+        out[0] = if stats[0] > 0.0 {
+            stats[1] / stats[0]
+        } else {
+            0.0
+        };
     }
 }
 
@@ -213,8 +217,14 @@ mod tests {
     #[test]
     fn hand_computed_impurities() {
         let y = [0u32, 0, 1, 1];
-        let g = Gini { y: &y, n_classes: 2 };
-        let e = Entropy { y: &y, n_classes: 2 };
+        let g = Gini {
+            y: &y,
+            n_classes: 2,
+        };
+        let e = Entropy {
+            y: &y,
+            n_classes: 2,
+        };
         let all = [0, 1, 2, 3];
         assert!((g.impurity(&stats(&g, &all, 1.0)) - 0.5).abs() < 1e-15);
         assert!((e.impurity(&stats(&e, &all, 2.0)) - 1.0).abs() < 1e-15);
@@ -237,7 +247,8 @@ mod tests {
             for pos in 1..40 {
                 let left = stats(c, &order[..pos], 1.0);
                 let right: Vec<f64> = total.iter().zip(&left).map(|(t, l)| t - l).collect();
-                let dec = it - (left[0] * c.impurity(&left) + right[0] * c.impurity(&right)) / total[0];
+                let dec =
+                    it - (left[0] * c.impurity(&left) + right[0] * c.impurity(&right)) / total[0];
                 cands.push((c.proxy(&total, &left), dec));
             }
             for a in &cands {
@@ -248,8 +259,14 @@ mod tests {
                 }
             }
         }
-        check(&Gini { y: &y, n_classes: 3 });
-        check(&Entropy { y: &y, n_classes: 3 });
+        check(&Gini {
+            y: &y,
+            n_classes: 3,
+        });
+        check(&Entropy {
+            y: &y,
+            n_classes: 3,
+        });
         check(&SquaredError { y: &yr });
     }
 }

@@ -53,7 +53,13 @@ impl Tree {
     }
 
     /// Appends a leaf and returns its id.
-    pub(crate) fn push_leaf(&mut self, impurity: f64, weight: f64, n_samples: u32, value: &[f64]) -> u32 {
+    pub(crate) fn push_leaf(
+        &mut self,
+        impurity: f64,
+        weight: f64,
+        n_samples: u32,
+        value: &[f64],
+    ) -> u32 {
         let id = self.left.len() as u32;
         self.left.push(LEAF);
         self.right.push(LEAF);

@@ -124,9 +124,11 @@ impl ThresholdRule for BestThreshold {
         _rng: &mut TreeRng,
     ) -> Option<(f64, f64)> {
         s.sorted.clear();
-        s.sorted.extend(s.xf.iter().enumerate().map(|(k, &v)| (v, k as u32)));
+        s.sorted
+            .extend(s.xf.iter().enumerate().map(|(k, &v)| (v, k as u32)));
         // (value, position) is a total key: the sorted order is unique.
-        s.sorted.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        s.sorted
+            .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         s.left.fill(0.0);
         let n = s.sorted.len();
         let mut best: Option<(f64, f64)> = None;
@@ -180,7 +182,12 @@ impl ThresholdRule for RandomThreshold {
         let k = s.left.len();
         s.lanes.fill(0.0);
         let (mut n_left, mut wl) = (0, 0.0);
-        for (j, ((v, &y), &w)) in s.xf.iter().zip(rows.ys.iter()).zip(rows.ws.iter()).enumerate() {
+        for (j, ((v, &y), &w)) in
+            s.xf.iter()
+                .zip(rows.ys.iter())
+                .zip(rows.ws.iter())
+                .enumerate()
+        {
             let goes_left = v.to_f64() <= t;
             let w = if goes_left { w } else { 0.0 };
             wl += w;
@@ -229,7 +236,14 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
         visited += 1;
         if let Some((proxy, threshold)) = R::search(s, ctx, rows, lo, hi, rng) {
             if best.as_ref().is_none_or(|(bp, _)| proxy > *bp) {
-                best = Some((proxy, Split { feature: f, threshold, n_left: 0 }));
+                best = Some((
+                    proxy,
+                    Split {
+                        feature: f,
+                        threshold,
+                        n_left: 0,
+                    },
+                ));
                 std::mem::swap(&mut s.xf, &mut s.best_xf);
             }
         }

@@ -1,0 +1,97 @@
+//! Same seed, same model, for any number of threads; different seeds, different models.
+
+mod common;
+
+use forestimp::parallel::install;
+use forestimp::{
+    CriterionKind, FeatureCount, Forest, ForestParams, Layout, Matrix, SampleCount, Targets,
+};
+
+fn fit_with_threads(params: &ForestParams, threads: usize) -> Forest {
+    let (x, y) = common::classification(600, 8, 1);
+    let m = Matrix::new(&x, 600, 8, Layout::RowMajor).unwrap();
+    install(threads, || {
+        Forest::fit(params, m, Targets::classes(&y, 3).unwrap(), None).unwrap()
+    })
+}
+
+fn variants() -> Vec<ForestParams> {
+    let mut rf = ForestParams::random_forest(CriterionKind::Gini);
+    rf.n_estimators = 24;
+    rf.seed = 11;
+    let mut et = ForestParams::extra_trees(CriterionKind::Entropy);
+    et.n_estimators = 24;
+    et.max_leaf_nodes = Some(40);
+    let mut rp = ForestParams::random_patches(CriterionKind::Gini, 0.5, 0.5);
+    rp.n_estimators = 24;
+    rp.max_samples = Some(SampleCount::Count(200));
+    rp.tree_features = Some(FeatureCount::Count(3));
+    vec![rf, et, rp]
+}
+
+#[test]
+fn thread_count_never_changes_the_model() {
+    for params in variants() {
+        let one = fit_with_threads(&params, 1);
+        for threads in [2, 4] {
+            let many = fit_with_threads(&params, threads);
+            assert_eq!(one, many, "{threads} threads changed the model");
+            assert_eq!(one.importances(false), many.importances(false));
+            #[cfg(feature = "serde")]
+            assert_eq!(one.to_bytes().unwrap(), many.to_bytes().unwrap());
+        }
+        let (x, _) = common::classification(600, 8, 1);
+        let m = Matrix::new(&x, 600, 8, Layout::ColumnMajor).unwrap(); // any matrix will do
+        let p1 = install(1, || one.predict(m).unwrap());
+        let p4 = install(4, || one.predict(m).unwrap());
+        assert_eq!(p1, p4);
+        let o1 = install(1, || one.oob_predict(m).ok());
+        let o4 = install(4, || one.oob_predict(m).ok());
+        assert_eq!(format!("{o1:?}"), format!("{o4:?}"));
+    }
+}
+
+#[test]
+fn the_seed_matters() {
+    let mut p = variants().remove(0);
+    let a = fit_with_threads(&p, 2);
+    p.seed += 1;
+    let b = fit_with_threads(&p, 2);
+    assert_ne!(a, b);
+}
+
+#[test]
+fn layouts_and_float_widths_give_the_same_trees() {
+    let (x, y) = common::classification(400, 5, 9);
+    let xf: Vec<f32> = (0..5)
+        .flat_map(|j| (0..400).map(move |i| (i, j)))
+        .map(|(i, j)| x[i * 5 + j])
+        .collect();
+    let x64: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
+    let mut p = ForestParams::random_forest(CriterionKind::Gini);
+    p.n_estimators = 8;
+    let t = Targets::classes(&y, 3).unwrap();
+    let a = Forest::fit(
+        &p,
+        Matrix::new(&x, 400, 5, Layout::RowMajor).unwrap(),
+        t,
+        None,
+    )
+    .unwrap();
+    let b = Forest::fit(
+        &p,
+        Matrix::new(&xf, 400, 5, Layout::ColumnMajor).unwrap(),
+        t,
+        None,
+    )
+    .unwrap();
+    let c = Forest::fit(
+        &p,
+        Matrix::new(&x64, 400, 5, Layout::RowMajor).unwrap(),
+        t,
+        None,
+    )
+    .unwrap();
+    assert_eq!(a, b);
+    assert_eq!(a, c);
+}

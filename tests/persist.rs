@@ -1,0 +1,109 @@
+//! The model format: exact round trips, and every kind of damage rejected without a panic.
+#![cfg(feature = "serde")]
+
+mod common;
+
+use forestimp::persist::FORMAT_VERSION;
+use forestimp::rng::TreeRng;
+use forestimp::{CriterionKind, Forest, ForestError, ForestParams, Layout, Matrix, Targets};
+
+fn models() -> Vec<Forest> {
+    let (x, y) = common::classification(300, 6, 2);
+    let m = Matrix::new(&x, 300, 6, Layout::RowMajor).unwrap();
+    let mut c = ForestParams::random_forest(CriterionKind::Entropy);
+    c.n_estimators = 5;
+    let (xr, yr) = common::regression(300, 4, 3);
+    let mr = Matrix::new(&xr, 300, 4, Layout::RowMajor).unwrap();
+    let mut r = ForestParams::extra_trees(CriterionKind::SquaredError);
+    r.n_estimators = 5;
+    r.max_depth = Some(6);
+    vec![
+        Forest::fit(&c, m, Targets::classes(&y, 3).unwrap(), None).unwrap(),
+        Forest::fit(&r, mr, Targets::regression(&yr).unwrap(), None).unwrap(),
+    ]
+}
+
+#[test]
+fn round_trip_is_exact() {
+    for f in models() {
+        let bytes = f.to_bytes().unwrap();
+        let g = Forest::from_bytes(&bytes).unwrap();
+        assert_eq!(f, g);
+        assert_eq!(bytes, g.to_bytes().unwrap());
+        assert_eq!(f.importances(false), g.importances(false));
+    }
+}
+
+#[test]
+fn damage_is_an_error_never_a_panic() {
+    let bytes = models().remove(0).to_bytes().unwrap();
+    for cut in [0, 3, 10, 19, 20, bytes.len() / 2, bytes.len() - 1] {
+        assert!(
+            matches!(
+                Forest::from_bytes(&bytes[..cut]),
+                Err(ForestError::Decode(_))
+            ),
+            "cut {cut}"
+        );
+    }
+    let mut newer = bytes.clone();
+    newer[4..6].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
+    assert_eq!(
+        Forest::from_bytes(&newer),
+        Err(ForestError::Version {
+            found: FORMAT_VERSION + 1,
+            supported: FORMAT_VERSION
+        })
+    );
+    let mut rng = TreeRng::new(5);
+    for _ in 0..2000 {
+        let mut b = bytes.clone();
+        let i = rng.below(b.len());
+        b[i] ^= 1 << rng.below(8);
+        assert!(Forest::from_bytes(&b).is_err());
+    }
+}
+
+/// A payload that passes the checksum but lies about its trees must still be refused.
+#[test]
+fn structurally_invalid_payloads_are_refused() {
+    let f = models().remove(0);
+    let bytes = f.to_bytes().unwrap();
+    let mut rng = TreeRng::new(8);
+    let mut refused = 0;
+    for _ in 0..3000 {
+        let mut payload = bytes[20..].to_vec();
+        let i = rng.below(payload.len());
+        payload[i] = rng.next_u64() as u8;
+        let mut b = bytes[..20].to_vec();
+        b[8..16].copy_from_slice(&(payload.len() as u64).to_le_bytes());
+        b[16..20].copy_from_slice(&crc32(&payload).to_le_bytes());
+        b.extend_from_slice(&payload);
+        match Forest::from_bytes(&b) {
+            Ok(g) => {
+                // Whatever decoded must be usable: predict on data of the right width.
+                let x = vec![0.5f64; 3 * g.n_features()];
+                let m = Matrix::new(&x, 3, g.n_features(), Layout::RowMajor).unwrap();
+                let _ = g.predict(m).unwrap();
+            }
+            Err(_) => refused += 1,
+        }
+    }
+    assert!(refused > 0);
+}
+
+fn crc32(data: &[u8]) -> u32 {
+    // Bitwise CRC-32 (IEEE), independent of the crate's implementation.
+    let mut crc = !0u32;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}

@@ -1,0 +1,202 @@
+//! Stopping rules, sampling schemes and predictions on small problems with known answers.
+
+mod common;
+
+use forestimp::{
+    CriterionKind, FeatureCount, Forest, ForestParams, Layout, Matrix, SampleCount, Targets,
+};
+
+fn class_data() -> (Vec<f32>, Vec<u32>) {
+    common::classification(500, 6, 4)
+}
+
+fn fit(p: &ForestParams) -> Forest {
+    let (x, y) = class_data();
+    let m = Matrix::new(&x, 500, 6, Layout::RowMajor).unwrap();
+    Forest::fit(p, m, Targets::classes(&y, 3).unwrap(), None).unwrap()
+}
+
+fn base() -> ForestParams {
+    let mut p = ForestParams::random_forest(CriterionKind::Gini);
+    p.n_estimators = 6;
+    p
+}
+
+#[test]
+fn stopping_rules_hold_in_every_tree() {
+    let mut p = base();
+    p.max_depth = Some(3);
+    assert!(fit(&p).trees().iter().all(|t| t.max_depth() <= 3));
+
+    let mut p = base();
+    p.min_samples_leaf = 20;
+    for t in fit(&p).trees() {
+        for i in 0..t.len() {
+            assert!(!t.is_leaf(i) || t.sample_counts()[i] >= 20);
+        }
+    }
+
+    let mut p = base();
+    p.max_leaf_nodes = Some(7);
+    for t in fit(&p).trees() {
+        assert_eq!((0..t.len()).filter(|&i| t.is_leaf(i)).count(), 7);
+    }
+
+    let mut p = base();
+    p.min_weight_fraction_leaf = 0.1;
+    for t in fit(&p).trees() {
+        for i in 0..t.len() {
+            assert!(!t.is_leaf(i) || t.weights()[i] >= 0.1 * t.weights()[0] - 1e-9);
+        }
+    }
+
+    // A huge min_impurity_decrease leaves only the root.
+    let mut p = base();
+    p.min_impurity_decrease = 10.0;
+    assert!(fit(&p).trees().iter().all(|t| t.len() == 1));
+}
+
+#[test]
+fn fully_grown_trees_fit_the_training_set() {
+    let mut p = base();
+    p.bootstrap = false;
+    p.max_features = FeatureCount::All;
+    let (x, y) = class_data();
+    let f = fit(&p);
+    let m = Matrix::new(&x, 500, 6, Layout::RowMajor).unwrap();
+    let proba = f.predict(m).unwrap();
+    for (i, &c) in y.iter().enumerate() {
+        assert_eq!(proba[i * 3 + c as usize], 1.0, "row {i}");
+    }
+}
+
+#[test]
+fn node_statistics_are_consistent() {
+    for t in fit(&base()).trees() {
+        for i in 0..t.len() {
+            let v = t.value(i);
+            assert!((v.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+            if !t.is_leaf(i) {
+                let (l, r) = (
+                    t.children_left()[i] as usize,
+                    t.children_right()[i] as usize,
+                );
+                assert!(l > i && r > i);
+                assert_eq!(
+                    t.sample_counts()[i],
+                    t.sample_counts()[l] + t.sample_counts()[r]
+                );
+                // A split never increases the weighted impurity.
+                let dec = t.weights()[i] * t.impurities()[i]
+                    - t.weights()[l] * t.impurities()[l]
+                    - t.weights()[r] * t.impurities()[r];
+                assert!(dec > -1e-9);
+            }
+        }
+    }
+}
+
+#[test]
+fn random_patches_trees_only_use_their_features() {
+    let mut p = ForestParams::random_patches(CriterionKind::Gini, 0.5, 0.5);
+    p.n_estimators = 20;
+    for t in fit(&p).trees() {
+        let used: std::collections::BTreeSet<u32> = (0..t.len())
+            .filter(|&i| !t.is_leaf(i))
+            .map(|i| t.features()[i])
+            .collect();
+        assert!(used.len() <= 3);
+        // Subsampling without replacement: 250 distinct rows at the root.
+        assert_eq!(t.sample_counts()[0], 250);
+    }
+}
+
+#[test]
+fn bootstrap_draws_n_rows_with_replacement() {
+    let mut p = base();
+    p.max_samples = Some(SampleCount::Count(300));
+    for t in fit(&p).trees() {
+        assert_eq!(t.weights()[0], 300.0); // weights count repeated draws
+        assert!(t.sample_counts()[0] < 300); // distinct rows
+    }
+}
+
+#[test]
+fn oob_accuracy_is_sensible_and_needs_left_out_rows() {
+    let mut p = base();
+    p.n_estimators = 40;
+    let (x, y) = class_data();
+    let m = Matrix::new(&x, 500, 6, Layout::RowMajor).unwrap();
+    let f = Forest::fit(&p, m, Targets::classes(&y, 3).unwrap(), None).unwrap();
+    let (proba, counts) = f.oob_predict(m).unwrap();
+    let correct = (0..500)
+        .filter(|&i| {
+            let row = &proba[i * 3..i * 3 + 3];
+            let best = (0..3).max_by(|&a, &b| row[a].total_cmp(&row[b])).unwrap();
+            counts[i] > 0 && best == y[i] as usize
+        })
+        .count();
+    assert!(correct > 350, "OOB accuracy {correct}/500");
+    let mut et = ForestParams::extra_trees(CriterionKind::Gini);
+    et.n_estimators = 3;
+    let g = Forest::fit(&et, m, Targets::classes(&y, 3).unwrap(), None).unwrap();
+    assert!(g.oob_predict(m).is_err());
+}
+
+#[test]
+fn regression_beats_the_mean() {
+    let (x, y) = common::regression(800, 5, 6);
+    let m = Matrix::new(&x, 800, 5, Layout::RowMajor).unwrap();
+    let mut p = ForestParams::random_forest(CriterionKind::SquaredError);
+    p.max_features = FeatureCount::All;
+    p.n_estimators = 30;
+    let f = Forest::fit(&p, m, Targets::regression(&y).unwrap(), None).unwrap();
+    let (pred, _) = f.oob_predict(m).unwrap();
+    let mean = y.iter().sum::<f64>() / 800.0;
+    let sse: f64 = y.iter().zip(&pred).map(|(a, b)| (a - b) * (a - b)).sum();
+    let sst: f64 = y.iter().map(|a| (a - mean) * (a - mean)).sum();
+    assert!(1.0 - sse / sst > 0.8, "OOB R2 {}", 1.0 - sse / sst);
+    let imp = f.importances(true);
+    // Var(sin 3x0) ≈ 0.52 vs Var(x1²) ≈ 0.09 on U(-1, 1); the noise features get little.
+    assert!(
+        imp[0] > 0.7 && imp[1] > 0.1 && imp[2..].iter().all(|&v| v < 0.01),
+        "{imp:?}"
+    );
+}
+
+#[test]
+fn invalid_parameters_are_named() {
+    let (x, y) = class_data();
+    let m = Matrix::new(&x, 500, 6, Layout::RowMajor).unwrap();
+    let t = Targets::classes(&y, 3).unwrap();
+    type Edit = Box<dyn Fn(&mut ForestParams)>;
+    let cases: Vec<(&str, Edit)> = vec![
+        ("n_estimators", Box::new(|p| p.n_estimators = 0)),
+        (
+            "max_features",
+            Box::new(|p| p.max_features = FeatureCount::Count(7)),
+        ),
+        (
+            "max_samples",
+            Box::new(|p| p.max_samples = Some(SampleCount::Fraction(1.5))),
+        ),
+        ("min_samples_split", Box::new(|p| p.min_samples_split = 1)),
+        (
+            "criterion",
+            Box::new(|p| p.criterion = CriterionKind::SquaredError),
+        ),
+    ];
+    for (name, edit) in cases {
+        let mut p = base();
+        edit(&mut p);
+        match Forest::fit(&p, m, t, None) {
+            Err(forestimp::ForestError::InvalidParameter { name: got, .. }) => {
+                assert_eq!(got, name)
+            }
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+    let bad = [f32::NAN; 6];
+    let mb = Matrix::new(&bad, 1, 6, Layout::RowMajor).unwrap();
+    assert!(Forest::fit(&base(), mb, Targets::classes(&[0], 1).unwrap(), None).is_err());
+}
