@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{ForestError, Result};
 use crate::forest::Forest;
 use crate::params::{CriterionKind, Resolved};
-use crate::tree::{Tree, LEAF};
+use crate::tree::Tree;
 
 /// First bytes of every model.
 pub const MAGIC: &[u8; 4] = b"FIMP";
@@ -35,11 +35,11 @@ struct ForestRepr {
     trees: Vec<TreeRepr>,
 }
 
-/// One tree; child ids are stored as forward offsets (0 for a leaf) so they are small
-/// varints, and split fields only for internal nodes, leaf fields only for leaves.
+/// One tree in pre-order: the left child is implicit, the right child is stored as a
+/// forward offset (0 for a leaf) so it is a small varint; split fields only for internal
+/// nodes, leaf fields only for leaves.
 #[derive(Serialize, Deserialize)]
 struct TreeRepr {
-    left: Vec<u32>,
     right: Vec<u32>,
     feature: Vec<u32>,
     threshold: Vec<f64>,
@@ -57,7 +57,6 @@ fn decode_err(msg: impl Into<String>) -> ForestError {
 impl TreeRepr {
     fn from_tree(t: &Tree, criterion: CriterionKind) -> Self {
         let mut r = TreeRepr {
-            left: Vec::with_capacity(t.len()),
             right: Vec::with_capacity(t.len()),
             feature: Vec::new(),
             threshold: Vec::new(),
@@ -68,16 +67,14 @@ impl TreeRepr {
         };
         for i in 0..t.len() {
             if t.is_leaf(i) {
-                r.left.push(0);
                 r.right.push(0);
                 r.leaf_weight.push(t.weight[i]);
                 r.leaf_count.push(t.n_samples[i]);
                 r.leaf_value.extend_from_slice(t.value(i));
             } else {
-                r.left.push(t.left[i] - i as u32);
-                r.right.push(t.right[i] - i as u32);
-                r.feature.push(t.feature[i]);
-                r.threshold.push(t.threshold[i]);
+                r.right.push(t.nodes[i].right - i as u32);
+                r.feature.push(t.nodes[i].feature);
+                r.threshold.push(t.nodes[i].threshold);
             }
         }
         if criterion == CriterionKind::SquaredError {
@@ -87,15 +84,11 @@ impl TreeRepr {
     }
 
     fn into_tree(self, criterion: CriterionKind, width: usize, n_features: usize) -> Result<Tree> {
-        let n = self.left.len();
-        if n == 0 || self.right.len() != n {
-            return Err(decode_err(
-                "tree without nodes or with mismatched child arrays",
-            ));
-        }
-        let n_internal = self.left.iter().filter(|&&d| d != 0).count();
+        let n = self.right.len();
+        let n_internal = self.right.iter().filter(|&&d| d != 0).count();
         let n_leaves = n - n_internal;
-        if self.feature.len() != n_internal
+        if n == 0
+            || self.feature.len() != n_internal
             || self.threshold.len() != n_internal
             || self.leaf_weight.len() != n_leaves
             || self.leaf_count.len() != n_leaves
@@ -108,15 +101,11 @@ impl TreeRepr {
         if regression && self.impurity.len() != n || !regression && !self.impurity.is_empty() {
             return Err(decode_err("impurity array of the wrong length"));
         }
+        check_preorder(&self.right)?;
         let mut t = Tree::with_capacity(width, n);
-        let mut has_parent = vec![false; n];
         let (mut k_int, mut k_leaf) = (0, 0);
-        for i in 0..n {
-            let (dl, dr) = (self.left[i] as usize, self.right[i] as usize);
-            if (dl == 0) != (dr == 0) {
-                return Err(decode_err("node with a single child"));
-            }
-            if dl == 0 {
+        for (i, &dr) in self.right.iter().enumerate() {
+            if dr == 0 {
                 let v = &self.leaf_value[k_leaf * width..(k_leaf + 1) * width];
                 let w = self.leaf_weight[k_leaf];
                 if !(w.is_finite() && w >= 0.0) || v.iter().any(|x| !x.is_finite()) {
@@ -126,35 +115,53 @@ impl TreeRepr {
                 k_leaf += 1;
                 continue;
             }
-            let (l, r) = (i.checked_add(dl), i.checked_add(dr));
-            let (Some(l), Some(r)) = (l, r) else {
-                return Err(decode_err("child id overflow"));
-            };
-            if l >= n || r >= n || l == r || has_parent[l] || has_parent[r] {
-                return Err(decode_err("child ids do not form a tree"));
-            }
-            has_parent[l] = true;
-            has_parent[r] = true;
             let (f, thr) = (self.feature[k_int], self.threshold[k_int]);
             if f as usize >= n_features || thr.is_nan() {
                 return Err(decode_err("split on an unknown feature or a NaN threshold"));
             }
             t.push_leaf(0.0, 0.0, 0, &vec![0.0; width]);
             t.set_split(i as u32, f, thr);
-            t.left[i] = l as u32;
-            t.right[i] = r as u32;
+            t.link(i as u32, true, i as u32 + 1);
+            t.link(i as u32, false, i as u32 + dr);
             k_int += 1;
         }
-        // Children point forward and have one parent each: with n−1 edges this is a tree.
         if regression {
             if self.impurity.iter().any(|x| !x.is_finite()) {
                 return Err(decode_err("non-finite impurity"));
             }
             t.impurity = self.impurity;
         }
-        debug_assert!(t.left.iter().all(|&c| c == LEAF || (c as usize) < n));
         t.finalize(criterion);
         Ok(t)
+    }
+}
+
+/// Checks that right-child offsets describe one binary tree in pre-order: walking it from
+/// the root must meet the ids 0, 1, 2, … in order and end exactly at the last node.
+fn check_preorder(right: &[u32]) -> Result<()> {
+    let n = right.len();
+    let mut next = 0usize;
+    let mut stack = vec![0usize];
+    while let Some(t) = stack.pop() {
+        if t != next || t >= n {
+            return Err(decode_err("child ids do not form a tree in pre-order"));
+        }
+        next += 1;
+        if right[t] != 0 {
+            let r = t
+                .checked_add(right[t] as usize)
+                .filter(|&r| r > t + 1 && r < n);
+            let Some(r) = r else {
+                return Err(decode_err("right child out of range"));
+            };
+            stack.push(r);
+            stack.push(t + 1);
+        }
+    }
+    if next == n {
+        Ok(())
+    } else {
+        Err(decode_err("nodes unreachable from the root"))
     }
 }
 

@@ -76,11 +76,7 @@ fn node_statistics_are_consistent() {
         for i in 0..t.len() {
             let v = t.value(i);
             assert!((v.iter().sum::<f64>() - 1.0).abs() < 1e-12);
-            if !t.is_leaf(i) {
-                let (l, r) = (
-                    t.children_left()[i] as usize,
-                    t.children_right()[i] as usize,
-                );
+            if let Some((l, r)) = t.children(i) {
                 assert!(l > i && r > i);
                 assert_eq!(
                     t.sample_counts()[i],
@@ -103,7 +99,7 @@ fn random_patches_trees_only_use_their_features() {
     for t in fit(&p).trees() {
         let used: std::collections::BTreeSet<u32> = (0..t.len())
             .filter(|&i| !t.is_leaf(i))
-            .map(|i| t.features()[i])
+            .map(|i| t.feature(i))
             .collect();
         assert!(used.len() <= 3);
         // Subsampling without replacement: 250 distinct rows at the root.

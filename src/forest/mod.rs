@@ -100,10 +100,12 @@ impl Forest {
         let scale = 1.0 / self.trees.len() as f64;
         chunks_mut(&mut out, ROW_CHUNK * w, |k, chunk| {
             let first = k * ROW_CHUNK;
+            let mut leaves = [0u32; ROW_CHUNK];
+            let leaves = &mut leaves[..chunk.len() / w];
             for tree in &self.trees {
-                for (r, acc) in chunk.chunks_mut(w).enumerate() {
-                    let leaf = tree.leaf(&x, first + r);
-                    for (a, v) in acc.iter_mut().zip(tree.value(leaf)) {
+                tree.leaves(&x, first, leaves);
+                for (acc, &leaf) in chunk.chunks_mut(w).zip(leaves.iter()) {
+                    for (a, v) in acc.iter_mut().zip(tree.value(leaf as usize)) {
                         *a += v;
                     }
                 }

@@ -15,7 +15,6 @@ use crate::error::ForestError;
 use crate::forest::{class_codes, FitSession, Forest};
 use crate::parallel::{install, resolve_n_jobs};
 use crate::params::{CriterionKind, FeatureCount, ForestParams, SampleCount, SplitterKind};
-use crate::tree::LEAF;
 use crate::Targets;
 
 type Csr<'py> = (
@@ -249,27 +248,30 @@ impl PyForest {
         let t = self.inner.trees().get(index).ok_or_else(|| {
             pyo3::exceptions::PyIndexError::new_err(format!("tree index {index} out of range"))
         })?;
-        let child = |c: &[u32]| -> Vec<i64> {
-            c.iter()
-                .map(|&v| if v == LEAF { -1 } else { i64::from(v) })
-                .collect()
-        };
-        let leaf = |i: usize| t.is_leaf(i);
+        let kids: Vec<Option<(usize, usize)>> = (0..t.len()).map(|i| t.children(i)).collect();
         let d = PyDict::new(py);
-        d.set_item("children_left", child(t.children_left()).into_pyarray(py))?;
-        d.set_item("children_right", child(t.children_right()).into_pyarray(py))?;
+        let left: Vec<i64> = kids
+            .iter()
+            .map(|c| c.map_or(-1, |(l, _)| l as i64))
+            .collect();
+        let right: Vec<i64> = kids
+            .iter()
+            .map(|c| c.map_or(-1, |(_, r)| r as i64))
+            .collect();
+        d.set_item("children_left", left.into_pyarray(py))?;
+        d.set_item("children_right", right.into_pyarray(py))?;
         let feature: Vec<i64> = (0..t.len())
             .map(|i| {
-                if leaf(i) {
+                if t.is_leaf(i) {
                     -2
                 } else {
-                    i64::from(t.features()[i])
+                    i64::from(t.feature(i))
                 }
             })
             .collect();
         d.set_item("feature", feature.into_pyarray(py))?;
         let thr: Vec<f64> = (0..t.len())
-            .map(|i| if leaf(i) { -2.0 } else { t.thresholds()[i] })
+            .map(|i| if t.is_leaf(i) { -2.0 } else { t.threshold(i) })
             .collect();
         d.set_item("threshold", thr.into_pyarray(py))?;
         d.set_item("impurity", t.impurities().to_vec().into_pyarray(py))?;

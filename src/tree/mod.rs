@@ -1,8 +1,10 @@
 //! Binary decision trees stored as flat parallel node arrays.
 //!
-//! Node 0 is the root; children always have larger ids than their parent, which makes
-//! bottom-up passes a reverse scan and lets the loader reject cycles cheaply. Leaves have
-//! `left == right == LEAF`.
+//! Nodes are stored in pre-order: node 0 is the root, the left child of an internal node
+//! `t` is `t + 1` and only the right child is stored. A split node is 16 bytes (threshold,
+//! feature, right child), so prediction walks few cache lines and the left path is
+//! sequential in memory. Children have larger ids than their parent, so bottom-up passes
+//! are a reverse scan. Leaves have `right == LEAF`.
 //!
 //! Only leaf statistics are primary: the weight, sample count and value of an internal node
 //! are derived from its children ([`Tree::finalize`]), and classification impurities from
@@ -22,33 +24,41 @@ use crate::params::CriterionKind;
 /// Child id marking a leaf.
 pub const LEAF: u32 = u32::MAX;
 
+/// The split fields of a node, packed for prediction.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct SplitNode {
+    /// `x ≤ threshold` goes to the left child `t + 1`.
+    pub threshold: f64,
+    pub feature: u32,
+    /// Right child, or `LEAF`.
+    pub right: u32,
+}
+
 /// A fitted binary tree.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tree {
-    pub(crate) left: Vec<u32>,
-    pub(crate) right: Vec<u32>,
-    pub(crate) feature: Vec<u32>,
-    pub(crate) threshold: Vec<f64>,
+    pub(crate) nodes: Vec<SplitNode>,
     pub(crate) impurity: Vec<f64>,
     pub(crate) weight: Vec<f64>,
     pub(crate) n_samples: Vec<u32>,
     /// `n_nodes × width`: class frequencies, or the mean output.
     pub(crate) value: Vec<f64>,
     pub(crate) width: usize,
+    /// Left children while growing (best-first creates nodes out of pre-order); emptied by
+    /// [`Tree::finalize`].
+    build_left: Vec<u32>,
 }
 
 impl Tree {
     pub(crate) fn with_capacity(width: usize, nodes: usize) -> Self {
         Tree {
-            left: Vec::with_capacity(nodes),
-            right: Vec::with_capacity(nodes),
-            feature: Vec::with_capacity(nodes),
-            threshold: Vec::with_capacity(nodes),
+            nodes: Vec::with_capacity(nodes),
             impurity: Vec::with_capacity(nodes),
             weight: Vec::with_capacity(nodes),
             n_samples: Vec::with_capacity(nodes),
             value: Vec::with_capacity(nodes * width),
             width,
+            build_left: Vec::with_capacity(nodes),
         }
     }
 
@@ -60,11 +70,13 @@ impl Tree {
         n_samples: u32,
         value: &[f64],
     ) -> u32 {
-        let id = self.left.len() as u32;
-        self.left.push(LEAF);
-        self.right.push(LEAF);
-        self.feature.push(0);
-        self.threshold.push(0.0);
+        let id = self.nodes.len() as u32;
+        self.nodes.push(SplitNode {
+            threshold: 0.0,
+            feature: 0,
+            right: LEAF,
+        });
+        self.build_left.push(LEAF);
         self.impurity.push(impurity);
         self.weight.push(weight);
         self.n_samples.push(n_samples);
@@ -74,27 +86,33 @@ impl Tree {
 
     /// Turns leaf `node` into an internal node; its children are linked later.
     pub(crate) fn set_split(&mut self, node: u32, feature: u32, threshold: f64) {
-        self.feature[node as usize] = feature;
-        self.threshold[node as usize] = threshold;
+        let n = &mut self.nodes[node as usize];
+        n.feature = feature;
+        n.threshold = threshold;
     }
 
     pub(crate) fn link(&mut self, parent: u32, is_left: bool, child: u32) {
         if is_left {
-            self.left[parent as usize] = child;
+            self.build_left[parent as usize] = child;
         } else {
-            self.right[parent as usize] = child;
+            self.nodes[parent as usize].right = child;
         }
     }
 
-    /// Derives internal-node weights, counts, values and (for classification) all
-    /// impurities from the leaves. Children have larger ids, so one reverse scan suffices.
+    /// Puts the nodes in pre-order (if growing did not), then derives internal-node
+    /// weights, counts, values and (for classification) all impurities from the leaves.
     pub(crate) fn finalize(&mut self, criterion: CriterionKind) {
+        let in_preorder =
+            (0..self.len()).all(|t| self.is_leaf(t) || self.build_left[t] as usize == t + 1);
+        if !in_preorder {
+            self.reorder();
+        }
+        self.build_left = Vec::new();
         let w = self.width;
         for t in (0..self.len()).rev() {
-            if self.is_leaf(t) {
+            let Some((l, r)) = self.children(t) else {
                 continue;
-            }
-            let (l, r) = (self.left[t] as usize, self.right[t] as usize);
+            };
             let (wl, wr) = (self.weight[l], self.weight[r]);
             let wt = wl + wr;
             self.weight[t] = wt;
@@ -116,20 +134,64 @@ impl Tree {
         }
     }
 
+    /// Renumbers the nodes in pre-order using the build-time left links.
+    fn reorder(&mut self) {
+        let n = self.len();
+        let mut order = Vec::with_capacity(n); // new id -> old id
+        let mut stack = vec![0usize];
+        while let Some(t) = stack.pop() {
+            order.push(t);
+            if self.nodes[t].right != LEAF {
+                stack.push(self.nodes[t].right as usize);
+                stack.push(self.build_left[t] as usize);
+            }
+        }
+        let mut new_id = vec![0u32; n];
+        for (new, &old) in order.iter().enumerate() {
+            new_id[old] = new as u32;
+        }
+        let w = self.width;
+        let nodes = order
+            .iter()
+            .map(|&o| {
+                let mut nd = self.nodes[o];
+                if nd.right != LEAF {
+                    nd.right = new_id[nd.right as usize];
+                }
+                nd
+            })
+            .collect();
+        self.nodes = nodes;
+        self.impurity = order.iter().map(|&o| self.impurity[o]).collect();
+        self.weight = order.iter().map(|&o| self.weight[o]).collect();
+        self.n_samples = order.iter().map(|&o| self.n_samples[o]).collect();
+        self.value = order
+            .iter()
+            .flat_map(|&o| self.value[o * w..(o + 1) * w].to_vec())
+            .collect();
+    }
+
     /// Number of nodes.
     pub fn len(&self) -> usize {
-        self.left.len()
+        self.nodes.len()
     }
 
     /// Whether the tree has no node (never true for a fitted tree).
     pub fn is_empty(&self) -> bool {
-        self.left.is_empty()
+        self.nodes.is_empty()
     }
 
     /// Whether `node` is a leaf.
     #[inline]
     pub fn is_leaf(&self, node: usize) -> bool {
-        self.left[node] == LEAF
+        self.nodes[node].right == LEAF
+    }
+
+    /// `(left, right)` children of `node`, None for a leaf.
+    #[inline]
+    pub fn children(&self, node: usize) -> Option<(usize, usize)> {
+        let r = self.nodes[node].right;
+        (r != LEAF).then_some((node + 1, r as usize))
     }
 
     /// Values per node (number of classes, or 1).
@@ -143,21 +205,13 @@ impl Tree {
         &self.value[node * self.width..(node + 1) * self.width]
     }
 
-    /// Left children (`LEAF` for leaves).
-    pub fn children_left(&self) -> &[u32] {
-        &self.left
+    /// Split feature of `node` (meaningless at leaves).
+    pub fn feature(&self, node: usize) -> u32 {
+        self.nodes[node].feature
     }
-    /// Right children (`LEAF` for leaves).
-    pub fn children_right(&self) -> &[u32] {
-        &self.right
-    }
-    /// Split feature of each node (meaningless at leaves).
-    pub fn features(&self) -> &[u32] {
-        &self.feature
-    }
-    /// Split threshold of each node: `x ≤ threshold` goes left.
-    pub fn thresholds(&self) -> &[f64] {
-        &self.threshold
+    /// Split threshold of `node`: `x ≤ threshold` goes left.
+    pub fn threshold(&self, node: usize) -> f64 {
+        self.nodes[node].threshold
     }
     /// Impurity `i(t)` of each node.
     pub fn impurities(&self) -> &[f64] {
@@ -176,25 +230,35 @@ impl Tree {
     #[inline]
     pub fn leaf<T: Feature>(&self, x: &Matrix<'_, T>, i: usize) -> usize {
         let mut t = 0usize;
-        while self.left[t] != LEAF {
-            t = if x.get(i, self.feature[t] as usize).to_f64() <= self.threshold[t] {
-                self.left[t] as usize
+        loop {
+            let nd = &self.nodes[t];
+            if nd.right == LEAF {
+                return t;
+            }
+            t = if x.get(i, nd.feature as usize).to_f64() <= nd.threshold {
+                t + 1
             } else {
-                self.right[t] as usize
+                nd.right as usize
             };
         }
-        t
+    }
+
+    /// Leaves reached by the rows `first..first + out.len()` of `x`, written to `out`.
+    pub fn leaves<T: Feature>(&self, x: &Matrix<'_, T>, first: usize, out: &mut [u32]) {
+        for (k, leaf) in out.iter_mut().enumerate() {
+            *leaf = self.leaf(x, first + k) as u32;
+        }
     }
 
     /// Nodes visited by row `i`, root first, appended to `path`.
     pub fn path<T: Feature>(&self, x: &Matrix<'_, T>, i: usize, path: &mut Vec<usize>) {
         let mut t = 0usize;
         path.push(t);
-        while self.left[t] != LEAF {
-            t = if x.get(i, self.feature[t] as usize).to_f64() <= self.threshold[t] {
-                self.left[t] as usize
+        while let Some((l, r)) = self.children(t) {
+            t = if x.get(i, self.nodes[t].feature as usize).to_f64() <= self.nodes[t].threshold {
+                l
             } else {
-                self.right[t] as usize
+                r
             };
             path.push(t);
         }
@@ -204,9 +268,9 @@ impl Tree {
     pub fn node_depths(&self) -> Vec<usize> {
         let mut depth = vec![0usize; self.len()];
         for t in 0..self.len() {
-            if !self.is_leaf(t) {
-                depth[self.left[t] as usize] = depth[t] + 1;
-                depth[self.right[t] as usize] = depth[t] + 1;
+            if let Some((l, r)) = self.children(t) {
+                depth[l] = depth[t] + 1;
+                depth[r] = depth[t] + 1;
             }
         }
         depth
@@ -227,14 +291,13 @@ impl Tree {
             return imp;
         }
         for t in 0..self.len() {
-            if self.is_leaf(t) {
+            let Some((l, r)) = self.children(t) else {
                 continue;
-            }
-            let (l, r) = (self.left[t] as usize, self.right[t] as usize);
+            };
             let dec = self.weight[t] * self.impurity[t]
                 - self.weight[l] * self.impurity[l]
                 - self.weight[r] * self.impurity[r];
-            imp[self.feature[t] as usize] += dec / root;
+            imp[self.nodes[t].feature as usize] += dec / root;
         }
         imp
     }
