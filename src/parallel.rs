@@ -48,10 +48,9 @@ mod imp {
     }
 
     pub fn install<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
-        if threads <= 1 {
-            return f();
-        }
-        match pool(threads) {
+        // Even one thread gets its own pool: outside any pool, rayon's parallel iterators
+        // would fall back to the global pool and use every core.
+        match pool(threads.max(1)) {
             Some(p) => p.install(f),
             // Could not spawn threads (resource limits): correct, just sequential.
             None => f(),
@@ -94,7 +93,8 @@ mod imp {
     }
 }
 
-/// Runs `f` on a pool of `threads` threads (inline when `threads <= 1`).
+/// Runs `f` on a dedicated pool of `threads` threads; the parallel loops below then use
+/// that many. Called outside `install`, they use rayon's global pool (all cores).
 pub fn install<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
     imp::install(threads, f)
 }

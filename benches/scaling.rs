@@ -1,0 +1,66 @@
+//! Thread scaling of the Rust engine: fit Random Forest and Extra-Trees on the same data
+//! with 1, 2, 4, … threads and print the speed-up. Pure Rust, so it runs on any machine the
+//! binary is copied to (the device runs in BENCHMARKS.md used it).
+//!
+//! `cargo bench --bench scaling -- [n_samples] [n_features] [n_trees] [max_threads]`
+
+use std::time::Instant;
+
+use forestimp::parallel::install;
+use forestimp::rng::TreeRng;
+use forestimp::{CriterionKind, Forest, ForestParams, Layout, Matrix, Targets};
+
+/// Gaussian-ish features; the label is the sign of a noisy linear mix of the first ten.
+fn data(n: usize, p: usize) -> (Vec<f32>, Vec<u32>) {
+    let mut rng = TreeRng::new(0);
+    let mut x = vec![0f32; n * p]; // column-major
+    for v in x.iter_mut() {
+        *v = ((0..4).map(|_| rng.unit()).sum::<f64>() - 2.0) as f32;
+    }
+    let y = (0..n)
+        .map(|i| {
+            let s: f32 = (0..10.min(p))
+                .map(|j| x[j * n + i] * (j as f32 - 4.5))
+                .sum();
+            u32::from(s + (rng.unit() as f32 - 0.5) * 2.0 > 0.0)
+        })
+        .collect();
+    (x, y)
+}
+
+fn main() {
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let n = args.first().copied().unwrap_or(100_000);
+    let p = args.get(1).copied().unwrap_or(50);
+    let trees = args.get(2).copied().unwrap_or(64);
+    let max_threads = args
+        .get(3)
+        .copied()
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |c| c.get()));
+    let (x, y) = data(n, p);
+    let m = Matrix::new(&x, n, p, Layout::ColumnMajor).expect("shape");
+    let t = Targets::classes(&y, 2).expect("labels");
+    println!("n={n} p={p} trees={trees}");
+    println!("| model | threads | fit s | speed-up |");
+    println!("|---|---:|---:|---:|");
+    for (name, mut params) in [
+        ("RF", ForestParams::random_forest(CriterionKind::Gini)),
+        ("ET", ForestParams::extra_trees(CriterionKind::Gini)),
+    ] {
+        params.n_estimators = trees;
+        let mut base = None;
+        let mut threads = 1;
+        while threads <= max_threads {
+            let start = Instant::now();
+            let forest = install(threads, || Forest::fit(&params, m, t, None)).expect("fit");
+            let secs = start.elapsed().as_secs_f64();
+            let b = *base.get_or_insert(secs);
+            println!("| {name} | {threads} | {secs:.2} | {:.2} |", b / secs);
+            std::hint::black_box(forest);
+            threads *= 2;
+        }
+    }
+}
