@@ -61,6 +61,10 @@ mod imp {
         (0..n).into_par_iter().map(f).collect()
     }
 
+    pub fn current_threads() -> usize {
+        rayon::current_num_threads()
+    }
+
     pub fn chunks_mut<T: Send>(
         out: &mut [T],
         chunk: usize,
@@ -74,6 +78,10 @@ mod imp {
 
 #[cfg(not(feature = "parallel"))]
 mod imp {
+    pub fn current_threads() -> usize {
+        1
+    }
+
     pub fn install<R: Send>(_threads: usize, f: impl FnOnce() -> R + Send) -> R {
         f()
     }
@@ -97,6 +105,11 @@ mod imp {
 /// that many. Called outside `install`, they use rayon's global pool (all cores).
 pub fn install<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
     imp::install(threads, f)
+}
+
+/// Threads of the pool the caller runs in (see [`install`]).
+pub fn current_threads() -> usize {
+    imp::current_threads()
 }
 
 /// `(0..n).map(f)` evaluated in parallel, results in index order.

@@ -17,9 +17,11 @@ use crate::tree::Tree;
 
 pub use fit::FitSession;
 
-/// Rows per parallel prediction task; each task walks every tree over its rows so a tree's
-/// nodes stay in cache.
-const ROW_CHUNK: usize = 256;
+/// Rows per parallel prediction task, large enough that each tree is walked by many rows
+/// while its nodes are in cache, small enough to give every thread a few tasks.
+fn row_chunk(n_rows: usize) -> usize {
+    (n_rows / (4 * crate::parallel::current_threads())).clamp(64, 4096)
+}
 
 /// A fitted ensemble of binary trees.
 #[derive(Clone, Debug, PartialEq)]
@@ -98,12 +100,12 @@ impl Forest {
         let w = self.width();
         let mut out = vec![0.0; x.n_rows() * w];
         let scale = 1.0 / self.trees.len() as f64;
-        chunks_mut(&mut out, ROW_CHUNK * w, |k, chunk| {
-            let first = k * ROW_CHUNK;
-            let mut leaves = [0u32; ROW_CHUNK];
-            let leaves = &mut leaves[..chunk.len() / w];
+        let rows = row_chunk(x.n_rows());
+        chunks_mut(&mut out, rows * w, |k, chunk| {
+            let first = k * rows;
+            let mut leaves = vec![0u32; chunk.len() / w];
             for tree in &self.trees {
-                tree.leaves(&x, first, leaves);
+                tree.leaves(&x, first, &mut leaves);
                 for (acc, &leaf) in chunk.chunks_mut(w).zip(leaves.iter()) {
                     for (a, v) in acc.iter_mut().zip(tree.value(leaf as usize)) {
                         *a += v;
@@ -120,13 +122,15 @@ impl Forest {
         self.check_input(&x)?;
         let m = self.trees.len();
         let mut out = vec![0u32; x.n_rows() * m];
-        chunks_mut(&mut out, ROW_CHUNK * m, |k, chunk| {
-            for (r, row) in chunk.chunks_mut(m).enumerate() {
-                for (slot, tree) in row.iter_mut().zip(&self.trees) {
-                    *slot = tree.leaf(&x, k * ROW_CHUNK + r) as u32;
-                }
-            }
+        let mut leaves = vec![0u32; m * x.n_rows()]; // tree-major, then transposed
+        chunks_mut(&mut leaves, x.n_rows(), |t, col| {
+            self.trees[t].leaves(&x, 0, col)
         });
+        for (t, col) in leaves.chunks(x.n_rows()).enumerate() {
+            for (i, &leaf) in col.iter().enumerate() {
+                out[i * m + t] = leaf;
+            }
+        }
         Ok(out)
     }
 

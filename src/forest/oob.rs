@@ -45,11 +45,11 @@ impl Forest {
         let n = x.n_rows();
         // Interleave the count with the values so one parallel pass fills both.
         let mut out = vec![0.0; n * (w + 1)];
-        const CHUNK: usize = 256;
-        chunks_mut(&mut out, CHUNK * (w + 1), |k, chunk| {
+        let rows = super::row_chunk(n);
+        chunks_mut(&mut out, rows * (w + 1), |k, chunk| {
             for (tree, bag) in self.trees.iter().zip(&bags) {
                 for (r, acc) in chunk.chunks_mut(w + 1).enumerate() {
-                    let i = k * CHUNK + r;
+                    let i = k * rows + r;
                     if bag[i / 64] >> (i % 64) & 1 == 1 {
                         continue;
                     }

@@ -229,13 +229,22 @@ impl Tree {
     /// Leaf reached by row `i` of `x`.
     #[inline]
     pub fn leaf<T: Feature>(&self, x: &Matrix<'_, T>, i: usize) -> usize {
+        match x.row(i) {
+            Some(row) => self.walk(|f| row[f]),
+            None => self.walk(|f| x.get(i, f)),
+        }
+    }
+
+    /// Leaf reached by a sample whose feature `f` is `value(f)`.
+    #[inline(always)]
+    fn walk<T: Feature>(&self, value: impl Fn(usize) -> T) -> usize {
         let mut t = 0usize;
         loop {
             let nd = &self.nodes[t];
             if nd.right == LEAF {
                 return t;
             }
-            t = if x.get(i, nd.feature as usize).to_f64() <= nd.threshold {
+            t = if value(nd.feature as usize).to_f64() <= nd.threshold {
                 t + 1
             } else {
                 nd.right as usize
