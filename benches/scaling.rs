@@ -46,10 +46,14 @@ fn main() {
     println!("n={n} p={p} trees={trees}");
     println!("| model | threads | fit s | speed-up |");
     println!("|---|---:|---:|---:|");
+    let only = std::env::var("MODELS").unwrap_or_else(|_| "RF,ET".into());
     for (name, mut params) in [
         ("RF", ForestParams::random_forest(CriterionKind::Gini)),
         ("ET", ForestParams::extra_trees(CriterionKind::Gini)),
     ] {
+        if !only.split(',').any(|m| m == name) {
+            continue;
+        }
         params.n_estimators = trees;
         let mut base = None;
         let mut threads = 1;
