@@ -1,0 +1,25 @@
+"""forestimp: randomized tree ensembles and the variable importances derived from them."""
+
+from ._core import __version__
+from .ensemble import (
+    ExtraTreesClassifier,
+    ExtraTreesRegressor,
+    RandomForestClassifier,
+    RandomForestRegressor,
+    RandomPatchesClassifier,
+    RandomPatchesRegressor,
+    TotallyRandomizedTreesClassifier,
+    TotallyRandomizedTreesRegressor,
+)
+
+__all__ = [
+    "ExtraTreesClassifier",
+    "ExtraTreesRegressor",
+    "RandomForestClassifier",
+    "RandomForestRegressor",
+    "RandomPatchesClassifier",
+    "RandomPatchesRegressor",
+    "TotallyRandomizedTreesClassifier",
+    "TotallyRandomizedTreesRegressor",
+    "__version__",
+]

@@ -1,0 +1,251 @@
+"""Machinery shared by every forestimp estimator: input validation, the call into the Rust
+engine, out-of-bag scores and importance accessors.
+
+Subclasses only choose defaults and how their parameters map onto the engine
+(:meth:`BaseForest._engine_layout`).
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from typing import Any
+
+import numpy as np
+from scipy.sparse import csr_matrix
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.metrics import accuracy_score, r2_score
+from sklearn.utils.class_weight import compute_sample_weight
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from . import _params as P
+from ._core import Forest, InvalidParameterError
+
+# float32 and float64 reach the engine as they are; any other numeric dtype becomes float64.
+_DTYPES = [np.float64, np.float32]
+
+
+def _as_engine_matrix(X: np.ndarray) -> np.ndarray:
+    """C- and Fortran-contiguous arrays are read in place; anything else is copied once."""
+    if X.flags.c_contiguous or X.flags.f_contiguous:
+        return X
+    return np.ascontiguousarray(X)
+
+
+class BaseForest(BaseEstimator):
+    """Base class; not for direct use."""
+
+    _splitter = "best"
+    _is_classifier = True
+
+    # ----------------------------------------------------------------- subclass hooks
+    def _engine_layout(self, n_features: int) -> tuple[str, int | None, int]:
+        """``(splitter, tree_features, max_features_per_node)`` resolved for ``n_features``."""
+        k = P.resolve_features("max_features", self.max_features, n_features)
+        return self._splitter, None, k
+
+    def _criteria(self) -> tuple[str, ...]:
+        return ("gini", "entropy", "log_loss") if self._is_classifier else ("squared_error",)
+
+    # ------------------------------------------------------------------------ fitting
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> BaseForest:
+        """Grow the forest on ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training inputs. float32/float64 C- or F-ordered arrays are used without a
+            copy; NaN and infinite values are rejected (no missing-value support).
+        y : array-like of shape (n_samples,)
+            Class labels (any hashable values) or regression targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights; multiplied with bootstrap counts and class weights.
+
+        Returns
+        -------
+        self
+        """
+        X, y = validate_data(
+            self, X, y, dtype=_DTYPES, ensure_all_finite=True, y_numeric=not self._is_classifier
+        )
+        X = _as_engine_matrix(X)
+        n, p = X.shape
+        sw = None
+        if sample_weight is not None:
+            sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        if self._is_classifier:
+            check_classification_targets(y)
+            self.classes_, codes = np.unique(y, return_inverse=True)
+            self.n_classes_ = len(self.classes_)
+            y_engine = codes.astype(np.float64)
+            sw = self._apply_class_weight(y, sw)
+            n_classes = self.n_classes_
+        else:
+            y_engine = np.ascontiguousarray(y, dtype=np.float64)
+            n_classes = 0
+        self.n_outputs_ = 1
+        if sw is not None and not np.any(sw > 0):
+            raise ValueError("Sample weights must contain at least one positive value.")
+
+        criterion = P.check_choice("criterion", self.criterion, self._criteria())
+        if criterion == "log_loss":
+            criterion = "entropy"
+        splitter, tree_features, k = self._engine_layout(p)
+        bootstrap = bool(self.bootstrap)
+        max_samples = P.resolve_max_samples(self.max_samples, n, bootstrap)
+        oob = self.oob_score
+        if oob and not (bootstrap or (max_samples is not None and max_samples < n)):
+            raise ValueError(
+                "Out of bag estimation only available if bootstrap=True or max_samples < n_samples"
+            )
+        n_jobs = P.check_n_jobs(self.n_jobs)
+        progress = None
+        if self.verbose:
+            def progress(done: int, total: int) -> None:
+                print(f"forestimp: fitted {done}/{total} trees", file=sys.stderr)
+
+        self.forest_ = Forest.fit(
+            X,
+            y_engine,
+            sw,
+            n_classes=n_classes,
+            criterion=criterion,
+            splitter=splitter,
+            n_estimators=P.check_int("n_estimators", self.n_estimators, 1),
+            max_features=k,
+            max_depth=P.check_int("max_depth", self.max_depth, 1, none_ok=True),
+            min_samples_split=P.resolve_min_samples("min_samples_split", self.min_samples_split, n, 2),
+            min_samples_leaf=P.resolve_min_samples("min_samples_leaf", self.min_samples_leaf, n, 1),
+            min_weight_fraction_leaf=P.check_real(
+                "min_weight_fraction_leaf", self.min_weight_fraction_leaf, 0.0, 0.5
+            ),
+            min_impurity_decrease=P.check_real(
+                "min_impurity_decrease", self.min_impurity_decrease, 0.0, np.inf
+            ),
+            max_leaf_nodes=P.check_int("max_leaf_nodes", self.max_leaf_nodes, 2, none_ok=True),
+            bootstrap=bootstrap,
+            max_samples=max_samples,
+            tree_features=tree_features,
+            balanced_subsample=self._is_classifier and self.class_weight == "balanced_subsample",
+            random_state=P.seed_from(self.random_state),
+            n_jobs=n_jobs,
+            progress=progress,
+        )
+        if oob:
+            self._set_oob_score(X, y)
+        return self
+
+    def _apply_class_weight(self, y: np.ndarray, sw: np.ndarray | None) -> np.ndarray | None:
+        cw = self.class_weight
+        if cw is None or cw == "balanced_subsample":
+            return sw
+        if not (cw == "balanced" or isinstance(cw, dict)):
+            raise InvalidParameterError(
+                "The 'class_weight' parameter must be None, 'balanced', 'balanced_subsample' "
+                f"or a dict, got {cw!r}."
+            )
+        w = compute_sample_weight(cw, y)
+        return w if sw is None else sw * w
+
+    def _set_oob_score(self, X: np.ndarray, y: np.ndarray) -> None:
+        values, counts = self.forest_.oob_predict(X, n_jobs=P.check_n_jobs(self.n_jobs))
+        seen = counts > 0
+        if not seen.all():
+            warnings.warn(
+                "Some inputs do not have OOB scores. This probably means too few trees were "
+                "used to compute any reliable OOB estimates; they are left out of oob_score_.",
+                UserWarning,
+                stacklevel=3,
+            )
+        scorer = self.oob_score if callable(self.oob_score) else None
+        if self._is_classifier:
+            self.oob_decision_function_ = values
+            pred = self.classes_[np.argmax(np.nan_to_num(values[seen]), axis=1)]
+            self.oob_score_ = (scorer or accuracy_score)(y[seen], pred)
+        else:
+            self.oob_prediction_ = values[:, 0]
+            self.oob_score_ = (scorer or r2_score)(y[seen], values[seen, 0])
+
+    # --------------------------------------------------------------------- prediction
+    def _engine_input(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "forest_")
+        X = validate_data(self, X, dtype=_DTYPES, ensure_all_finite=True, reset=False)
+        return _as_engine_matrix(X)
+
+    def apply(self, X: Any) -> np.ndarray:
+        """Index of the leaf each sample reaches in each tree, shape (n_samples, n_estimators)."""
+        return self.forest_.apply(self._engine_input(X), n_jobs=P.check_n_jobs(self.n_jobs))
+
+    def decision_path(self, X: Any) -> tuple[csr_matrix, np.ndarray]:
+        """Node indicator matrix (n_samples, total nodes) and the tree offsets ``n_nodes_ptr``."""
+        indptr, indices, n_nodes_ptr = self.forest_.decision_path(self._engine_input(X))
+        data = np.ones(len(indices), dtype=np.int64)
+        shape = (len(indptr) - 1, int(n_nodes_ptr[-1]))
+        return csr_matrix((data, indices, indptr), shape=shape), n_nodes_ptr
+
+    # -------------------------------------------------------------------- importances
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Normalized MDI, as scikit-learn's ``feature_importances_`` (sums to 1)."""
+        check_is_fitted(self, "forest_")
+        return self.forest_.importances(True)
+
+    @property
+    def mdi_importances_(self) -> np.ndarray:
+        """Raw MDI (Louppe 2014, Eq. 6.2): ``(1/M) Σ_trees Σ_{t splits on X_m} p(t) Δi(t)``.
+
+        In bits for ``criterion="entropy"``; for fully grown totally randomized trees the
+        values sum to the mutual information ``I(X; Y)`` of the learning set.
+        """
+        check_is_fitted(self, "forest_")
+        return self.forest_.importances(False)
+
+    def tree_importances(self, normalize: bool = False) -> np.ndarray:
+        """Raw MDI of every tree, shape (n_estimators, n_features).
+
+        With ``normalize=True`` each row is divided by its sum (rows summing to 0 stay 0).
+        The spread over rows gives standard errors: ``std(axis=0) / sqrt(n_estimators)``.
+        """
+        check_is_fitted(self, "forest_")
+        imp = self.forest_.tree_importances()
+        if normalize:
+            s = imp.sum(axis=1, keepdims=True)
+            imp = np.divide(imp, s, out=np.zeros_like(imp), where=s > 0)
+        return imp
+
+    @property
+    def importances_std_(self) -> np.ndarray:
+        """Standard deviation over trees of the raw per-tree MDI."""
+        return self.tree_importances().std(axis=0)
+
+    @property
+    def estimators_samples_(self) -> None:  # pragma: no cover - documented absence
+        """Not stored: in-bag sets are regenerated from the tree seeds when needed."""
+        return None
+
+
+class ForestClassifierMixin(ClassifierMixin):
+    """Soft-voting prediction for forestimp classifiers."""
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Mean of the trees' leaf class frequencies, shape (n_samples, n_classes)."""
+        return self.forest_.predict(self._engine_input(X), n_jobs=P.check_n_jobs(self.n_jobs))
+
+    def predict_log_proba(self, X: Any) -> np.ndarray:
+        """Logarithm of :meth:`predict_proba` (``-inf`` for probability 0)."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The class with the largest mean probability (first on ties)."""
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+class ForestRegressorMixin(RegressorMixin):
+    """Mean prediction for forestimp regressors."""
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Mean of the trees' leaf values, shape (n_samples,)."""
+        out = self.forest_.predict(self._engine_input(X), n_jobs=P.check_n_jobs(self.n_jobs))
+        return out[:, 0]

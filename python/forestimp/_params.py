@@ -1,0 +1,119 @@
+"""Validation and resolution of hyper-parameters (scikit-learn's semantics).
+
+Every check raises :class:`forestimp.exceptions.InvalidParameterError` (a ``ValueError``)
+naming the parameter, and runs in ``fit``, never in ``__init__`` (scikit-learn's contract).
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from ._core import InvalidParameterError
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, (Integral, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _is_real(v: object) -> bool:
+    return isinstance(v, (Real, np.floating)) and not isinstance(v, (bool, np.bool_))
+
+
+def check_int(name: str, value: object, low: int, *, none_ok: bool = False) -> int | None:
+    """An integer ``>= low`` (or None when allowed)."""
+    if value is None and none_ok:
+        return None
+    if not _is_int(value) or int(value) < low:  # type: ignore[arg-type]
+        allowed = f"an int >= {low}" + (" or None" if none_ok else "")
+        raise InvalidParameterError(f"The '{name}' parameter must be {allowed}, got {value!r}.")
+    return int(value)  # type: ignore[arg-type]
+
+
+def check_real(name: str, value: object, low: float, high: float) -> float:
+    """A finite real in ``[low, high]``."""
+    if not _is_real(value) or not (low <= float(value) <= high):  # type: ignore[arg-type]
+        raise InvalidParameterError(
+            f"The '{name}' parameter must be a float in [{low}, {high}], got {value!r}."
+        )
+    return float(value)  # type: ignore[arg-type]
+
+
+def resolve_min_samples(name: str, value: object, n_samples: int, low: int) -> int:
+    """``min_samples_split`` / ``min_samples_leaf``: an int ``>= low`` or a fraction of n."""
+    if _is_int(value):
+        return check_int(name, value, low)  # type: ignore[return-value]
+    if _is_real(value) and 0.0 < float(value) <= 1.0:  # type: ignore[arg-type]
+        return max(low, math.ceil(float(value) * n_samples))  # type: ignore[arg-type]
+    raise InvalidParameterError(
+        f"The '{name}' parameter must be an int >= {low} or a float in (0, 1], got {value!r}."
+    )
+
+
+def resolve_features(name: str, value: object, n_features: int) -> int:
+    """A number of features: int, float fraction, ``"sqrt"``, ``"log2"`` or None (all)."""
+    if value is None:
+        return n_features
+    if isinstance(value, str):
+        if value == "sqrt":
+            return max(1, int(math.sqrt(n_features)))
+        if value == "log2":
+            return max(1, int(math.log2(n_features)))
+    elif _is_int(value):
+        if 1 <= int(value) <= n_features:  # type: ignore[arg-type]
+            return int(value)  # type: ignore[arg-type]
+    elif _is_real(value) and 0.0 < float(value) <= 1.0:  # type: ignore[arg-type]
+        return max(1, int(float(value) * n_features))  # type: ignore[arg-type]
+    raise InvalidParameterError(
+        f"The '{name}' parameter must be an int in [1, {n_features}], a float in (0, 1], "
+        f"'sqrt', 'log2' or None, got {value!r}."
+    )
+
+
+def resolve_max_samples(value: object, n_samples: int, bootstrap: bool) -> int | None:
+    """Rows drawn per tree: None (n), an int, or a fraction in (0, 1]."""
+    if value is None:
+        return None
+    if _is_int(value):
+        m = int(value)  # type: ignore[arg-type]
+        if 1 <= m and (bootstrap or m <= n_samples):
+            return m
+    elif _is_real(value) and 0.0 < float(value) <= 1.0:  # type: ignore[arg-type]
+        return max(1, round(float(value) * n_samples))  # type: ignore[arg-type]
+    raise InvalidParameterError(
+        f"The 'max_samples' parameter must be None, an int in [1, {n_samples}] or a float "
+        f"in (0, 1], got {value!r}."
+    )
+
+
+def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise InvalidParameterError(
+            f"The '{name}' parameter must be one of {', '.join(map(repr, choices))}, "
+            f"got {value!r}."
+        )
+    return value
+
+
+def seed_from(random_state: object) -> int:
+    """A 63-bit engine seed from None / int / RandomState, drawn as scikit-learn does."""
+    try:
+        rng = check_random_state(random_state)
+    except ValueError as exc:
+        raise InvalidParameterError(f"The 'random_state' parameter is invalid: {exc}") from exc
+    return int(rng.randint(np.iinfo(np.int32).max)) << 31 | int(
+        rng.randint(np.iinfo(np.int32).max)
+    )
+
+
+def check_n_jobs(n_jobs: object) -> int | None:
+    if n_jobs is None:
+        return None
+    if not _is_int(n_jobs) or int(n_jobs) == 0:  # type: ignore[arg-type]
+        raise InvalidParameterError(
+            f"The 'n_jobs' parameter must be None or a non-zero int, got {n_jobs!r}."
+        )
+    return int(n_jobs)  # type: ignore[arg-type]

@@ -1,0 +1,157 @@
+"""The estimators: Random Forests, Extra-Trees, Random Patches and totally randomized trees.
+
+All of them are one engine with different defaults (Louppe 2014, ch. 4 and 8):
+
+=============================  ==========  ==============  ================  ============
+estimator                      thresholds  rows per tree   features / tree   K per node
+=============================  ==========  ==============  ================  ============
+RandomForest*                  best        bootstrap       all               max_features
+ExtraTrees*                    random      all             all               max_features
+RandomPatches*                 either      max_samples     max_features      max_features_node
+TotallyRandomizedTrees*        random      all             all               1
+=============================  ==========  ==============  ================  ============
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _params as P
+from ._base import BaseForest, ForestClassifierMixin, ForestRegressorMixin
+
+
+def _store(est: Any, params: dict[str, Any]) -> None:
+    # scikit-learn's contract: __init__ stores its arguments unchanged and validates nothing.
+    for name, value in params.items():
+        if name not in ("self", "__class__"):
+            setattr(est, name, value)
+
+
+class RandomForestClassifier(ForestClassifierMixin, BaseForest):
+    """Breiman's Random Forest classifier: bootstrap samples, best split over K features.
+
+    Parameters follow :class:`sklearn.ensemble.RandomForestClassifier`. ``criterion="entropy"``
+    (alias ``"log_loss"``) uses log base 2, so :attr:`mdi_importances_` is in bits.
+    """
+
+    def __init__(self, n_estimators=100, *, criterion="gini", max_depth=None,
+                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
+                 max_features="sqrt", max_leaf_nodes=None, min_impurity_decrease=0.0,
+                 bootstrap=True, oob_score=False, n_jobs=None, random_state=None, verbose=0,
+                 class_weight=None, max_samples=None):  # fmt: skip
+        _store(self, locals())
+
+
+class RandomForestRegressor(ForestRegressorMixin, BaseForest):
+    """Breiman's Random Forest regressor (squared error), as scikit-learn's."""
+
+    _is_classifier = False
+
+    def __init__(self, n_estimators=100, *, criterion="squared_error", max_depth=None,
+                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
+                 max_features=1.0, max_leaf_nodes=None, min_impurity_decrease=0.0,
+                 bootstrap=True, oob_score=False, n_jobs=None, random_state=None, verbose=0,
+                 max_samples=None):  # fmt: skip
+        _store(self, locals())
+
+
+class ExtraTreesClassifier(ForestClassifierMixin, BaseForest):
+    """Extremely randomized trees (Geurts et al. 2006): one random threshold per candidate
+    feature, drawn uniformly between the node's min and max, whole learning set per tree."""
+
+    _splitter = "random"
+
+    def __init__(self, n_estimators=100, *, criterion="gini", max_depth=None,
+                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
+                 max_features="sqrt", max_leaf_nodes=None, min_impurity_decrease=0.0,
+                 bootstrap=False, oob_score=False, n_jobs=None, random_state=None, verbose=0,
+                 class_weight=None, max_samples=None):  # fmt: skip
+        _store(self, locals())
+
+
+class ExtraTreesRegressor(ForestRegressorMixin, BaseForest):
+    """Extremely randomized trees for regression."""
+
+    _splitter = "random"
+    _is_classifier = False
+
+    def __init__(self, n_estimators=100, *, criterion="squared_error", max_depth=None,
+                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
+                 max_features=1.0, max_leaf_nodes=None, min_impurity_decrease=0.0,
+                 bootstrap=False, oob_score=False, n_jobs=None, random_state=None, verbose=0,
+                 max_samples=None):  # fmt: skip
+        _store(self, locals())
+
+
+class _PatchesLayout:
+    """Random Patches: ``max_features`` is the per-tree feature subset (BaggingClassifier's
+    convention), ``max_features_node`` the K drawn at each node among them."""
+
+    def _engine_layout(self, n_features: int) -> tuple[str, int | None, int]:
+        splitter = P.check_choice("splitter", self.splitter, ("random", "best"))
+        q = P.resolve_features("max_features", self.max_features, n_features)
+        k = P.resolve_features("max_features_node", self.max_features_node, q)
+        return splitter, (q if q < n_features else None), k
+
+
+class RandomPatchesClassifier(_PatchesLayout, ForestClassifierMixin, BaseForest):
+    """Random Patches (Louppe & Geurts 2012): each tree on a random subset of ``max_samples``
+    rows (without replacement unless ``bootstrap``) and ``max_features`` features.
+
+    ``max_samples=1.0`` gives Random Subspace, ``max_features=1.0`` Pasting.
+    """
+
+    def __init__(self, n_estimators=100, *, max_samples=0.5, max_features=0.5,
+                 splitter="random", max_features_node=None, criterion="gini", max_depth=None,
+                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
+                 max_leaf_nodes=None, min_impurity_decrease=0.0, bootstrap=False,
+                 oob_score=False, n_jobs=None, random_state=None, verbose=0,
+                 class_weight=None):  # fmt: skip
+        _store(self, locals())
+
+
+class RandomPatchesRegressor(_PatchesLayout, ForestRegressorMixin, BaseForest):
+    """Random Patches for regression; see :class:`RandomPatchesClassifier`."""
+
+    _is_classifier = False
+
+    def __init__(self, n_estimators=100, *, max_samples=0.5, max_features=0.5,
+                 splitter="random", max_features_node=None, criterion="squared_error",
+                 max_depth=None, min_samples_split=2, min_samples_leaf=1,
+                 min_weight_fraction_leaf=0.0, max_leaf_nodes=None, min_impurity_decrease=0.0,
+                 bootstrap=False, oob_score=False, n_jobs=None, random_state=None,
+                 verbose=0):  # fmt: skip
+        _store(self, locals())
+
+
+class _TotallyRandomizedLayout:
+    """K = 1: each node splits on one feature drawn uniformly among those not constant in
+    the node, at a random threshold (the trees of Louppe et al. 2013, Thm 1)."""
+
+    def _engine_layout(self, n_features: int) -> tuple[str, int | None, int]:
+        return "random", None, 1
+
+
+class TotallyRandomizedTreesClassifier(_TotallyRandomizedLayout, ForestClassifierMixin, BaseForest):
+    """Totally randomized trees; grown fully, their raw MDI in bits converges to the exact
+    importances of Louppe et al. (2013) (see ``forestimp.theory``)."""
+
+    def __init__(self, n_estimators=100, *, criterion="entropy", max_depth=None,
+                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
+                 max_leaf_nodes=None, min_impurity_decrease=0.0, bootstrap=False,
+                 oob_score=False, n_jobs=None, random_state=None, verbose=0,
+                 class_weight=None, max_samples=None):  # fmt: skip
+        _store(self, locals())
+
+
+class TotallyRandomizedTreesRegressor(_TotallyRandomizedLayout, ForestRegressorMixin, BaseForest):
+    """Totally randomized trees for regression (variance impurity)."""
+
+    _is_classifier = False
+
+    def __init__(self, n_estimators=100, *, criterion="squared_error", max_depth=None,
+                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
+                 max_leaf_nodes=None, min_impurity_decrease=0.0, bootstrap=False,
+                 oob_score=False, n_jobs=None, random_state=None, verbose=0,
+                 max_samples=None):  # fmt: skip
+        _store(self, locals())
