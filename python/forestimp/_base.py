@@ -175,11 +175,13 @@ class BaseForest(BaseEstimator):
 
     def apply(self, X: Any) -> np.ndarray:
         """Index of the leaf each sample reaches in each tree, shape (n_samples, n_estimators)."""
-        return self.forest_.apply(self._engine_input(X), n_jobs=P.check_n_jobs(self.n_jobs))
+        X = self._engine_input(X)
+        return self.forest_.apply(X, n_jobs=P.check_n_jobs(self.n_jobs))
 
     def decision_path(self, X: Any) -> tuple[csr_matrix, np.ndarray]:
         """Node indicator matrix (n_samples, total nodes) and the tree offsets ``n_nodes_ptr``."""
-        indptr, indices, n_nodes_ptr = self.forest_.decision_path(self._engine_input(X))
+        X = self._engine_input(X)
+        indptr, indices, n_nodes_ptr = self.forest_.decision_path(X)
         data = np.ones(len(indices), dtype=np.int64)
         shape = (len(indptr) - 1, int(n_nodes_ptr[-1]))
         return csr_matrix((data, indices, indptr), shape=shape), n_nodes_ptr
@@ -230,7 +232,8 @@ class ForestClassifierMixin(ClassifierMixin):
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Mean of the trees' leaf class frequencies, shape (n_samples, n_classes)."""
-        return self.forest_.predict(self._engine_input(X), n_jobs=P.check_n_jobs(self.n_jobs))
+        X = self._engine_input(X)
+        return self.forest_.predict(X, n_jobs=P.check_n_jobs(self.n_jobs))
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
         """Logarithm of :meth:`predict_proba` (``-inf`` for probability 0)."""
@@ -247,5 +250,6 @@ class ForestRegressorMixin(RegressorMixin):
 
     def predict(self, X: Any) -> np.ndarray:
         """Mean of the trees' leaf values, shape (n_samples,)."""
-        out = self.forest_.predict(self._engine_input(X), n_jobs=P.check_n_jobs(self.n_jobs))
+        X = self._engine_input(X)
+        out = self.forest_.predict(X, n_jobs=P.check_n_jobs(self.n_jobs))
         return out[:, 0]
