@@ -102,6 +102,7 @@ class BaseForest(BaseEstimator):
         n_jobs = P.check_n_jobs(self.n_jobs)
         progress = None
         if self.verbose:
+
             def progress(done: int, total: int) -> None:
                 print(f"forestimp: fitted {done}/{total} trees", file=sys.stderr)
 
@@ -115,7 +116,9 @@ class BaseForest(BaseEstimator):
             n_estimators=P.check_int("n_estimators", self.n_estimators, 1),
             max_features=k,
             max_depth=P.check_int("max_depth", self.max_depth, 1, none_ok=True),
-            min_samples_split=P.resolve_min_samples("min_samples_split", self.min_samples_split, n, 2),
+            min_samples_split=P.resolve_min_samples(
+                "min_samples_split", self.min_samples_split, n, 2
+            ),
             min_samples_leaf=P.resolve_min_samples("min_samples_leaf", self.min_samples_leaf, n, 1),
             min_weight_fraction_leaf=P.check_real(
                 "min_weight_fraction_leaf", self.min_weight_fraction_leaf, 0.0, 0.5

@@ -7,6 +7,7 @@ C- or Fortran-contiguous.
 """
 
 from collections.abc import Callable
+from typing import TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -14,7 +15,7 @@ import numpy.typing as npt
 __version__: str
 FORMAT_VERSION: int
 
-Matrix = npt.NDArray[np.float32] | npt.NDArray[np.float64]
+Matrix: TypeAlias = npt.NDArray[np.float32] | npt.NDArray[np.float64]
 
 class InvalidParameterError(ValueError):
     """A hyper-parameter is out of its documented range."""

@@ -92,8 +92,7 @@ def resolve_max_samples(value: object, n_samples: int, bootstrap: bool) -> int |
 def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in choices:
         raise InvalidParameterError(
-            f"The '{name}' parameter must be one of {', '.join(map(repr, choices))}, "
-            f"got {value!r}."
+            f"The '{name}' parameter must be one of {', '.join(map(repr, choices))}, got {value!r}."
         )
     return value
 
@@ -104,9 +103,7 @@ def seed_from(random_state: object) -> int:
         rng = check_random_state(random_state)
     except ValueError as exc:
         raise InvalidParameterError(f"The 'random_state' parameter is invalid: {exc}") from exc
-    return int(rng.randint(np.iinfo(np.int32).max)) << 31 | int(
-        rng.randint(np.iinfo(np.int32).max)
-    )
+    return int(rng.randint(np.iinfo(np.int32).max)) << 31 | int(rng.randint(np.iinfo(np.int32).max))
 
 
 def check_n_jobs(n_jobs: object) -> int | None:

@@ -59,9 +59,9 @@ def _load_csv(path: str, target: str):
 
 
 def _rank(args: argparse.Namespace) -> int:
-    from . import ensemble as E
-
     import pandas as pd
+
+    from . import ensemble as E
 
     X, y = _load_csv(args.file, args.target)
     task = args.task

@@ -90,7 +90,7 @@ def asymptotic_importances(X, y, weights=None, *, criterion="entropy", max_depth
     depth = p if max_depth is None else min(int(max_depth), p)
     by_degree = np.zeros((p, p))
     for mask in range(1 << p):
-        k = bin(mask).count("1")
+        k = (mask).bit_count()
         if k >= depth:
             continue
         h_given_b = cond_entropy_y(mask)
