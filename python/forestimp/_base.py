@@ -245,7 +245,8 @@ class ForestClassifierMixin(ClassifierMixin):
 
     def predict(self, X: Any) -> np.ndarray:
         """The class with the largest mean probability (first on ties)."""
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
 
 
 class ForestRegressorMixin(RegressorMixin):
