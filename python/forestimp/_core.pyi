@@ -7,15 +7,25 @@ C- or Fortran-contiguous.
 """
 
 from collections.abc import Callable
+from typing import final
 from typing import TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
+__all__ = [
+    "DataError",
+    "FORMAT_VERSION",
+    "Forest",
+    "InvalidParameterError",
+    "ModelFormatError",
+    "__version__",
+]
+
 __version__: str
 FORMAT_VERSION: int
 
-Matrix: TypeAlias = npt.NDArray[np.float32] | npt.NDArray[np.float64]
+_Matrix: TypeAlias = npt.NDArray[np.float32] | npt.NDArray[np.float64]
 
 class InvalidParameterError(ValueError):
     """A hyper-parameter is out of its documented range."""
@@ -26,12 +36,13 @@ class DataError(ValueError):
 class ModelFormatError(ValueError):
     """Model bytes are truncated, corrupted, or from a newer format version."""
 
+@final
 class Forest:
     """An immutable fitted ensemble of binary decision trees."""
 
     @staticmethod
     def fit(
-        X: Matrix,
+        x: _Matrix,
         y: npt.NDArray[np.float64],
         sample_weight: npt.NDArray[np.float64] | None,
         *,
@@ -65,19 +76,19 @@ class Forest:
         ``progress(done, total)`` is called between chunks of trees, with the GIL held.
         """
 
-    def predict(self, X: Matrix, n_jobs: int | None = None) -> npt.NDArray[np.float64]:
+    def predict(self, x: _Matrix, n_jobs: int | None = None) -> npt.NDArray[np.float64]:
         """Average of the trees' leaf values: (n, n_classes) probabilities or (n, 1) values."""
 
-    def apply(self, X: Matrix, n_jobs: int | None = None) -> npt.NDArray[np.int64]:
+    def apply(self, x: _Matrix, n_jobs: int | None = None) -> npt.NDArray[np.int64]:
         """Leaf index reached by each sample in each tree, shape (n_samples, n_estimators)."""
 
     def decision_path(
-        self, X: Matrix
+        self, x: _Matrix
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """CSR (indptr, indices, n_nodes_ptr) of the nodes each sample traverses, trees stacked."""
 
     def oob_predict(
-        self, X: Matrix, n_jobs: int | None = None
+        self, x: _Matrix, n_jobs: int | None = None
     ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         """Out-of-bag averages (n, width) and the number of trees each row was OOB for.
 
