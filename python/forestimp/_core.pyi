@@ -7,15 +7,14 @@ C- or Fortran-contiguous.
 """
 
 from collections.abc import Callable
-from typing import final
-from typing import TypeAlias
+from typing import TypeAlias, final
 
 import numpy as np
 import numpy.typing as npt
 
 __all__ = [
-    "DataError",
     "FORMAT_VERSION",
+    "DataError",
     "Forest",
     "InvalidParameterError",
     "ModelFormatError",
