@@ -40,6 +40,15 @@ impl<'a, T: Feature> FitSession<'a, T> {
                 targets.len()
             )));
         }
+        if let Targets::Classes { n_classes, .. } = targets {
+            // Every node stores n_classes values: more classes than samples is a caller error,
+            // and refusing it keeps memory bounded by the data.
+            if n_classes > n.max(1) {
+                return Err(ForestError::InvalidTarget(format!(
+                    "n_classes = {n_classes} exceeds the number of samples ({n})"
+                )));
+            }
+        }
         let classification = matches!(targets, Targets::Classes { .. });
         let params = params.resolve(n, x.n_cols(), classification)?;
         x.check_finite()?;

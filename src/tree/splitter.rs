@@ -10,8 +10,8 @@
 //!   constant prefix and does not count towards K. With K = 1 this is exactly the totally
 //!   randomized tree of Louppe et al. (2013, Thm 1): one variable chosen uniformly among
 //!   those that can still split the node.
-//! * ties between candidates keep the first one drawn (strict `>`), so a fixed RNG stream
-//!   gives a fixed tree.
+//! * ties between candidates (within a relative 1e-12) keep the first one drawn, so a fixed
+//!   RNG stream gives a fixed tree, whatever the scale of the sample weights.
 
 use super::criterion::Criterion;
 use crate::data::{Feature, Matrix};
@@ -103,6 +103,15 @@ impl<T: Feature, Y: Copy> Scratch<T, Y> {
     }
 }
 
+/// Whether a candidate beats the best so far. Candidates within a relative 1e-12 of each
+/// other are ties (they usually are exact ties, e.g. two features inducing the same
+/// partition, that rounding makes differ), and ties keep the earlier candidate. This keeps
+/// the tree unchanged when all sample weights are scaled by a constant.
+#[inline(always)]
+fn better(proxy: f64, best: f64) -> bool {
+    proxy - best > 1e-12 * best.abs().max(proxy.abs())
+}
+
 /// Mid-point of two consecutive distinct values, never equal to the upper one.
 #[inline]
 fn midpoint(a: f64, b: f64) -> f64 {
@@ -151,7 +160,7 @@ impl ThresholdRule for BestThreshold {
                 continue;
             }
             let proxy = ctx.crit.proxy(ctx.total, &s.left);
-            if best.is_none_or(|(bp, _)| proxy > bp) {
+            if best.is_none_or(|(bp, _)| better(proxy, bp)) {
                 best = Some((proxy, midpoint(v.to_f64(), next.to_f64())));
             }
         }
@@ -235,7 +244,7 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
         features.swap(j, undrawn);
         visited += 1;
         if let Some((proxy, threshold)) = R::search(s, ctx, rows, lo, hi, rng) {
-            if best.as_ref().is_none_or(|(bp, _)| proxy > *bp) {
+            if best.as_ref().is_none_or(|(bp, _)| better(proxy, *bp)) {
                 best = Some((
                     proxy,
                     Split {

@@ -72,12 +72,14 @@ def test_mdi_ranking_agrees_with_sklearn(ours, theirs):
     a = ours(**params).fit(X, y).feature_importances_
     b = theirs(**params).fit(X, y).feature_importances_
     rho = spearmanr(a, b).statistic
-    assert rho >= 0.8, f"Spearman {rho:.3f}"
+    # Calibrated: 0.974 (RF) and 0.989 (ET); scikit-learn against itself with another seed
+    # gives 0.979 and 0.986.
+    assert rho >= 0.95, f"Spearman {rho:.3f}"
     # The five most important features of one are all in the top ten of the other.
     top_a, top_b = set(np.argsort(a)[-5:]), set(np.argsort(b)[-10:])
     assert top_a <= top_b, (sorted(top_a), sorted(top_b))
     # Both are normalized the same way, so the values themselves are close.
-    assert np.abs(a - b).max() < 0.05
+    assert np.abs(a - b).max() < 0.03
 
 
 @pytest.mark.parametrize("cls", [fi.RandomForestClassifier, fi.ExtraTreesRegressor])

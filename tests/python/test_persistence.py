@@ -16,9 +16,10 @@ from sklearn.base import clone
 from sklearn.datasets import make_classification
 
 import forestimp as fi
-from conftest import ALL_ESTIMATORS, CLASSIFIERS
 from forestimp import _core
 from forestimp.exceptions import DataError, ModelFormatError
+
+from conftest import ALL_ESTIMATORS, CLASSIFIERS
 
 HEADER = struct.Struct("<4sHHQI")
 assert HEADER.size == 20

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from sklearn.utils.estimator_checks import parametrize_with_checks
+import pytest
+from sklearn.utils.estimator_checks import (
+    check_sample_weight_equivalence_on_dense_data,
+    parametrize_with_checks,
+)
+
+import forestimp as fi
 
 from conftest import ALL_ESTIMATORS
 
@@ -32,6 +38,23 @@ def expected_failed_checks(estimator) -> dict[str, str]:
 @parametrize_with_checks(
     [cls(n_estimators=10, random_state=0) for cls in ALL_ESTIMATORS],
     expected_failed_checks=expected_failed_checks,
+    xfail_strict=True,  # an expected failure that starts passing must be noticed
 )
 def test_sklearn_estimator_contract(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        fi.RandomForestClassifier(n_estimators=10, bootstrap=False, random_state=0),
+        fi.RandomForestRegressor(n_estimators=10, bootstrap=False, random_state=0),
+        fi.RandomPatchesClassifier(n_estimators=10, max_samples=1.0, random_state=0),
+        fi.RandomPatchesRegressor(n_estimators=10, max_samples=1.0, random_state=0),
+    ],
+    ids=lambda e: type(e).__name__,
+)
+def test_sample_weights_are_repetitions_without_row_sampling(estimator):
+    # The expected failure above is due to the row draws alone: without them, an integer
+    # weight is exactly a repeated row, zero-weight rows included.
+    check_sample_weight_equivalence_on_dense_data(type(estimator).__name__, estimator)
