@@ -134,47 +134,27 @@ impl<'a, T: Feature> FitSession<'a, T> {
         let mut features = tree_features(p, index);
         let mut rng = split_rng(p, index);
         let width = self.targets.width();
+        macro_rules! grow_with {
+            ($crit:expr) => {
+                grow(
+                    self.x,
+                    &$crit,
+                    &weights,
+                    &mut samples,
+                    &mut features,
+                    p,
+                    width,
+                    &mut rng,
+                )
+            };
+        }
         // resolve() has matched the criterion to the task, so Classes is Gini or Entropy.
         let mut tree = match self.targets {
             Targets::Classes { y, n_classes } if p.criterion == CriterionKind::Entropy => {
-                let c = Entropy { y, n_classes };
-                grow(
-                    self.x,
-                    &c,
-                    &weights,
-                    &mut samples,
-                    &mut features,
-                    p,
-                    width,
-                    &mut rng,
-                )
+                grow_with!(Entropy { y, n_classes })
             }
-            Targets::Classes { y, n_classes } => {
-                let c = Gini { y, n_classes };
-                grow(
-                    self.x,
-                    &c,
-                    &weights,
-                    &mut samples,
-                    &mut features,
-                    p,
-                    width,
-                    &mut rng,
-                )
-            }
-            Targets::Regression(y) => {
-                let c = SquaredError { y };
-                grow(
-                    self.x,
-                    &c,
-                    &weights,
-                    &mut samples,
-                    &mut features,
-                    p,
-                    width,
-                    &mut rng,
-                )
-            }
+            Targets::Classes { y, n_classes } => grow_with!(Gini { y, n_classes }),
+            Targets::Regression(y) => grow_with!(SquaredError { y }),
         };
         if samples.is_empty() && matches!(self.targets, Targets::Classes { .. }) {
             // Only zero-weight rows were drawn: predict the uniform distribution.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from sklearn.datasets import make_classification, make_regression
 
@@ -67,8 +66,3 @@ def reg_data():
     """Regression, 500 x 8, 3 informative features."""
     X, y = make_regression(n_samples=500, n_features=8, n_informative=3, noise=5.0, random_state=0)
     return X, y
-
-
-@pytest.fixture
-def rng():
-    return np.random.default_rng(0)
