@@ -227,6 +227,9 @@ impl Forest {
         if version == 0 {
             return Err(decode_err("format version 0 does not exist"));
         }
+        if bytes[6..8] != [0, 0] {
+            return Err(decode_err("unknown flags in the header"));
+        }
         let mut len = [0u8; 8];
         len.copy_from_slice(&bytes[8..16]);
         let len = u64::from_le_bytes(len);

@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="forestimp", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="LED digits: estimated vs exact importances")
-    demo.add_argument("--n-estimators", type=int, default=2000)
+    demo.add_argument("--n-estimators", type=int, default=10000)
     demo.add_argument("--random-state", type=int, default=0)
     demo.add_argument("--n-jobs", type=int, default=-1)
     demo.set_defaults(run=_demo)
