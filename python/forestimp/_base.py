@@ -27,10 +27,18 @@ _DTYPES = [np.float64, np.float32]
 
 
 def _as_engine_matrix(X: np.ndarray) -> np.ndarray:
-    """C- and Fortran-contiguous arrays are read in place; anything else is copied once."""
+    """For prediction: C- and Fortran-contiguous arrays are read in place; anything else is
+    copied once."""
     if X.flags.c_contiguous or X.flags.f_contiguous:
         return X
     return np.ascontiguousarray(X)
+
+
+def _as_training_matrix(X: np.ndarray) -> np.ndarray:
+    """For fitting: Fortran-ordered arrays are read in place; others are copied once into
+    Fortran order, in their own dtype. Every node gathers one feature over its samples, and
+    on a column that is 1.4-1.6x faster than striding over rows (BENCHMARKS.md)."""
+    return X if X.flags.f_contiguous else np.asfortranarray(X)
 
 
 class BaseForest(BaseEstimator):
@@ -69,7 +77,7 @@ class BaseForest(BaseEstimator):
         X, y = validate_data(
             self, X, y, dtype=_DTYPES, ensure_all_finite=True, y_numeric=not self._is_classifier
         )
-        X = _as_engine_matrix(X)
+        X = _as_training_matrix(X)
         n, p = X.shape
         sw = None
         if sample_weight is not None:

