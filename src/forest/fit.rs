@@ -151,9 +151,9 @@ impl<'a, T: Feature> FitSession<'a, T> {
         // resolve() has matched the criterion to the task, so Classes is Gini or Entropy.
         let mut tree = match self.targets {
             Targets::Classes { y, n_classes } if p.criterion == CriterionKind::Entropy => {
-                grow_with!(Entropy { y, n_classes })
+                grow_with!(Entropy::new(y, n_classes))
             }
-            Targets::Classes { y, n_classes } => grow_with!(Gini { y, n_classes }),
+            Targets::Classes { y, n_classes } => grow_with!(Gini::new(y, n_classes)),
             Targets::Regression(y) => grow_with!(SquaredError { y }),
         };
         if samples.is_empty() && matches!(self.targets, Targets::Classes { .. }) {

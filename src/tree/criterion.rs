@@ -54,58 +54,52 @@ pub fn xlog2x(x: f64) -> f64 {
     }
 }
 
-/// Gini index `i(t) = 1 − Σ_k p_k²`.
-pub struct Gini<'a> {
+/// An impurity of class frequencies; with [`ClassCounts`] it makes a [`Criterion`].
+pub trait ClassImpurity: Sync {
+    /// `i(t)` from the weighted class counts `counts` of total weight `w > 0`.
+    fn impurity(counts: &[f64], w: f64) -> f64;
+    /// Larger is better, monotone in `Δi` for a fixed parent split into `left` and
+    /// `total − left` (statistics vectors, slot 0 the weight).
+    fn proxy(total: &[f64], left: &[f64]) -> f64;
+}
+
+/// Classification statistics `[w, c_0, …, c_{C−1}]` scored by the impurity `M`.
+pub struct ClassCounts<'a, M> {
     /// Class code of every sample.
     pub y: &'a [u32],
     /// Number of classes.
     pub n_classes: usize,
+    measure: std::marker::PhantomData<M>,
 }
 
-/// Shannon entropy `i(t) = −Σ_k p_k log₂ p_k`, in bits, so importances are in bits.
-pub struct Entropy<'a> {
-    /// Class code of every sample.
-    pub y: &'a [u32],
-    /// Number of classes.
-    pub n_classes: usize,
-}
-
-/// Weighted variance `i(t) = Σ w (y − ȳ)² / Σ w` (regression).
-pub struct SquaredError<'a> {
-    /// Output of every sample.
-    pub y: &'a [f64],
-}
-
-fn class_value(stats: &[f64], out: &mut [f64]) {
-    let w = stats[0];
-    for (o, c) in out.iter_mut().zip(&stats[1..]) {
-        *o = if w > 0.0 { c / w } else { 0.0 };
-    }
-}
-
-impl Criterion for Gini<'_> {
-    type Y = u32;
-    #[inline(always)]
-    fn target(&self, i: usize) -> u32 {
-        self.y[i]
-    }
-    fn stats_len(&self) -> usize {
-        1 + self.n_classes
-    }
-    #[inline(always)]
-    fn add(&self, stats: &mut [f64], y: u32, w: f64) {
-        stats[1 + y as usize] += w;
-    }
-    fn impurity(&self, stats: &[f64]) -> f64 {
-        let w = stats[0];
-        if w <= 0.0 {
-            return 0.0;
+impl<'a, M> ClassCounts<'a, M> {
+    /// Criterion over the class codes `y` in `0..n_classes`.
+    pub fn new(y: &'a [u32], n_classes: usize) -> Self {
+        ClassCounts {
+            y,
+            n_classes,
+            measure: std::marker::PhantomData,
         }
-        1.0 - stats[1..].iter().map(|c| (c / w) * (c / w)).sum::<f64>()
+    }
+}
+
+/// Gini index `i(t) = 1 − Σ_k p_k²`.
+pub struct GiniIndex;
+/// Shannon entropy `i(t) = −Σ_k p_k log₂ p_k`, in bits, so importances are in bits.
+pub struct ShannonEntropy;
+
+/// The Gini criterion.
+pub type Gini<'a> = ClassCounts<'a, GiniIndex>;
+/// The entropy (log-loss) criterion, in bits.
+pub type Entropy<'a> = ClassCounts<'a, ShannonEntropy>;
+
+impl ClassImpurity for GiniIndex {
+    fn impurity(counts: &[f64], w: f64) -> f64 {
+        1.0 - counts.iter().map(|c| (c / w) * (c / w)).sum::<f64>()
     }
     /// `Σ c_L²/w_L + Σ c_R²/w_R`, i.e. `−(w_L·i_L + w_R·i_R)` up to the constant `w_t`.
     #[inline(always)]
-    fn proxy(&self, total: &[f64], left: &[f64]) -> f64 {
+    fn proxy(total: &[f64], left: &[f64]) -> f64 {
         let (wl, wr) = (left[0], total[0] - left[0]);
         let (mut sl, mut sr) = (0.0, 0.0);
         for k in 1..total.len() {
@@ -115,12 +109,25 @@ impl Criterion for Gini<'_> {
         }
         sl / wl + sr / wr
     }
-    fn value(&self, stats: &[f64], out: &mut [f64]) {
-        class_value(stats, out);
+}
+
+impl ClassImpurity for ShannonEntropy {
+    fn impurity(counts: &[f64], w: f64) -> f64 {
+        -counts.iter().map(|c| xlog2x(c / w)).sum::<f64>()
+    }
+    /// `−(w_L·i_L + w_R·i_R) = Σ c log₂ c − w_L log₂ w_L` over both children.
+    #[inline(always)]
+    fn proxy(total: &[f64], left: &[f64]) -> f64 {
+        let (wl, wr) = (left[0], total[0] - left[0]);
+        let mut s = -xlog2x(wl) - xlog2x(wr);
+        for k in 1..total.len() {
+            s += xlog2x(left[k]) + xlog2x(total[k] - left[k]);
+        }
+        s
     }
 }
 
-impl Criterion for Entropy<'_> {
+impl<M: ClassImpurity> Criterion for ClassCounts<'_, M> {
     type Y = u32;
     #[inline(always)]
     fn target(&self, i: usize) -> u32 {
@@ -134,25 +141,27 @@ impl Criterion for Entropy<'_> {
         stats[1 + y as usize] += w;
     }
     fn impurity(&self, stats: &[f64]) -> f64 {
-        let w = stats[0];
-        if w <= 0.0 {
+        if stats[0] <= 0.0 {
             return 0.0;
         }
-        -stats[1..].iter().map(|c| xlog2x(c / w)).sum::<f64>()
+        M::impurity(&stats[1..], stats[0])
     }
-    /// `−(w_L·i_L + w_R·i_R) = Σ c log₂ c − w_L log₂ w_L` over both children.
     #[inline(always)]
     fn proxy(&self, total: &[f64], left: &[f64]) -> f64 {
-        let (wl, wr) = (left[0], total[0] - left[0]);
-        let mut s = -xlog2x(wl) - xlog2x(wr);
-        for k in 1..total.len() {
-            s += xlog2x(left[k]) + xlog2x(total[k] - left[k]);
-        }
-        s
+        M::proxy(total, left)
     }
     fn value(&self, stats: &[f64], out: &mut [f64]) {
-        class_value(stats, out);
+        let w = stats[0];
+        for (o, c) in out.iter_mut().zip(&stats[1..]) {
+            *o = if w > 0.0 { c / w } else { 0.0 };
+        }
     }
+}
+
+/// Weighted variance `i(t) = Σ w (y − ȳ)² / Σ w` (regression).
+pub struct SquaredError<'a> {
+    /// Output of every sample.
+    pub y: &'a [f64],
 }
 
 impl Criterion for SquaredError<'_> {
@@ -197,8 +206,8 @@ impl Criterion for SquaredError<'_> {
 /// stored impurities from stored values, so a loaded model equals the fitted one bit for bit).
 pub fn impurity_of_frequencies(kind: CriterionKind, p: &[f64]) -> f64 {
     match kind {
-        CriterionKind::Gini => 1.0 - p.iter().map(|v| v * v).sum::<f64>(),
-        CriterionKind::Entropy => -p.iter().map(|&v| xlog2x(v)).sum::<f64>(),
+        CriterionKind::Gini => GiniIndex::impurity(p, 1.0),
+        CriterionKind::Entropy => ShannonEntropy::impurity(p, 1.0),
         CriterionKind::SquaredError => 0.0,
     }
 }
@@ -217,14 +226,8 @@ mod tests {
     #[test]
     fn hand_computed_impurities() {
         let y = [0u32, 0, 1, 1];
-        let g = Gini {
-            y: &y,
-            n_classes: 2,
-        };
-        let e = Entropy {
-            y: &y,
-            n_classes: 2,
-        };
+        let g = Gini::new(&y, 2);
+        let e = Entropy::new(&y, 2);
         let all = [0, 1, 2, 3];
         assert!((g.impurity(&stats(&g, &all, 1.0)) - 0.5).abs() < 1e-15);
         assert!((e.impurity(&stats(&e, &all, 2.0)) - 1.0).abs() < 1e-15);
@@ -259,14 +262,8 @@ mod tests {
                 }
             }
         }
-        check(&Gini {
-            y: &y,
-            n_classes: 3,
-        });
-        check(&Entropy {
-            y: &y,
-            n_classes: 3,
-        });
+        check(&Gini::new(&y, 3));
+        check(&Entropy::new(&y, 3));
         check(&SquaredError { y: &yr });
     }
 }
