@@ -32,6 +32,14 @@ def _demo(args: argparse.Namespace) -> int:
               f"        {got[m] - exact.importances[m]:+.4f}")  # fmt: skip
     print(f"{'sum':<9} {got.sum():8.4f}                   {exact.importances.sum():8.4f}"
           f"   = I(X; Y) = log2(10) = {exact.mutual_information:.4f}")  # fmt: skip
+    if args.plot:
+        from .plotting import plot_importances
+
+        names = [f"X{m + 1}" for m in range(X.shape[1])]
+        title = f"LED, {args.n_estimators} totally randomized trees"
+        plot_importances(names, got, sem, reference=exact.importances, title=title,
+                         xlabel="raw MDI (bits)", path=args.plot)  # fmt: skip
+        print(f"plot written to {args.plot}")
     return 0
 
 
@@ -87,6 +95,13 @@ def _rank(args: argparse.Namespace) -> int:
     print(f"{'rank':>4}  {'feature':<{width}}  {'importance':>10}  {'std':>8}  {'raw MDI':>9}")
     for r, j in enumerate(order, 1):
         print(f"{r:>4}  {X.columns[j]!s:<{width}}  {imp[j]:10.4f}  {std[j]:8.4f}  {raw[j]:9.4f}")
+    if args.plot:
+        from .plotting import plot_importances
+
+        sem = std / np.sqrt(args.n_estimators)
+        plot_importances([str(c) for c in X.columns[order]], imp[order], sem[order],
+                         title=f"{cls.__name__} on {args.file}", path=args.plot)  # fmt: skip
+        print(f"plot written to {args.plot}")
     return 0
 
 
@@ -98,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--n-estimators", type=int, default=10000)
     demo.add_argument("--random-state", type=int, default=0)
     demo.add_argument("--n-jobs", type=int, default=-1)
+    demo.add_argument("--plot", metavar="PNG", help="also draw the table as a bar chart")
     demo.set_defaults(run=_demo)
     rank = sub.add_parser("rank", help="rank the columns of a CSV file by importance")
     rank.add_argument("file")
@@ -108,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     rank.add_argument("--random-state", type=int, default=0)
     rank.add_argument("--n-jobs", type=int, default=-1)
     rank.add_argument("--top", type=int, default=None)
+    rank.add_argument("--plot", metavar="PNG", help="also draw the ranking as a bar chart")
     rank.set_defaults(run=_rank)
     args = parser.parse_args(argv)
     return args.run(args)

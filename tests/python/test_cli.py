@@ -77,3 +77,17 @@ def test_unknown_command_exits_with_usage_error(capsys):
     with pytest.raises(SystemExit) as info:
         main(["frobnicate"])
     assert info.value.code == 2
+
+
+@pytest.mark.parametrize("command", ["demo", "rank"])
+def test_plots_are_written_as_png(command, csv_file, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    png = tmp_path / f"{command}.png"
+    if command == "demo":
+        argv = ["demo", "--n-estimators", "200", "--plot", str(png)]
+    else:
+        argv = ["rank", str(csv_file), "--target", "label", "--n-estimators", "50"]
+        argv += ["--plot", str(png)]
+    assert main(argv) in (None, 0)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert str(png) in capsys.readouterr().out
