@@ -232,11 +232,6 @@ class BaseForest(BaseEstimator):
         """Standard deviation over trees of the raw per-tree MDI."""
         return self.tree_importances().std(axis=0)
 
-    @property
-    def estimators_samples_(self) -> None:  # pragma: no cover - documented absence
-        """Not stored: in-bag sets are regenerated from the tree seeds when needed."""
-        return None
-
 
 class ForestClassifierMixin(ClassifierMixin):
     """Soft-voting prediction for forestimp classifiers."""
