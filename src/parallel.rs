@@ -10,15 +10,17 @@
 use crate::error::{invalid, Result};
 
 /// Number of threads for an sklearn-style `n_jobs`: `None` → 1, `-1` → all cores,
-/// `-k` → all but `k − 1`, `k > 0` → `k`.
+/// `-k` → all but `k − 1`, `k > 0` → `k`, capped at 4 threads per core (more only adds
+/// overhead, and an absurd request must not try to spawn millions of threads).
 pub fn resolve_n_jobs(n_jobs: Option<i64>) -> Result<usize> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as i64;
-    match n_jobs {
-        None => Ok(1),
-        Some(0) => Err(invalid("n_jobs", "0 is not a valid number of jobs")),
-        Some(k) if k > 0 => Ok(k as usize),
-        Some(k) => Ok((cores + 1 + k).max(1) as usize),
-    }
+    let threads = match n_jobs {
+        None => 1,
+        Some(0) => return Err(invalid("n_jobs", "0 is not a valid number of jobs")),
+        Some(k) if k > 0 => k,
+        Some(k) => cores.saturating_add(1).saturating_add(k).max(1),
+    };
+    Ok(threads.min(4 * cores) as usize)
 }
 
 #[cfg(feature = "parallel")]

@@ -370,7 +370,8 @@ fn fit_in_chunks<T: crate::data::Feature>(
 ) -> PyResult<Forest> {
     let total = session.params().n_estimators;
     let chunk = (4 * threads).max(2);
-    let mut trees = Vec::with_capacity(total);
+    // Grown as trees arrive: an absurd n_estimators must not allocate up front.
+    let mut trees = Vec::with_capacity(total.min(1 << 12));
     let mut start = 0;
     while start < total {
         let end = (start + chunk).min(total);

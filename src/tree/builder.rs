@@ -173,7 +173,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         let w = self.total[0];
         if depth >= p.max_depth
             || n < p.min_samples_split
-            || n < 2 * p.min_samples_leaf
+            || n < p.min_samples_leaf.saturating_mul(2)
             || w < 2.0 * self.min_weight_leaf
             || impurity <= EPSILON
         {

@@ -395,3 +395,25 @@ def test_absurd_n_classes_is_refused_not_allocated():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
     assert proc.stdout.startswith("refused:"), proc.stdout
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"n_jobs": 10**9},
+        {"min_samples_leaf": 2**62},
+        {"max_leaf_nodes": 2**62},
+        {"max_depth": 2**62},
+    ],
+    ids=["n_jobs", "min_samples_leaf", "max_leaf_nodes", "max_depth"],
+)
+def test_extreme_but_valid_values_neither_hang_nor_overflow(params):
+    # n_jobs is capped at 4 threads per core; sizes saturate instead of wrapping around.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    est = fi.RandomForestClassifier(n_estimators=3, random_state=0, **params).fit(X, y)
+    if "min_samples_leaf" in params:
+        assert (est.forest_.node_counts() == 1).all()
+    else:
+        assert est.score(X, y) > 0.9
