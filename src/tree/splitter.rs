@@ -268,19 +268,16 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
 #[inline]
 fn gather<T: Feature>(x: &Matrix<'_, T>, f: usize, samples: &[u32], xf: &mut Vec<T>) -> (T, T) {
     xf.clear();
+    let first = x.get(samples[0] as usize, f);
+    let (mut lo, mut hi) = (first, first);
+    let mut push = |v: T| {
+        xf.push(v);
+        lo = if v < lo { v } else { lo };
+        hi = if v > hi { v } else { hi };
+    };
     match x.column(f) {
-        Some(col) => xf.extend(samples.iter().map(|&i| col[i as usize])),
-        None => xf.extend(samples.iter().map(|&i| x.get(i as usize, f))),
-    }
-    let mut lo = xf[0];
-    let mut hi = xf[0];
-    for &v in xf.iter() {
-        if v < lo {
-            lo = v;
-        }
-        if v > hi {
-            hi = v;
-        }
+        Some(col) => samples.iter().for_each(|&i| push(col[i as usize])),
+        None => samples.iter().for_each(|&i| push(x.get(i as usize, f))),
     }
     (lo, hi)
 }
