@@ -32,6 +32,7 @@
 pub mod data;
 pub mod error;
 pub mod forest;
+pub mod importance;
 pub mod parallel;
 pub mod params;
 #[cfg(feature = "serde")]

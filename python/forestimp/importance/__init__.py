@@ -1,0 +1,9 @@
+"""Variable importances of fitted forestimp forests.
+
+Every function takes a fitted forestimp estimator and returns NumPy arrays; the formulas are
+stated in each docstring and the user guide (``docs/importances.md``) says when to use which.
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -1,0 +1,7 @@
+//! Variable importances derived from fitted forests.
+//!
+//! Module map: `mdi` (mean decrease of impurity: raw, per tree, by depth), `permutation`
+//! (Breiman's OOB and held-out MDA, casewise), `local` (per-sample MDI and MDI-oob),
+//! `corrected` (shadow-feature "actual impurity reduction"), `context` (context-dependent
+//! scores from totally randomized trees). Every measure is a function of a fitted
+//! [`crate::Forest`] and, where needed, data; none needs Python.
