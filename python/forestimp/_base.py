@@ -143,9 +143,34 @@ class BaseForest(BaseEstimator):
             n_jobs=n_jobs,
             progress=progress,
         )
+        # Out-of-bag importances (forestimp.importance with X=None) need the training rows
+        # again: keep a reference to the matrix the engine read (no copy is made here), left
+        # out of pickles. release_training_data() frees it.
+        self._fit_data = (X, y_engine)
         if oob:
             self._set_oob_score(X, y)
         return self
+
+    def _training_data(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(X, y_codes)`` the forest was fitted on (class codes as float64 for classifiers)."""
+        check_is_fitted(self, "forest_")
+        data = getattr(self, "_fit_data", None)
+        if data is None:
+            raise ValueError(
+                "The training data of this estimator is not available (it is not pickled, "
+                "or release_training_data() was called): pass the training X and y explicitly."
+            )
+        return data
+
+    def release_training_data(self) -> BaseForest:
+        """Drop the reference to the training matrix kept for out-of-bag importances."""
+        self.__dict__.pop("_fit_data", None)
+        return self
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state.pop("_fit_data", None)
+        return state
 
     def _apply_class_weight(self, y: np.ndarray, sw: np.ndarray | None) -> np.ndarray | None:
         cw = self.class_weight
