@@ -6,6 +6,7 @@
 mod arrays;
 mod errors;
 mod model;
+mod permutation;
 
 use pyo3::prelude::*;
 
@@ -15,6 +16,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("FORMAT_VERSION", crate::persist::FORMAT_VERSION)?;
     m.add_class::<model::PyForest>()?;
+    permutation::register(m)?;
     m.add(
         "InvalidParameterError",
         py.get_type::<errors::InvalidParameterError>(),

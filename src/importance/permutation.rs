@@ -1,0 +1,314 @@
+//! Permutation importance (mean decrease of accuracy, MDA): Breiman's out-of-bag version,
+//! the forest's predictions on held-out data with one column permuted, and casewise
+//! (per-sample) importances.
+//!
+//! No copy of X is ever made: a permuted column is a permuted *row index* read at the
+//! nodes that split on the feature ([`super::walk`]), and trees that never split on a
+//! feature are skipped (their loss is unchanged). Every permutation comes from its own RNG
+//! stream, a function of `(seed, tree, feature, repeat)` only ([`permutation_indices`]),
+//! and per-tree results are combined in tree order, so results are identical for any
+//! number of threads.
+
+use super::walk::{leaf_with, path_deltas, used_features, NodeLoss};
+use crate::data::{Feature, Matrix, Targets};
+use crate::error::{invalid, ForestError, Result};
+use crate::forest::sampling::in_bag_counts;
+use crate::forest::Forest;
+use crate::parallel::{chunks_mut, map_ordered};
+use crate::rng::{tree_seed, TreeRng};
+
+/// RNG stream of the OOB permutations (per tree, feature and repeat).
+const OOB_STREAM: u64 = 0x7065_726d_006f_6f62;
+/// RNG stream of the held-out permutations (per feature and repeat).
+const HELD_OUT_STREAM: u64 = 0x7065_726d_0068_6c64;
+/// Trees whose sparse casewise deltas are held at once (bounds memory, not the result).
+const TREE_WAVE: usize = 32;
+
+/// Permutation `π` of `0..n` number `repeat` of feature `feature`: of tree `tree`'s OOB
+/// rows when `tree` is `Some` (`π[k]` indexes the OOB rows in increasing order), of all rows
+/// of a held-out set otherwise. A uniform Fisher–Yates shuffle from a generator seeded by
+/// `(seed, tree, feature, repeat)` alone.
+pub fn permutation_indices(
+    seed: u64,
+    n: usize,
+    feature: usize,
+    repeat: usize,
+    tree: Option<usize>,
+) -> Vec<u32> {
+    let key = (feature as u64) << 32 | repeat as u64;
+    let s = match tree {
+        Some(t) => tree_seed(tree_seed(seed, t as u64, OOB_STREAM), key, OOB_STREAM),
+        None => tree_seed(seed, key, HELD_OUT_STREAM),
+    };
+    let mut rng = TreeRng::new(s);
+    let mut perm: Vec<u32> = (0..n as u32).collect();
+    rng.partial_shuffle(&mut perm, n);
+    perm
+}
+
+/// Rows per parallel task of [`Forest::permuted_predictions`] (as `Forest::predict`).
+fn row_chunk(n_rows: usize) -> usize {
+    (n_rows / (4 * crate::parallel::current_threads())).clamp(64, 4096)
+}
+
+/// Out-of-bag rows of tree `tree`, in increasing order.
+pub fn oob_rows(forest: &Forest, tree: usize) -> Vec<u32> {
+    let counts = in_bag_counts(&forest.params, tree);
+    (0..counts.len() as u32)
+        .filter(|&i| counts[i as usize] == 0)
+        .collect()
+}
+
+/// Breiman's OOB permutation importance, per tree.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OobPermutation {
+    /// `n_trees × n_features`, row-major: `(1/R) Σ_r err_t(π_{t,m,r}) − err_t` (see
+    /// [`Forest::oob_permutation_importance`]).
+    pub per_tree: Vec<f64>,
+    /// `err_t`: each tree's loss on its own OOB rows (NaN without OOB rows).
+    pub oob_error: Vec<f64>,
+    /// Number of OOB rows of each tree.
+    pub n_oob: Vec<usize>,
+}
+
+fn check_targets<T: Feature>(forest: &Forest, x: &Matrix<'_, T>, targets: &Targets<'_>) -> Result<()> {
+    forest.check_input(x)?;
+    if targets.len() != x.n_rows() {
+        return Err(ForestError::Shape(format!(
+            "X has {} rows but y has {}",
+            x.n_rows(),
+            targets.len()
+        )));
+    }
+    let ok = match targets {
+        Targets::Classes { n_classes, .. } => *n_classes == forest.n_classes(),
+        Targets::Regression(_) => forest.n_classes() == 0,
+    };
+    if !ok {
+        return Err(ForestError::InvalidTarget(
+            "y must be class codes of the forest's classes for a classifier, real values for a regressor".into(),
+        ));
+    }
+    Ok(())
+}
+
+fn check_training<T: Feature>(forest: &Forest, x: &Matrix<'_, T>) -> Result<()> {
+    if !forest.params.has_oob() {
+        return Err(ForestError::Unsupported(
+            "out-of-bag permutation importance needs bootstrap=True or max_samples < n_samples; \
+             pass held-out X and y instead"
+                .into(),
+        ));
+    }
+    if x.n_rows() != forest.params.n_samples {
+        return Err(ForestError::Shape(format!(
+            "OOB importances need the {} training rows, got {}",
+            forest.params.n_samples,
+            x.n_rows()
+        )));
+    }
+    Ok(())
+}
+
+/// Substitute rows of `rows` for every feature `tree` splits on, for repeat `repeat`:
+/// `subst[f][k] = rows[π[k]]`; features the tree never uses get no permutation.
+fn substitutes(
+    used: &[bool],
+    rows: &[u32],
+    seed: u64,
+    tree: Option<usize>,
+    repeat: usize,
+) -> Vec<Vec<u32>> {
+    used.iter()
+        .enumerate()
+        .map(|(f, &u)| {
+            if !u {
+                return Vec::new();
+            }
+            permutation_indices(seed, rows.len(), f, repeat, tree)
+                .into_iter()
+                .map(|k| rows[k as usize])
+                .collect()
+        })
+        .collect()
+}
+
+impl Forest {
+    /// Breiman's (2001) out-of-bag permutation importance, per tree. For tree `t` with OOB
+    /// rows `O_t` and feature `m`:
+    /// `VI_t(m) = (1/R) Σ_r [err_t(x_m permuted by π_{t,m,r} among O_t) − err_t]`, where
+    /// `err_t` is the mean over `O_t` of the tree's 0/1 loss (majority class of its leaf) or
+    /// squared error (unweighted). `VI_t(m) = 0` exactly when the tree never splits on `m`
+    /// or has no OOB row. `x` and `targets` must be the training set.
+    pub fn oob_permutation_importance<T: Feature>(
+        &self,
+        x: Matrix<'_, T>,
+        targets: Targets<'_>,
+        n_repeats: usize,
+        seed: u64,
+    ) -> Result<OobPermutation> {
+        check_training(self, &x)?;
+        check_targets(self, &x, &targets)?;
+        if n_repeats == 0 {
+            return Err(invalid("n_repeats", "must be at least 1, got 0"));
+        }
+        let p = self.n_features();
+        let results = map_ordered(self.trees.len(), |t| {
+            let tree = &self.trees[t];
+            let rows = oob_rows(self, t);
+            let mut imp = vec![0.0; p];
+            if rows.is_empty() {
+                return (imp, f64::NAN, 0);
+            }
+            let loss = NodeLoss::new(tree, targets);
+            let used = used_features(tree, p);
+            let n = rows.len() as f64;
+            let mut base = 0.0;
+            for r in 0..n_repeats {
+                let subst = substitutes(&used, &rows, seed, Some(t), r);
+                let mut sums = vec![0.0; p];
+                base = path_deltas(tree, &x, &rows, &subst, &loss, |f, _, d| sums[f] += d);
+                for (a, s) in imp.iter_mut().zip(&sums) {
+                    *a += s / n;
+                }
+            }
+            imp.iter_mut().for_each(|a| *a /= n_repeats as f64);
+            (imp, base / n, rows.len())
+        });
+        let mut out = OobPermutation {
+            per_tree: Vec::with_capacity(self.trees.len() * p),
+            oob_error: Vec::with_capacity(self.trees.len()),
+            n_oob: Vec::with_capacity(self.trees.len()),
+        };
+        for (imp, err, n) in results {
+            out.per_tree.extend(imp);
+            out.oob_error.push(err);
+            out.n_oob.push(n);
+        }
+        Ok(out)
+    }
+
+    /// The forest's predictions on `x` with column `feature` permuted, for each repeat
+    /// `r < n_repeats` (permutation `permutation_indices(seed, n, feature, r, None)`):
+    /// `n_repeats × n_rows × width`, row-major. Equal bit for bit to [`Forest::predict`] on
+    /// a permuted copy of `x`: each row sums its trees in tree order, and a tree that never
+    /// splits on `feature` is walked without substitution.
+    pub fn permuted_predictions<T: Feature>(
+        &self,
+        x: Matrix<'_, T>,
+        feature: usize,
+        n_repeats: usize,
+        seed: u64,
+    ) -> Result<Vec<f64>> {
+        self.check_input(&x)?;
+        if feature >= self.n_features() {
+            return Err(invalid(
+                "feature",
+                format!("{feature} is not below n_features = {}", self.n_features()),
+            ));
+        }
+        let (n, w) = (x.n_rows(), self.width());
+        let uses: Vec<bool> = self
+            .trees
+            .iter()
+            .map(|t| used_features(t, self.n_features())[feature])
+            .collect();
+        let scale = 1.0 / self.trees.len() as f64;
+        let mut out = vec![0.0; n_repeats * n * w];
+        if n == 0 {
+            return Ok(out);
+        }
+        let rows = row_chunk(n);
+        for (r, block) in out.chunks_mut(n * w).enumerate() {
+            let perm = permutation_indices(seed, n, feature, r, None);
+            chunks_mut(block, rows * w, |k, chunk| {
+                let first = k * rows;
+                for (tree, &u) in self.trees.iter().zip(&uses) {
+                    for (q, acc) in chunk.chunks_mut(w).enumerate() {
+                        let i = first + q;
+                        let leaf = if u {
+                            leaf_with(tree, &x, i, feature, perm[i] as usize)
+                        } else {
+                            tree.leaf(&x, i)
+                        };
+                        for (a, v) in acc.iter_mut().zip(tree.value(leaf)) {
+                            *a += v;
+                        }
+                    }
+                }
+                chunk.iter_mut().for_each(|a| *a *= scale);
+            });
+        }
+        Ok(out)
+    }
+
+    /// Casewise permutation importance (ranger's `local.importance`), `n_rows × n_features`
+    /// row-major: `C[i, m] = (1/|T_i|) Σ_{t ∈ T_i} [L_t(i, x_m permuted) − L_t(i)]`, with
+    /// `L_t` the tree's 0/1 loss or squared error. OOB mode (`oob`, `x` the training set):
+    /// `T_i` = the trees for which `i` is out of bag, permutations those of
+    /// [`Forest::oob_permutation_importance`] (repeat 0), NaN for a row in every bag.
+    /// Held-out mode: `T_i` = all trees, one permutation of all rows per feature (repeat 0
+    /// of [`Forest::permuted_predictions`]).
+    pub fn local_permutation_importance<T: Feature>(
+        &self,
+        x: Matrix<'_, T>,
+        targets: Targets<'_>,
+        oob: bool,
+        seed: u64,
+    ) -> Result<Vec<f64>> {
+        if oob {
+            check_training(self, &x)?;
+        }
+        check_targets(self, &x, &targets)?;
+        let (n, p) = (x.n_rows(), self.n_features());
+        let all: Vec<u32> = (0..n as u32).collect();
+        let shared: Vec<Vec<u32>> = if oob {
+            Vec::new()
+        } else {
+            (0..p)
+                .map(|f| permutation_indices(seed, n, f, 0, None))
+                .collect()
+        };
+        let mut acc = vec![0.0; n * p];
+        let mut n_trees = vec![0u32; n];
+        let mut start = 0;
+        while start < self.trees.len() {
+            let end = (start + TREE_WAVE).min(self.trees.len());
+            let wave = map_ordered(end - start, |q| {
+                let t = start + q;
+                let tree = &self.trees[t];
+                let rows = if oob { oob_rows(self, t) } else { all.clone() };
+                let loss = NodeLoss::new(tree, targets);
+                let mut deltas: Vec<(u32, u32, f64)> = Vec::new();
+                let mut emit = |f: usize, k: usize, d: f64| {
+                    if d != 0.0 {
+                        deltas.push((rows[k], f as u32, d));
+                    }
+                };
+                if oob {
+                    let used = used_features(tree, p);
+                    let subst = substitutes(&used, &rows, seed, Some(t), 0);
+                    path_deltas(tree, &x, &rows, &subst, &loss, &mut emit);
+                } else {
+                    path_deltas(tree, &x, &rows, &shared, &loss, &mut emit);
+                }
+                (rows, deltas)
+            });
+            for (rows, deltas) in wave {
+                for &i in &rows {
+                    n_trees[i as usize] += 1;
+                }
+                for (i, f, d) in deltas {
+                    acc[i as usize * p + f as usize] += d;
+                }
+            }
+            start = end;
+        }
+        for (row, &c) in acc.chunks_mut(p.max(1)).zip(&n_trees) {
+            row.iter_mut().for_each(|a| {
+                *a = if c > 0 { *a / f64::from(c) } else { f64::NAN };
+            });
+        }
+        Ok(acc)
+    }
+}
