@@ -19,6 +19,11 @@ __all__ = [
     "InvalidParameterError",
     "ModelFormatError",
     "__version__",
+    "local_permutation_importance",
+    "oob_indices",
+    "oob_permutation_importance",
+    "permutation_indices",
+    "permuted_predictions",
 ]
 
 __version__: str
@@ -130,3 +135,52 @@ class Forest:
     def random_state(self) -> int: ...
     def node_counts(self) -> npt.NDArray[np.int64]: ...
     def depths(self) -> npt.NDArray[np.int64]: ...
+
+# ---------------------------------------------------------------- permutation importance
+def oob_permutation_importance(
+    forest: Forest,
+    x: _Matrix,
+    y: npt.NDArray[np.float64],
+    *,
+    n_repeats: int,
+    seed: int,
+    n_jobs: int | None = None,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.int64]]:
+    """Breiman's OOB permutation importance on the training set ``x, y`` (class codes for
+    classifiers): ``per_tree`` (n_repeats, n_estimators, n_features) with
+    ``err_t(x_m permuted among O_t) - err_t``, each tree's OOB loss ``err_t`` (n_estimators,)
+    and its number of OOB rows (n_estimators,)."""
+
+def permuted_predictions(
+    forest: Forest,
+    x: _Matrix,
+    feature: int,
+    *,
+    n_repeats: int,
+    seed: int,
+    n_jobs: int | None = None,
+) -> npt.NDArray[np.float64]:
+    """Forest predictions with column ``feature`` permuted by
+    ``permutation_indices(seed, n, feature, r)``, shape (n_repeats, n_samples, width);
+    bit-identical to ``predict`` on a permuted copy of ``x``."""
+
+def local_permutation_importance(
+    forest: Forest,
+    x: _Matrix,
+    y: npt.NDArray[np.float64],
+    *,
+    oob: bool,
+    seed: int,
+    n_jobs: int | None = None,
+) -> npt.NDArray[np.float64]:
+    """Casewise permutation importance (n_samples, n_features): mean over the trees for
+    which a row is OOB (``oob``) or over all trees of the tree's loss change."""
+
+def permutation_indices(
+    seed: int, n: int, feature: int, repeat: int, tree: int | None = None
+) -> npt.NDArray[np.int64]:
+    """Permutation of ``0..n`` for (feature, repeat): of tree ``tree``'s OOB rows (in
+    increasing order), or of a held-out set when ``tree`` is None."""
+
+def oob_indices(forest: Forest, tree: int) -> npt.NDArray[np.int64]:
+    """Out-of-bag rows of tree ``tree``, increasing."""

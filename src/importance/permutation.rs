@@ -62,7 +62,7 @@ pub fn oob_rows(forest: &Forest, tree: usize) -> Vec<u32> {
 /// Breiman's OOB permutation importance, per tree.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OobPermutation {
-    /// `n_trees × n_features`, row-major: `(1/R) Σ_r err_t(π_{t,m,r}) − err_t` (see
+    /// `n_repeats × n_trees × n_features`, row-major: `err_t(π_{t,m,r}) − err_t` (see
     /// [`Forest::oob_permutation_importance`]).
     pub per_tree: Vec<f64>,
     /// `err_t`: each tree's loss on its own OOB rows (NaN without OOB rows).
@@ -71,7 +71,11 @@ pub struct OobPermutation {
     pub n_oob: Vec<usize>,
 }
 
-fn check_targets<T: Feature>(forest: &Forest, x: &Matrix<'_, T>, targets: &Targets<'_>) -> Result<()> {
+fn check_targets<T: Feature>(
+    forest: &Forest,
+    x: &Matrix<'_, T>,
+    targets: &Targets<'_>,
+) -> Result<()> {
     forest.check_input(x)?;
     if targets.len() != x.n_rows() {
         return Err(ForestError::Shape(format!(
@@ -136,9 +140,9 @@ fn substitutes(
 impl Forest {
     /// Breiman's (2001) out-of-bag permutation importance, per tree. For tree `t` with OOB
     /// rows `O_t` and feature `m`:
-    /// `VI_t(m) = (1/R) Σ_r [err_t(x_m permuted by π_{t,m,r} among O_t) − err_t]`, where
+    /// `VI_{r,t}(m) = err_t(x_m permuted by π_{t,m,r} among O_t) − err_t`, where
     /// `err_t` is the mean over `O_t` of the tree's 0/1 loss (majority class of its leaf) or
-    /// squared error (unweighted). `VI_t(m) = 0` exactly when the tree never splits on `m`
+    /// squared error (unweighted). `VI_{r,t}(m) = 0` exactly when the tree never splits on `m`
     /// or has no OOB row. `x` and `targets` must be the training set.
     pub fn oob_permutation_importance<T: Feature>(
         &self,
@@ -156,7 +160,7 @@ impl Forest {
         let results = map_ordered(self.trees.len(), |t| {
             let tree = &self.trees[t];
             let rows = oob_rows(self, t);
-            let mut imp = vec![0.0; p];
+            let mut imp = vec![0.0; n_repeats * p];
             if rows.is_empty() {
                 return (imp, f64::NAN, 0);
             }
@@ -164,24 +168,24 @@ impl Forest {
             let used = used_features(tree, p);
             let n = rows.len() as f64;
             let mut base = 0.0;
-            for r in 0..n_repeats {
+            for (r, sums) in imp.chunks_mut(p).enumerate() {
                 let subst = substitutes(&used, &rows, seed, Some(t), r);
-                let mut sums = vec![0.0; p];
                 base = path_deltas(tree, &x, &rows, &subst, &loss, |f, _, d| sums[f] += d);
-                for (a, s) in imp.iter_mut().zip(&sums) {
-                    *a += s / n;
-                }
+                sums.iter_mut().for_each(|s| *s /= n);
             }
-            imp.iter_mut().for_each(|a| *a /= n_repeats as f64);
             (imp, base / n, rows.len())
         });
+        let m = self.trees.len();
         let mut out = OobPermutation {
-            per_tree: Vec::with_capacity(self.trees.len() * p),
-            oob_error: Vec::with_capacity(self.trees.len()),
-            n_oob: Vec::with_capacity(self.trees.len()),
+            per_tree: vec![0.0; n_repeats * m * p],
+            oob_error: Vec::with_capacity(m),
+            n_oob: Vec::with_capacity(m),
         };
-        for (imp, err, n) in results {
-            out.per_tree.extend(imp);
+        for (t, (imp, err, n)) in results.into_iter().enumerate() {
+            for (r, sums) in imp.chunks(p).enumerate() {
+                let at = (r * m + t) * p;
+                out.per_tree[at..at + p].copy_from_slice(sums);
+            }
             out.oob_error.push(err);
             out.n_oob.push(n);
         }

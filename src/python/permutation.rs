@@ -14,7 +14,7 @@ use crate::parallel::{install, resolve_n_jobs};
 use crate::Targets;
 
 type OobArrays<'py> = (
-    Bound<'py, PyArray2<f64>>,
+    Bound<'py, PyArray3<f64>>,
     Bound<'py, PyArray1<f64>>,
     Bound<'py, PyArray1<i64>>,
 );
@@ -32,7 +32,11 @@ fn codes_of(forest: &Forest, y: &[f64]) -> Result<Vec<u32>, ForestError> {
     }
 }
 
-fn targets_of<'a>(forest: &Forest, y: &'a [f64], codes: &'a [u32]) -> Result<Targets<'a>, ForestError> {
+fn targets_of<'a>(
+    forest: &Forest,
+    y: &'a [f64],
+    codes: &'a [u32],
+) -> Result<Targets<'a>, ForestError> {
     if forest.n_classes() > 0 {
         Targets::classes(codes, forest.n_classes())
     } else {
@@ -40,7 +44,7 @@ fn targets_of<'a>(forest: &Forest, y: &'a [f64], codes: &'a [u32]) -> Result<Tar
     }
 }
 
-/// Breiman's OOB permutation importance: (per_tree (M, p), oob_error (M,), n_oob (M,)).
+/// Breiman's OOB permutation importance: (per_tree (R, M, p), oob_error (M,), n_oob (M,)).
 #[pyfunction]
 #[pyo3(signature = (forest, x, y, *, n_repeats, seed, n_jobs = None))]
 pub fn oob_permutation_importance<'py>(
@@ -61,7 +65,8 @@ pub fn oob_permutation_importance<'py>(
     let res = with_matrix!(x, |m| py.detach(|| install(threads, || f
         .oob_permutation_importance(m, targets, n_repeats, seed)))?);
     let (trees, p) = (res.n_oob.len(), f.n_features());
-    let per_tree = Array2::from_shape_vec((trees, p), res.per_tree).map_err(shape_err)?;
+    let per_tree =
+        Array3::from_shape_vec((n_repeats, trees, p), res.per_tree).map_err(shape_err)?;
     let n_oob: Vec<i64> = res.n_oob.iter().map(|&n| n as i64).collect();
     Ok((
         per_tree.into_pyarray(py),
@@ -86,7 +91,8 @@ pub fn permuted_predictions<'py>(
     let f = forest.inner.clone();
     let x = XArray::extract(x)?;
     let (v, n) = with_matrix!(x, |m| (
-        py.detach(|| install(threads, || f.permuted_predictions(m, feature, n_repeats, seed)))?,
+        py.detach(|| install(threads, || f
+            .permuted_predictions(m, feature, n_repeats, seed)))?,
         m.n_rows()
     ));
     let a = Array3::from_shape_vec((n_repeats, n, f.width()), v).map_err(shape_err)?;

@@ -1,0 +1,248 @@
+"""Permutation importance: exact brute-force oracles (explicitly permuted copies of X, the
+same permutations), identities between the casewise and global importances, determinism
+across thread counts, a ranking sanity check and input validation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification, make_regression
+from sklearn.metrics import balanced_accuracy_score
+
+import forestimp
+from forestimp import _core
+from forestimp.exceptions import DataError, InvalidParameterError
+from forestimp.importance import PermutationImportance, local_permutation, permutation
+
+
+@pytest.fixture(scope="module")
+def clf():
+    X, y = make_classification(
+        n_samples=400, n_features=6, n_informative=3, n_redundant=1, n_classes=3, random_state=1
+    )
+    est = forestimp.RandomForestClassifier(n_estimators=12, random_state=0).fit(X, y)
+    Xh, yh = make_classification(
+        n_samples=200, n_features=6, n_informative=3, n_redundant=1, n_classes=3, random_state=2
+    )
+    return est, X, y, Xh, yh
+
+
+@pytest.fixture(scope="module")
+def reg():
+    X, y = make_regression(n_samples=300, n_features=5, n_informative=3, noise=2.0, random_state=0)
+    est = forestimp.RandomForestRegressor(n_estimators=10, max_depth=6, random_state=0).fit(X, y)
+    return est, X, y
+
+
+def _tree_predict(est, t, X):
+    """Tree t's own prediction (class code or value) for every row of X, via apply."""
+    leaves = est.apply(X)[:, t]
+    value = est.forest_.tree_arrays(t)["value"][leaves]
+    return np.argmax(value, axis=1) if est.forest_.n_classes else value[:, 0]
+
+
+def _tree_loss(est, t, X, y):
+    pred = _tree_predict(est, t, X)
+    return (pred != y).astype(float) if est.forest_.n_classes else (pred - y) ** 2
+
+
+def _uses(est, t, m):
+    return bool(np.any(est.forest_.tree_arrays(t)["feature"] == m))
+
+
+# ------------------------------------------------------------------------ held-out
+@pytest.mark.parametrize("which", ["clf", "reg"])
+def test_held_out_predictions_equal_predict_on_permuted_copy(which, clf, reg):
+    est, X = (clf[0], clf[3]) if which == "clf" else (reg[0], reg[1])
+    seed = 12345
+    X = np.ascontiguousarray(X)
+    for m in range(X.shape[1]):
+        got = _core.permuted_predictions(est.forest_, X, m, n_repeats=2, seed=seed)
+        for r in range(2):
+            perm = _core.permutation_indices(seed, len(X), m, r)
+            assert sorted(perm) == list(range(len(X)))
+            Xp = X.copy()
+            Xp[:, m] = X[perm, m]
+            np.testing.assert_array_equal(got[r], est.forest_.predict(Xp))
+
+
+def test_held_out_importance_equals_brute_force(clf):
+    est, _, _, Xh, yh = clf
+    res = permutation(est, Xh, yh, n_repeats=3, scoring="balanced_accuracy", random_state=7)
+    assert isinstance(res, PermutationImportance) and res.method == "held_out"
+    base = balanced_accuracy_score(yh, est.predict(Xh))
+    assert res.baseline_score == base
+    for m in range(Xh.shape[1]):
+        for r in range(3):
+            Xp = Xh.copy()
+            Xp[:, m] = Xh[_core.permutation_indices(res.seed, len(Xh), m, r), m]
+            assert res.importances[m, r] == base - balanced_accuracy_score(yh, est.predict(Xp))
+    np.testing.assert_array_equal(res.importances_mean, res.importances.mean(axis=1))
+    np.testing.assert_allclose(res.standard_error, res.importances.std(axis=1) / np.sqrt(3))
+
+
+def test_held_out_scorings_and_callable(clf, reg):
+    est, _, _, Xh, yh = clf
+    kw = dict(n_repeats=2, random_state=3)
+    acc = permutation(est, Xh, yh, **kw)
+    same = permutation(est, Xh, yh, scoring=lambda a, b: np.mean(a == b), **kw)
+    np.testing.assert_allclose(acc.importances, same.importances, atol=1e-15)
+    for s in ["neg_log_loss", "roc_auc", "balanced_accuracy"]:
+        assert np.all(np.isfinite(permutation(est, Xh, yh, scoring=s, **kw).importances))
+    rest, Xr, yr = reg
+    r2 = permutation(rest, Xr, yr, **kw)
+    mse = permutation(rest, Xr, yr, scoring="neg_mean_squared_error", **kw)
+    # r2 = 1 - MSE / var(y): the two importances differ by the factor var(y) exactly.
+    np.testing.assert_allclose(mse.importances, r2.importances * np.var(yr), rtol=1e-9)
+
+
+# ----------------------------------------------------------------------------- OOB
+@pytest.mark.parametrize("which", ["clf", "reg"])
+def test_oob_per_tree_equals_brute_force(which, clf, reg):
+    est, X, y = (clf[0], clf[1], clf[2]) if which == "clf" else reg
+    res = permutation(est, n_repeats=2, random_state=11)
+    assert res.method == "oob" and res.per_tree.shape == (est.n_estimators, X.shape[1])
+    for t in range(est.n_estimators):
+        oob = _core.oob_indices(est.forest_, t)
+        Xo, yo = X[oob], y[oob]
+        base = _tree_loss(est, t, Xo, yo)
+        assert res.oob_error[t] == pytest.approx(base.mean(), rel=1e-12)
+        for m in range(X.shape[1]):
+            vals = []
+            for r in range(2):
+                perm = _core.permutation_indices(res.seed, len(oob), m, r, tree=t)
+                Xp = Xo.copy()
+                Xp[:, m] = Xo[perm, m]
+                vals.append((_tree_loss(est, t, Xp, yo) - base).sum() / len(oob))
+            assert res.per_tree[t, m] == pytest.approx(np.mean(vals), rel=1e-9, abs=1e-12)
+    np.testing.assert_allclose(res.raw_importances_mean, res.per_tree.mean(axis=0))
+    se = res.per_tree.std(axis=0) / np.sqrt(est.n_estimators)
+    np.testing.assert_allclose(res.standard_error, se)
+
+
+def test_oob_bags_match_oob_predict(clf):
+    """The OOB rows the importance uses are the ones the OOB score uses."""
+    est, X, _, _, _ = clf
+    _, counts = est.forest_.oob_predict(X)
+    mine = np.zeros(len(X))
+    for t in range(est.n_estimators):
+        mine[_core.oob_indices(est.forest_, t)] += 1
+    np.testing.assert_array_equal(mine, counts)
+
+
+def test_tree_not_splitting_on_feature_contributes_zero():
+    X, y = make_classification(n_samples=300, n_features=8, n_informative=3, random_state=0)
+    est = forestimp.RandomForestClassifier(n_estimators=20, max_depth=2, random_state=0).fit(X, y)
+    res = permutation(est, random_state=0)
+    unused = [(t, m) for t in range(20) for m in range(8) if not _uses(est, t, m)]
+    assert len(unused) > 50
+    for t, m in unused:
+        assert res.per_tree[t, m] == 0.0
+    assert np.count_nonzero(res.per_tree) > 0
+
+
+def test_deterministic_for_any_n_jobs(clf):
+    est, _, _, Xh, yh = clf
+    a = permutation(est, n_repeats=2, n_jobs=1, random_state=5)
+    b = permutation(est, n_repeats=2, n_jobs=2, random_state=5)
+    np.testing.assert_array_equal(a.per_tree, b.per_tree)
+    c = permutation(est, Xh, yh, n_repeats=2, n_jobs=1, random_state=5)
+    d = permutation(est, Xh, yh, n_repeats=2, n_jobs=2, random_state=5)
+    np.testing.assert_array_equal(c.importances, d.importances)
+    for X, y in [(None, None), (Xh, yh)]:
+        e = local_permutation(est, X, y, n_jobs=1, random_state=5)
+        f = local_permutation(est, X, y, n_jobs=2, random_state=5)
+        np.testing.assert_array_equal(e, f)
+
+
+def test_informative_features_rank_first():
+    X, y = make_classification(
+        n_samples=1500, n_features=12, n_informative=4, n_redundant=0, shuffle=False, random_state=0
+    )
+    est = forestimp.RandomForestClassifier(n_estimators=60, random_state=0, n_jobs=2).fit(X, y)
+    res = permutation(est, random_state=0, scaled=True)
+    raw = res.raw_importances_mean
+    assert raw[:4].min() > 5 * np.abs(raw[4:]).max()
+    assert np.abs(raw[4:]).max() < 0.005  # noise features: about 0
+    assert res.importances_mean[:4].min() > 3  # z-scores of informative features
+    np.testing.assert_allclose(res.importances_mean, raw / res.standard_error)
+
+
+# ------------------------------------------------------------------------ casewise
+def test_casewise_oob_sums_to_per_tree(clf):
+    """Σ_i |T_i| C[i, m] = Σ_t |O_t| VI_t(m) (the same permutations, repeat 0)."""
+    est, X, _, _, _ = clf
+    C = local_permutation(est, random_state=4)
+    res = permutation(est, random_state=4)
+    n_oob = np.array([len(_core.oob_indices(est.forest_, t)) for t in range(est.n_estimators)])
+    k = np.zeros(len(X))
+    for t in range(est.n_estimators):
+        k[_core.oob_indices(est.forest_, t)] += 1
+    seen = k > 0
+    assert np.all(np.isnan(C[~seen])) and not np.any(np.isnan(C[seen]))
+    lhs = (k[seen, None] * C[seen]).sum(axis=0)
+    np.testing.assert_allclose(lhs, n_oob @ res.per_tree, rtol=1e-12, atol=1e-12)
+
+
+def test_casewise_held_out_tree_level(clf, reg):
+    """mean_i C[i, m] = (1/M) Σ_t [err_t(X^π) − err_t(X)] with π of permutation(X, y)."""
+    for est, X, y in [(clf[0], clf[3], clf[4]), reg]:
+        C = local_permutation(est, X, y, random_state=9)
+        seed = permutation(est, X, y, random_state=9).seed
+        for m in range(X.shape[1]):
+            Xp = X.copy()
+            Xp[:, m] = X[_core.permutation_indices(seed, len(X), m, 0), m]
+            per_row = np.mean(
+                [
+                    _tree_loss(est, t, Xp, y) - _tree_loss(est, t, X, y)
+                    for t in range(est.n_estimators)
+                ],
+                axis=0,
+            )
+            np.testing.assert_allclose(C[:, m], per_row, rtol=1e-10, atol=1e-12)
+
+
+def test_casewise_forest_level_mean_is_held_out_importance(clf, reg):
+    """mean_i C[i, m] = held-out importance under accuracy (0/1 loss) / neg MSE."""
+    for (est, X, y), s in [((clf[0], clf[3], clf[4]), "accuracy"), (reg, "neg_mean_squared_error")]:
+        C = local_permutation(est, X, y, level="forest", random_state=2)
+        imp = permutation(est, X, y, scoring=s, random_state=2).importances[:, 0]
+        np.testing.assert_allclose(C.mean(axis=0), imp, rtol=1e-10, atol=1e-12)
+
+
+# ---------------------------------------------------------------------- bad inputs
+def test_bad_inputs(clf):
+    est, X, y, Xh, yh = clf
+    with pytest.raises(InvalidParameterError, match="n_repeats"):
+        permutation(est, n_repeats=0)
+    with pytest.raises(InvalidParameterError, match="scoring"):
+        permutation(est, Xh, yh, scoring="r2")
+    with pytest.raises(InvalidParameterError, match="scoring"):
+        permutation(est, scoring="accuracy")  # OOB has its own loss
+    with pytest.raises(InvalidParameterError, match="both X and y"):
+        permutation(est, Xh)
+    with pytest.raises(ValueError, match="features"):
+        permutation(est, Xh[:, :4], yh)
+    with pytest.raises(ValueError, match="inconsistent"):
+        permutation(est, Xh, yh[:-1])
+    with pytest.raises(InvalidParameterError, match="n_repeats >= 2"):
+        permutation(est, Xh, yh, scaled=True)
+    with pytest.raises(DataError, match="labels"):
+        local_permutation(est, Xh, yh + 10)
+    with pytest.raises(InvalidParameterError, match="level"):
+        local_permutation(est, level="forest")
+    no_oob = forestimp.ExtraTreesClassifier(n_estimators=3, random_state=0).fit(X, y)
+    with pytest.raises(InvalidParameterError, match="bootstrap"):
+        permutation(no_oob)
+    with pytest.raises(InvalidParameterError, match="bootstrap"):
+        local_permutation(no_oob)
+    assert np.all(np.isfinite(permutation(no_oob, Xh, yh).importances))
+    released = forestimp.RandomForestClassifier(n_estimators=3, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="training data"):
+        permutation(released.release_training_data())
+    with pytest.raises(DataError):
+        _core.oob_permutation_importance(
+            est.forest_, X[:-1], y[:-1].astype(float), n_repeats=1, seed=0
+        )
+    with pytest.raises(InvalidParameterError, match="feature"):
+        _core.permuted_predictions(est.forest_, Xh, 99, n_repeats=1, seed=0)
