@@ -12,7 +12,13 @@ use crate::tree::{Tree, LEAF};
 
 /// Leaf reached by row `i` of `x` when its feature `m` is replaced by `x[j, m]`.
 #[inline]
-pub fn leaf_with<T: Feature>(tree: &Tree, x: &Matrix<'_, T>, i: usize, m: usize, j: usize) -> usize {
+pub fn leaf_with<T: Feature>(
+    tree: &Tree,
+    x: &Matrix<'_, T>,
+    i: usize,
+    m: usize,
+    j: usize,
+) -> usize {
     descend_with(tree, x, 0, i, m, j)
 }
 
