@@ -9,7 +9,7 @@
 //! and per-tree results are combined in tree order, so results are identical for any
 //! number of threads.
 
-use super::walk::{leaf_with, path_deltas, used_features, NodeLoss};
+use super::walk::{leaves_with_values, path_deltas, used_features, NodeLoss};
 use crate::data::{Feature, Matrix, Targets};
 use crate::error::{invalid, ForestError, Result};
 use crate::forest::sampling::in_bag_counts;
@@ -35,15 +35,26 @@ pub fn permutation_indices(
     repeat: usize,
     tree: Option<usize>,
 ) -> Vec<u32> {
+    shuffled((0..n as u32).collect(), seed, feature, repeat, tree)
+}
+
+/// `items` shuffled by the permutation of [`permutation_indices`]: the result is
+/// `items[π[k]]` (Fisher–Yates swaps positions whatever they hold).
+fn shuffled(
+    mut items: Vec<u32>,
+    seed: u64,
+    feature: usize,
+    repeat: usize,
+    tree: Option<usize>,
+) -> Vec<u32> {
     let key = (feature as u64) << 32 | repeat as u64;
     let s = match tree {
         Some(t) => tree_seed(tree_seed(seed, t as u64, OOB_STREAM), key, OOB_STREAM),
         None => tree_seed(seed, key, HELD_OUT_STREAM),
     };
-    let mut rng = TreeRng::new(s);
-    let mut perm: Vec<u32> = (0..n as u32).collect();
-    rng.partial_shuffle(&mut perm, n);
-    perm
+    let n = items.len();
+    TreeRng::new(s).partial_shuffle(&mut items, n);
+    items
 }
 
 /// Rows per parallel task of [`Forest::permuted_predictions`] (as `Forest::predict`).
@@ -129,10 +140,7 @@ fn substitutes(
             if !u {
                 return Vec::new();
             }
-            permutation_indices(seed, rows.len(), f, repeat, tree)
-                .into_iter()
-                .map(|k| rows[k as usize])
-                .collect()
+            shuffled(rows.to_vec(), seed, f, repeat, tree)
         })
         .collect()
 }
@@ -222,26 +230,43 @@ impl Forest {
         if n == 0 {
             return Ok(out);
         }
+        let perms: Vec<Vec<u32>> = (0..n_repeats)
+            .map(|r| permutation_indices(seed, n, feature, r, None))
+            .collect();
+        // Row-major over (row, repeat) so each parallel task owns whole rows; transposed
+        // to repeat-major at the end.
+        let rw = n_repeats * w;
+        let mut by_row = vec![0.0; n * rw];
         let rows = row_chunk(n);
-        for (r, block) in out.chunks_mut(n * w).enumerate() {
-            let perm = permutation_indices(seed, n, feature, r, None);
-            chunks_mut(block, rows * w, |k, chunk| {
-                let first = k * rows;
-                for (tree, &u) in self.trees.iter().zip(&uses) {
-                    for (q, acc) in chunk.chunks_mut(w).enumerate() {
-                        let i = first + q;
-                        let leaf = if u {
-                            leaf_with(tree, &x, i, feature, perm[i] as usize)
-                        } else {
-                            tree.leaf(&x, i)
-                        };
-                        for (a, v) in acc.iter_mut().zip(tree.value(leaf)) {
+        chunks_mut(&mut by_row, rows * rw, |k, chunk| {
+            let first = k * rows;
+            let mut values = vec![0.0; n_repeats];
+            let mut leaves = vec![0usize; n_repeats];
+            let mut chain = Vec::new();
+            for (tree, &u) in self.trees.iter().zip(&uses) {
+                for (q, acc) in chunk.chunks_mut(rw).enumerate() {
+                    let i = first + q;
+                    if u {
+                        for (v, perm) in values.iter_mut().zip(&perms) {
+                            *v = x.get(perm[i] as usize, feature).to_f64();
+                        }
+                        leaves_with_values(tree, &x, i, feature, &values, &mut leaves, &mut chain);
+                    } else {
+                        leaves.fill(tree.leaf(&x, i));
+                    }
+                    for (a, &leaf) in acc.chunks_mut(w).zip(&leaves) {
+                        for (a, v) in a.iter_mut().zip(tree.value(leaf)) {
                             *a += v;
                         }
                     }
                 }
-                chunk.iter_mut().for_each(|a| *a *= scale);
-            });
+            }
+            chunk.iter_mut().for_each(|a| *a *= scale);
+        });
+        for (i, row) in by_row.chunks(rw).enumerate() {
+            for (r, vals) in row.chunks(w).enumerate() {
+                out[(r * n + i) * w..(r * n + i + 1) * w].copy_from_slice(vals);
+            }
         }
         Ok(out)
     }

@@ -22,6 +22,46 @@ pub fn leaf_with<T: Feature>(
     descend_with(tree, x, 0, i, m, j)
 }
 
+/// Leaves reached by row `i` when its feature `m` is replaced by each of `values`, written
+/// to `out` (same length). The row's path is walked once: a substituted walk only leaves it
+/// at the first node on `m` where the value turns the other way.
+pub fn leaves_with_values<T: Feature>(
+    tree: &Tree,
+    x: &Matrix<'_, T>,
+    i: usize,
+    m: usize,
+    values: &[f64],
+    out: &mut [usize],
+    chain: &mut Vec<(usize, bool)>,
+) {
+    chain.clear();
+    let mut t = 0usize;
+    loop {
+        let nd = &tree.nodes[t];
+        if nd.right == LEAF {
+            break;
+        }
+        let f = nd.feature as usize;
+        let left = x.get(i, f).to_f64() <= nd.threshold;
+        if f == m {
+            chain.push((t, left));
+        }
+        t = if left { t + 1 } else { nd.right as usize };
+    }
+    for (leaf, &vm) in out.iter_mut().zip(values) {
+        *leaf = t;
+        for &(s, left) in chain.iter() {
+            let nd = &tree.nodes[s];
+            let go_left = vm <= nd.threshold;
+            if go_left != left {
+                let child = if go_left { s + 1 } else { nd.right as usize };
+                *leaf = descend_value(tree, x, child, i, m, vm);
+                break;
+            }
+        }
+    }
+}
+
 /// Same walk as [`leaf_with`], started at node `start`.
 #[inline]
 fn descend_with<T: Feature>(
@@ -32,7 +72,19 @@ fn descend_with<T: Feature>(
     m: usize,
     j: usize,
 ) -> usize {
-    let vm = x.get(j, m).to_f64();
+    descend_value(tree, x, start, i, m, x.get(j, m).to_f64())
+}
+
+/// Leaf reached from node `start` by row `i` whose feature `m` reads `vm`.
+#[inline]
+fn descend_value<T: Feature>(
+    tree: &Tree,
+    x: &Matrix<'_, T>,
+    start: usize,
+    i: usize,
+    m: usize,
+    vm: f64,
+) -> usize {
     let mut t = start;
     loop {
         let nd = &tree.nodes[t];
