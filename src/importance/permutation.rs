@@ -213,6 +213,9 @@ impl Forest {
         seed: u64,
     ) -> Result<Vec<f64>> {
         self.check_input(&x)?;
+        if n_repeats == 0 {
+            return Err(invalid("n_repeats", "must be at least 1, got 0"));
+        }
         if feature >= self.n_features() {
             return Err(invalid(
                 "feature",

@@ -1,11 +1,12 @@
-//! Tree walks in which one feature of a row is read from another row, so permutation
-//! importances never copy X (ranger's `dropDownSamplePermuted`).
+//! Tree walks in which one feature of a row is read from another row (or value), so
+//! permutation importances never copy X (ranger's `dropDownSamplePermuted`).
 //!
-//! Invariant used throughout: replacing `x[i, m]` by `x[j, m]` can only change the leaf of
-//! row `i` if the original path of `i` crosses a node that splits on `m`, and the two walks
-//! agree down to the first such node. [`path_deltas`] therefore walks each row once and
-//! restarts the substituted walk at the first node of each feature on that path; every
-//! other feature leaves the row's leaf, hence its loss, unchanged (a delta of exactly 0).
+//! Invariant used throughout: replacing `x[i, m]` by `v` can only change the leaf of row `i`
+//! if `v` turns the other way at some node on `m` of the row's original path, and the two
+//! walks agree down to the first such node. Each row's path is therefore walked once, and a
+//! substituted walk starts only where it diverges; features absent from the path leave the
+//! leaf, hence the loss, exactly unchanged. For losses, walks also stop at nodes whose
+//! subtree predicts one class (or value) throughout ([`NodeLoss`]).
 
 use crate::data::{Feature, Matrix, Targets};
 use crate::tree::{Tree, LEAF};

@@ -137,13 +137,16 @@ pub fn permutation_indices<'py>(
     feature: usize,
     repeat: usize,
     tree: Option<usize>,
-) -> Bound<'py, PyArray1<i64>> {
+) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    if n > u32::MAX as usize {
+        return Err(crate::error::invalid("n", format!("must be at most {}", u32::MAX)).into());
+    }
     let v: Vec<i64> = py
         .detach(|| perm_indices(seed, n, feature, repeat, tree))
         .into_iter()
         .map(i64::from)
         .collect();
-    v.into_pyarray(py)
+    Ok(v.into_pyarray(py))
 }
 
 /// Out-of-bag rows of tree `tree`, increasing.
