@@ -19,6 +19,8 @@ __all__ = [
     "InvalidParameterError",
     "ModelFormatError",
     "__version__",
+    "mdi_by_depth",
+    "tree_mdi_by_depth",
 ]
 
 __version__: str
@@ -71,7 +73,9 @@ class Forest:
         candidate features per node (1 <= K <= number of features the tree sees);
         ``tree_features`` is the size of the per-tree random feature subset (Random
         Subspace / Patches), None for all. ``max_samples`` is the number of rows drawn per
-        tree (with replacement when ``bootstrap``), None for n_samples.
+        tree (with replacement when ``bootstrap``), None for n_samples. ``splitter`` is
+        ``"best"``, ``"random"`` or ``"multiway"`` (integer-coded X, one child per observed
+        value, stored as chains of binary nodes; see ``forestimp.ensemble``).
         ``progress(done, total)`` is called between chunks of trees, with the GIL held.
         """
 
@@ -130,3 +134,14 @@ class Forest:
     def random_state(self) -> int: ...
     def node_counts(self) -> npt.NDArray[np.int64]: ...
     def depths(self) -> npt.NDArray[np.int64]: ...
+
+def mdi_by_depth(forest: Forest) -> npt.NDArray[np.float64]:
+    """Raw MDI by depth averaged over trees, shape (n_features, n_depths).
+
+    Entry [m, d] is (1/M) sum over trees of sum_{t splits on X_m at depth d} p(t) * delta_i(t);
+    summed over d it is ``importances(False)``. Depth is logical for multiway forests (chain
+    links add no level). n_depths = 1 + the deepest split node of the forest.
+    """
+
+def tree_mdi_by_depth(forest: Forest) -> npt.NDArray[np.float64]:
+    """Raw MDI by depth of every tree, shape (n_estimators, n_features, n_depths)."""

@@ -1,10 +1,11 @@
 //! The Python extension module `forestimp._core`: the only code that names pyo3 or numpy.
 //!
 //! Map: `arrays` (zero-copy NumPy views), `errors` (typed exceptions), `model` (the
-//! `Forest` class: fit, predict, importances, pickling).
+//! `Forest` class: fit, predict, importances, pickling), `mdi` (MDI by depth).
 
 mod arrays;
 mod errors;
+mod mdi;
 mod model;
 
 use pyo3::prelude::*;
@@ -15,6 +16,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("FORMAT_VERSION", crate::persist::FORMAT_VERSION)?;
     m.add_class::<model::PyForest>()?;
+    mdi::register(m)?;
     m.add(
         "InvalidParameterError",
         py.get_type::<errors::InvalidParameterError>(),
