@@ -105,7 +105,7 @@ def test_local_mdi_on_new_samples_and_dataframes():
     with pytest.warns(UserWarning, match="feature names"):
         np.testing.assert_array_equal(local, local_mdi(est, X[:7], n_jobs=2))
     with pytest.raises(ValueError):
-        local_mdi(est, X[:, :3])
+        local_mdi(est, df.iloc[:, :3])
 
 
 @pytest.mark.filterwarnings("ignore:only .* negative importances")
