@@ -10,6 +10,7 @@
 """
 
 from ._asymptotic import AsymptoticImportances, asymptotic_importances
+from ._context import ContextImportances, context_importances
 from ._expected import expected_importances
 from ._information import (
     conditional_entropy,
@@ -20,7 +21,9 @@ from ._information import (
 
 __all__ = [
     "AsymptoticImportances",
+    "ContextImportances",
     "asymptotic_importances",
+    "context_importances",
     "conditional_entropy",
     "conditional_mutual_information",
     "entropy",
