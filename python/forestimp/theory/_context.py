@@ -127,6 +127,7 @@ def context_importances(
     absolute = np.zeros((p, n_ctx))
     signed = np.zeros((p, n_ctx))
     global_signed = np.zeros(p)
+    context_weights = [np.where(ctx == c, w, 0.0) for c in range(n_ctx)]
     for mask in range(1 << p):
         k = mask.bit_count()
         groups, n_groups = cond.groups(mask)
@@ -140,8 +141,7 @@ def context_importances(
             mass, gain = _node_gains(
                 groups, n_groups, child, n_child, parent, y, w, criterion, n_classes
             )
-            for c in range(n_ctx):
-                w_c = np.where(ctx == c, w, 0.0)
+            for c, w_c in enumerate(context_weights):
                 mass_c, gain_c = _node_gains(
                     groups, n_groups, child, n_child, parent, y, w_c, criterion, n_classes
                 )
