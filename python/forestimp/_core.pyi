@@ -19,7 +19,9 @@ __all__ = [
     "InvalidParameterError",
     "ModelFormatError",
     "__version__",
+    "local_mdi",
     "mdi_by_depth",
+    "mdi_oob",
     "tree_mdi_by_depth",
 ]
 
@@ -65,6 +67,7 @@ class Forest:
         random_state: int,
         n_jobs: int | None,
         progress: Callable[[int, int], None] | None = None,
+        shadows: bool = False,
     ) -> Forest:
         """Fit a forest.
 
@@ -77,6 +80,8 @@ class Forest:
         ``"best"``, ``"random"`` or ``"multiway"`` (integer-coded X, one child per observed
         value, stored as chains of binary nodes; see ``forestimp.ensemble``).
         ``progress(done, total)`` is called between chunks of trees, with the GIL held.
+        With ``shadows`` the forest is grown on 2p features: X and, as features p..2p-1,
+        its columns read at a row permutation drawn from ``random_state`` (no copy).
         """
 
     def predict(self, x: _Matrix, n_jobs: int | None = None) -> npt.NDArray[np.float64]:
@@ -134,6 +139,14 @@ class Forest:
     def random_state(self) -> int: ...
     def node_counts(self) -> npt.NDArray[np.int64]: ...
     def depths(self) -> npt.NDArray[np.int64]: ...
+
+def local_mdi(forest: Forest, x: _Matrix, n_jobs: int | None = None) -> npt.NDArray[np.float64]:
+    """Local MDI of every row, shape (n, n_features)."""
+
+def mdi_oob(
+    forest: Forest, x: _Matrix, y: npt.NDArray[np.float64], n_jobs: int | None = None
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """MDI-oob mean (p,) and per tree (n_estimators, p), NaN rows for trees with no OOB row."""
 
 def mdi_by_depth(forest: Forest) -> npt.NDArray[np.float64]:
     """Raw MDI by depth averaged over trees, shape (n_features, n_depths).

@@ -1,10 +1,12 @@
 //! The Python extension module `forestimp._core`: the only code that names pyo3 or numpy.
 //!
 //! Map: `arrays` (zero-copy NumPy views), `errors` (typed exceptions), `model` (the
-//! `Forest` class: fit, predict, importances, pickling), `mdi` (MDI by depth).
+//! `Forest` class: fit, predict, importances, pickling), `importance` (path-based
+//! importances), `mdi` (MDI by depth).
 
 mod arrays;
 mod errors;
+mod importance;
 mod mdi;
 mod model;
 
@@ -16,6 +18,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("FORMAT_VERSION", crate::persist::FORMAT_VERSION)?;
     m.add_class::<model::PyForest>()?;
+    m.add_function(wrap_pyfunction!(importance::local_mdi, m)?)?;
+    m.add_function(wrap_pyfunction!(importance::mdi_oob, m)?)?;
     mdi::register(m)?;
     m.add(
         "InvalidParameterError",

@@ -1,11 +1,24 @@
 """Variable importances of fitted forestimp forests.
 
-Every function takes a fitted forestimp estimator and returns NumPy arrays; the formulas are
-stated in each docstring and the user guide (``docs/importances.md``) says when to use which.
+Every function takes a fitted forestimp estimator and returns NumPy arrays or small result
+objects; the formulas are stated in each docstring and the user guide
+(``docs/importances.md``) says when to use which.
 """
 
 from __future__ import annotations
 
+from ._local import local_mdi
 from ._mdi import mdi
+from ._result import Importances
+from ._significance import Significance, janitza_pvalues, significance
+from ._unbiased import unbiased
 
-__all__: list[str] = ["mdi"]
+__all__: list[str] = [
+    "Importances",
+    "Significance",
+    "janitza_pvalues",
+    "local_mdi",
+    "mdi",
+    "significance",
+    "unbiased",
+]
