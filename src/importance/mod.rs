@@ -5,3 +5,5 @@
 //! `corrected` (shadow-feature "actual impurity reduction"), `context` (context-dependent
 //! scores from totally randomized trees). Every measure is a function of a fitted
 //! [`crate::Forest`] and, where needed, data; none needs Python.
+
+pub mod context;
