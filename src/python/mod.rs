@@ -4,6 +4,7 @@
 //! `Forest` class: fit, predict, importances, pickling).
 
 mod arrays;
+mod context;
 mod errors;
 mod model;
 
@@ -15,6 +16,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("FORMAT_VERSION", crate::persist::FORMAT_VERSION)?;
     m.add_class::<model::PyForest>()?;
+    m.add_function(wrap_pyfunction!(context::context_importances_py, m)?)?;
     m.add(
         "InvalidParameterError",
         py.get_type::<errors::InvalidParameterError>(),

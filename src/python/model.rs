@@ -27,7 +27,7 @@ type OobArrays<'py> = (Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<f64>>);
 /// An immutable fitted ensemble of binary decision trees.
 #[pyclass(frozen, module = "forestimp._core", name = "Forest")]
 pub struct PyForest {
-    inner: Arc<Forest>,
+    pub(crate) inner: Arc<Forest>,
 }
 
 fn criterion_of(name: &str) -> Result<CriterionKind, ForestError> {

@@ -6,4 +6,6 @@ stated in each docstring and the user guide (``docs/importances.md``) says when 
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from ._context import ContextImportances, context
+
+__all__: list[str] = ["ContextImportances", "context"]
