@@ -78,12 +78,15 @@ pub struct ContextImportances {
 
 /// Targets with the impurity of the forest: per-slot statistics `[w, c_0 … c_{C−1}]` (class
 /// counts) or `[w, Σ w y, Σ w y²]`.
-#[derive(Clone, Copy)]
 enum Impurity<'a> {
     Classes {
         y: &'a [u32],
         n_classes: usize,
         entropy: bool,
+        /// `k log₂ k` for `k = 0..=W` when every weight is an integer: the entropy of integer
+        /// counts is then `(W log₂ W − Σ c log₂ c) / W` with table look-ups instead of
+        /// logarithms, which dominate the cost of a permutation.
+        xlogx: Vec<f64>,
     },
     Variance(&'a [f64]),
 }
@@ -115,6 +118,14 @@ impl Impurity<'_> {
             return 0.0;
         }
         match self {
+            Impurity::Classes {
+                entropy: true,
+                xlogx,
+                ..
+            } if !xlogx.is_empty() => {
+                let t = |c: f64| xlogx[c as usize];
+                (t(w) - slot[1..].iter().map(|&c| t(c)).sum::<f64>()) / w
+            }
             Impurity::Classes { entropy: true, .. } => {
                 -slot[1..].iter().map(|&c| xlog2x(c / w)).sum::<f64>()
             }
@@ -203,9 +214,9 @@ pub fn context_importances<T: Feature>(
 ) -> Result<ContextImportances> {
     forest.check_input(&x)?;
     let n = x.n_rows();
-    let impurity = checked_impurity(forest, targets, n)?;
     check_context(context, n_contexts, n)?;
     let weights = checked_weights(sample_weight, n)?;
+    let impurity = checked_impurity(forest, targets, n, weights.as_deref())?;
     if n == 0 {
         return Err(ForestError::Shape("X has no rows".into()));
     }
@@ -257,7 +268,15 @@ pub fn context_importances<T: Feature>(
     Ok(result)
 }
 
-fn checked_impurity<'a>(forest: &Forest, targets: Targets<'a>, n: usize) -> Result<Impurity<'a>> {
+/// Largest total weight for which entropies use a table of `k log₂ k` (8 MiB).
+const MAX_TABLE: usize = 1 << 20;
+
+fn checked_impurity<'a>(
+    forest: &Forest,
+    targets: Targets<'a>,
+    n: usize,
+    weights: Option<&[f64]>,
+) -> Result<Impurity<'a>> {
     if targets.len() != n {
         return Err(ForestError::Shape(format!(
             "y has {} values but X has {n} rows",
@@ -266,10 +285,19 @@ fn checked_impurity<'a>(forest: &Forest, targets: Targets<'a>, n: usize) -> Resu
     }
     match (targets, forest.params().criterion) {
         (Targets::Classes { y, n_classes }, c) if forest.n_classes() == n_classes => {
+            let entropy = c == CriterionKind::Entropy;
+            let integral = weights.is_none_or(|w| w.iter().all(|v| v.fract() == 0.0));
+            let total = weights.map_or(n as f64, |w| w.iter().sum());
+            let xlogx = if entropy && integral && total <= MAX_TABLE as f64 {
+                (0..=total as usize).map(|k| xlog2x(k as f64)).collect()
+            } else {
+                Vec::new()
+            };
             Ok(Impurity::Classes {
                 y,
                 n_classes,
-                entropy: c == CriterionKind::Entropy,
+                entropy,
+                xlogx,
             })
         }
         (Targets::Regression(y), _) if forest.n_classes() == 0 => {
