@@ -506,9 +506,9 @@ fn finish(obs: Scores, nulls: &[Scores], scale: f64, p: usize, k: usize) -> Cont
     let sc = |v: Vec<f64>| v.into_iter().map(|a| a * scale).collect::<Vec<_>>();
     let absolute = sc(obs.absolute);
     let signed = sc(obs.signed);
-    // A permuted score counts as extreme when it reaches the observed one up to rounding:
-    // identical node sums may be added in a different order only through `|·|`, never here,
-    // but a relative 1e-9 keeps exact ties (e.g. an unused feature, 0 = 0) counted.
+    // A permuted score counts as extreme when it reaches the observed one up to a relative
+    // 1e-9: a score that is 0 in exact arithmetic (a context-independent feature on
+    // exhaustive data) comes out as rounding noise, and a tie must count as a tie.
     let ge = |a: f64, b: f64| a >= b - 1e-9 * b.abs();
     let mut p_abs = vec![1.0; p * k];
     let mut p_sig = vec![1.0; p * k];
