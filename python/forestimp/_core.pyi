@@ -20,6 +20,8 @@ __all__ = [
     "ModelFormatError",
     "__version__",
     "context_importances",
+    "local_mdi",
+    "mdi_oob",
 ]
 
 __version__: str
@@ -64,6 +66,7 @@ class Forest:
         random_state: int,
         n_jobs: int | None,
         progress: Callable[[int, int], None] | None = None,
+        shadows: bool = False,
     ) -> Forest:
         """Fit a forest.
 
@@ -74,6 +77,8 @@ class Forest:
         Subspace / Patches), None for all. ``max_samples`` is the number of rows drawn per
         tree (with replacement when ``bootstrap``), None for n_samples.
         ``progress(done, total)`` is called between chunks of trees, with the GIL held.
+        With ``shadows`` the forest is grown on 2p features: X and, as features p..2p-1,
+        its columns read at a row permutation drawn from ``random_state`` (no copy).
         """
 
     def predict(self, x: _Matrix, n_jobs: int | None = None) -> npt.NDArray[np.float64]:
@@ -154,3 +159,11 @@ def context_importances(
     (p,), ``pvalues_absolute`` and ``pvalues_signed`` ((p, n_contexts), None without
     permutations), ``null_absolute`` and ``null_signed`` (n_permutations, p, n_contexts).
     """
+
+def local_mdi(forest: Forest, x: _Matrix, n_jobs: int | None = None) -> npt.NDArray[np.float64]:
+    """Local MDI of every row, shape (n, n_features)."""
+
+def mdi_oob(
+    forest: Forest, x: _Matrix, y: npt.NDArray[np.float64], n_jobs: int | None = None
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """MDI-oob mean (p,) and per tree (n_estimators, p), NaN rows for trees with no OOB row."""

@@ -7,3 +7,5 @@
 //! [`crate::Forest`] and, where needed, data; none needs Python.
 
 pub mod context;
+pub mod corrected;
+pub mod local;

@@ -1,11 +1,13 @@
 //! The Python extension module `forestimp._core`: the only code that names pyo3 or numpy.
 //!
 //! Map: `arrays` (zero-copy NumPy views), `errors` (typed exceptions), `model` (the
-//! `Forest` class: fit, predict, importances, pickling).
+//! `Forest` class: fit, predict, importances, pickling), `importance` (path-based
+//! importances).
 
 mod arrays;
 mod context;
 mod errors;
+mod importance;
 mod model;
 
 use pyo3::prelude::*;
@@ -17,6 +19,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FORMAT_VERSION", crate::persist::FORMAT_VERSION)?;
     m.add_class::<model::PyForest>()?;
     m.add_function(wrap_pyfunction!(context::context_importances_py, m)?)?;
+    m.add_function(wrap_pyfunction!(importance::local_mdi, m)?)?;
+    m.add_function(wrap_pyfunction!(importance::mdi_oob, m)?)?;
     m.add(
         "InvalidParameterError",
         py.get_type::<errors::InvalidParameterError>(),

@@ -7,15 +7,15 @@ probabilities) a large forest reproduces the asymptotic values of Tables 6.2 and
 from __future__ import annotations
 
 import itertools
-import math
 
 import numpy as np
 import pytest
 
 import forestimp
-from forestimp.datasets import make_led
+from forestimp.datasets import make_context_problem, make_led
 from forestimp.exceptions import InvalidParameterError
 from forestimp.importance import ContextImportances, context
+from forestimp.theory import context_importances as exact_context_importances
 
 # The 7-segment digits in the order of forestimp.datasets (segments X1..X7).
 LED = make_led()[0]
@@ -164,34 +164,6 @@ def test_imp_is_the_forest_mdi_on_its_training_data(criterion):
     np.testing.assert_array_equal(r2.absolute, unweighted.absolute)
 
 
-def exact_scores(X, y, c, impurity):
-    """Asymptotic Imp^| and Imp^D of totally randomized trees with the zero-mass convention:
-    sum_k w_k sum_{|B|=k} sum_b P(b) (I(Y;X_m|b) - I(Y;X_m|b,x_c)), w_k = 1/(C(p,k)(p-k))
-    (Sutera Eq. 6.11), for an equiprobable sample and any impurity of the outputs."""
-
-    def info(rows):
-        if not rows.any():
-            return 0.0
-        children = [rows & (X[:, m] == v) for v in (0, 1)]
-        split = sum(impurity(y[r]) * r.sum() / rows.sum() for r in children if r.any())
-        return impurity(y[rows]) - split
-
-    p, n = X.shape[1], len(y)
-    absolute, signed = np.zeros((p, 2)), np.zeros((p, 2))
-    for m in range(p):
-        others = [j for j in range(p) if j != m]
-        for k in range(p):
-            w = 1 / (math.comb(p, k) * (p - k))
-            for B in itertools.combinations(others, k):
-                for b in {tuple(r) for r in X[:, list(B)]}:
-                    rows = np.all(X[:, list(B)] == b, axis=1)
-                    for xc in (0, 1):
-                        d = info(rows) - info(rows & (c == xc))
-                        absolute[m, xc] += w * rows.sum() / n * abs(d)
-                        signed[m, xc] += w * rows.sum() / n * d
-    return absolute, signed
-
-
 def test_regression_uses_the_variance_decrease():
     # Problem 1 with a real output and the variance impurity (Sutera Eq. 6.13). Unlike with
     # the entropy, X1 is context-dependent here: Y = 2 vs Y in {0, 1} spreads differently.
@@ -199,22 +171,24 @@ def test_regression_uses_the_variance_decrease():
     est = forestimp.TotallyRandomizedTreesRegressor(n_estimators=1000, random_state=0).fit(X, y)
     r = context(est, X, y.astype(float), c)
     np.testing.assert_allclose(r.importances, est.mdi_importances_, rtol=0, atol=1e-12)
-    absolute, signed = exact_scores(X, y.astype(float), c, np.var)
-    np.testing.assert_allclose(r.absolute, absolute, atol=0.02)
-    np.testing.assert_allclose(r.signed, signed, atol=0.02)
-    assert absolute[0].min() > 0.1
+    exact = exact_context_importances(X, y.astype(float), c, criterion="variance")
+    np.testing.assert_allclose(r.absolute, exact.absolute, atol=0.02)
+    np.testing.assert_allclose(r.signed, exact.signed, atol=0.02)
+    np.testing.assert_allclose(r.global_signed, exact.global_signed, atol=0.02)
+    assert exact.absolute[0].min() > 0.1
 
 
-def test_gini_scores_match_the_exact_gini_scores():
-    def gini(v):
-        return 1 - np.sum(np.unique(v, return_counts=True)[1] ** 2) / len(v) ** 2
-
+@pytest.mark.parametrize(("criterion", "empty"), [("gini", "zero"), ("entropy", "skip")])
+def test_forest_scores_match_the_exact_scores(criterion, empty):
+    # The exact oracle (forestimp.theory) on the same support, for another impurity and the
+    # other convention; the global score too.
     X, y, c = problem2()
-    est = trt(X, y, 1000, n_jobs=2).set_params(criterion="gini").fit(X, y)
-    r = context(est, X, y, c)
-    absolute, signed = exact_scores(X, y, c, gini)
-    np.testing.assert_allclose(r.absolute, absolute, atol=0.02)
-    np.testing.assert_allclose(r.signed, signed, atol=0.02)
+    est = trt(X, y, 1000, n_jobs=2).set_params(criterion=criterion).fit(X, y)
+    r = context(est, X, y, c, empty=empty)
+    exact = exact_context_importances(X, y, c, criterion=criterion, empty=empty)
+    np.testing.assert_allclose(r.absolute, exact.absolute, atol=0.02)
+    np.testing.assert_allclose(r.signed, exact.signed, atol=0.02)
+    np.testing.assert_allclose(r.global_signed, exact.global_signed, atol=0.02)
 
 
 def test_permutation_pvalues_and_labels_on_problem1():
@@ -292,3 +266,12 @@ def test_bad_inputs(p1):
         context(est, X[:, :2], y, c)
     with pytest.raises(ValueError):
         context(est, X, y, c, sample_weight=-np.ones(len(y)))
+
+
+@pytest.mark.parametrize("problem", [1, 2])
+def test_builders_match_the_datasets_module(problem):
+    def rows(X, y, c):
+        return sorted(map(tuple, np.column_stack([X, y, c]).astype(int).tolist()))
+
+    X, y, c, _ = make_context_problem(problem)
+    assert rows(*(problem1() if problem == 1 else problem2())) == rows(X, y, c)
