@@ -19,6 +19,7 @@ __all__ = [
     "InvalidParameterError",
     "ModelFormatError",
     "__version__",
+    "context_importances",
     "local_mdi",
     "mdi_by_depth",
     "mdi_oob",
@@ -139,6 +140,29 @@ class Forest:
     def random_state(self) -> int: ...
     def node_counts(self) -> npt.NDArray[np.int64]: ...
     def depths(self) -> npt.NDArray[np.int64]: ...
+
+def context_importances(
+    forest: Forest,
+    x: _Matrix,
+    y: npt.NDArray[np.float64],
+    context: npt.NDArray[np.int64],
+    n_contexts: int,
+    sample_weight: npt.NDArray[np.float64] | None = None,
+    *,
+    empty: str = "zero",
+    n_permutations: int = 0,
+    random_state: int = 0,
+    n_jobs: int | None = None,
+) -> dict[str, npt.NDArray[np.float64] | None]:
+    """Context-dependent importances (Sutera, PhD ch. 6) of ``forest`` on ``(x, y)``.
+
+    ``y`` holds class codes (as floats) for a classification forest, real values otherwise;
+    ``context`` holds codes ``0..n_contexts-1`` (at most 256). ``empty`` is ``"zero"``
+    (``I(.|t, x_c) = 0`` in nodes without samples of ``x_c``) or ``"skip"``. Keys:
+    ``importances`` (p,), ``absolute`` and ``signed`` (p, n_contexts), ``global_signed``
+    (p,), ``pvalues_absolute`` and ``pvalues_signed`` ((p, n_contexts), None without
+    permutations), ``null_absolute`` and ``null_signed`` (n_permutations, p, n_contexts).
+    """
 
 def local_mdi(forest: Forest, x: _Matrix, n_jobs: int | None = None) -> npt.NDArray[np.float64]:
     """Local MDI of every row, shape (n, n_features)."""

@@ -6,6 +6,7 @@
 //! scores from totally randomized trees). Every measure is a function of a fitted
 //! [`crate::Forest`] and, where needed, data; none needs Python.
 
+pub mod context;
 pub mod corrected;
 pub mod local;
 pub mod mdi;

@@ -5,6 +5,7 @@
 //! importances), `mdi` (MDI by depth).
 
 mod arrays;
+mod context;
 mod errors;
 mod importance;
 mod mdi;
@@ -18,6 +19,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("FORMAT_VERSION", crate::persist::FORMAT_VERSION)?;
     m.add_class::<model::PyForest>()?;
+    m.add_function(wrap_pyfunction!(context::context_importances_py, m)?)?;
     m.add_function(wrap_pyfunction!(importance::local_mdi, m)?)?;
     m.add_function(wrap_pyfunction!(importance::mdi_oob, m)?)?;
     mdi::register(m)?;

@@ -7,6 +7,7 @@ objects; the formulas are stated in each docstring and the user guide
 
 from __future__ import annotations
 
+from ._context import ContextImportances, context
 from ._local import local_mdi
 from ._mdi import mdi
 from ._result import Importances
@@ -14,8 +15,10 @@ from ._significance import Significance, janitza_pvalues, significance
 from ._unbiased import unbiased
 
 __all__: list[str] = [
+    "ContextImportances",
     "Importances",
     "Significance",
+    "context",
     "janitza_pvalues",
     "local_mdi",
     "mdi",
