@@ -28,6 +28,16 @@ pub enum ForestError {
         /// Column of the first offending value.
         col: usize,
     },
+    /// A non-integer input where integer codes are required (multiway splits).
+    #[error("X[{row}, {col}] = {value} is not an integer; multiway splits need integer-coded categorical inputs")]
+    NonInteger {
+        /// Row of the first offending value.
+        row: usize,
+        /// Column of the first offending value.
+        col: usize,
+        /// The value found.
+        value: f64,
+    },
     /// Targets or sample weights are unusable (labels out of range, negative weights...).
     #[error("invalid target or weight: {0}")]
     InvalidTarget(String),

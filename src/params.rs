@@ -26,6 +26,10 @@ pub enum SplitterKind {
     Best,
     /// Extra-Trees: one threshold drawn uniformly in `(min, max)` of the node values.
     Random,
+    /// Multiway splits on integer-coded categorical inputs (one child per observed value),
+    /// candidates drawn among the variables not yet used on the branch; see
+    /// `tree::multiway`. Appended last: the enum index is part of the model bytes.
+    Multiway,
 }
 
 /// Number of features, stated absolutely or relative to the number available.
@@ -221,6 +225,12 @@ impl ForestParams {
             return Err(invalid(
                 "min_impurity_decrease",
                 "must be a finite value >= 0",
+            ));
+        }
+        if self.splitter == SplitterKind::Multiway && self.max_leaf_nodes.is_some() {
+            return Err(invalid(
+                "max_leaf_nodes",
+                "best-first growth is not available with multiway splits",
             ));
         }
         if let Some(m) = self.max_leaf_nodes {

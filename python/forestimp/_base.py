@@ -74,6 +74,11 @@ class BaseForest(BaseEstimator):
         -------
         self
         """
+        return self._fit(X, y, sample_weight)
+
+    def _fit(self, X: Any, y: Any, sample_weight: Any, shadows: bool = False) -> BaseForest:
+        """``fit``; with ``shadows`` the forest is grown on X and p virtual permuted copies
+        of its columns (``forestimp.importance.unbiased``), and nothing else is computed."""
         X, y = validate_data(
             self, X, y, dtype=_DTYPES, ensure_all_finite=True, y_numeric=not self._is_classifier
         )
@@ -142,7 +147,10 @@ class BaseForest(BaseEstimator):
             random_state=P.seed_from(self.random_state),
             n_jobs=n_jobs,
             progress=progress,
+            shadows=shadows,
         )
+        if shadows:
+            return self
         # Out-of-bag importances (forestimp.importance with X=None) need the training rows
         # again: keep a reference to the matrix the engine read (no copy is made here), left
         # out of pickles. release_training_data() frees it.

@@ -19,11 +19,16 @@ __all__ = [
     "InvalidParameterError",
     "ModelFormatError",
     "__version__",
+    "context_importances",
+    "local_mdi",
     "local_permutation_importance",
+    "mdi_by_depth",
+    "mdi_oob",
     "oob_indices",
     "oob_permutation_importance",
     "permutation_indices",
     "permuted_predictions",
+    "tree_mdi_by_depth",
 ]
 
 __version__: str
@@ -68,6 +73,7 @@ class Forest:
         random_state: int,
         n_jobs: int | None,
         progress: Callable[[int, int], None] | None = None,
+        shadows: bool = False,
     ) -> Forest:
         """Fit a forest.
 
@@ -76,8 +82,12 @@ class Forest:
         candidate features per node (1 <= K <= number of features the tree sees);
         ``tree_features`` is the size of the per-tree random feature subset (Random
         Subspace / Patches), None for all. ``max_samples`` is the number of rows drawn per
-        tree (with replacement when ``bootstrap``), None for n_samples.
+        tree (with replacement when ``bootstrap``), None for n_samples. ``splitter`` is
+        ``"best"``, ``"random"`` or ``"multiway"`` (integer-coded X, one child per observed
+        value, stored as chains of binary nodes; see ``forestimp.ensemble``).
         ``progress(done, total)`` is called between chunks of trees, with the GIL held.
+        With ``shadows`` the forest is grown on 2p features: X and, as features p..2p-1,
+        its columns read at a row permutation drawn from ``random_state`` (no copy).
         """
 
     def predict(self, x: _Matrix, n_jobs: int | None = None) -> npt.NDArray[np.float64]:
@@ -135,6 +145,48 @@ class Forest:
     def random_state(self) -> int: ...
     def node_counts(self) -> npt.NDArray[np.int64]: ...
     def depths(self) -> npt.NDArray[np.int64]: ...
+
+def context_importances(
+    forest: Forest,
+    x: _Matrix,
+    y: npt.NDArray[np.float64],
+    context: npt.NDArray[np.int64],
+    n_contexts: int,
+    sample_weight: npt.NDArray[np.float64] | None = None,
+    *,
+    empty: str = "zero",
+    n_permutations: int = 0,
+    random_state: int = 0,
+    n_jobs: int | None = None,
+) -> dict[str, npt.NDArray[np.float64] | None]:
+    """Context-dependent importances (Sutera, PhD ch. 6) of ``forest`` on ``(x, y)``.
+
+    ``y`` holds class codes (as floats) for a classification forest, real values otherwise;
+    ``context`` holds codes ``0..n_contexts-1`` (at most 256). ``empty`` is ``"zero"``
+    (``I(.|t, x_c) = 0`` in nodes without samples of ``x_c``) or ``"skip"``. Keys:
+    ``importances`` (p,), ``absolute`` and ``signed`` (p, n_contexts), ``global_signed``
+    (p,), ``pvalues_absolute`` and ``pvalues_signed`` ((p, n_contexts), None without
+    permutations), ``null_absolute`` and ``null_signed`` (n_permutations, p, n_contexts).
+    """
+
+def local_mdi(forest: Forest, x: _Matrix, n_jobs: int | None = None) -> npt.NDArray[np.float64]:
+    """Local MDI of every row, shape (n, n_features)."""
+
+def mdi_oob(
+    forest: Forest, x: _Matrix, y: npt.NDArray[np.float64], n_jobs: int | None = None
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """MDI-oob mean (p,) and per tree (n_estimators, p), NaN rows for trees with no OOB row."""
+
+def mdi_by_depth(forest: Forest) -> npt.NDArray[np.float64]:
+    """Raw MDI by depth averaged over trees, shape (n_features, n_depths).
+
+    Entry [m, d] is (1/M) sum over trees of sum_{t splits on X_m at depth d} p(t) * delta_i(t);
+    summed over d it is ``importances(False)``. Depth is logical for multiway forests (chain
+    links add no level). n_depths = 1 + the deepest split node of the forest.
+    """
+
+def tree_mdi_by_depth(forest: Forest) -> npt.NDArray[np.float64]:
+    """Raw MDI by depth of every tree, shape (n_estimators, n_features, n_depths)."""
 
 # ---------------------------------------------------------------- permutation importance
 def oob_permutation_importance(

@@ -97,3 +97,54 @@ def make_sym(n_samples=None, *, n_irrelevant=0, random_state=None):
     coin = rng.randint(2, size=n_samples)
     y = np.where(X[:, 0] == X[:, 1], X[:, 0], coin)
     return X, y
+
+
+def make_context_problem(problem=1):
+    """Sutera's context problems (PhD thesis, ch. 6, Tables 6.1–6.3), exhaustive.
+
+    Problem 1: ``X_1, X_2, X_3`` and the context ``X_c`` are uniform bits; ``Y = 2`` when
+    ``X_1 = 0``, otherwise ``Y = X_2`` in context 0 and ``Y = X_3`` in context 1 (16 rows).
+
+    Problem 2: the LED digit (``Y`` uniform on 0..9) with a binary context. In context 0 the
+    seven segments are those of the digit; in context 1 the lower segments ``X_5, X_6, X_7``
+    are independent uniform bits. ``X_8`` is an irrelevant uniform bit in both contexts. As in
+    the thesis, 320 rows with 160 per context: context 1 enumerates digit × 8 lower-segment
+    patterns × ``X_8``; context 0 repeats each (digit, ``X_8``) row 8 times, so every row is
+    equally likely and each context has mass 1/2.
+
+    Parameters
+    ----------
+    problem : {1, 2}
+
+    Returns
+    -------
+    X : ndarray of shape (n, p), dtype int8
+        The inputs ``V`` (the context excluded); p = 3 or 8.
+    y : ndarray of shape (n,)
+    context : ndarray of shape (n,), dtype int8
+    weights : ndarray of shape (n,)
+        Probability of each row (uniform, sums to 1).
+    """
+    if problem == 1:
+        grid = np.array(list(itertools.product([0, 1], repeat=4)), dtype=np.int8)
+        context, X = grid[:, 0], grid[:, 1:]
+        y = np.where(X[:, 0] == 0, 2, np.where(context == 0, X[:, 1], X[:, 2]))
+    elif problem == 2:
+        rows, labels, ctx = [], [], []
+        lower = list(itertools.product([0, 1], repeat=3))
+        for c in (0, 1):
+            for digit in range(10):
+                # In context 0 the 8 patterns only replicate the digit's own segments.
+                for bits in lower:
+                    seg = _LED[digit].tolist()
+                    if c == 1:
+                        seg[4:7] = bits
+                    for x8 in (0, 1):
+                        rows.append([*seg, x8])
+                        labels.append(digit)
+                        ctx.append(c)
+        X = np.array(rows, dtype=np.int8)
+        y, context = np.array(labels), np.array(ctx, dtype=np.int8)
+    else:
+        raise ValueError(f"problem must be 1 or 2, got {problem!r}")
+    return X, y.astype(np.int64), context, np.full(len(y), 1.0 / len(y))

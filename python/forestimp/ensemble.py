@@ -10,14 +10,28 @@ ExtraTrees*                    random      all             all               max
 RandomPatches*                 either      max_samples     max_features      max_features_node
 TotallyRandomizedTrees*        random      all             all               1
 =============================  ==========  ==============  ================  ============
+
+``multiway=True`` (Extra-Trees and totally randomized trees) replaces the random thresholds by
+multiway splits on integer-coded categorical inputs (X must hold integers, else ``DataError``):
+every node splits on one variable into one child per value observed in the node. The K
+candidates (``max_features``; 1 for totally randomized trees) are drawn uniformly among the
+variables *not yet used on the branch*, those constant in the node included; the largest
+decrease ``Δi = i(t) − Σ_v (N_v / N_t) i(t_v)`` wins, ties uniformly at random. A winner
+constant in the node is a no-op level of the tree: ``max_depth`` counts it, so a node at depth
+k is conditioned on exactly k variables and ``forestimp.importance.mdi(est, by_depth=True)``
+estimates the terms of Thm 1 of Louppe et al. (2013) by interaction degree k. Values unseen at
+fit go to the nearest observed value. ``max_leaf_nodes`` is not available with multiway splits.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from . import _params as P
 from ._base import BaseForest, ForestClassifierMixin, ForestRegressorMixin
+from ._core import InvalidParameterError
 
 
 def _store(est: Any, params: dict[str, Any]) -> None:
@@ -25,6 +39,21 @@ def _store(est: Any, params: dict[str, Any]) -> None:
     for name, value in params.items():
         if name not in ("self", "__class__"):
             setattr(est, name, value)
+
+
+def _engine_splitter(multiway: object, default: str) -> str:
+    """The engine splitter: ``"multiway"`` when ``multiway`` is true, else ``default``."""
+    if not isinstance(multiway, (bool, np.bool_)):
+        raise InvalidParameterError(f"The 'multiway' parameter must be a bool, got {multiway!r}.")
+    return "multiway" if multiway else default
+
+
+class _ExtraTreesLayout:
+    """Random thresholds, or multiway splits, over K = ``max_features`` candidates."""
+
+    def _engine_layout(self, n_features: int) -> tuple[str, int | None, int]:
+        k = P.resolve_features("max_features", self.max_features, n_features)
+        return _engine_splitter(self.multiway, "random"), None, k
 
 
 class RandomForestClassifier(ForestClassifierMixin, BaseForest):
@@ -55,9 +84,12 @@ class RandomForestRegressor(ForestRegressorMixin, BaseForest):
         _store(self, locals())
 
 
-class ExtraTreesClassifier(ForestClassifierMixin, BaseForest):
+class ExtraTreesClassifier(_ExtraTreesLayout, ForestClassifierMixin, BaseForest):
     """Extremely randomized trees (Geurts et al. 2006): one random threshold per candidate
-    feature, drawn uniformly between the node's min and max, whole learning set per tree."""
+    feature, drawn uniformly between the node's min and max, whole learning set per tree.
+
+    ``multiway=True``: multiway splits on integer-coded categorical inputs (module docstring).
+    """
 
     _splitter = "random"
 
@@ -65,12 +97,15 @@ class ExtraTreesClassifier(ForestClassifierMixin, BaseForest):
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_features="sqrt", max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=False, oob_score=False, n_jobs=None, random_state=None, verbose=0,
-                 class_weight=None, max_samples=None):  # fmt: skip
+                 class_weight=None, max_samples=None, multiway=False):  # fmt: skip
         _store(self, locals())
 
 
-class ExtraTreesRegressor(ForestRegressorMixin, BaseForest):
-    """Extremely randomized trees for regression."""
+class ExtraTreesRegressor(_ExtraTreesLayout, ForestRegressorMixin, BaseForest):
+    """Extremely randomized trees for regression.
+
+    ``multiway=True``: multiway splits on integer-coded categorical inputs (module docstring).
+    """
 
     _splitter = "random"
     _is_classifier = False
@@ -79,7 +114,7 @@ class ExtraTreesRegressor(ForestRegressorMixin, BaseForest):
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_features=1.0, max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=False, oob_score=False, n_jobs=None, random_state=None, verbose=0,
-                 max_samples=None):  # fmt: skip
+                 max_samples=None, multiway=False):  # fmt: skip
         _store(self, locals())
 
 
@@ -129,23 +164,29 @@ class _TotallyRandomizedLayout:
     the node, at a random threshold (the trees of Louppe et al. 2013, Thm 1)."""
 
     def _engine_layout(self, n_features: int) -> tuple[str, int | None, int]:
-        return "random", None, 1
+        return _engine_splitter(self.multiway, "random"), None, 1
 
 
 class TotallyRandomizedTreesClassifier(_TotallyRandomizedLayout, ForestClassifierMixin, BaseForest):
     """Totally randomized trees; grown fully, their raw MDI in bits converges to the exact
-    importances of Louppe et al. (2013) (see ``forestimp.theory``)."""
+    importances of Louppe et al. (2013) (see ``forestimp.theory``).
+
+    ``multiway=True``: multiway splits on integer-coded categorical inputs (module docstring).
+    """
 
     def __init__(self, n_estimators=100, *, criterion="entropy", max_depth=None,
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_leaf_nodes=None, min_impurity_decrease=0.0, bootstrap=False,
                  oob_score=False, n_jobs=None, random_state=None, verbose=0,
-                 class_weight=None, max_samples=None):  # fmt: skip
+                 class_weight=None, max_samples=None, multiway=False):  # fmt: skip
         _store(self, locals())
 
 
 class TotallyRandomizedTreesRegressor(_TotallyRandomizedLayout, ForestRegressorMixin, BaseForest):
-    """Totally randomized trees for regression (variance impurity)."""
+    """Totally randomized trees for regression (variance impurity).
+
+    ``multiway=True``: multiway splits on integer-coded categorical inputs (module docstring).
+    """
 
     _is_classifier = False
 
@@ -153,5 +194,5 @@ class TotallyRandomizedTreesRegressor(_TotallyRandomizedLayout, ForestRegressorM
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_leaf_nodes=None, min_impurity_decrease=0.0, bootstrap=False,
                  oob_score=False, n_jobs=None, random_state=None, verbose=0,
-                 max_samples=None):  # fmt: skip
+                 max_samples=None, multiway=False):  # fmt: skip
         _store(self, locals())

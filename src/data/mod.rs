@@ -3,6 +3,10 @@
 //! `Matrix` borrows a dense buffer in row-major (C) or column-major (Fortran) order; the
 //! engine reads it in place and never copies X. Column-major is the fast layout for
 //! fitting (a node gathers one feature at a time), row-major for prediction.
+//!
+//! A matrix may also carry *shadow* columns (Nembrini et al. 2018, as in ranger): with a row
+//! permutation π, column `p + j` is column `j` read at row `π(i)`. Shadows are virtual: they
+//! double the feature count without a copy of X.
 
 mod targets;
 
@@ -64,8 +68,13 @@ pub enum Layout {
 pub struct Matrix<'a, T> {
     data: &'a [T],
     n_rows: usize,
+    /// Columns seen by users of the view (twice `stored_cols` with shadows).
     n_cols: usize,
+    /// Columns stored in `data`.
+    stored_cols: usize,
     layout: Layout,
+    /// Row permutation of the shadow columns.
+    shadow: Option<&'a [u32]>,
 }
 
 impl<'a, T: Feature> Matrix<'a, T> {
@@ -81,8 +90,41 @@ impl<'a, T: Feature> Matrix<'a, T> {
             data,
             n_rows,
             n_cols,
+            stored_cols: n_cols,
             layout,
+            shadow: None,
         })
+    }
+
+    /// The same matrix followed by `n_cols` shadow columns: column `n_cols + j` at row `i`
+    /// reads column `j` at row `permutation[i]`. Fails unless `permutation` is a permutation
+    /// of the rows.
+    pub fn with_shadows(self, permutation: &'a [u32]) -> Result<Self> {
+        let mut seen = vec![false; self.n_rows];
+        let ok = permutation.len() == self.n_rows
+            && permutation.iter().all(|&r| {
+                let fresh = seen.get(r as usize).is_some_and(|s| !s);
+                if fresh {
+                    seen[r as usize] = true;
+                }
+                fresh
+            });
+        if !ok || self.shadow.is_some() {
+            return Err(ForestError::Shape(format!(
+                "shadow columns need a permutation of the {} rows",
+                self.n_rows
+            )));
+        }
+        Ok(Matrix {
+            n_cols: 2 * self.stored_cols,
+            shadow: Some(permutation),
+            ..self
+        })
+    }
+
+    /// Whether the view has shadow columns.
+    pub fn has_shadows(&self) -> bool {
+        self.shadow.is_some()
     }
 
     /// Number of rows (samples).
@@ -103,27 +145,33 @@ impl<'a, T: Feature> Matrix<'a, T> {
     /// Value at row `i`, column `j`.
     #[inline(always)]
     pub fn get(&self, i: usize, j: usize) -> T {
+        let (i, j) = match self.shadow {
+            Some(perm) if j >= self.stored_cols => (perm[i] as usize, j - self.stored_cols),
+            _ => (i, j),
+        };
         match self.layout {
-            Layout::RowMajor => self.data[i * self.n_cols + j],
+            Layout::RowMajor => self.data[i * self.stored_cols + j],
             Layout::ColumnMajor => self.data[j * self.n_rows + i],
         }
     }
 
-    /// Column `j` as a contiguous slice, when the layout allows it.
+    /// Column `j` as a contiguous slice, when the layout allows it (never for a shadow).
     #[inline]
     pub fn column(&self, j: usize) -> Option<&'a [T]> {
         match self.layout {
-            Layout::ColumnMajor => Some(&self.data[j * self.n_rows..(j + 1) * self.n_rows]),
-            Layout::RowMajor => None,
+            Layout::ColumnMajor if j < self.stored_cols => {
+                Some(&self.data[j * self.n_rows..(j + 1) * self.n_rows])
+            }
+            _ => None,
         }
     }
 
-    /// Row `i` as a contiguous slice, when the layout allows it.
+    /// Row `i` as a contiguous slice, when the layout allows it (never with shadows).
     #[inline]
     pub fn row(&self, i: usize) -> Option<&'a [T]> {
-        match self.layout {
-            Layout::RowMajor => Some(&self.data[i * self.n_cols..(i + 1) * self.n_cols]),
-            Layout::ColumnMajor => None,
+        match (self.layout, self.shadow) {
+            (Layout::RowMajor, None) => Some(&self.data[i * self.n_cols..(i + 1) * self.n_cols]),
+            _ => None,
         }
     }
 
@@ -133,7 +181,7 @@ impl<'a, T: Feature> Matrix<'a, T> {
             None => Ok(()),
             Some(k) => {
                 let (row, col) = match self.layout {
-                    Layout::RowMajor => (k / self.n_cols.max(1), k % self.n_cols.max(1)),
+                    Layout::RowMajor => (k / self.stored_cols.max(1), k % self.stored_cols.max(1)),
                     Layout::ColumnMajor => (k % self.n_rows.max(1), k / self.n_rows.max(1)),
                 };
                 Err(ForestError::NonFinite {
@@ -163,6 +211,31 @@ mod tests {
         }
         assert_eq!(b.column(1).unwrap(), &[2.0, 5.0]);
         assert!(Matrix::new(&c, 4, 2, Layout::RowMajor).is_err());
+    }
+
+    #[test]
+    fn shadows_read_permuted_rows_in_both_layouts() {
+        let c = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]; // 3 x 2
+        let f = [1.0f32, 3.0, 5.0, 2.0, 4.0, 6.0];
+        let perm = [2u32, 0, 1];
+        for m in [
+            Matrix::new(&c, 3, 2, Layout::RowMajor).unwrap(),
+            Matrix::new(&f, 3, 2, Layout::ColumnMajor).unwrap(),
+        ] {
+            let s = m.with_shadows(&perm).unwrap();
+            assert_eq!(s.n_cols(), 4);
+            assert!(s.row(0).is_none() && s.column(2).is_none());
+            for i in 0..3 {
+                for j in 0..2 {
+                    assert_eq!(s.get(i, j), m.get(i, j));
+                    assert_eq!(s.get(i, 2 + j), m.get(perm[i] as usize, j));
+                }
+            }
+        }
+        let m = Matrix::new(&c, 3, 2, Layout::RowMajor).unwrap();
+        assert!(m.with_shadows(&[0, 0, 1]).is_err());
+        assert!(m.with_shadows(&[0, 1]).is_err());
+        assert!(m.with_shadows(&[0, 1, 3]).is_err());
     }
 
     #[test]

@@ -14,6 +14,7 @@ use crate::parallel::map_ordered;
 use crate::params::{CriterionKind, ForestParams, Resolved, SplitterKind};
 use crate::tree::builder::Grower;
 use crate::tree::criterion::{Criterion, Entropy, Gini, SquaredError};
+use crate::tree::multiway;
 use crate::tree::splitter::{BestThreshold, RandomThreshold};
 use crate::tree::Tree;
 
@@ -52,6 +53,9 @@ impl<'a, T: Feature> FitSession<'a, T> {
         let classification = matches!(targets, Targets::Classes { .. });
         let params = params.resolve(n, x.n_cols(), classification)?;
         x.check_finite()?;
+        if params.splitter == SplitterKind::Multiway {
+            multiway::check_integer_codes(&x)?;
+        }
         if let Targets::Regression(y) = targets {
             Targets::regression(y)?;
         }
@@ -177,12 +181,21 @@ fn grow<T: Feature, C: Criterion>(
     width: usize,
     rng: &mut crate::rng::TreeRng,
 ) -> Tree {
-    let mut g = Grower::new(x, crit, weights, samples, p, width);
     match p.splitter {
-        SplitterKind::Best => g.grow::<BestThreshold>(samples, features, rng),
-        SplitterKind::Random => g.grow::<RandomThreshold>(samples, features, rng),
+        SplitterKind::Best => {
+            let mut g = Grower::new(x, crit, weights, samples, p, width);
+            g.grow::<BestThreshold>(samples, features, rng);
+            g.tree
+        }
+        SplitterKind::Random => {
+            let mut g = Grower::new(x, crit, weights, samples, p, width);
+            g.grow::<RandomThreshold>(samples, features, rng);
+            g.tree
+        }
+        SplitterKind::Multiway => {
+            multiway::grow(x, crit, weights, samples, features, p, width, rng)
+        }
     }
-    g.tree
 }
 
 /// scikit-learn's "balanced_subsample": class `c` drawn `m_c` times among `m` draws gets

@@ -19,7 +19,7 @@ pub use fit::FitSession;
 
 /// Rows per parallel prediction task, large enough that each tree is walked by many rows
 /// while its nodes are in cache, small enough to give every thread a few tasks.
-fn row_chunk(n_rows: usize) -> usize {
+pub(crate) fn row_chunk(n_rows: usize) -> usize {
     (n_rows / (4 * crate::parallel::current_threads())).clamp(64, 4096)
 }
 

@@ -6,5 +6,9 @@
 //! scores from totally randomized trees). Every measure is a function of a fitted
 //! [`crate::Forest`] and, where needed, data; none needs Python.
 
+pub mod context;
+pub mod corrected;
+pub mod local;
+pub mod mdi;
 pub mod permutation;
 pub mod walk;

@@ -34,6 +34,7 @@ impl From<ForestError> for PyErr {
             }
             ForestError::Shape(_)
             | ForestError::NonFinite { .. }
+            | ForestError::NonInteger { .. }
             | ForestError::InvalidTarget(_) => DataError::new_err(msg),
             ForestError::Decode(_) | ForestError::Version { .. } => ModelFormatError::new_err(msg),
         }

@@ -1,10 +1,14 @@
 //! The Python extension module `forestimp._core`: the only code that names pyo3 or numpy.
 //!
 //! Map: `arrays` (zero-copy NumPy views), `errors` (typed exceptions), `model` (the
-//! `Forest` class: fit, predict, importances, pickling).
+//! `Forest` class: fit, predict, importances, pickling), `importance` (path-based
+//! importances), `mdi` (MDI by depth).
 
 mod arrays;
+mod context;
 mod errors;
+mod importance;
+mod mdi;
 mod model;
 mod permutation;
 
@@ -16,6 +20,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("FORMAT_VERSION", crate::persist::FORMAT_VERSION)?;
     m.add_class::<model::PyForest>()?;
+    m.add_function(wrap_pyfunction!(context::context_importances_py, m)?)?;
+    m.add_function(wrap_pyfunction!(importance::local_mdi, m)?)?;
+    m.add_function(wrap_pyfunction!(importance::mdi_oob, m)?)?;
+    mdi::register(m)?;
     permutation::register(m)?;
     m.add(
         "InvalidParameterError",

@@ -13,6 +13,7 @@ use pyo3::types::{PyBytes, PyDict};
 use super::arrays::{vector, with_matrix, XArray};
 use crate::error::ForestError;
 use crate::forest::{class_codes, FitSession, Forest};
+use crate::importance::corrected::shadow_permutation;
 use crate::parallel::{install, resolve_n_jobs};
 use crate::params::{CriterionKind, FeatureCount, ForestParams, SampleCount, SplitterKind};
 use crate::Targets;
@@ -46,9 +47,10 @@ fn splitter_of(name: &str) -> Result<SplitterKind, ForestError> {
     match name {
         "best" => Ok(SplitterKind::Best),
         "random" => Ok(SplitterKind::Random),
+        "multiway" => Ok(SplitterKind::Multiway),
         other => Err(crate::error::invalid(
             "splitter",
-            format!("expected 'best' or 'random', got {other:?}"),
+            format!("expected 'best', 'random' or 'multiway', got {other:?}"),
         )),
     }
 }
@@ -72,7 +74,7 @@ impl PyForest {
         x, y, sample_weight, *, n_classes, criterion, splitter, n_estimators, max_features,
         max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
         min_impurity_decrease, max_leaf_nodes, bootstrap, max_samples, tree_features,
-        balanced_subsample, random_state, n_jobs, progress = None
+        balanced_subsample, random_state, n_jobs, progress = None, shadows = false
     ))]
     fn fit(
         py: Python<'_>,
@@ -97,6 +99,7 @@ impl PyForest {
         random_state: u64,
         n_jobs: Option<i64>,
         progress: Option<Bound<'_, PyAny>>,
+        shadows: bool,
     ) -> PyResult<Self> {
         let params = ForestParams {
             criterion: criterion_of(criterion)?,
@@ -133,6 +136,12 @@ impl PyForest {
             Targets::Regression(y)
         };
         let forest = with_matrix!(x, |m| {
+            // Shadow features (importance::corrected): p virtual permuted columns.
+            let perm = shadows.then(|| shadow_permutation(m.n_rows(), random_state));
+            let m = match &perm {
+                Some(perm) => m.with_shadows(perm)?,
+                None => m,
+            };
             let session = py.detach(|| FitSession::new(&params, m, targets, sw))?;
             fit_in_chunks(py, &session, threads, progress.as_ref())?
         });

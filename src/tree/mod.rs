@@ -12,10 +12,11 @@
 //! bit for bit, and so are their importances.
 //!
 //! Module map: `criterion` (impurities), `splitter` (one node's split), `builder` (growing a
-//! tree depth-first or best-first).
+//! tree depth-first or best-first), `multiway` (multiway trees stored as binary chains).
 
 pub(crate) mod builder;
 pub mod criterion;
+pub mod multiway;
 pub(crate) mod splitter;
 
 use crate::data::{Feature, Matrix};

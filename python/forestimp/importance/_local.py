@@ -1,0 +1,40 @@
+"""Local (per-sample) mean decrease of impurity."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import _core
+from .._params import check_n_jobs
+
+
+def local_mdi(est: Any, X: Any, *, n_jobs: int | None = None) -> np.ndarray:
+    """Local MDI of every sample (Sutera, Louppe, Huynh-Thu, Wehenkel & Geurts, 2021).
+
+    For a sample ``x`` and a tree, every node ``t`` on ``x``'s path that splits on ``X_m``
+    adds ``i(t) - i(t_x)``, the impurity of ``t`` minus that of the child ``x`` goes to::
+
+        Imp(X_m; x) = (1/M) sum_trees sum_{t in path(x), v(t) = m} [i(t) - i(t_x)]
+
+    The mean of the local MDI over a tree's (weighted) training samples is that tree's raw
+    MDI, so for forests grown without row sampling the mean over the training rows is
+    ``est.mdi_importances_`` exactly. Values are in the criterion's units (bits for
+    entropy) and may be negative for a sample sent to a child purer than its parent less
+    often than not.
+
+    Parameters
+    ----------
+    est : fitted forestimp estimator
+    X : array-like of shape (n_samples, n_features)
+    n_jobs : int, optional
+        Threads (default: the estimator's ``n_jobs``).
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_features)
+    """
+    X = est._engine_input(X)
+    jobs = check_n_jobs(est.n_jobs if n_jobs is None else n_jobs)
+    return _core.local_mdi(est.forest_, X, n_jobs=jobs)

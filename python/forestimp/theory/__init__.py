@@ -1,0 +1,32 @@
+"""Exact oracles for tree-based variable importances on discrete distributions.
+
+* :func:`asymptotic_importances` — infinite forests of totally randomized trees grown on
+  infinite samples (Louppe et al. 2013, Thm 1; Louppe 2014, Eq. 6.10, 6.31, 6.37);
+* :func:`expected_importances` — infinite forests of finite-sample trees with K > 1 or
+  Extra-Trees binary splits, by exact enumeration of the trees;
+* :func:`context_importances` — context-dependent scores (Sutera PhD, ch. 6, Eq. 6.10–6.12);
+* entropy, conditional entropy, (conditional) mutual information with plug-in, Miller–Madow
+  and Grassberger estimators.
+"""
+
+from ._asymptotic import AsymptoticImportances, asymptotic_importances
+from ._context import ContextImportances, context_importances
+from ._expected import expected_importances
+from ._information import (
+    conditional_entropy,
+    conditional_mutual_information,
+    entropy,
+    mutual_information,
+)
+
+__all__ = [
+    "AsymptoticImportances",
+    "ContextImportances",
+    "asymptotic_importances",
+    "context_importances",
+    "conditional_entropy",
+    "conditional_mutual_information",
+    "entropy",
+    "expected_importances",
+    "mutual_information",
+]

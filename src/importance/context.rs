@@ -1,0 +1,543 @@
+//! Context-dependent importances from one forest grown without the context variable
+//! (Sutera, PhD thesis, ch. 6, Eqs. 6.10–6.12), with permutation p-values over the context.
+//!
+//! Every sample is routed once per tree; the statistics of a node are then the sums of its
+//! leaves' statistics, split by context value. Because nodes are in pre-order, children have
+//! larger ids than their parent and one reverse scan builds every node's statistics. A
+//! permutation of the context only changes which context slot each sample's statistics land
+//! in, so the routing is reused by every permutation.
+//!
+//! Invariant: every score is a sum over trees taken in tree order, and permutation `k` draws
+//! its shuffle from `(seed, k)` alone, so results do not depend on the thread count or on how
+//! trees are grouped into blocks.
+
+use crate::data::{Feature, Matrix, Targets};
+use crate::error::{invalid, ForestError, Result};
+use crate::forest::Forest;
+use crate::parallel::{chunks_mut, map_ordered};
+use crate::params::CriterionKind;
+use crate::rng::{tree_seed, TreeRng};
+use crate::tree::criterion::xlog2x;
+use crate::tree::Tree;
+
+/// RNG stream of the context permutations (the forest's streams are 1–3).
+const PERMUTATIONS: u64 = 0xC0_47E7;
+/// At most this many context values: the scores need `nodes × contexts × classes` floats
+/// per tree, and a context is a categorical variable.
+pub const MAX_CONTEXTS: usize = 256;
+/// Routed sample slots kept at once (`trees in a block × samples`), bounding memory.
+const BLOCK_SLOTS: usize = 1 << 22;
+
+/// What `I(Y; X_m | t, X_c = x_c)` is when node `t` holds no sample with `X_c = x_c`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EmptyContext {
+    /// `I(·|t, x_c) := 0`: the node adds `p(t)·I(Y; X_m | t)` to both scores. This is the
+    /// convention that reproduces Sutera's Table 6.3 (the information of the split is
+    /// entirely absent from context `x_c`).
+    Zero,
+    /// The node is left out of the scores of `x_c`.
+    Skip,
+}
+
+/// Options of [`context_importances`].
+#[derive(Clone, Copy, Debug)]
+pub struct ContextOptions {
+    /// Convention for nodes without samples of a context value.
+    pub empty: EmptyContext,
+    /// Number of random permutations of the context labels (0: no p-values).
+    pub n_permutations: usize,
+    /// Seed of the permutations.
+    pub seed: u64,
+}
+
+/// Context-dependent scores; `p × K` arrays are row-major (feature, context value).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ContextImportances {
+    /// Number of features `p`.
+    pub n_features: usize,
+    /// Number of context values `K`.
+    pub n_contexts: usize,
+    /// `Imp(X_m) = (1/N_T) Σ_T Σ_{t: v(t)=m} p(t) I(Y; S_t | t)`: the raw MDI when the data
+    /// are the forest's training set and every tree saw all of it.
+    pub importances: Vec<f64>,
+    /// `Imp^|(X_m | x_c) = (1/N_T) Σ_T Σ_{t: v(t)=m} p(t) |I(Y;S_t|t) − I(Y;S_t|t,x_c)|` (Eq. 6.10).
+    pub absolute: Vec<f64>,
+    /// `Imp^Δ(X_m | x_c)`: the same without the absolute value (Eq. 6.12).
+    pub signed: Vec<f64>,
+    /// `Imp^Δ(X_m | X_c) = (1/N_T) Σ_T Σ_t p(t) (I(Y;S_t|t) − Σ_{x_c} P(x_c|t) I(Y;S_t|t,x_c))`.
+    pub global_signed: Vec<f64>,
+    /// `(1 + #{k: Imp^|_k ≥ Imp^|}) / (1 + n_permutations)`, `p × K`; None without permutations.
+    pub pvalues_absolute: Option<Vec<f64>>,
+    /// Two-sided: `(1 + #{k: |Imp^Δ_k| ≥ |Imp^Δ|}) / (1 + n_permutations)`.
+    pub pvalues_signed: Option<Vec<f64>>,
+    /// `Imp^|` under each permutation, `n_permutations × p × K`.
+    pub null_absolute: Vec<f64>,
+    /// `Imp^Δ` under each permutation, `n_permutations × p × K`.
+    pub null_signed: Vec<f64>,
+}
+
+/// Targets with the impurity of the forest: per-slot statistics `[w, c_0 … c_{C−1}]` (class
+/// counts) or `[w, Σ w y, Σ w y²]`.
+enum Impurity<'a> {
+    Classes {
+        y: &'a [u32],
+        n_classes: usize,
+        entropy: bool,
+        /// `k log₂ k` for `k = 0..=W` when every weight is an integer: the entropy of integer
+        /// counts is then `(W log₂ W − Σ c log₂ c) / W` with table look-ups instead of
+        /// logarithms, which dominate the cost of a permutation.
+        xlogx: Vec<f64>,
+    },
+    Variance(&'a [f64]),
+}
+
+impl Impurity<'_> {
+    fn width(&self) -> usize {
+        match self {
+            Impurity::Classes { n_classes, .. } => 1 + n_classes,
+            Impurity::Variance(_) => 3,
+        }
+    }
+
+    #[inline]
+    fn add(&self, slot: &mut [f64], i: usize, w: f64) {
+        slot[0] += w;
+        match self {
+            Impurity::Classes { y, .. } => slot[1 + y[i] as usize] += w,
+            Impurity::Variance(y) => {
+                slot[1] += w * y[i];
+                slot[2] += w * y[i] * y[i];
+            }
+        }
+    }
+
+    /// `i(t)` of a statistics slot (0 for an empty one): entropy in bits, Gini, or variance.
+    fn of(&self, slot: &[f64]) -> f64 {
+        let w = slot[0];
+        if w <= 0.0 {
+            return 0.0;
+        }
+        match self {
+            Impurity::Classes {
+                entropy: true,
+                xlogx,
+                ..
+            } if !xlogx.is_empty() => {
+                let t = |c: f64| xlogx[c as usize];
+                (t(w) - slot[1..].iter().map(|&c| t(c)).sum::<f64>()) / w
+            }
+            Impurity::Classes { entropy: true, .. } => {
+                -slot[1..].iter().map(|&c| xlog2x(c / w)).sum::<f64>()
+            }
+            Impurity::Classes { .. } => {
+                1.0 - slot[1..].iter().map(|&c| (c / w) * (c / w)).sum::<f64>()
+            }
+            Impurity::Variance(_) => {
+                let mean = slot[1] / w;
+                (slot[2] / w - mean * mean).max(0.0)
+            }
+        }
+    }
+}
+
+/// A split node reached by the data, with the context-free part of its scores.
+struct Split {
+    node: usize,
+    feature: usize,
+    /// `p(t) = w_t / W`.
+    mass: f64,
+    /// `I(Y; S_t | t)` from all samples of the node.
+    info: f64,
+}
+
+/// One tree's routing of the data: the leaf of every sample and its reached splits.
+struct Routed {
+    leaf: Vec<u32>,
+    splits: Vec<Split>,
+}
+
+/// Per-tree scratch of per-(node, context) statistics and impurities.
+struct Scratch {
+    stats: Vec<f64>,
+    imp: Vec<f64>,
+}
+
+/// Accumulators of `Imp^|`, `Imp^Δ` (p × K) and, for the observed context, `Imp` and the
+/// global `Imp^Δ` (p).
+struct Scores {
+    absolute: Vec<f64>,
+    signed: Vec<f64>,
+    importances: Vec<f64>,
+    global: Vec<f64>,
+}
+
+impl Scores {
+    fn zeros(p: usize, k: usize, with_global: bool) -> Self {
+        let g = if with_global { p } else { 0 };
+        Scores {
+            absolute: vec![0.0; p * k],
+            signed: vec![0.0; p * k],
+            importances: vec![0.0; g],
+            global: vec![0.0; g],
+        }
+    }
+
+    fn add(&mut self, other: &Scores) {
+        for (a, b) in [
+            (&mut self.absolute, &other.absolute),
+            (&mut self.signed, &other.signed),
+            (&mut self.importances, &other.importances),
+            (&mut self.global, &other.global),
+        ] {
+            a.iter_mut().zip(b).for_each(|(a, b)| *a += b);
+        }
+    }
+}
+
+/// Context-dependent importances of `forest` on the data `(x, targets)` with context codes
+/// `context[i] ∈ 0..n_contexts` and optional sample weights.
+///
+/// `p(t)` and every `I(·|t)` are measured on the samples given here, all of them (not only
+/// a tree's in-bag rows), as the thesis grows its forest on all samples: with bootstrap or
+/// subsampled trees the scores are those of the given data routed through the trees, and
+/// `Imp` no longer equals the forest's MDI. `I(Y; S_t | t)` is the decrease of the forest's
+/// impurity (entropy in bits, Gini, or variance, Sutera Eq. 6.13) at the binary split `S_t`;
+/// it equals `I(Y; X_m | t)` when `X_m` is binary.
+pub fn context_importances<T: Feature>(
+    forest: &Forest,
+    x: Matrix<'_, T>,
+    targets: Targets<'_>,
+    context: &[u32],
+    n_contexts: usize,
+    sample_weight: Option<&[f64]>,
+    options: &ContextOptions,
+) -> Result<ContextImportances> {
+    forest.check_input(&x)?;
+    let n = x.n_rows();
+    check_context(context, n_contexts, n)?;
+    let weights = checked_weights(sample_weight, n)?;
+    let impurity = checked_impurity(forest, targets, n, weights.as_deref())?;
+    if n == 0 {
+        return Err(ForestError::Shape("X has no rows".into()));
+    }
+    let total: f64 = weights.as_deref().map_or(n as f64, |w| w.iter().sum());
+    if total <= 0.0 {
+        return Err(ForestError::InvalidTarget(
+            "the sample weights sum to zero".into(),
+        ));
+    }
+    let (p, k, s) = (forest.n_features(), n_contexts, impurity.width());
+    let weight = |i: usize| weights.as_deref().map_or(1.0, |w| w[i]);
+    let trees = forest.trees();
+    let n_perm = options.n_permutations;
+    let mut observed = Scores::zeros(p, k, true);
+    let mut nulls: Vec<Scores> = (0..n_perm).map(|_| Scores::zeros(p, k, false)).collect();
+    let block = (BLOCK_SLOTS / n.max(1)).clamp(1, trees.len().max(1));
+    let mut start = 0;
+    while start < trees.len() {
+        let end = (start + block).min(trees.len());
+        let routed = map_ordered(end - start, |j| {
+            route(&trees[start + j], &x, &impurity, &weight, total)
+        });
+        let per_tree = map_ordered(end - start, |j| {
+            let mut out = Scores::zeros(p, k, true);
+            let mut scratch = Scratch::new();
+            let tree = &trees[start + j];
+            scratch.fill(tree, &routed[j], context, k, &impurity, &weight);
+            accumulate(tree, &routed[j], &scratch, k, s, options.empty, &mut out);
+            out
+        });
+        per_tree.iter().for_each(|s| observed.add(s));
+        chunks_mut(&mut nulls, 1, |perm, acc| {
+            let shuffled = permuted(context, options.seed, perm);
+            let mut scratch = Scratch::new();
+            for (j, r) in routed.iter().enumerate() {
+                let tree = &trees[start + j];
+                scratch.fill(tree, r, &shuffled, k, &impurity, &weight);
+                accumulate(tree, r, &scratch, k, s, options.empty, &mut acc[0]);
+            }
+        });
+        start = end;
+    }
+    let scale = 1.0 / trees.len().max(1) as f64;
+    let mut result = finish(observed, &nulls, scale, p, k);
+    if n_perm == 0 {
+        result.pvalues_absolute = None;
+        result.pvalues_signed = None;
+    }
+    Ok(result)
+}
+
+/// Largest total weight for which entropies use a table of `k log₂ k` (8 MiB).
+const MAX_TABLE: usize = 1 << 20;
+
+fn checked_impurity<'a>(
+    forest: &Forest,
+    targets: Targets<'a>,
+    n: usize,
+    weights: Option<&[f64]>,
+) -> Result<Impurity<'a>> {
+    if targets.len() != n {
+        return Err(ForestError::Shape(format!(
+            "y has {} values but X has {n} rows",
+            targets.len()
+        )));
+    }
+    match (targets, forest.params().criterion) {
+        (Targets::Classes { y, n_classes }, c) if forest.n_classes() == n_classes => {
+            let entropy = c == CriterionKind::Entropy;
+            let integral = weights.is_none_or(|w| w.iter().all(|v| v.fract() == 0.0));
+            let total = weights.map_or(n as f64, |w| w.iter().sum());
+            let xlogx = if entropy && integral && total <= MAX_TABLE as f64 {
+                (0..=total as usize).map(|k| xlog2x(k as f64)).collect()
+            } else {
+                Vec::new()
+            };
+            Ok(Impurity::Classes {
+                y,
+                n_classes,
+                entropy,
+                xlogx,
+            })
+        }
+        (Targets::Regression(y), _) if forest.n_classes() == 0 => {
+            Targets::regression(y)?;
+            Ok(Impurity::Variance(y))
+        }
+        _ => Err(ForestError::InvalidTarget(format!(
+            "the targets do not match the forest ({} classes; 0 means regression)",
+            forest.n_classes()
+        ))),
+    }
+}
+
+fn check_context(context: &[u32], n_contexts: usize, n: usize) -> Result<()> {
+    if context.len() != n {
+        return Err(ForestError::Shape(format!(
+            "context has {} values but X has {n} rows",
+            context.len()
+        )));
+    }
+    if n_contexts == 0 || n_contexts > MAX_CONTEXTS {
+        return Err(invalid(
+            "context",
+            format!(
+                "expected 1 to {MAX_CONTEXTS} distinct context values (a categorical variable), got {n_contexts}"
+            ),
+        ));
+    }
+    if let Some((i, &c)) = context
+        .iter()
+        .enumerate()
+        .find(|(_, &c)| c as usize >= n_contexts)
+    {
+        return Err(invalid(
+            "context",
+            format!("context[{i}] = {c} is not a code in 0..{n_contexts}"),
+        ));
+    }
+    Ok(())
+}
+
+fn checked_weights(sample_weight: Option<&[f64]>, n: usize) -> Result<Option<Vec<f64>>> {
+    let Some(w) = sample_weight else {
+        return Ok(None);
+    };
+    if w.len() != n {
+        return Err(ForestError::Shape(format!(
+            "sample_weight has {} values but X has {n} rows",
+            w.len()
+        )));
+    }
+    if let Some(i) = w.iter().position(|v| !(v.is_finite() && *v >= 0.0)) {
+        return Err(ForestError::InvalidTarget(format!(
+            "sample_weight[{i}] = {} is not a finite non-negative number",
+            w[i]
+        )));
+    }
+    Ok(Some(w.to_vec()))
+}
+
+/// Routes every sample of `x` through `tree` and computes `p(t)` and `I(Y; S_t | t)` of each
+/// split reached by a positive weight.
+fn route<T: Feature>(
+    tree: &Tree,
+    x: &Matrix<'_, T>,
+    impurity: &Impurity<'_>,
+    weight: &(impl Fn(usize) -> f64 + Sync),
+    total: f64,
+) -> Routed {
+    let s = impurity.width();
+    let mut leaf = vec![0u32; x.n_rows()];
+    tree.leaves(x, 0, &mut leaf);
+    let mut stats = vec![0.0; tree.len() * s];
+    for (i, &l) in leaf.iter().enumerate() {
+        impurity.add(
+            &mut stats[l as usize * s..(l as usize + 1) * s],
+            i,
+            weight(i),
+        );
+    }
+    let mut imp = vec![0.0; tree.len()];
+    let mut splits = Vec::new();
+    for t in (0..tree.len()).rev() {
+        if let Some((l, r)) = tree.children(t) {
+            for q in 0..s {
+                stats[t * s + q] = stats[l * s + q] + stats[r * s + q];
+            }
+        }
+        imp[t] = impurity.of(&stats[t * s..(t + 1) * s]);
+        if let Some((l, r)) = tree.children(t) {
+            let wt = stats[t * s];
+            if wt > 0.0 {
+                let info = imp[t] - stats[l * s] / wt * imp[l] - stats[r * s] / wt * imp[r];
+                splits.push(Split {
+                    node: t,
+                    feature: tree.feature(t) as usize,
+                    mass: wt / total,
+                    info,
+                });
+            }
+        }
+    }
+    splits.reverse(); // pre-order, so per-feature sums run in a fixed node order
+    Routed { leaf, splits }
+}
+
+impl Scratch {
+    fn new() -> Self {
+        Scratch {
+            stats: Vec::new(),
+            imp: Vec::new(),
+        }
+    }
+
+    /// Statistics and impurity of every (node, context value) for the context `ctx`.
+    fn fill(
+        &mut self,
+        tree: &Tree,
+        routed: &Routed,
+        ctx: &[u32],
+        k: usize,
+        impurity: &Impurity<'_>,
+        weight: &(impl Fn(usize) -> f64 + Sync),
+    ) {
+        let s = impurity.width();
+        let ks = k * s;
+        self.stats.clear();
+        self.stats.resize(tree.len() * ks, 0.0);
+        self.imp.clear();
+        self.imp.resize(tree.len() * k, 0.0);
+        for (i, &l) in routed.leaf.iter().enumerate() {
+            let at = l as usize * ks + ctx[i] as usize * s;
+            impurity.add(&mut self.stats[at..at + s], i, weight(i));
+        }
+        for t in (0..tree.len()).rev() {
+            if let Some((l, r)) = tree.children(t) {
+                for q in 0..ks {
+                    self.stats[t * ks + q] = self.stats[l * ks + q] + self.stats[r * ks + q];
+                }
+            }
+            for c in 0..k {
+                let at = t * ks + c * s;
+                self.imp[t * k + c] = impurity.of(&self.stats[at..at + s]);
+            }
+        }
+    }
+}
+
+/// Adds one tree's contributions to `out` (`Imp` and the global score only if `out` has them).
+fn accumulate(
+    tree: &Tree,
+    routed: &Routed,
+    scratch: &Scratch,
+    k: usize,
+    s: usize,
+    empty: EmptyContext,
+    out: &mut Scores,
+) {
+    let ks = k * s;
+    let with_global = !out.global.is_empty();
+    for sp in &routed.splits {
+        let (t, m) = (sp.node, sp.feature);
+        let (l, r) = (t + 1, tree.children(t).map_or(t, |c| c.1));
+        let wt_all = sp.mass;
+        let mut conditional = 0.0; // Σ_c P(c|t) I(·|t,c)
+        let mut w_node = 0.0;
+        for c in 0..k {
+            let wtc = scratch.stats[t * ks + c * s];
+            let info_c = if wtc > 0.0 {
+                let wl = scratch.stats[l * ks + c * s];
+                let wr = scratch.stats[r * ks + c * s];
+                scratch.imp[t * k + c]
+                    - wl / wtc * scratch.imp[l * k + c]
+                    - wr / wtc * scratch.imp[r * k + c]
+            } else if empty == EmptyContext::Zero {
+                0.0
+            } else {
+                continue;
+            };
+            let d = sp.info - info_c;
+            out.absolute[m * k + c] += wt_all * d.abs();
+            out.signed[m * k + c] += wt_all * d;
+            conditional += wtc * info_c;
+            w_node += wtc;
+        }
+        if with_global {
+            out.importances[m] += wt_all * sp.info;
+            if w_node > 0.0 {
+                out.global[m] += wt_all * (sp.info - conditional / w_node);
+            }
+        }
+    }
+}
+
+/// The context codes under permutation `perm` (Fisher–Yates from `(seed, perm)`).
+fn permuted(context: &[u32], seed: u64, perm: usize) -> Vec<u32> {
+    let mut rng = TreeRng::new(tree_seed(seed, perm as u64, PERMUTATIONS));
+    let mut out = context.to_vec();
+    let n = out.len();
+    rng.partial_shuffle(&mut out, n);
+    out
+}
+
+/// Scales the sums by `1/N_T` and counts the permutations at least as extreme.
+fn finish(obs: Scores, nulls: &[Scores], scale: f64, p: usize, k: usize) -> ContextImportances {
+    let sc = |v: Vec<f64>| v.into_iter().map(|a| a * scale).collect::<Vec<_>>();
+    let absolute = sc(obs.absolute);
+    let signed = sc(obs.signed);
+    // A permuted score counts as extreme when it reaches the observed one up to a relative
+    // 1e-9: a score that is 0 in exact arithmetic (a context-independent feature on
+    // exhaustive data) comes out as rounding noise, and a tie must count as a tie.
+    let ge = |a: f64, b: f64| a >= b - 1e-9 * b.abs();
+    let mut p_abs = vec![1.0; p * k];
+    let mut p_sig = vec![1.0; p * k];
+    let mut null_absolute = Vec::with_capacity(nulls.len() * p * k);
+    let mut null_signed = Vec::with_capacity(nulls.len() * p * k);
+    for null in nulls {
+        null_absolute.extend(null.absolute.iter().map(|a| a * scale));
+        null_signed.extend(null.signed.iter().map(|a| a * scale));
+    }
+    for j in 0..p * k {
+        let (mut ca, mut cs) = (0usize, 0usize);
+        for q in 0..nulls.len() {
+            ca += usize::from(ge(null_absolute[q * p * k + j], absolute[j]));
+            cs += usize::from(ge(null_signed[q * p * k + j].abs(), signed[j].abs()));
+        }
+        let denom = (1 + nulls.len()) as f64;
+        p_abs[j] = (1 + ca) as f64 / denom;
+        p_sig[j] = (1 + cs) as f64 / denom;
+    }
+    ContextImportances {
+        n_features: p,
+        n_contexts: k,
+        importances: sc(obs.importances),
+        absolute,
+        signed,
+        global_signed: sc(obs.global),
+        pvalues_absolute: Some(p_abs),
+        pvalues_signed: Some(p_sig),
+        null_absolute,
+        null_signed,
+    }
+}

@@ -1,0 +1,277 @@
+"""Context-dependent importances (Sutera, PhD ch. 6) from forests of totally randomized trees.
+
+On exhaustive data (every row of the support, replicated so that contexts have their
+probabilities) a large forest reproduces the asymptotic values of Tables 6.2 and 6.3.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import forestimp
+from forestimp.datasets import make_context_problem, make_led
+from forestimp.exceptions import InvalidParameterError
+from forestimp.importance import ContextImportances, context
+from forestimp.theory import context_importances as exact_context_importances
+
+# The 7-segment digits in the order of forestimp.datasets (segments X1..X7).
+LED = make_led()[0]
+
+TABLE_6_2 = {  # rows: Imp, Imp|0, Imp|1, Imp^|0, Imp^D0, Imp^|1, Imp^D1, global Imp^D
+    "imp": [1.0, 0.125, 0.125],
+    "naive": [[1.0, 0.5, 0.0], [1.0, 0.0, 0.5]],
+    "absolute": [[0.0, 0.375, 0.125], [0.0, 0.125, 0.375]],
+    "signed": [[0.0, -0.375, 0.125], [0.0, 0.125, -0.375]],
+    "global": [0.0, -0.125, -0.125],
+}
+TABLE_6_3 = {
+    "imp": [0.5727, 0.7514, 0.5528, 0.687, 0.1746, 0.0753, 0.1073, 0],
+    "naive": [
+        [0.4127, 0.5815, 0.5312, 0.5421, 0.6566, 0.2258, 0.372, 0],
+        [0.6243, 0.8057, 0.5577, 0.7343, 0, 0, 0, 0],
+    ],
+    "absolute": [
+        [0.2263, 0.2431, 0.1181, 0.2241, 0.4139, 0.1961, 0.2861, 0],
+        [0.0987, 0.0611, 0.021, 0.0736, 0.1746, 0.0753, 0.1073, 0],
+    ],
+    "signed": [
+        [0.2179, 0.2422, 0.1111, 0.2190, -0.3839, -0.1389, -0.2346, 0],
+        [-0.0516, -0.0543, -0.0049, -0.0473, 0.1746, 0.0753, 0.1073, 0],
+    ],
+}
+# Context 0, X1..X4, when nodes without context-0 samples are skipped (research digest §7.4).
+SKIP_6_3 = {
+    "absolute": [0.1437, 0.1479, 0.0450, 0.1333],
+    "signed": [0.1353, 0.1470, 0.0380, 0.1282],
+}
+
+
+def problem1(copies=1):
+    """Context Problem 1: X1, X2, X3, Xc uniform bits; Y = 2 if X1 = 0, else X2 (Xc = 0) or
+    X3 (Xc = 1). All 16 rows ``copies`` times."""
+    X, y, c = [], [], []
+    for xc, x1, x2, x3 in itertools.product((0, 1), repeat=4):
+        X.append((x1, x2, x3))
+        y.append(2 if x1 == 0 else (x2 if xc == 0 else x3))
+        c.append(xc)
+    return np.tile(np.array(X, float), (copies, 1)), np.tile(y, copies), np.tile(c, copies)
+
+
+def problem2():
+    """Context Problem 2: LED digits; in context 1 the segments X5..X7 are uniform bits; X8 is
+    an irrelevant bit. Context-0 rows are replicated 8x so both contexts weigh 1/2."""
+    X, y, c = [], [], []
+    for digit, x8 in itertools.product(range(10), (0, 1)):
+        X += [[*LED[digit], x8]] * 8
+        y += [digit] * 8
+        c += [0] * 8
+        for bits in itertools.product((0, 1), repeat=3):
+            X.append([*LED[digit][:4], *bits, x8])
+            y.append(digit)
+            c.append(1)
+    return np.array(X, float), np.array(y), np.array(c)
+
+
+def trt(X, y, n_estimators, **kw):
+    return forestimp.TotallyRandomizedTreesClassifier(
+        n_estimators=n_estimators, criterion="entropy", bootstrap=False, random_state=0, **kw
+    ).fit(X, y)
+
+
+@pytest.fixture(scope="module")
+def p1():
+    X, y, c = problem1()
+    est = trt(X, y, 2000)
+    return est, X, y, c
+
+
+@pytest.fixture(scope="module")
+def p2():
+    X, y, c = problem2()
+    est = trt(X, y, 2000, n_jobs=2)
+    return est, X, y, c
+
+
+def test_binary_features_split_like_multiway_splits(p1, p2):
+    # A random threshold on a 0/1 feature always falls strictly between 0 and 1, so binary
+    # trees on bits are the multiway trees of the theory.
+    for est, _, _, _ in (p1, p2):
+        for i in range(20):
+            a = est.forest_.tree_arrays(i)
+            internal = a["feature"] >= 0
+            assert np.all((a["threshold"][internal] > 0) & (a["threshold"][internal] < 1))
+
+
+def test_problem1_reproduces_table_6_2(p1):
+    est, X, y, c = p1
+    r = context(est, X, y, c, naive=True)
+    assert isinstance(r, ContextImportances)
+    np.testing.assert_allclose(r.importances, TABLE_6_2["imp"], atol=0.02)
+    np.testing.assert_allclose(r.per_context, TABLE_6_2["naive"], atol=0.02)
+    np.testing.assert_allclose(r.absolute.T, TABLE_6_2["absolute"], atol=0.02)
+    np.testing.assert_allclose(r.signed.T, TABLE_6_2["signed"], atol=0.02)
+    np.testing.assert_allclose(r.global_signed, TABLE_6_2["global"], atol=0.02)
+    # X1 is context-independent: every node's two informations are equal (Thm 6.2).
+    assert np.all(np.abs(r.absolute[0]) < 1e-12)
+    # X2 and X3 meet Thm 6.3's equality |Imp^D| = Imp^| node by node.
+    np.testing.assert_allclose(np.abs(r.signed), r.absolute, atol=1e-12)
+    # X_c independent of the inputs: the global score is the P(x_c)-mixture of the signed ones.
+    np.testing.assert_allclose(r.global_signed, r.signed.mean(axis=1), atol=1e-12)
+    assert r.pvalues_absolute is None and r.null_absolute.shape == (0, 3, 2)
+
+
+def test_problem2_reproduces_table_6_3(p2):
+    est, X, y, c = p2
+    r = context(est, X, y, c, naive=True)
+    np.testing.assert_allclose(r.importances, TABLE_6_3["imp"], atol=0.02)
+    np.testing.assert_allclose(r.per_context, TABLE_6_3["naive"], atol=0.02)
+    np.testing.assert_allclose(r.absolute.T, TABLE_6_3["absolute"], atol=0.02)
+    np.testing.assert_allclose(r.signed.T, TABLE_6_3["signed"], atol=0.02)
+    assert np.all(r.absolute[7] < 1e-12) and r.importances[7] < 1e-12  # X8 is noise
+
+
+def test_skip_convention_gives_the_other_context0_values(p2):
+    est, X, y, c = p2
+    zero = context(est, X, y, c, empty="zero")
+    skip = context(est, X, y, c, empty="skip")
+    np.testing.assert_allclose(skip.absolute[:4, 0], SKIP_6_3["absolute"], atol=0.02)
+    np.testing.assert_allclose(skip.signed[:4, 0], SKIP_6_3["signed"], atol=0.02)
+    # Every node holds context-1 rows, and nodes without context-0 rows never separate Y by
+    # X5..X7 (their rows are context 1, where X5..X7 are noise): only X1..X4 | 0 change.
+    np.testing.assert_array_equal(skip.absolute[:, 1], zero.absolute[:, 1])
+    np.testing.assert_allclose(skip.absolute[4:, 0], zero.absolute[4:, 0], atol=1e-12)
+    assert np.all(zero.absolute[:4, 0] - skip.absolute[:4, 0] > 0.05)
+    # The global score weighs contexts by P(x_c | t): it has no convention.
+    np.testing.assert_array_equal(skip.global_signed, zero.global_signed)
+
+
+@pytest.mark.parametrize("criterion", ["entropy", "gini"])
+def test_imp_is_the_forest_mdi_on_its_training_data(criterion):
+    X, y, c = problem2()
+    rng = np.random.RandomState(0)
+    w = rng.randint(0, 4, size=len(y)).astype(float)
+    est = forestimp.ExtraTreesClassifier(
+        n_estimators=30, max_features=3, criterion=criterion, random_state=1
+    ).fit(X, y, sample_weight=w)
+    r = context(est, X, y, c, sample_weight=w)
+    np.testing.assert_allclose(r.importances, est.mdi_importances_, rtol=0, atol=1e-12)
+    # X=None reads the training data kept by the estimator (weights are not kept).
+    r2 = context(est, context=c)
+    unweighted = context(est, X, y, c)
+    np.testing.assert_array_equal(r2.absolute, unweighted.absolute)
+
+
+def test_regression_uses_the_variance_decrease():
+    # Problem 1 with a real output and the variance impurity (Sutera Eq. 6.13). Unlike with
+    # the entropy, X1 is context-dependent here: Y = 2 vs Y in {0, 1} spreads differently.
+    X, y, c = problem1(2)
+    est = forestimp.TotallyRandomizedTreesRegressor(n_estimators=1000, random_state=0).fit(X, y)
+    r = context(est, X, y.astype(float), c)
+    np.testing.assert_allclose(r.importances, est.mdi_importances_, rtol=0, atol=1e-12)
+    exact = exact_context_importances(X, y.astype(float), c, criterion="variance")
+    np.testing.assert_allclose(r.absolute, exact.absolute, atol=0.02)
+    np.testing.assert_allclose(r.signed, exact.signed, atol=0.02)
+    np.testing.assert_allclose(r.global_signed, exact.global_signed, atol=0.02)
+    assert exact.absolute[0].min() > 0.1
+
+
+@pytest.mark.parametrize(("criterion", "empty"), [("gini", "zero"), ("entropy", "skip")])
+def test_forest_scores_match_the_exact_scores(criterion, empty):
+    # The exact oracle (forestimp.theory) on the same support, for another impurity and the
+    # other convention; the global score too.
+    X, y, c = problem2()
+    est = trt(X, y, 1000, n_jobs=2).set_params(criterion=criterion).fit(X, y)
+    r = context(est, X, y, c, empty=empty)
+    exact = exact_context_importances(X, y, c, criterion=criterion, empty=empty)
+    np.testing.assert_allclose(r.absolute, exact.absolute, atol=0.02)
+    np.testing.assert_allclose(r.signed, exact.signed, atol=0.02)
+    np.testing.assert_allclose(r.global_signed, exact.global_signed, atol=0.02)
+
+
+def test_permutation_pvalues_and_labels_on_problem1():
+    # 16 copies: permuted contexts are nearly balanced in every node, so the null is small.
+    X, y, c = problem1(16)
+    est = trt(X, y, 300)
+    r = context(est, X, y, c, n_permutations=99, random_state=0)
+    assert r.pvalues_absolute[0].min() > 0.5  # X1: not context-dependent
+    assert r.pvalues_absolute[1:].max() <= 0.01  # X2, X3: (1 + 0) / 100
+    assert r.pvalues_signed[1:].max() <= 0.01
+    expected = [
+        ["independent", "independent"],
+        ["complementary", "irrelevant"],
+        ["irrelevant", "complementary"],
+    ]
+    assert r.labels.tolist() == expected
+    # The p-values are the counts of null scores reaching the observed ones.
+    ge = r.null_absolute >= r.absolute * (1 - 1e-9)
+    np.testing.assert_array_equal(r.pvalues_absolute, (1 + ge.sum(axis=0)) / 100)
+    ge = np.abs(r.null_signed) >= np.abs(r.signed) * (1 - 1e-9)
+    np.testing.assert_array_equal(r.pvalues_signed, (1 + ge.sum(axis=0)) / 100)
+    # Labels without permutations (exact data): a positive Imp^| means context-dependent.
+    assert context(est, X, y, c).labels.tolist() == expected
+
+
+def test_results_do_not_depend_on_n_jobs_and_are_seeded():
+    X, y, c = problem1(4)
+    est = trt(X, y, 50)
+    a = context(est, X, y, c, n_permutations=30, random_state=3, n_jobs=1)
+    b = context(est, X, y, c, n_permutations=30, random_state=3, n_jobs=3)
+    for name in ("absolute", "signed", "pvalues_absolute", "null_absolute", "null_signed"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    d = context(est, X, y, c, n_permutations=30, random_state=4)
+    assert not np.array_equal(a.null_absolute, d.null_absolute)
+
+
+def test_context_labels_of_any_type_and_feature_names():
+    pd = pytest.importorskip("pandas")
+    X, y, c = problem1()
+    names = ["a", "b", "d"]
+    est = trt(pd.DataFrame(X, columns=names), np.array(["u", "v", "w"])[y], 100)
+    r = context(est, pd.DataFrame(X, columns=names), np.array(["u", "v", "w"])[y], 1 - c)
+    s = context(est, context=np.where(c == 0, "red", "blue"))  # "blue" (c = 1) sorts first
+    assert r.feature_names.tolist() == names
+    assert s.context_values.tolist() == ["blue", "red"]
+    np.testing.assert_array_equal(r.absolute, s.absolute)
+
+
+def test_bootstrap_forests_warn():
+    X, y, c = problem1()
+    est = forestimp.RandomForestClassifier(n_estimators=5, random_state=0).fit(X, y)
+    with pytest.warns(UserWarning, match="bootstrap=False"):
+        context(est, X, y, c)
+
+
+def test_bad_inputs(p1):
+    est, X, y, c = p1
+    with pytest.raises(ValueError, match="context must have shape"):
+        context(est, X, y, c[1:])
+    with pytest.raises(InvalidParameterError, match="context"):
+        context(est, np.tile(X, (20, 1)), np.tile(y, 20), np.arange(320))
+    with pytest.raises(InvalidParameterError, match="context is required"):
+        context(est, X, y)
+    with pytest.raises(InvalidParameterError, match="n_permutations"):
+        context(est, X, y, c, n_permutations=-1)
+    with pytest.raises(InvalidParameterError, match="empty"):
+        context(est, X, y, c, empty="drop")
+    with pytest.raises(InvalidParameterError, match="alpha"):
+        context(est, X, y, c, alpha=2.0)
+    with pytest.raises(ValueError, match="not seen in fit"):
+        context(est, X, y + 5, c)
+    with pytest.raises(ValueError, match="without"):
+        context(est, X, None, c)
+    with pytest.raises(ValueError):
+        context(est, X[:, :2], y, c)
+    with pytest.raises(ValueError):
+        context(est, X, y, c, sample_weight=-np.ones(len(y)))
+
+
+@pytest.mark.parametrize("problem", [1, 2])
+def test_builders_match_the_datasets_module(problem):
+    def rows(X, y, c):
+        return sorted(map(tuple, np.column_stack([X, y, c]).astype(int).tolist()))
+
+    X, y, c, _ = make_context_problem(problem)
+    assert rows(*(problem1() if problem == 1 else problem2())) == rows(X, y, c)
