@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from forestimp import ExtraTreesClassifier
+from forestimp import ExtraTreesClassifier, TotallyRandomizedTreesClassifier
 from forestimp.datasets import make_context_problem, make_led, make_sym, make_xor
 from forestimp.theory import (
     asymptotic_importances,
@@ -346,3 +346,17 @@ def test_context_gini_is_not_entropy():
     assert res.importances.sum() == pytest.approx(
         asymptotic_importances(X, y, w, criterion="gini").mutual_information, abs=1e-12
     )
+
+
+@pytest.mark.parametrize("m", [2, 3, 4])
+def test_m_xor_gives_one_over_m_all_at_degree_m_minus_1(m):
+    """Y = X_1 xor ... xor X_m: each variable carries 1/m bit, and only once the m - 1 others
+    are known (Sutera MSc, §3.2.1); totally randomized trees converge to it."""
+    X, y = make_xor(n_relevant=m)
+    oracle = asymptotic_importances(X, y)
+    np.testing.assert_allclose(oracle.importances, 1.0 / m, atol=1e-12)
+    np.testing.assert_allclose(oracle.by_degree[:, m - 1], 1.0 / m, atol=1e-12)
+    est = TotallyRandomizedTreesClassifier(
+        n_estimators=3000, criterion="entropy", random_state=0
+    ).fit(np.tile(X, (4, 1)), np.tile(y, 4))
+    np.testing.assert_allclose(est.mdi_importances_, 1.0 / m, atol=0.03)
