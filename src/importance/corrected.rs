@@ -39,7 +39,7 @@ pub fn fit_with_shadows<T: Feature>(
 }
 
 /// `MDI(X_j) − MDI(shadow_j)` for `j < p`, from a forest grown with shadows (raw MDI, in
-/// bits for entropy). Per tree when `per_tree`, else the forest mean.
+/// bits for entropy), averaged over the trees.
 pub fn actual_impurity_reduction(forest: &Forest) -> Result<Vec<f64>> {
     let p2 = forest.n_features();
     if p2 % 2 != 0 {
