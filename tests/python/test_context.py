@@ -6,19 +6,14 @@ probabilities) a large forest reproduces the asymptotic values of Tables 6.2 and
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 
 import forestimp
-from forestimp.datasets import make_context_problem, make_led
+from forestimp.datasets import make_context_problem
 from forestimp.exceptions import InvalidParameterError
 from forestimp.importance import ContextImportances, context
 from forestimp.theory import context_importances as exact_context_importances
-
-# The 7-segment digits in the order of forestimp.datasets (segments X1..X7).
-LED = make_led()[0]
 
 TABLE_6_2 = {  # rows: Imp, Imp|0, Imp|1, Imp^|0, Imp^D0, Imp^|1, Imp^D1, global Imp^D
     "imp": [1.0, 0.125, 0.125],
@@ -50,29 +45,15 @@ SKIP_6_3 = {
 
 
 def problem1(copies=1):
-    """Context Problem 1: X1, X2, X3, Xc uniform bits; Y = 2 if X1 = 0, else X2 (Xc = 0) or
-    X3 (Xc = 1). All 16 rows ``copies`` times."""
-    X, y, c = [], [], []
-    for xc, x1, x2, x3 in itertools.product((0, 1), repeat=4):
-        X.append((x1, x2, x3))
-        y.append(2 if x1 == 0 else (x2 if xc == 0 else x3))
-        c.append(xc)
-    return np.tile(np.array(X, float), (copies, 1)), np.tile(y, copies), np.tile(c, copies)
+    """Context Problem 1 (16 rows), ``copies`` times."""
+    X, y, c, _ = make_context_problem(1)
+    return np.tile(X.astype(float), (copies, 1)), np.tile(y, copies), np.tile(c, copies)
 
 
 def problem2():
-    """Context Problem 2: LED digits; in context 1 the segments X5..X7 are uniform bits; X8 is
-    an irrelevant bit. Context-0 rows are replicated 8x so both contexts weigh 1/2."""
-    X, y, c = [], [], []
-    for digit, x8 in itertools.product(range(10), (0, 1)):
-        X += [[*LED[digit], x8]] * 8
-        y += [digit] * 8
-        c += [0] * 8
-        for bits in itertools.product((0, 1), repeat=3):
-            X.append([*LED[digit][:4], *bits, x8])
-            y.append(digit)
-            c.append(1)
-    return np.array(X, float), np.array(y), np.array(c)
+    """Context Problem 2 (320 equally likely rows)."""
+    X, y, c, _ = make_context_problem(2)
+    return X.astype(float), y, c
 
 
 def trt(X, y, n_estimators, **kw):
