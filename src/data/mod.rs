@@ -8,13 +8,15 @@
 //! permutation π, column `p + j` is column `j` read at row `π(i)`. Shadows are virtual: they
 //! double the feature count without a copy of X.
 
+mod bins;
 mod targets;
 
+pub use bins::{Binned, SAMPLE_ROWS};
 pub use targets::Targets;
 
 use crate::error::{ForestError, Result};
 
-/// A floating-point feature type the engine reads directly: `f32` or `f64`.
+/// A feature type the engine reads directly: `f32` or `f64` inputs, `u8` bin codes.
 pub trait Feature: Copy + PartialOrd + Send + Sync + std::fmt::Debug + 'static {
     /// Widening conversion used for thresholds and comparisons.
     fn to_f64(self) -> f64;
@@ -51,6 +53,22 @@ impl Feature for f64 {
     #[inline]
     fn finite(self) -> bool {
         self.is_finite()
+    }
+}
+
+/// Bin codes (see [`Binned`]): the histogram splitter grows trees on them.
+impl Feature for u8 {
+    #[inline]
+    fn total_cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.cmp(other)
+    }
+    #[inline]
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+    #[inline]
+    fn finite(self) -> bool {
+        true
     }
 }
 

@@ -51,6 +51,9 @@ pub(crate) trait ThresholdRule: Sync {
 pub(crate) struct BestThreshold;
 /// Extra-Trees: one threshold uniform in `[min, max)` of the node values.
 pub(crate) struct RandomThreshold;
+/// Histogram CART on bin codes (`u8`): one pass fills per-bin statistics, then every
+/// boundary between non-empty bins is scored; the threshold is a code.
+pub(crate) struct HistThreshold;
 
 /// What a search needs about the node besides its rows.
 pub(crate) struct NodeCtx<'a, C> {
@@ -83,6 +86,9 @@ pub(crate) struct Scratch<T, Y> {
     sorted: Vec<(T, u32)>,
     left: Vec<f64>,
     lanes: Vec<f64>,
+    /// Per-bin statistics and sample counts of the histogram search (256 bins at most).
+    hist: Vec<f64>,
+    bin_n: Vec<u32>,
 }
 
 /// Independent accumulators in the Extra-Trees scan.
@@ -99,6 +105,8 @@ impl<T: Feature, Y: Copy> Scratch<T, Y> {
             sorted: Vec::with_capacity(n),
             left: vec![0.0; stats_len],
             lanes: vec![0.0; LANES * stats_len],
+            hist: Vec::new(),
+            bin_n: Vec::new(),
         }
     }
 }
@@ -212,6 +220,57 @@ impl ThresholdRule for RandomThreshold {
             return None;
         }
         Some((ctx.crit.proxy(ctx.total, &s.left), t))
+    }
+}
+
+impl ThresholdRule for HistThreshold {
+    fn search<T: Feature, C: Criterion>(
+        s: &mut Scratch<T, C::Y>,
+        ctx: &NodeCtx<'_, C>,
+        rows: &NodeRows<'_, C::Y>,
+        lo: T,
+        hi: T,
+        _rng: &mut TreeRng,
+    ) -> Option<(f64, f64)> {
+        // Codes are small integers: only the bins between the node's min and max are used.
+        let lo = lo.to_f64() as usize;
+        let n_bins = hi.to_f64() as usize - lo + 1;
+        let k = s.left.len();
+        s.hist.clear();
+        s.hist.resize(n_bins * k, 0.0);
+        s.bin_n.clear();
+        s.bin_n.resize(n_bins, 0);
+        for ((v, &y), &w) in s.xf.iter().zip(rows.ys.iter()).zip(rows.ws.iter()) {
+            let b = v.to_f64() as usize - lo;
+            let stats = &mut s.hist[b * k..(b + 1) * k];
+            stats[0] += w;
+            ctx.crit.add(stats, y, w);
+            s.bin_n[b] += 1;
+        }
+        s.left.fill(0.0);
+        let n = rows.samples.len();
+        let mut n_left = 0;
+        let mut best: Option<(f64, f64)> = None;
+        for b in 0..n_bins - 1 {
+            if s.bin_n[b] == 0 {
+                continue; // same partition as the previous boundary
+            }
+            n_left += s.bin_n[b] as usize;
+            for (l, h) in s.left.iter_mut().zip(&s.hist[b * k..(b + 1) * k]) {
+                *l += h;
+            }
+            if n - n_left < ctx.min_samples_leaf {
+                break;
+            }
+            if !ctx.admissible(n_left, n, &s.left) {
+                continue;
+            }
+            let proxy = ctx.crit.proxy(ctx.total, &s.left);
+            if best.is_none_or(|(bp, _)| better(proxy, bp)) {
+                best = Some((proxy, (lo + b) as f64));
+            }
+        }
+        best
     }
 }
 
