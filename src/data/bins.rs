@@ -189,6 +189,30 @@ mod tests {
     }
 
     #[test]
+    fn large_inputs_take_edges_from_a_sample_and_still_order_every_row() {
+        let n = SAMPLE_ROWS + 50_000;
+        let x: Vec<f32> = (0..n).map(|i| ((i * 7919) % 100_003) as f32).collect();
+        let m = Matrix::new(&x, n, 1, Layout::ColumnMajor).unwrap();
+        let b = Binned::new(&m, 255, 7);
+        assert_eq!(b.edges(0).len(), 254);
+        let codes = b.matrix();
+        let mut counts = [0usize; 255];
+        for (i, &v) in x.iter().enumerate() {
+            let c = codes.get(i, 0) as usize;
+            counts[c] += 1;
+            assert!(c == 0 || f64::from(v) > b.threshold(0, c - 1));
+            assert!(c == 254 || f64::from(v) <= b.threshold(0, c));
+        }
+        // Quantile bins of a uniform column: each holds about n / 255 rows.
+        let expected = n as f64 / 255.0;
+        assert!(counts
+            .iter()
+            .all(|&c| (c as f64 - expected).abs() < 0.1 * expected));
+        // Same seed, same edges; the sample depends on the seed.
+        assert_eq!(Binned::new(&m, 255, 7).edges(0), b.edges(0));
+    }
+
+    #[test]
     fn few_distinct_values_get_one_bin_each() {
         let x = [3.0f32, 1.0, 2.0, 1.0, 3.0, 2.0];
         let m = Matrix::new(&x, 6, 1, Layout::RowMajor).unwrap();

@@ -140,40 +140,51 @@ impl ThresholdRule for BestThreshold {
         _hi: T,
         _rng: &mut TreeRng,
     ) -> Option<(f64, f64)> {
-        s.sorted.clear();
-        s.sorted
-            .extend(s.xf.iter().enumerate().map(|(k, &v)| (v, k as u32)));
-        // (value, position) is a total key: the sorted order is unique.
-        s.sorted
-            .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        s.left.fill(0.0);
-        let n = s.sorted.len();
-        let mut best: Option<(f64, f64)> = None;
-        let mut wl = 0.0;
-        for i in 0..n - 1 {
-            let (v, k) = s.sorted[i];
-            let w = rows.ws[k as usize];
-            wl += w;
-            ctx.crit.add(&mut s.left, rows.ys[k as usize], w);
-            let next = s.sorted[i + 1].0;
-            if next <= v {
-                continue;
-            }
-            let n_left = i + 1;
-            if n - n_left < ctx.min_samples_leaf {
-                break;
-            }
-            s.left[0] = wl;
-            if !ctx.admissible(n_left, n, &s.left) {
-                continue;
-            }
-            let proxy = ctx.crit.proxy(ctx.total, &s.left);
-            if best.is_none_or(|(bp, _)| better(proxy, bp)) {
-                best = Some((proxy, midpoint(v.to_f64(), next.to_f64())));
-            }
-        }
-        best
+        best_sorted(s, ctx, rows, midpoint)
     }
+}
+
+/// Sorts the gathered values and scores the cut between every two consecutive distinct
+/// ones; `cut(a, b)` is the threshold stored for a cut between values `a < b`.
+fn best_sorted<T: Feature, C: Criterion>(
+    s: &mut Scratch<T, C::Y>,
+    ctx: &NodeCtx<'_, C>,
+    rows: &NodeRows<'_, C::Y>,
+    cut: impl Fn(f64, f64) -> f64,
+) -> Option<(f64, f64)> {
+    s.sorted.clear();
+    s.sorted
+        .extend(s.xf.iter().enumerate().map(|(k, &v)| (v, k as u32)));
+    // (value, position) is a total key: the sorted order is unique.
+    s.sorted
+        .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    s.left.fill(0.0);
+    let n = s.sorted.len();
+    let mut best: Option<(f64, f64)> = None;
+    let mut wl = 0.0;
+    for i in 0..n - 1 {
+        let (v, k) = s.sorted[i];
+        let w = rows.ws[k as usize];
+        wl += w;
+        ctx.crit.add(&mut s.left, rows.ys[k as usize], w);
+        let next = s.sorted[i + 1].0;
+        if next <= v {
+            continue;
+        }
+        let n_left = i + 1;
+        if n - n_left < ctx.min_samples_leaf {
+            break;
+        }
+        s.left[0] = wl;
+        if !ctx.admissible(n_left, n, &s.left) {
+            continue;
+        }
+        let proxy = ctx.crit.proxy(ctx.total, &s.left);
+        if best.is_none_or(|(bp, _)| better(proxy, bp)) {
+            best = Some((proxy, cut(v.to_f64(), next.to_f64())));
+        }
+    }
+    best
 }
 
 impl ThresholdRule for RandomThreshold {
@@ -235,6 +246,12 @@ impl ThresholdRule for HistThreshold {
         // Codes are small integers: only the bins between the node's min and max are used.
         let lo = lo.to_f64() as usize;
         let n_bins = hi.to_f64() as usize - lo + 1;
+        let n = rows.samples.len();
+        if n < n_bins {
+            // Fewer samples than bins: sorting them is cheaper than filling and scanning
+            // the bins, and scores the same cuts. The threshold is the lower code.
+            return best_sorted(s, ctx, rows, |a, _| a);
+        }
         let k = s.left.len();
         s.hist.clear();
         s.hist.resize(n_bins * k, 0.0);
@@ -248,7 +265,6 @@ impl ThresholdRule for HistThreshold {
             s.bin_n[b] += 1;
         }
         s.left.fill(0.0);
-        let n = rows.samples.len();
         let mut n_left = 0;
         let mut best: Option<(f64, f64)> = None;
         for b in 0..n_bins - 1 {
