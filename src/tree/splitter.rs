@@ -84,6 +84,9 @@ pub(crate) struct Scratch<T, Y> {
     /// Gathered values of the best candidate so far (swapped with `xf`, never copied).
     best_xf: Vec<T>,
     sorted: Vec<(T, u32)>,
+    /// Packed sort keys of narrow features, and the radix sort's second buffer.
+    packed: Vec<u64>,
+    radix: Vec<u64>,
     left: Vec<f64>,
     lanes: Vec<f64>,
     /// Per-bin statistics and sample counts of the histogram search (256 bins at most).
@@ -102,7 +105,9 @@ impl<T: Feature, Y: Copy> Scratch<T, Y> {
             tmp_ys: Vec::with_capacity(n),
             tmp_ws: Vec::with_capacity(n),
             best_xf: Vec::with_capacity(n),
-            sorted: Vec::with_capacity(n),
+            sorted: Vec::new(),
+            packed: Vec::new(),
+            radix: Vec::new(),
             left: vec![0.0; stats_len],
             lanes: vec![0.0; LANES * stats_len],
             hist: Vec::new(),
@@ -152,22 +157,54 @@ fn best_sorted<T: Feature, C: Criterion>(
     rows: &NodeRows<'_, C::Y>,
     cut: impl Fn(f64, f64) -> f64,
 ) -> Option<(f64, f64)> {
-    s.sorted.clear();
-    s.sorted
-        .extend(s.xf.iter().enumerate().map(|(k, &v)| (v, k as u32)));
-    // (value, position) is a total key: the sorted order is unique.
-    s.sorted
-        .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    s.left.fill(0.0);
-    let n = s.sorted.len();
+    let n = s.xf.len();
+    if T::NARROW {
+        // (key, position) packed in one integer: sorting it needs no comparator, and large
+        // nodes take a radix sort. Positions are distinct, so the order is unique.
+        s.packed.clear();
+        s.packed.extend(
+            s.xf.iter()
+                .enumerate()
+                .map(|(k, v)| v.sort_key() << 32 | k as u64),
+        );
+        sort_packed(&mut s.packed, &mut s.radix);
+        let (packed, xf) = (&s.packed, &s.xf);
+        scan_sorted(&mut s.left, ctx, rows, n, cut, |i| {
+            let k = packed[i] as u32;
+            (xf[k as usize], k)
+        })
+    } else {
+        s.sorted.clear();
+        s.sorted
+            .extend(s.xf.iter().enumerate().map(|(k, &v)| (v, k as u32)));
+        s.sorted
+            .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let sorted = &s.sorted;
+        scan_sorted(&mut s.left, ctx, rows, n, cut, |i| sorted[i])
+    }
+}
+
+/// Scores the cuts of the `n` node samples in sorted order, `at(i)` being the i-th
+/// `(value, position)`.
+fn scan_sorted<T: Feature, C: Criterion>(
+    left: &mut [f64],
+    ctx: &NodeCtx<'_, C>,
+    rows: &NodeRows<'_, C::Y>,
+    n: usize,
+    cut: impl Fn(f64, f64) -> f64,
+    at: impl Fn(usize) -> (T, u32),
+) -> Option<(f64, f64)> {
+    left.fill(0.0);
     let mut best: Option<(f64, f64)> = None;
     let mut wl = 0.0;
+    let mut current = at(0);
     for i in 0..n - 1 {
-        let (v, k) = s.sorted[i];
+        let (v, k) = current;
         let w = rows.ws[k as usize];
         wl += w;
-        ctx.crit.add(&mut s.left, rows.ys[k as usize], w);
-        let next = s.sorted[i + 1].0;
+        ctx.crit.add(left, rows.ys[k as usize], w);
+        current = at(i + 1);
+        let next = current.0;
         if next <= v {
             continue;
         }
@@ -175,16 +212,55 @@ fn best_sorted<T: Feature, C: Criterion>(
         if n - n_left < ctx.min_samples_leaf {
             break;
         }
-        s.left[0] = wl;
-        if !ctx.admissible(n_left, n, &s.left) {
+        left[0] = wl;
+        if !ctx.admissible(n_left, n, left) {
             continue;
         }
-        let proxy = ctx.crit.proxy(ctx.total, &s.left);
+        let proxy = ctx.crit.proxy(ctx.total, left);
         if best.is_none_or(|(bp, _)| better(proxy, bp)) {
             best = Some((proxy, cut(v.to_f64(), next.to_f64())));
         }
     }
     best
+}
+
+/// Below this many keys a comparison sort beats the radix passes.
+const RADIX_MIN: usize = 128;
+
+/// Sorts packed `key << 32 | position` integers. Large inputs: LSD radix sort on the key
+/// bytes only (stable, and positions arrive increasing, so ties stay in position order);
+/// a byte that is the same in every key costs no pass.
+fn sort_packed(keys: &mut Vec<u64>, tmp: &mut Vec<u64>) {
+    let n = keys.len();
+    if n < RADIX_MIN {
+        keys.sort_unstable();
+        return;
+    }
+    let mut counts = [[0u32; 256]; 4];
+    for &k in keys.iter() {
+        for (pass, c) in counts.iter_mut().enumerate() {
+            c[(k >> (32 + 8 * pass)) as usize & 255] += 1;
+        }
+    }
+    tmp.clear();
+    tmp.resize(n, 0);
+    for (pass, c) in counts.iter().enumerate() {
+        if c.iter().any(|&m| m as usize == n) {
+            continue;
+        }
+        let mut offsets = [0u32; 256];
+        let mut sum = 0;
+        for (o, &m) in offsets.iter_mut().zip(c) {
+            *o = sum;
+            sum += m;
+        }
+        for &k in keys.iter() {
+            let b = (k >> (32 + 8 * pass)) as usize & 255;
+            tmp[offsets[b] as usize] = k;
+            offsets[b] += 1;
+        }
+        std::mem::swap(keys, tmp);
+    }
 }
 
 impl ThresholdRule for RandomThreshold {
@@ -382,5 +458,27 @@ impl<T: Feature, Y: Copy> Scratch<T, Y> {
         rows.ys[n_left..].copy_from_slice(&self.tmp_ys);
         rows.ws[n_left..].copy_from_slice(&self.tmp_ws);
         n_left
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_sort_orders_by_key_then_position_at_every_size() {
+        let mut rng = TreeRng::new(1);
+        for n in [0, 1, 5, RADIX_MIN - 1, RADIX_MIN, 5000] {
+            for spread in [3u64, 1 << 20, u64::from(u32::MAX)] {
+                let keys: Vec<u64> = (0..n)
+                    .map(|k| (rng.next_u64() % spread) << 32 | k as u64)
+                    .collect();
+                let mut expected = keys.clone();
+                expected.sort_by_key(|&k| (k >> 32, k as u32));
+                let (mut got, mut tmp) = (keys, Vec::new());
+                sort_packed(&mut got, &mut tmp);
+                assert_eq!(got, expected, "n={n} spread={spread}");
+            }
+        }
     }
 }
