@@ -418,24 +418,31 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
 /// Copies feature `f` of `samples` into `xf`; returns its (min, max).
 #[inline]
 fn gather<T: Feature>(x: &Matrix<'_, T>, f: usize, samples: &[u32], xf: &mut Vec<T>) -> (T, T) {
-    xf.clear();
     let first = x.get(samples[0] as usize, f);
+    // Written through a slice of the final length: pushing would store the length on every
+    // iteration.
+    xf.clear();
+    xf.resize(samples.len(), first);
     let (mut lo, mut hi) = (first, first);
-    let mut push = |v: T| {
-        xf.push(v);
+    let mut put = |dst: &mut T, v: T| {
+        *dst = v;
         lo = if v < lo { v } else { lo };
         hi = if v > hi { v } else { hi };
     };
     match x.column(f) {
         Some(col) => {
-            for (j, &i) in samples.iter().enumerate() {
+            for (j, (dst, &i)) in xf.iter_mut().zip(samples).enumerate() {
                 if let Some(&ahead) = samples.get(j + PREFETCH_AHEAD) {
                     prefetch(col, ahead as usize);
                 }
-                push(col[i as usize]);
+                put(dst, col[i as usize]);
             }
         }
-        None => samples.iter().for_each(|&i| push(x.get(i as usize, f))),
+        None => {
+            for (dst, &i) in xf.iter_mut().zip(samples) {
+                put(dst, x.get(i as usize, f));
+            }
+        }
     }
     (lo, hi)
 }
