@@ -24,15 +24,55 @@ pub trait Feature: Copy + PartialOrd + Send + Sync + std::fmt::Debug + 'static {
     fn finite(self) -> bool;
     /// IEEE total order, so sorts are fully determined.
     fn total_cmp(&self, other: &Self) -> std::cmp::Ordering;
-    /// Whether [`Feature::sort_key`] fits in 32 bits (so a key and a row position pack
-    /// into one `u64`).
-    const NARROW: bool;
     /// An unsigned integer ordered like [`Feature::total_cmp`].
     fn sort_key(self) -> u64;
+    /// The sort key and a row position packed in one integer.
+    type Packed: Packed;
+    /// `sort_key << 32 | position`: integers ordered by value, then position.
+    fn pack(self, position: u32) -> Self::Packed;
+}
+
+/// A sort key above a 32-bit row position, in one unsigned integer, so sorting needs no
+/// comparator and large sorts can be radix sorts over the key bytes.
+pub trait Packed: Copy + Ord + Send + Sync + std::fmt::Debug + 'static {
+    /// Bytes of the key.
+    const KEY_BYTES: usize;
+    /// Byte `b` of the key (0 is the least significant).
+    fn key_byte(self, b: usize) -> usize;
+    /// The row position.
+    fn position(self) -> u32;
+}
+
+impl Packed for u64 {
+    const KEY_BYTES: usize = 4;
+    #[inline(always)]
+    fn key_byte(self, b: usize) -> usize {
+        (self >> (32 + 8 * b)) as usize & 255
+    }
+    #[inline(always)]
+    fn position(self) -> u32 {
+        self as u32
+    }
+}
+
+impl Packed for u128 {
+    const KEY_BYTES: usize = 8;
+    #[inline(always)]
+    fn key_byte(self, b: usize) -> usize {
+        (self >> (32 + 8 * b)) as usize & 255
+    }
+    #[inline(always)]
+    fn position(self) -> u32 {
+        self as u32
+    }
 }
 
 impl Feature for f32 {
-    const NARROW: bool = true;
+    type Packed = u64;
+    #[inline]
+    fn pack(self, position: u32) -> u64 {
+        self.sort_key() << 32 | u64::from(position)
+    }
     #[inline]
     fn sort_key(self) -> u64 {
         // Negative values: flip all bits (reverses their order); others: set the sign bit.
@@ -54,7 +94,11 @@ impl Feature for f32 {
 }
 
 impl Feature for f64 {
-    const NARROW: bool = false;
+    type Packed = u128;
+    #[inline]
+    fn pack(self, position: u32) -> u128 {
+        u128::from(self.sort_key()) << 32 | u128::from(position)
+    }
     #[inline]
     fn sort_key(self) -> u64 {
         let b = self.to_bits();
@@ -80,7 +124,11 @@ impl Feature for f64 {
 
 /// Bin codes (see [`Binned`]): the histogram splitter grows trees on them.
 impl Feature for u8 {
-    const NARROW: bool = true;
+    type Packed = u64;
+    #[inline]
+    fn pack(self, position: u32) -> u64 {
+        self.sort_key() << 32 | u64::from(position)
+    }
     #[inline]
     fn sort_key(self) -> u64 {
         u64::from(self)

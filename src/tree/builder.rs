@@ -30,7 +30,7 @@ struct Pending {
 }
 
 /// The tree being grown and everything reused across its nodes.
-pub(crate) struct Grower<'a, T, C: Criterion> {
+pub(crate) struct Grower<'a, T: Feature, C: Criterion> {
     x: Matrix<'a, T>,
     crit: &'a C,
     /// Targets and weights aligned with the tree's `samples` buffer, permuted with it.

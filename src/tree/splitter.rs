@@ -14,7 +14,7 @@
 //!   RNG stream gives a fixed tree, whatever the scale of the sample weights.
 
 use super::criterion::Criterion;
-use crate::data::{Feature, Matrix};
+use crate::data::{Feature, Matrix, Packed};
 use crate::rng::TreeRng;
 
 /// A chosen split of a node.
@@ -74,7 +74,7 @@ impl<C: Criterion> NodeCtx<'_, C> {
 }
 
 /// Per-tree buffers, allocated once and reused by every node.
-pub(crate) struct Scratch<T, Y> {
+pub(crate) struct Scratch<T: Feature, Y> {
     xf: Vec<T>,
     /// Right-child rows while partitioning (stable partition keeps samples increasing,
     /// so the next gathers walk each column forward, which the hardware prefetches).
@@ -83,10 +83,9 @@ pub(crate) struct Scratch<T, Y> {
     tmp_ws: Vec<f64>,
     /// Gathered values of the best candidate so far (swapped with `xf`, never copied).
     best_xf: Vec<T>,
-    sorted: Vec<(T, u32)>,
-    /// Packed sort keys of narrow features, and the radix sort's second buffer.
-    packed: Vec<u64>,
-    radix: Vec<u64>,
+    /// Packed sort keys (value, position), and the radix sort's second buffer.
+    packed: Vec<T::Packed>,
+    radix: Vec<T::Packed>,
     left: Vec<f64>,
     lanes: Vec<f64>,
     /// Per-bin statistics and sample counts of the histogram search (256 bins at most).
@@ -105,7 +104,6 @@ impl<T: Feature, Y: Copy> Scratch<T, Y> {
             tmp_ys: Vec::with_capacity(n),
             tmp_ws: Vec::with_capacity(n),
             best_xf: Vec::with_capacity(n),
-            sorted: Vec::new(),
             packed: Vec::new(),
             radix: Vec::new(),
             left: vec![0.0; stats_len],
@@ -157,31 +155,16 @@ fn best_sorted<T: Feature, C: Criterion>(
     rows: &NodeRows<'_, C::Y>,
     cut: impl Fn(f64, f64) -> f64,
 ) -> Option<(f64, f64)> {
-    let n = s.xf.len();
-    if T::NARROW {
-        // (key, position) packed in one integer: sorting it needs no comparator, and large
-        // nodes take a radix sort. Positions are distinct, so the order is unique.
-        s.packed.clear();
-        s.packed.extend(
-            s.xf.iter()
-                .enumerate()
-                .map(|(k, v)| v.sort_key() << 32 | k as u64),
-        );
-        sort_packed(&mut s.packed, &mut s.radix);
-        let (packed, xf) = (&s.packed, &s.xf);
-        scan_sorted(&mut s.left, ctx, rows, n, cut, |i| {
-            let k = packed[i] as u32;
-            (xf[k as usize], k)
-        })
-    } else {
-        s.sorted.clear();
-        s.sorted
-            .extend(s.xf.iter().enumerate().map(|(k, &v)| (v, k as u32)));
-        s.sorted
-            .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        let sorted = &s.sorted;
-        scan_sorted(&mut s.left, ctx, rows, n, cut, |i| sorted[i])
-    }
+    // Positions are distinct, so the order (value, position) is unique.
+    s.packed.clear();
+    s.packed
+        .extend(s.xf.iter().enumerate().map(|(k, v)| v.pack(k as u32)));
+    sort_packed(&mut s.packed, &mut s.radix);
+    let (packed, xf) = (&s.packed, &s.xf);
+    scan_sorted(&mut s.left, ctx, rows, xf.len(), cut, |i| {
+        let k = packed[i].position();
+        (xf[k as usize], k)
+    })
 }
 
 /// Scores the cuts of the `n` node samples in sorted order, `at(i)` being the i-th
@@ -224,27 +207,22 @@ fn scan_sorted<T: Feature, C: Criterion>(
     best
 }
 
-/// Below this many keys a comparison sort beats the radix passes.
-const RADIX_MIN: usize = 128;
-
-/// Sorts packed `key << 32 | position` integers. Large inputs: LSD radix sort on the key
-/// bytes only (stable, and positions arrive increasing, so ties stay in position order);
-/// a byte that is the same in every key costs no pass.
-fn sort_packed(keys: &mut Vec<u64>, tmp: &mut Vec<u64>) {
+/// Sorts packed keys. Large inputs: LSD radix sort over the key bytes only (stable, and
+/// positions arrive increasing, so ties stay in position order); a byte that is the same in
+/// every key costs no pass. Below 32 keys per key byte a comparison sort is faster.
+fn sort_packed<P: Packed>(keys: &mut Vec<P>, tmp: &mut Vec<P>) {
     let n = keys.len();
-    if n < RADIX_MIN {
+    if n < 32 * P::KEY_BYTES {
         keys.sort_unstable();
         return;
     }
-    let mut counts = [[0u32; 256]; 4];
+    let mut counts = [[0u32; 256]; 8];
     for &k in keys.iter() {
-        for (pass, c) in counts.iter_mut().enumerate() {
-            c[(k >> (32 + 8 * pass)) as usize & 255] += 1;
+        for (b, c) in counts[..P::KEY_BYTES].iter_mut().enumerate() {
+            c[k.key_byte(b)] += 1;
         }
     }
-    tmp.clear();
-    tmp.resize(n, 0);
-    for (pass, c) in counts.iter().enumerate() {
+    for (b, c) in counts[..P::KEY_BYTES].iter().enumerate() {
         if c.iter().any(|&m| m as usize == n) {
             continue;
         }
@@ -254,10 +232,12 @@ fn sort_packed(keys: &mut Vec<u64>, tmp: &mut Vec<u64>) {
             *o = sum;
             sum += m;
         }
+        tmp.clear();
+        tmp.resize(n, keys[0]);
         for &k in keys.iter() {
-            let b = (k >> (32 + 8 * pass)) as usize & 255;
-            tmp[offsets[b] as usize] = k;
-            offsets[b] += 1;
+            let d = k.key_byte(b);
+            tmp[offsets[d] as usize] = k;
+            offsets[d] += 1;
         }
         std::mem::swap(keys, tmp);
     }
@@ -503,14 +483,27 @@ mod tests {
     #[test]
     fn packed_sort_orders_by_key_then_position_at_every_size() {
         let mut rng = TreeRng::new(1);
-        for n in [0, 1, 5, RADIX_MIN - 1, RADIX_MIN, 5000] {
-            for spread in [3u64, 1 << 20, u64::from(u32::MAX)] {
-                let keys: Vec<u64> = (0..n)
-                    .map(|k| (rng.next_u64() % spread) << 32 | k as u64)
+        for n in [0, 1, 5, 127, 128, 255, 256, 5000] {
+            for spread in [3u64, 1 << 20, u64::MAX] {
+                let values: Vec<u64> = (0..n).map(|_| rng.next_u64() % spread).collect();
+                let narrow: Vec<u64> = values
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &v)| (v >> 32).max(v & 0xffff_ffff) << 32 | k as u64)
                     .collect();
-                let mut expected = keys.clone();
+                let wide: Vec<u128> = values
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &v)| u128::from(v) << 32 | k as u128)
+                    .collect();
+                let mut expected = narrow.clone();
                 expected.sort_by_key(|&k| (k >> 32, k as u32));
-                let (mut got, mut tmp) = (keys, Vec::new());
+                let (mut got, mut tmp) = (narrow, Vec::new());
+                sort_packed(&mut got, &mut tmp);
+                assert_eq!(got, expected, "n={n} spread={spread}");
+                let mut expected = wide.clone();
+                expected.sort_by_key(|&k| (k >> 32, k as u32));
+                let (mut got, mut tmp) = (wide, Vec::new());
                 sort_packed(&mut got, &mut tmp);
                 assert_eq!(got, expected, "n={n} spread={spread}");
             }
