@@ -25,6 +25,9 @@ use crate::params::CriterionKind;
 /// Child id marking a leaf.
 pub const LEAF: u32 = u32::MAX;
 
+/// Rows walked down a tree together by [`Tree::leaves`].
+const WALK_LANES: usize = 8;
+
 /// The split fields of a node, packed for prediction.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct SplitNode {
@@ -261,9 +264,33 @@ impl Tree {
     }
 
     /// Leaves reached by the rows `first..first + out.len()` of `x`, written to `out`.
+    ///
+    /// Rows descend [`WALK_LANES`] at a time, one level per round: a descent is a chain of
+    /// dependent loads, and interleaving independent chains keeps several loads in flight.
     pub fn leaves<T: Feature>(&self, x: &Matrix<'_, T>, first: usize, out: &mut [u32]) {
-        for (k, leaf) in out.iter_mut().enumerate() {
-            *leaf = self.leaf(x, first + k) as u32;
+        for (g, group) in out.chunks_mut(WALK_LANES).enumerate() {
+            let base = first + g * WALK_LANES;
+            let mut at = [0usize; WALK_LANES];
+            let mut moving = true;
+            while moving {
+                moving = false;
+                for (lane, t) in at.iter_mut().enumerate().take(group.len()) {
+                    let nd = &self.nodes[*t];
+                    if nd.right == LEAF {
+                        continue;
+                    }
+                    moving = true;
+                    let v = x.get(base + lane, nd.feature as usize);
+                    *t = if v.to_f64() <= nd.threshold {
+                        *t + 1
+                    } else {
+                        nd.right as usize
+                    };
+                }
+            }
+            for (leaf, &t) in group.iter_mut().zip(&at) {
+                *leaf = t as u32;
+            }
         }
     }
 
