@@ -409,17 +409,25 @@ fn gather<T: Feature>(x: &Matrix<'_, T>, f: usize, samples: &[u32], xf: &mut Vec
         lo = if v < lo { v } else { lo };
         hi = if v > hi { v } else { hi };
     };
+    let ahead = samples
+        .iter()
+        .skip(PREFETCH_AHEAD)
+        .map(Some)
+        .chain(std::iter::repeat(None));
     match x.column(f) {
         Some(col) => {
-            for (j, (dst, &i)) in xf.iter_mut().zip(samples).enumerate() {
-                if let Some(&ahead) = samples.get(j + PREFETCH_AHEAD) {
-                    prefetch(col, ahead as usize);
+            for ((dst, &i), next) in xf.iter_mut().zip(samples).zip(ahead) {
+                if let Some(&a) = next {
+                    x.prefetch(a as usize, f);
                 }
                 put(dst, col[i as usize]);
             }
         }
         None => {
-            for (dst, &i) in xf.iter_mut().zip(samples) {
+            for ((dst, &i), next) in xf.iter_mut().zip(samples).zip(ahead) {
+                if let Some(&a) = next {
+                    x.prefetch(a as usize, f);
+                }
                 put(dst, x.get(i as usize, f));
             }
         }
@@ -430,23 +438,6 @@ fn gather<T: Feature>(x: &Matrix<'_, T>, f: usize, samples: &[u32], xf: &mut Vec
 /// How many samples ahead the gather asks for a value: deep nodes read a column at
 /// scattered rows, so each read is a cache miss unless it was requested early.
 const PREFETCH_AHEAD: usize = 32;
-
-/// Hints the CPU to load `col[i]` into cache; never faults and changes no result.
-#[inline(always)]
-fn prefetch<T>(col: &[T], i: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(v) = col.get(i) {
-        // SAFETY: a prefetch of a valid reference has no effect besides the cache.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch(
-                (v as *const T).cast::<i8>(),
-                std::arch::x86_64::_MM_HINT_T0,
-            )
-        };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (col, i);
-}
 
 impl<T: Feature, Y: Copy> Scratch<T, Y> {
     /// Stable partition of the node rows by the best candidate's values: rows with
