@@ -144,6 +144,9 @@ impl<'a, T: Feature> FitSession<'a, T> {
         let mut samples: Vec<u32> = (0..weights.len() as u32)
             .filter(|&i| weights[i as usize] > 0.0)
             .collect();
+        // Only the in-bag rows' weights live on while the tree grows.
+        let ws: Vec<f64> = samples.iter().map(|&i| weights[i as usize]).collect();
+        drop((counts, weights));
         let mut features = tree_features(p, index);
         let mut rng = split_rng(p, index);
         let width = self.targets.width();
@@ -153,7 +156,7 @@ impl<'a, T: Feature> FitSession<'a, T> {
                     self.x,
                     self.binned.as_ref(),
                     &$crit,
-                    &weights,
+                    ws,
                     &mut samples,
                     &mut features,
                     p,
@@ -185,7 +188,7 @@ fn grow<T: Feature, C: Criterion>(
     x: Matrix<'_, T>,
     binned: Option<&Binned>,
     crit: &C,
-    weights: &[f64],
+    ws: Vec<f64>,
     samples: &mut [u32],
     features: &mut [u32],
     p: &Resolved,
@@ -195,14 +198,14 @@ fn grow<T: Feature, C: Criterion>(
     fn binary<T: Feature, C: Criterion, R: ThresholdRule>(
         x: Matrix<'_, T>,
         crit: &C,
-        weights: &[f64],
+        ws: Vec<f64>,
         samples: &mut [u32],
         features: &mut [u32],
         p: &Resolved,
         width: usize,
         rng: &mut crate::rng::TreeRng,
     ) -> Tree {
-        let mut g = Grower::new(x, crit, weights, samples, p, width);
+        let mut g = Grower::new(x, crit, ws, samples, p, width);
         g.grow::<R>(samples, features, rng);
         g.tree
     }
@@ -211,7 +214,7 @@ fn grow<T: Feature, C: Criterion>(
             let mut tree = binary::<u8, C, HistThreshold>(
                 b.matrix(),
                 crit,
-                weights,
+                ws,
                 samples,
                 features,
                 p,
@@ -222,13 +225,13 @@ fn grow<T: Feature, C: Criterion>(
             tree
         }
         (SplitterKind::Random, _) => {
-            binary::<T, C, RandomThreshold>(x, crit, weights, samples, features, p, width, rng)
+            binary::<T, C, RandomThreshold>(x, crit, ws, samples, features, p, width, rng)
         }
         (SplitterKind::Multiway, _) => {
-            multiway::grow(x, crit, weights, samples, features, p, width, rng)
+            multiway::grow(x, crit, ws, samples, features, p, width, rng)
         }
         // Best (a histogram session always has its codes).
-        _ => binary::<T, C, BestThreshold>(x, crit, weights, samples, features, p, width, rng),
+        _ => binary::<T, C, BestThreshold>(x, crit, ws, samples, features, p, width, rng),
     }
 }
 

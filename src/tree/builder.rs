@@ -51,12 +51,11 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
     pub fn new(
         x: Matrix<'a, T>,
         crit: &'a C,
-        weights: &'a [f64],
+        ws: Vec<f64>,
         samples: &[u32],
         params: &'a Resolved,
         width: usize,
     ) -> Self {
-        let ws: Vec<f64> = samples.iter().map(|&i| weights[i as usize]).collect();
         let root_weight: f64 = ws.iter().sum();
         let k = crit.stats_len();
         Grower {

@@ -143,6 +143,13 @@ impl Tree {
                     criterion::impurity_of_frequencies(criterion, &self.value[t * w..(t + 1) * w]);
             }
         }
+        // The arrays were reserved for a large tree: a forest keeps many trees, so give the
+        // slack back (it would stay resident once the allocator reuses the pages).
+        self.nodes.shrink_to_fit();
+        self.impurity.shrink_to_fit();
+        self.weight.shrink_to_fit();
+        self.n_samples.shrink_to_fit();
+        self.value.shrink_to_fit();
     }
 
     /// Renumbers the nodes in pre-order using the build-time left links.

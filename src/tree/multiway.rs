@@ -119,20 +119,19 @@ struct Grower<'a, T, C: Criterion> {
     tree: Tree,
 }
 
-/// Grows one multiway tree over `samples` (the in-bag rows with positive weight), drawing
-/// candidates among `features` (the tree's feature subset).
+/// Grows one multiway tree over `samples` (the in-bag rows with positive weight, `ws` their
+/// weights), drawing candidates among `features` (the tree's feature subset).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn grow<T: Feature, C: Criterion>(
     x: Matrix<'_, T>,
     crit: &C,
-    weights: &[f64],
+    ws: Vec<f64>,
     samples: &mut [u32],
     features: &mut [u32],
     params: &Resolved,
     width: usize,
     rng: &mut TreeRng,
 ) -> Tree {
-    let ws: Vec<f64> = samples.iter().map(|&i| weights[i as usize]).collect();
     let root_weight: f64 = ws.iter().sum();
     let k = crit.stats_len();
     let n = samples.len();
