@@ -130,23 +130,20 @@ impl<'a, T: Feature> FitSession<'a, T> {
     pub fn fit_tree(&self, index: usize) -> Tree {
         let p = &self.params;
         let counts = in_bag_counts(p, index);
-        let mut weights: Vec<f64> = match self.sample_weight {
-            Some(sw) => counts
-                .iter()
-                .zip(sw)
-                .map(|(&c, &w)| f64::from(c) * w)
-                .collect(),
-            None => counts.iter().map(|&c| f64::from(c)).collect(),
+        // The rows that grow the tree (drawn, positive weight) and their weights
+        // `count × sample_weight`; nothing of length n_samples outlives this block.
+        let weight_of = |i: usize| match self.sample_weight {
+            Some(sw) => f64::from(counts[i]) * sw[i],
+            None => f64::from(counts[i]),
         };
-        if let (true, Targets::Classes { y, n_classes }) = (p.balanced_subsample, self.targets) {
-            reweigh_balanced(&mut weights, &counts, y, n_classes);
-        }
-        let mut samples: Vec<u32> = (0..weights.len() as u32)
-            .filter(|&i| weights[i as usize] > 0.0)
+        let mut samples: Vec<u32> = (0..counts.len() as u32)
+            .filter(|&i| weight_of(i as usize) > 0.0)
             .collect();
-        // Only the in-bag rows' weights live on while the tree grows.
-        let ws: Vec<f64> = samples.iter().map(|&i| weights[i as usize]).collect();
-        drop((counts, weights));
+        let mut ws: Vec<f64> = samples.iter().map(|&i| weight_of(i as usize)).collect();
+        if let (true, Targets::Classes { y, n_classes }) = (p.balanced_subsample, self.targets) {
+            reweigh_balanced(&mut ws, &samples, &counts, y, n_classes);
+        }
+        drop(counts);
         let mut features = tree_features(p, index);
         let mut rng = split_rng(p, index);
         let width = self.targets.width();
@@ -237,15 +234,22 @@ fn grow<T: Feature, C: Criterion>(
 
 /// scikit-learn's "balanced_subsample": class `c` drawn `m_c` times among `m` draws gets
 /// weight `m / (n_present · m_c)`, where `n_present` counts the classes drawn at all.
-fn reweigh_balanced(weights: &mut [f64], counts: &[u32], y: &[u32], n_classes: usize) {
+/// `weights[k]` belongs to row `samples[k]`.
+fn reweigh_balanced(
+    weights: &mut [f64],
+    samples: &[u32],
+    counts: &[u32],
+    y: &[u32],
+    n_classes: usize,
+) {
     let mut drawn = vec![0u64; n_classes];
     for (&c, &k) in counts.iter().zip(y) {
         drawn[k as usize] += u64::from(c);
     }
     let total: u64 = drawn.iter().sum();
     let present = drawn.iter().filter(|&&d| d > 0).count() as f64;
-    for (w, &k) in weights.iter_mut().zip(y) {
-        let d = drawn[k as usize];
+    for (w, &i) in weights.iter_mut().zip(samples) {
+        let d = drawn[y[i as usize] as usize];
         if d > 0 {
             *w *= total as f64 / (present * d as f64);
         }
