@@ -171,7 +171,9 @@ class BaseForest(BaseEstimator):
         return self
 
     def __getstate__(self) -> dict[str, Any]:
-        state = super().__getstate__()
+        # A copy: the base class may return the live __dict__, and pickling must not drop
+        # the training data from the estimator being pickled.
+        state = dict(super().__getstate__())
         state.pop("_fit_data", None)
         return state
 

@@ -64,6 +64,10 @@ def test_pickle_round_trip(cls):
     # The forest travels as its model bytes, once: no second copy in the pickle.
     size = len(pickle.dumps(est))
     assert size < len(est.forest_.to_bytes()) + 4096
+    # Pickling leaves the training data out of the bytes, not out of the live estimator.
+    assert est._training_data()[0] is not None
+    with pytest.raises(ValueError, match="training data"):
+        restored._training_data()
 
 
 @pytest.mark.parametrize("cls", ALL_ESTIMATORS, ids=lambda c: c.__name__)
