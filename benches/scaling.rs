@@ -1,4 +1,4 @@
-//! Thread scaling of the Rust engine: fit Random Forest and Extra-Trees on the same data
+//! Thread scaling of the Rust engine: fit Random Forest, Extra-Trees and histogram RF on the same data
 //! with 1, 2, 4, … threads and print the speed-up. Pure Rust, so it runs on any machine the
 //! binary is copied to (the device runs in BENCHMARKS.md used it).
 //!
@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use forestimp::parallel::install;
 use forestimp::rng::TreeRng;
-use forestimp::{CriterionKind, Forest, ForestParams, Layout, Matrix, Targets};
+use forestimp::{CriterionKind, Forest, ForestParams, Layout, Matrix, SplitterKind, Targets};
 
 /// Gaussian-ish features; the label is the sign of a noisy linear mix of the first ten.
 fn data(n: usize, p: usize) -> (Vec<f32>, Vec<u32>) {
@@ -46,10 +46,15 @@ fn main() {
     println!("n={n} p={p} trees={trees}");
     println!("| model | threads | fit s | speed-up |");
     println!("|---|---:|---:|---:|");
-    let only = std::env::var("MODELS").unwrap_or_else(|_| "RF,ET".into());
+    let only = std::env::var("MODELS").unwrap_or_else(|_| "RF,ET,HIST".into());
+    let hist = ForestParams {
+        splitter: SplitterKind::Histogram { max_bins: 255 },
+        ..ForestParams::random_forest(CriterionKind::Gini)
+    };
     for (name, mut params) in [
         ("RF", ForestParams::random_forest(CriterionKind::Gini)),
         ("ET", ForestParams::extra_trees(CriterionKind::Gini)),
+        ("HIST", hist),
     ] {
         if !only.split(',').any(|m| m == name) {
             continue;

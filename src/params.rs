@@ -30,6 +30,13 @@ pub enum SplitterKind {
     /// candidates drawn among the variables not yet used on the branch; see
     /// `tree::multiway`. Appended last: the enum index is part of the model bytes.
     Multiway,
+    /// CART on histograms: each feature is binned once into at most `max_bins` (2..=256)
+    /// one-byte codes ([`crate::data::Binned`]) and the best boundary between bins is chosen;
+    /// the stored threshold is the real value between the bins.
+    Histogram {
+        /// Bins per feature.
+        max_bins: u16,
+    },
 }
 
 /// Number of features, stated absolutely or relative to the number available.
@@ -232,6 +239,14 @@ impl ForestParams {
                 "max_leaf_nodes",
                 "best-first growth is not available with multiway splits",
             ));
+        }
+        if let SplitterKind::Histogram { max_bins } = self.splitter {
+            if !(2..=256).contains(&max_bins) {
+                return Err(invalid(
+                    "max_bins",
+                    format!("must be between 2 and 256, got {max_bins}"),
+                ));
+            }
         }
         if let Some(m) = self.max_leaf_nodes {
             if m < 2 {

@@ -82,8 +82,10 @@ class BaseForest(BaseEstimator):
         X, y = validate_data(
             self, X, y, dtype=_DTYPES, ensure_all_finite=True, y_numeric=not self._is_classifier
         )
-        X = _as_training_matrix(X)
         n, p = X.shape
+        splitter, tree_features, k = self._engine_layout(p)
+        if splitter != "hist":  # the histogram splitter reads X once, in any order, to bin it
+            X = _as_training_matrix(X)
         sw = None
         if sample_weight is not None:
             sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
@@ -104,7 +106,6 @@ class BaseForest(BaseEstimator):
         criterion = P.check_choice("criterion", self.criterion, self._criteria())
         if criterion == "log_loss":
             criterion = "entropy"
-        splitter, tree_features, k = self._engine_layout(p)
         bootstrap = bool(self.bootstrap)
         max_samples = P.resolve_max_samples(self.max_samples, n, bootstrap)
         oob = self.oob_score
@@ -148,6 +149,7 @@ class BaseForest(BaseEstimator):
             n_jobs=n_jobs,
             progress=progress,
             shadows=shadows,
+            max_bins=P.check_int("max_bins", getattr(self, "max_bins", 255), 2, 256),
         )
         if shadows:
             return self

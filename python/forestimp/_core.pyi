@@ -74,6 +74,7 @@ class Forest:
         n_jobs: int | None,
         progress: Callable[[int, int], None] | None = None,
         shadows: bool = False,
+        max_bins: int = 255,
     ) -> Forest:
         """Fit a forest.
 
@@ -83,8 +84,10 @@ class Forest:
         ``tree_features`` is the size of the per-tree random feature subset (Random
         Subspace / Patches), None for all. ``max_samples`` is the number of rows drawn per
         tree (with replacement when ``bootstrap``), None for n_samples. ``splitter`` is
-        ``"best"``, ``"random"`` or ``"multiway"`` (integer-coded X, one child per observed
-        value, stored as chains of binary nodes; see ``forestimp.ensemble``).
+        ``"best"``, ``"random"``, ``"hist"`` (best split between at most ``max_bins``
+        quantile bins per feature, 2 <= max_bins <= 256; thresholds stored as real values)
+        or ``"multiway"`` (integer-coded X, one child per observed value, stored as chains
+        of binary nodes; see ``forestimp.ensemble``).
         ``progress(done, total)`` is called between chunks of trees, with the GIL held.
         With ``shadows`` the forest is grown on 2p features: X and, as features p..2p-1,
         its columns read at a row permutation drawn from ``random_state`` (no copy).

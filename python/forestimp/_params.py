@@ -23,12 +23,16 @@ def _is_real(v: object) -> bool:
     return isinstance(v, (Real, np.floating)) and not isinstance(v, (bool, np.bool_))
 
 
-def check_int(name: str, value: object, low: int, *, none_ok: bool = False) -> int | None:
-    """An integer ``>= low`` (or None when allowed)."""
+def check_int(
+    name: str, value: object, low: int, high: int | None = None, *, none_ok: bool = False
+) -> int | None:
+    """An integer in ``[low, high]`` (``high`` None: no upper bound), or None when allowed."""
     if value is None and none_ok:
         return None
-    if not _is_int(value) or int(value) < low:  # type: ignore[arg-type]
-        allowed = f"an int >= {low}" + (" or None" if none_ok else "")
+    ok = _is_int(value) and low <= int(value) <= (int(value) if high is None else high)  # type: ignore[arg-type]
+    if not ok:
+        upper = f" and <= {high}" if high is not None else ""
+        allowed = f"an int >= {low}{upper}" + (" or None" if none_ok else "")
         raise InvalidParameterError(f"The '{name}' parameter must be {allowed}, got {value!r}.")
     return int(value)  # type: ignore[arg-type]
 

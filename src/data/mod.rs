@@ -8,13 +8,15 @@
 //! permutation π, column `p + j` is column `j` read at row `π(i)`. Shadows are virtual: they
 //! double the feature count without a copy of X.
 
+mod bins;
 mod targets;
 
+pub use bins::{Binned, SAMPLE_ROWS};
 pub use targets::Targets;
 
 use crate::error::{ForestError, Result};
 
-/// A floating-point feature type the engine reads directly: `f32` or `f64`.
+/// A feature type the engine reads directly: `f32` or `f64` inputs, `u8` bin codes.
 pub trait Feature: Copy + PartialOrd + Send + Sync + std::fmt::Debug + 'static {
     /// Widening conversion used for thresholds and comparisons.
     fn to_f64(self) -> f64;
@@ -22,9 +24,21 @@ pub trait Feature: Copy + PartialOrd + Send + Sync + std::fmt::Debug + 'static {
     fn finite(self) -> bool;
     /// IEEE total order, so sorts are fully determined.
     fn total_cmp(&self, other: &Self) -> std::cmp::Ordering;
+    /// Whether [`Feature::sort_key`] fits in 32 bits (so a key and a row position pack
+    /// into one `u64`).
+    const NARROW: bool;
+    /// An unsigned integer ordered like [`Feature::total_cmp`].
+    fn sort_key(self) -> u64;
 }
 
 impl Feature for f32 {
+    const NARROW: bool = true;
+    #[inline]
+    fn sort_key(self) -> u64 {
+        // Negative values: flip all bits (reverses their order); others: set the sign bit.
+        let b = self.to_bits();
+        u64::from(if b >> 31 == 1 { !b } else { b | 1 << 31 })
+    }
     #[inline]
     fn total_cmp(&self, other: &Self) -> std::cmp::Ordering {
         f32::total_cmp(self, other)
@@ -40,6 +54,16 @@ impl Feature for f32 {
 }
 
 impl Feature for f64 {
+    const NARROW: bool = false;
+    #[inline]
+    fn sort_key(self) -> u64 {
+        let b = self.to_bits();
+        if b >> 63 == 1 {
+            !b
+        } else {
+            b | 1 << 63
+        }
+    }
     #[inline]
     fn total_cmp(&self, other: &Self) -> std::cmp::Ordering {
         f64::total_cmp(self, other)
@@ -51,6 +75,27 @@ impl Feature for f64 {
     #[inline]
     fn finite(self) -> bool {
         self.is_finite()
+    }
+}
+
+/// Bin codes (see [`Binned`]): the histogram splitter grows trees on them.
+impl Feature for u8 {
+    const NARROW: bool = true;
+    #[inline]
+    fn sort_key(self) -> u64 {
+        u64::from(self)
+    }
+    #[inline]
+    fn total_cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.cmp(other)
+    }
+    #[inline]
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+    #[inline]
+    fn finite(self) -> bool {
+        true
     }
 }
 
@@ -236,6 +281,36 @@ mod tests {
         assert!(m.with_shadows(&[0, 0, 1]).is_err());
         assert!(m.with_shadows(&[0, 1]).is_err());
         assert!(m.with_shadows(&[0, 1, 3]).is_err());
+    }
+
+    #[test]
+    fn sort_keys_order_like_total_cmp() {
+        let v32 = [
+            -f32::INFINITY,
+            -2.5,
+            -1e-30,
+            -0.0,
+            0.0,
+            1e-30,
+            3.0,
+            f32::INFINITY,
+        ];
+        let v64 = [
+            -f64::INFINITY,
+            -2.5,
+            -1e-300,
+            -0.0,
+            0.0,
+            1e-300,
+            3.0,
+            f64::INFINITY,
+        ];
+        for w in v32.windows(2) {
+            assert!(w[0].sort_key() < w[1].sort_key() && w[1].sort_key() < 1 << 32);
+        }
+        for w in v64.windows(2) {
+            assert!(w[0].sort_key() < w[1].sort_key());
+        }
     }
 
     #[test]

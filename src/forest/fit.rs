@@ -8,14 +8,14 @@ use std::ops::Range;
 
 use super::sampling::{in_bag_counts, split_rng, tree_features};
 use super::Forest;
-use crate::data::{Feature, Matrix, Targets};
+use crate::data::{Binned, Feature, Matrix, Targets};
 use crate::error::{ForestError, Result};
 use crate::parallel::map_ordered;
 use crate::params::{CriterionKind, ForestParams, Resolved, SplitterKind};
 use crate::tree::builder::Grower;
 use crate::tree::criterion::{Criterion, Entropy, Gini, SquaredError};
 use crate::tree::multiway;
-use crate::tree::splitter::{BestThreshold, RandomThreshold};
+use crate::tree::splitter::{BestThreshold, HistThreshold, RandomThreshold, ThresholdRule};
 use crate::tree::Tree;
 
 /// A validated learning problem, ready to grow any tree of the forest.
@@ -24,6 +24,8 @@ pub struct FitSession<'a, T> {
     targets: Targets<'a>,
     sample_weight: Option<&'a [f64]>,
     params: Resolved,
+    /// Bin codes of `x`, for the histogram splitter only.
+    binned: Option<Binned>,
 }
 
 impl<'a, T: Feature> FitSession<'a, T> {
@@ -78,11 +80,18 @@ impl<'a, T: Feature> FitSession<'a, T> {
                 ));
             }
         }
+        let binned = match params.splitter {
+            SplitterKind::Histogram { max_bins } => {
+                Some(Binned::new(&x, usize::from(max_bins), params.seed))
+            }
+            _ => None,
+        };
         Ok(FitSession {
             x,
             targets,
             sample_weight,
             params,
+            binned,
         })
     }
 
@@ -142,6 +151,7 @@ impl<'a, T: Feature> FitSession<'a, T> {
             ($crit:expr) => {
                 grow(
                     self.x,
+                    self.binned.as_ref(),
                     &$crit,
                     &weights,
                     &mut samples,
@@ -173,6 +183,7 @@ impl<'a, T: Feature> FitSession<'a, T> {
 /// The single point where criterion and splitter become static types.
 fn grow<T: Feature, C: Criterion>(
     x: Matrix<'_, T>,
+    binned: Option<&Binned>,
     crit: &C,
     weights: &[f64],
     samples: &mut [u32],
@@ -181,20 +192,43 @@ fn grow<T: Feature, C: Criterion>(
     width: usize,
     rng: &mut crate::rng::TreeRng,
 ) -> Tree {
-    match p.splitter {
-        SplitterKind::Best => {
-            let mut g = Grower::new(x, crit, weights, samples, p, width);
-            g.grow::<BestThreshold>(samples, features, rng);
-            g.tree
+    fn binary<T: Feature, C: Criterion, R: ThresholdRule>(
+        x: Matrix<'_, T>,
+        crit: &C,
+        weights: &[f64],
+        samples: &mut [u32],
+        features: &mut [u32],
+        p: &Resolved,
+        width: usize,
+        rng: &mut crate::rng::TreeRng,
+    ) -> Tree {
+        let mut g = Grower::new(x, crit, weights, samples, p, width);
+        g.grow::<R>(samples, features, rng);
+        g.tree
+    }
+    match (p.splitter, binned) {
+        (SplitterKind::Histogram { .. }, Some(b)) => {
+            let mut tree = binary::<u8, C, HistThreshold>(
+                b.matrix(),
+                crit,
+                weights,
+                samples,
+                features,
+                p,
+                width,
+                rng,
+            );
+            tree.map_thresholds(|feature, code| b.threshold(feature, code as usize));
+            tree
         }
-        SplitterKind::Random => {
-            let mut g = Grower::new(x, crit, weights, samples, p, width);
-            g.grow::<RandomThreshold>(samples, features, rng);
-            g.tree
+        (SplitterKind::Random, _) => {
+            binary::<T, C, RandomThreshold>(x, crit, weights, samples, features, p, width, rng)
         }
-        SplitterKind::Multiway => {
+        (SplitterKind::Multiway, _) => {
             multiway::grow(x, crit, weights, samples, features, p, width, rng)
         }
+        // Best (a histogram session always has its codes).
+        _ => binary::<T, C, BestThreshold>(x, crit, weights, samples, features, p, width, rng),
     }
 }
 

@@ -43,14 +43,18 @@ fn criterion_of(name: &str) -> Result<CriterionKind, ForestError> {
     }
 }
 
-fn splitter_of(name: &str) -> Result<SplitterKind, ForestError> {
+fn splitter_of(name: &str, max_bins: usize) -> Result<SplitterKind, ForestError> {
     match name {
         "best" => Ok(SplitterKind::Best),
         "random" => Ok(SplitterKind::Random),
         "multiway" => Ok(SplitterKind::Multiway),
+        // Out-of-range values become 0 here and are refused by ForestParams::resolve.
+        "hist" => Ok(SplitterKind::Histogram {
+            max_bins: u16::try_from(max_bins).unwrap_or(0),
+        }),
         other => Err(crate::error::invalid(
             "splitter",
-            format!("expected 'best', 'random' or 'multiway', got {other:?}"),
+            format!("expected 'best', 'random', 'hist' or 'multiway', got {other:?}"),
         )),
     }
 }
@@ -74,7 +78,7 @@ impl PyForest {
         x, y, sample_weight, *, n_classes, criterion, splitter, n_estimators, max_features,
         max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
         min_impurity_decrease, max_leaf_nodes, bootstrap, max_samples, tree_features,
-        balanced_subsample, random_state, n_jobs, progress = None, shadows = false
+        balanced_subsample, random_state, n_jobs, progress = None, shadows = false, max_bins = 255
     ))]
     fn fit(
         py: Python<'_>,
@@ -100,10 +104,11 @@ impl PyForest {
         n_jobs: Option<i64>,
         progress: Option<Bound<'_, PyAny>>,
         shadows: bool,
+        max_bins: usize,
     ) -> PyResult<Self> {
         let params = ForestParams {
             criterion: criterion_of(criterion)?,
-            splitter: splitter_of(splitter)?,
+            splitter: splitter_of(splitter, max_bins)?,
             n_estimators,
             max_features: FeatureCount::Count(max_features),
             max_depth,
@@ -142,7 +147,9 @@ impl PyForest {
                 Some(perm) => m.with_shadows(perm)?,
                 None => m,
             };
-            let session = py.detach(|| FitSession::new(&params, m, targets, sw))?;
+            // Under the pool: the histogram splitter bins the features in parallel here.
+            let session =
+                py.detach(|| install(threads, || FitSession::new(&params, m, targets, sw)))?;
             fit_in_chunks(py, &session, threads, progress.as_ref())?
         });
         Ok(PyForest {

@@ -92,6 +92,13 @@ impl Tree {
         n.threshold = threshold;
     }
 
+    /// Rewrites every split threshold as `f(feature, threshold)` (bin code → real value).
+    pub(crate) fn map_thresholds(&mut self, f: impl Fn(usize, f64) -> f64) {
+        for n in self.nodes.iter_mut().filter(|n| n.right != LEAF) {
+            n.threshold = f(n.feature as usize, n.threshold);
+        }
+    }
+
     pub(crate) fn link(&mut self, parent: u32, is_left: bool, child: u32) {
         if is_left {
             self.build_left[parent as usize] = child;

@@ -51,6 +51,9 @@ pub(crate) trait ThresholdRule: Sync {
 pub(crate) struct BestThreshold;
 /// Extra-Trees: one threshold uniform in `[min, max)` of the node values.
 pub(crate) struct RandomThreshold;
+/// Histogram CART on bin codes (`u8`): one pass fills per-bin statistics, then every
+/// boundary between non-empty bins is scored; the threshold is a code.
+pub(crate) struct HistThreshold;
 
 /// What a search needs about the node besides its rows.
 pub(crate) struct NodeCtx<'a, C> {
@@ -81,8 +84,14 @@ pub(crate) struct Scratch<T, Y> {
     /// Gathered values of the best candidate so far (swapped with `xf`, never copied).
     best_xf: Vec<T>,
     sorted: Vec<(T, u32)>,
+    /// Packed sort keys of narrow features, and the radix sort's second buffer.
+    packed: Vec<u64>,
+    radix: Vec<u64>,
     left: Vec<f64>,
     lanes: Vec<f64>,
+    /// Per-bin statistics and sample counts of the histogram search (256 bins at most).
+    hist: Vec<f64>,
+    bin_n: Vec<u32>,
 }
 
 /// Independent accumulators in the Extra-Trees scan.
@@ -96,9 +105,13 @@ impl<T: Feature, Y: Copy> Scratch<T, Y> {
             tmp_ys: Vec::with_capacity(n),
             tmp_ws: Vec::with_capacity(n),
             best_xf: Vec::with_capacity(n),
-            sorted: Vec::with_capacity(n),
+            sorted: Vec::new(),
+            packed: Vec::new(),
+            radix: Vec::new(),
             left: vec![0.0; stats_len],
             lanes: vec![0.0; LANES * stats_len],
+            hist: Vec::new(),
+            bin_n: Vec::new(),
         }
     }
 }
@@ -132,39 +145,121 @@ impl ThresholdRule for BestThreshold {
         _hi: T,
         _rng: &mut TreeRng,
     ) -> Option<(f64, f64)> {
+        best_sorted(s, ctx, rows, midpoint)
+    }
+}
+
+/// Sorts the gathered values and scores the cut between every two consecutive distinct
+/// ones; `cut(a, b)` is the threshold stored for a cut between values `a < b`.
+fn best_sorted<T: Feature, C: Criterion>(
+    s: &mut Scratch<T, C::Y>,
+    ctx: &NodeCtx<'_, C>,
+    rows: &NodeRows<'_, C::Y>,
+    cut: impl Fn(f64, f64) -> f64,
+) -> Option<(f64, f64)> {
+    let n = s.xf.len();
+    if T::NARROW {
+        // (key, position) packed in one integer: sorting it needs no comparator, and large
+        // nodes take a radix sort. Positions are distinct, so the order is unique.
+        s.packed.clear();
+        s.packed.extend(
+            s.xf.iter()
+                .enumerate()
+                .map(|(k, v)| v.sort_key() << 32 | k as u64),
+        );
+        sort_packed(&mut s.packed, &mut s.radix);
+        let (packed, xf) = (&s.packed, &s.xf);
+        scan_sorted(&mut s.left, ctx, rows, n, cut, |i| {
+            let k = packed[i] as u32;
+            (xf[k as usize], k)
+        })
+    } else {
         s.sorted.clear();
         s.sorted
             .extend(s.xf.iter().enumerate().map(|(k, &v)| (v, k as u32)));
-        // (value, position) is a total key: the sorted order is unique.
         s.sorted
             .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        s.left.fill(0.0);
-        let n = s.sorted.len();
-        let mut best: Option<(f64, f64)> = None;
-        let mut wl = 0.0;
-        for i in 0..n - 1 {
-            let (v, k) = s.sorted[i];
-            let w = rows.ws[k as usize];
-            wl += w;
-            ctx.crit.add(&mut s.left, rows.ys[k as usize], w);
-            let next = s.sorted[i + 1].0;
-            if next <= v {
-                continue;
-            }
-            let n_left = i + 1;
-            if n - n_left < ctx.min_samples_leaf {
-                break;
-            }
-            s.left[0] = wl;
-            if !ctx.admissible(n_left, n, &s.left) {
-                continue;
-            }
-            let proxy = ctx.crit.proxy(ctx.total, &s.left);
-            if best.is_none_or(|(bp, _)| better(proxy, bp)) {
-                best = Some((proxy, midpoint(v.to_f64(), next.to_f64())));
-            }
+        let sorted = &s.sorted;
+        scan_sorted(&mut s.left, ctx, rows, n, cut, |i| sorted[i])
+    }
+}
+
+/// Scores the cuts of the `n` node samples in sorted order, `at(i)` being the i-th
+/// `(value, position)`.
+fn scan_sorted<T: Feature, C: Criterion>(
+    left: &mut [f64],
+    ctx: &NodeCtx<'_, C>,
+    rows: &NodeRows<'_, C::Y>,
+    n: usize,
+    cut: impl Fn(f64, f64) -> f64,
+    at: impl Fn(usize) -> (T, u32),
+) -> Option<(f64, f64)> {
+    left.fill(0.0);
+    let mut best: Option<(f64, f64)> = None;
+    let mut wl = 0.0;
+    let mut current = at(0);
+    for i in 0..n - 1 {
+        let (v, k) = current;
+        let w = rows.ws[k as usize];
+        wl += w;
+        ctx.crit.add(left, rows.ys[k as usize], w);
+        current = at(i + 1);
+        let next = current.0;
+        if next <= v {
+            continue;
         }
-        best
+        let n_left = i + 1;
+        if n - n_left < ctx.min_samples_leaf {
+            break;
+        }
+        left[0] = wl;
+        if !ctx.admissible(n_left, n, left) {
+            continue;
+        }
+        let proxy = ctx.crit.proxy(ctx.total, left);
+        if best.is_none_or(|(bp, _)| better(proxy, bp)) {
+            best = Some((proxy, cut(v.to_f64(), next.to_f64())));
+        }
+    }
+    best
+}
+
+/// Below this many keys a comparison sort beats the radix passes.
+const RADIX_MIN: usize = 128;
+
+/// Sorts packed `key << 32 | position` integers. Large inputs: LSD radix sort on the key
+/// bytes only (stable, and positions arrive increasing, so ties stay in position order);
+/// a byte that is the same in every key costs no pass.
+fn sort_packed(keys: &mut Vec<u64>, tmp: &mut Vec<u64>) {
+    let n = keys.len();
+    if n < RADIX_MIN {
+        keys.sort_unstable();
+        return;
+    }
+    let mut counts = [[0u32; 256]; 4];
+    for &k in keys.iter() {
+        for (pass, c) in counts.iter_mut().enumerate() {
+            c[(k >> (32 + 8 * pass)) as usize & 255] += 1;
+        }
+    }
+    tmp.clear();
+    tmp.resize(n, 0);
+    for (pass, c) in counts.iter().enumerate() {
+        if c.iter().any(|&m| m as usize == n) {
+            continue;
+        }
+        let mut offsets = [0u32; 256];
+        let mut sum = 0;
+        for (o, &m) in offsets.iter_mut().zip(c) {
+            *o = sum;
+            sum += m;
+        }
+        for &k in keys.iter() {
+            let b = (k >> (32 + 8 * pass)) as usize & 255;
+            tmp[offsets[b] as usize] = k;
+            offsets[b] += 1;
+        }
+        std::mem::swap(keys, tmp);
     }
 }
 
@@ -212,6 +307,62 @@ impl ThresholdRule for RandomThreshold {
             return None;
         }
         Some((ctx.crit.proxy(ctx.total, &s.left), t))
+    }
+}
+
+impl ThresholdRule for HistThreshold {
+    fn search<T: Feature, C: Criterion>(
+        s: &mut Scratch<T, C::Y>,
+        ctx: &NodeCtx<'_, C>,
+        rows: &NodeRows<'_, C::Y>,
+        lo: T,
+        hi: T,
+        _rng: &mut TreeRng,
+    ) -> Option<(f64, f64)> {
+        // Codes are small integers: only the bins between the node's min and max are used.
+        let lo = lo.to_f64() as usize;
+        let n_bins = hi.to_f64() as usize - lo + 1;
+        let n = rows.samples.len();
+        if n < n_bins {
+            // Fewer samples than bins: sorting them is cheaper than filling and scanning
+            // the bins, and scores the same cuts. The threshold is the lower code.
+            return best_sorted(s, ctx, rows, |a, _| a);
+        }
+        let k = s.left.len();
+        s.hist.clear();
+        s.hist.resize(n_bins * k, 0.0);
+        s.bin_n.clear();
+        s.bin_n.resize(n_bins, 0);
+        for ((v, &y), &w) in s.xf.iter().zip(rows.ys.iter()).zip(rows.ws.iter()) {
+            let b = v.to_f64() as usize - lo;
+            let stats = &mut s.hist[b * k..(b + 1) * k];
+            stats[0] += w;
+            ctx.crit.add(stats, y, w);
+            s.bin_n[b] += 1;
+        }
+        s.left.fill(0.0);
+        let mut n_left = 0;
+        let mut best: Option<(f64, f64)> = None;
+        for b in 0..n_bins - 1 {
+            if s.bin_n[b] == 0 {
+                continue; // same partition as the previous boundary
+            }
+            n_left += s.bin_n[b] as usize;
+            for (l, h) in s.left.iter_mut().zip(&s.hist[b * k..(b + 1) * k]) {
+                *l += h;
+            }
+            if n - n_left < ctx.min_samples_leaf {
+                break;
+            }
+            if !ctx.admissible(n_left, n, &s.left) {
+                continue;
+            }
+            let proxy = ctx.crit.proxy(ctx.total, &s.left);
+            if best.is_none_or(|(bp, _)| better(proxy, bp)) {
+                best = Some((proxy, (lo + b) as f64));
+            }
+        }
+        best
     }
 }
 
@@ -267,19 +418,54 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
 /// Copies feature `f` of `samples` into `xf`; returns its (min, max).
 #[inline]
 fn gather<T: Feature>(x: &Matrix<'_, T>, f: usize, samples: &[u32], xf: &mut Vec<T>) -> (T, T) {
-    xf.clear();
     let first = x.get(samples[0] as usize, f);
+    // Written through a slice of the final length: pushing would store the length on every
+    // iteration.
+    xf.clear();
+    xf.resize(samples.len(), first);
     let (mut lo, mut hi) = (first, first);
-    let mut push = |v: T| {
-        xf.push(v);
+    let mut put = |dst: &mut T, v: T| {
+        *dst = v;
         lo = if v < lo { v } else { lo };
         hi = if v > hi { v } else { hi };
     };
     match x.column(f) {
-        Some(col) => samples.iter().for_each(|&i| push(col[i as usize])),
-        None => samples.iter().for_each(|&i| push(x.get(i as usize, f))),
+        Some(col) => {
+            for (j, (dst, &i)) in xf.iter_mut().zip(samples).enumerate() {
+                if let Some(&ahead) = samples.get(j + PREFETCH_AHEAD) {
+                    prefetch(col, ahead as usize);
+                }
+                put(dst, col[i as usize]);
+            }
+        }
+        None => {
+            for (dst, &i) in xf.iter_mut().zip(samples) {
+                put(dst, x.get(i as usize, f));
+            }
+        }
     }
     (lo, hi)
+}
+
+/// How many samples ahead the gather asks for a value: deep nodes read a column at
+/// scattered rows, so each read is a cache miss unless it was requested early.
+const PREFETCH_AHEAD: usize = 32;
+
+/// Hints the CPU to load `col[i]` into cache; never faults and changes no result.
+#[inline(always)]
+fn prefetch<T>(col: &[T], i: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(v) = col.get(i) {
+        // SAFETY: a prefetch of a valid reference has no effect besides the cache.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch(
+                (v as *const T).cast::<i8>(),
+                std::arch::x86_64::_MM_HINT_T0,
+            )
+        };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (col, i);
 }
 
 impl<T: Feature, Y: Copy> Scratch<T, Y> {
@@ -307,5 +493,27 @@ impl<T: Feature, Y: Copy> Scratch<T, Y> {
         rows.ys[n_left..].copy_from_slice(&self.tmp_ys);
         rows.ws[n_left..].copy_from_slice(&self.tmp_ws);
         n_left
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_sort_orders_by_key_then_position_at_every_size() {
+        let mut rng = TreeRng::new(1);
+        for n in [0, 1, 5, RADIX_MIN - 1, RADIX_MIN, 5000] {
+            for spread in [3u64, 1 << 20, u64::from(u32::MAX)] {
+                let keys: Vec<u64> = (0..n)
+                    .map(|k| (rng.next_u64() % spread) << 32 | k as u64)
+                    .collect();
+                let mut expected = keys.clone();
+                expected.sort_by_key(|&k| (k >> 32, k as u32));
+                let (mut got, mut tmp) = (keys, Vec::new());
+                sort_packed(&mut got, &mut tmp);
+                assert_eq!(got, expected, "n={n} spread={spread}");
+            }
+        }
     }
 }

@@ -1,4 +1,5 @@
-"""scikit-learn's estimator contract (``check_estimator``) over all eight estimators."""
+"""scikit-learn's estimator contract (``check_estimator``) over all eight estimators (and
+the histogram splitter)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,11 @@ def expected_failed_checks(estimator) -> dict[str, str]:
 
 
 @parametrize_with_checks(
-    [cls(n_estimators=10, random_state=0) for cls in ALL_ESTIMATORS],
+    [cls(n_estimators=10, random_state=0) for cls in ALL_ESTIMATORS]
+    + [
+        fi.RandomForestClassifier(n_estimators=10, random_state=0, splitter="hist"),
+        fi.RandomForestRegressor(n_estimators=10, random_state=0, splitter="hist"),
+    ],
     expected_failed_checks=expected_failed_checks,
     xfail_strict=True,  # an expected failure that starts passing must be noticed
 )
