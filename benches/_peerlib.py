@@ -234,6 +234,9 @@ def _reset_peak() -> bool:
 
 
 def _fit_peak_kib(spec: dict[str, Any], X_tr: np.ndarray, y_tr: np.ndarray) -> dict[str, Any]:
+    # Warm-up fit on 200 rows: library code pages, lazy imports and thread pools are then
+    # resident before the reset, so the increase is what the data size costs.
+    make_model(spec).fit(X_tr[:200], y_tr[:200])
     est = make_model(spec)
     gc.collect()
     before = _status_kib("VmRSS") or 0
@@ -245,6 +248,15 @@ def _fit_peak_kib(spec: dict[str, Any], X_tr: np.ndarray, y_tr: np.ndarray) -> d
 
         peak, before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, 0
     return {"library": spec["library"], "model": spec["model"], "peak_fit_kib": peak - before}
+
+
+def _stop_loky() -> None:
+    """Shut down joblib's reusable process pool (sklearn Bagging with n_jobs > 1), whose
+    workers would otherwise outlive ``os._exit`` and keep the parent's pipes open."""
+    mod = sys.modules.get("joblib.externals.loky.reusable_executor")
+    executor = getattr(mod, "_executor", None)
+    if executor is not None:
+        executor.shutdown(wait=True, kill_workers=True)
 
 
 def child_main(specs: list[dict[str, Any]]) -> None:
@@ -270,6 +282,7 @@ def child_main(specs: list[dict[str, Any]]) -> None:
                 os.write(write_fd, json.dumps(_fit_peak_kib(spec, X_tr, y_tr)).encode())
                 code = 0
             finally:
+                _stop_loky()
                 os._exit(code)
         os.close(write_fd)
         with os.fdopen(read_fd) as f:
@@ -285,14 +298,20 @@ def measure_peaks(specs: list[dict[str, Any]]) -> dict[tuple[str, str], float]:
     """Peak RSS increase of one fit in MiB per ``(library, model)`` of one workload, measured
     in a fresh child process (see :func:`child_main`); missing on failure."""
     cmd = [sys.executable, os.path.abspath(__file__), json.dumps(specs)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    # Files, not pipes: a stray worker process holding a pipe open cannot block the wait.
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        code = subprocess.run(
+            cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err, check=False
+        ).returncode
+        out.seek(0), err.seek(0)
+        stdout, stderr = out.read(), err.read()
     peaks = {}
-    for line in proc.stdout.splitlines():
+    for line in stdout.splitlines():
         if line.startswith("{"):
             r = json.loads(line)
             peaks[(r["library"], r["model"])] = r["peak_fit_kib"] / 1024
-    if proc.returncode != 0 or len(peaks) < len(specs):
-        print(f"[memory] failed: {proc.stderr.strip()[-400:]}", file=sys.stderr)
+    if code != 0 or len(peaks) < len(specs):
+        print(f"[memory] failed: {stderr.strip()[-400:]}", file=sys.stderr)
     return peaks
 
 

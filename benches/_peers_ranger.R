@@ -21,8 +21,8 @@ extra <- model == "et"
 mtry <- if (cls) max(1L, as.integer(floor(sqrt(p)))) else p
 rule <- if (extra) "extratrees" else if (cls) "gini" else "variance"
 
-fit <- function(oob = FALSE, imp = "none") {
-  ranger(x = x_tr, y = y_tr, num.trees = trees, mtry = mtry, num.threads = threads,
+fit <- function(oob = FALSE, imp = "none", x = x_tr, y = y_tr, ntree = trees) {
+  ranger(x = x, y = y, num.trees = ntree, mtry = mtry, num.threads = threads,
          seed = 0, probability = cls, min.node.size = 1, splitrule = rule,
          replace = !extra, sample.fraction = 1, oob.error = oob, importance = imp)
 }
@@ -38,7 +38,10 @@ kib <- function(field) {
 acc <- function(prob, y) mean(as.numeric(colnames(prob)[max.col(prob, ties.method = "first")]) == y)
 r2 <- function(pred, y) 1 - sum((y - pred)^2) / sum((y - mean(y))^2)
 
-# Peak RSS of the first fit: reset the high-water mark (Linux >= 4.0) once the data are loaded.
+# Peak RSS of the first fit: reset the high-water mark (Linux >= 4.0) once the data are
+# loaded and a warm-up fit on 200 rows has paged in the code and started the threads.
+w <- seq_len(min(200L, n_tr))
+invisible(fit(x = x_tr[w, , drop = FALSE], y = y_tr[w], ntree = 2L))
 invisible(gc())
 exact <- tryCatch({ cat("5", file = "/proc/self/clear_refs"); TRUE }, error = function(e) FALSE)
 before <- kib("VmRSS")
