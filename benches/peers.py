@@ -21,9 +21,10 @@ Models (``--models``) and their peers, default parameters, ``n_estimators`` as g
 ranger gets ``mtry = floor(sqrt(p))`` (classification) or ``p`` (regression) and
 ``min.node.size = 1``, i.e. scikit-learn's defaults, so all grow the same fully developed
 trees; classification uses ``probability = TRUE`` (soft votes, as ``predict_proba``).
-LightGBM: ``bagging_fraction=0.632, bagging_freq=1``, per-tree ``feature_fraction`` sqrt(p)/p
-(classification) or 1, ``num_leaves=32767`` (a cap: deeper trees than that are cut),
-``min_child_samples=1``.
+LightGBM: ``bagging_fraction=0.632, bagging_freq=1``, ``feature_fraction_bynode`` sqrt(p)/p
+(classification) or 1 (per node, as a random forest; per tree it loses accuracy),
+``num_leaves=min(32767, n_train)`` (a cap: deeper trees than that are cut),
+``histogram_pool_size=1024`` (MB), ``min_child_samples=1``.
 
 Operations (``--ops``), all timed *inside* each library, median of ``--repeats``:
 
