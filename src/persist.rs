@@ -24,7 +24,10 @@ use crate::tree::Tree;
 /// First bytes of every model.
 pub const MAGIC: &[u8; 4] = b"FIMP";
 /// Version written by this build; it reads this version and older ones.
-pub const FORMAT_VERSION: u16 = 1;
+///
+/// * 1: regression trees store the impurity of every node;
+/// * 2: regression trees store leaf impurities only (internal ones are derived from them).
+pub const FORMAT_VERSION: u16 = 2;
 const HEADER: usize = 20;
 
 #[derive(Serialize, Deserialize)]
@@ -46,7 +49,8 @@ struct TreeRepr {
     leaf_weight: Vec<f64>,
     leaf_count: Vec<u32>,
     leaf_value: Vec<f64>,
-    /// Every node's impurity for regression; empty for classification (derived).
+    /// Regression: the leaves' impurities (version 1: every node's); empty for
+    /// classification (derived from the values).
     impurity: Vec<f64>,
 }
 
@@ -67,6 +71,9 @@ impl TreeRepr {
         };
         for i in 0..t.len() {
             if t.is_leaf(i) {
+                if criterion == CriterionKind::SquaredError {
+                    r.impurity.push(t.impurity[i]);
+                }
                 r.right.push(0);
                 r.leaf_weight.push(t.weight[i]);
                 r.leaf_count.push(t.n_samples[i]);
@@ -77,13 +84,16 @@ impl TreeRepr {
                 r.threshold.push(t.nodes[i].threshold);
             }
         }
-        if criterion == CriterionKind::SquaredError {
-            r.impurity = t.impurity.clone();
-        }
         r
     }
 
-    fn into_tree(self, criterion: CriterionKind, width: usize, n_features: usize) -> Result<Tree> {
+    fn into_tree(
+        self,
+        criterion: CriterionKind,
+        width: usize,
+        n_features: usize,
+        version: u16,
+    ) -> Result<Tree> {
         let n = self.right.len();
         let n_internal = self.right.iter().filter(|&&d| d != 0).count();
         let n_leaves = n - n_internal;
@@ -98,8 +108,16 @@ impl TreeRepr {
             return Err(decode_err("node arrays of inconsistent lengths"));
         }
         let regression = criterion == CriterionKind::SquaredError;
-        if regression && self.impurity.len() != n || !regression && !self.impurity.is_empty() {
+        let stored = match (regression, version) {
+            (false, _) => 0,
+            (true, 1) => n,
+            (true, _) => n_leaves,
+        };
+        if self.impurity.len() != stored {
             return Err(decode_err("impurity array of the wrong length"));
+        }
+        if self.impurity.iter().any(|x| !(x.is_finite() && *x >= 0.0)) {
+            return Err(decode_err("impurity not a finite non-negative number"));
         }
         check_preorder(&self.right)?;
         let mut t = Tree::with_capacity(width, n);
@@ -111,7 +129,12 @@ impl TreeRepr {
                 if !(w.is_finite() && w >= 0.0) || v.iter().any(|x| !x.is_finite()) {
                     return Err(decode_err("non-finite leaf statistics"));
                 }
-                t.push_leaf(0.0, w, self.leaf_count[k_leaf], v);
+                let impurity = match (regression, version) {
+                    (false, _) => 0.0,
+                    (true, 1) => self.impurity[i],
+                    (true, _) => self.impurity[k_leaf],
+                };
+                t.push_leaf(impurity, w, self.leaf_count[k_leaf], v);
                 k_leaf += 1;
                 continue;
             }
@@ -124,12 +147,6 @@ impl TreeRepr {
             t.link(i as u32, true, i as u32 + 1);
             t.link(i as u32, false, i as u32 + dr);
             k_int += 1;
-        }
-        if regression {
-            if self.impurity.iter().any(|x| !x.is_finite()) {
-                return Err(decode_err("non-finite impurity"));
-            }
-            t.impurity = self.impurity;
         }
         t.finalize(criterion);
         Ok(t)
@@ -253,12 +270,56 @@ impl Forest {
         let trees = repr
             .trees
             .into_iter()
-            .map(|t| t.into_tree(criterion, width, p))
+            .map(|t| t.into_tree(criterion, width, p, version))
             .collect::<Result<Vec<_>>>()?;
         Ok(Forest {
             params: repr.params,
             n_classes,
             trees,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Forest, ForestParams, Layout, Matrix, Targets};
+
+    /// A regression model written in format 1 (every node's impurity) still loads: same
+    /// structure, values and leaf impurities; internal impurities are derived.
+    #[test]
+    fn version_1_regression_models_still_load() {
+        let x: Vec<f64> = (0..400).map(|i| ((i * 37) % 101) as f64).collect();
+        let y: Vec<f64> = (0..200).map(|i| (x[2 * i] - x[2 * i + 1]).sin()).collect();
+        let m = Matrix::new(&x, 200, 2, Layout::RowMajor).unwrap();
+        let mut p = ForestParams::random_forest(CriterionKind::SquaredError);
+        p.n_estimators = 3;
+        let f = Forest::fit(&p, m, Targets::regression(&y).unwrap(), None).unwrap();
+        let mut repr = ForestRepr {
+            crate_version: "0.1.0".into(),
+            params: f.params.clone(),
+            n_classes: 0,
+            trees: f
+                .trees
+                .iter()
+                .map(|t| TreeRepr::from_tree(t, CriterionKind::SquaredError))
+                .collect(),
+        };
+        for (r, t) in repr.trees.iter_mut().zip(&f.trees) {
+            assert_eq!(r.impurity.len(), t.len().div_ceil(2)); // leaves only
+            r.impurity = t.impurity.clone();
+        }
+        let payload = postcard::to_allocvec(&repr).unwrap();
+        let mut v1 = Vec::new();
+        v1.extend_from_slice(MAGIC);
+        v1.extend_from_slice(&1u16.to_le_bytes());
+        v1.extend_from_slice(&0u16.to_le_bytes());
+        v1.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+        v1.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+        v1.extend_from_slice(&payload);
+        let g = Forest::from_bytes(&v1).unwrap();
+        assert_eq!(g, f);
+        // Written by this version, the same tree as read through version 2.
+        assert!(Forest::from_bytes(&f.to_bytes().unwrap()).unwrap() == f);
     }
 }

@@ -136,6 +136,15 @@ impl Tree {
                 };
                 self.value[t * w + k] = v;
             }
+            if criterion == CriterionKind::SquaredError && wt > 0.0 {
+                // Law of total variance: the node's variance from its children's. The
+                // decrease i(t) − (w_l i_l + w_r i_r)/w_t is then a sum of squares, never
+                // negative, and only leaf impurities need storing.
+                let (vt, vl, vr) = (self.value[t], self.value[l], self.value[r]);
+                self.impurity[t] = (wl * (self.impurity[l] + (vl - vt) * (vl - vt))
+                    + wr * (self.impurity[r] + (vr - vt) * (vr - vt)))
+                    / wt;
+            }
         }
         if criterion != CriterionKind::SquaredError {
             for t in 0..self.len() {
