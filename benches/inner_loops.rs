@@ -5,6 +5,9 @@
 //!
 //! `cargo bench --bench inner_loops`
 
+// criterion_group! generates an undocumented public function.
+#![allow(missing_docs)]
+
 use criterion::{criterion_group, criterion_main, Criterion};
 use forestimp::parallel::install;
 use forestimp::rng::TreeRng;
