@@ -48,8 +48,9 @@ def _ranked_columns(out: str, names) -> list[str]:
     return sorted((n for n, pos in found.items() if pos >= 0), key=found.get)
 
 
-def test_rank_puts_the_informative_column_first(csv_file, capsys):
-    code = main(["rank", str(csv_file), "--target", "label"])
+@pytest.mark.parametrize("model", ["rf", "hist"])
+def test_rank_puts_the_informative_column_first(csv_file, capsys, model):
+    code = main(["rank", str(csv_file), "--target", "label", "--model", model])
     assert code in (None, 0)
     out = capsys.readouterr().out
     ranked = _ranked_columns(out, ["signal", "noise_a", "noise_b", "noise_c"])
