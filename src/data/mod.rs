@@ -26,6 +26,11 @@ pub trait Feature: Copy + PartialOrd + Send + Sync + std::fmt::Debug + 'static {
     fn total_cmp(&self, other: &Self) -> std::cmp::Ordering;
     /// An unsigned integer ordered like [`Feature::total_cmp`].
     fn sort_key(self) -> u64;
+    /// The value as an index: meaningful for bin codes, which are small integers.
+    #[inline(always)]
+    fn code(self) -> usize {
+        self.to_f64() as usize
+    }
     /// The sort key and a row position packed in one integer.
     type Packed: Packed;
     /// `sort_key << 32 | position`: integers ordered by value, then position.
@@ -124,6 +129,10 @@ impl Feature for f64 {
 
 /// Bin codes (see [`Binned`]): the histogram splitter grows trees on them.
 impl Feature for u8 {
+    #[inline(always)]
+    fn code(self) -> usize {
+        usize::from(self)
+    }
     type Packed = u64;
     #[inline]
     fn pack(self, position: u32) -> u64 {

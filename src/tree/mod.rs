@@ -11,12 +11,14 @@
 //! the values. A fitted tree and the same tree loaded from bytes are therefore identical
 //! bit for bit, and so are their importances.
 //!
-//! Module map: `criterion` (impurities), `splitter` (one node's split), `builder` (growing a
+//! Module map: `criterion` (impurities), `splitter` (one node's split), `sort` (radix sort of
+//! packed keys), `builder` (growing a
 //! tree depth-first or best-first), `multiway` (multiway trees stored as binary chains).
 
 pub(crate) mod builder;
 pub mod criterion;
 pub mod multiway;
+mod sort;
 pub(crate) mod splitter;
 
 use crate::data::{Feature, Matrix};

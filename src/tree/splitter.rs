@@ -14,6 +14,7 @@
 //!   RNG stream gives a fixed tree, whatever the scale of the sample weights.
 
 use super::criterion::Criterion;
+use super::sort::sort_packed;
 use crate::data::{Feature, Matrix, Packed};
 use crate::rng::TreeRng;
 
@@ -160,23 +161,12 @@ fn best_sorted<T: Feature, C: Criterion>(
     s.packed
         .extend(s.xf.iter().enumerate().map(|(k, v)| v.pack(k as u32)));
     sort_packed(&mut s.packed, &mut s.radix);
-    let (packed, xf) = (&s.packed, &s.xf);
-    scan_sorted(&mut s.left, ctx, rows, xf.len(), cut, |i| {
-        let k = packed[i].position();
-        (xf[k as usize], k)
-    })
-}
-
-/// Scores the cuts of the `n` node samples in sorted order, `at(i)` being the i-th
-/// `(value, position)`.
-fn scan_sorted<T: Feature, C: Criterion>(
-    left: &mut [f64],
-    ctx: &NodeCtx<'_, C>,
-    rows: &NodeRows<'_, C::Y>,
-    n: usize,
-    cut: impl Fn(f64, f64) -> f64,
-    at: impl Fn(usize) -> (T, u32),
-) -> Option<(f64, f64)> {
+    let n = s.xf.len();
+    let at = |i: usize| {
+        let k = s.packed[i].position();
+        (s.xf[k as usize], k)
+    };
+    let left = &mut s.left;
     left.fill(0.0);
     let mut best: Option<(f64, f64)> = None;
     let mut wl = 0.0;
@@ -205,42 +195,6 @@ fn scan_sorted<T: Feature, C: Criterion>(
         }
     }
     best
-}
-
-/// Sorts packed keys. Large inputs: LSD radix sort over the key bytes only (stable, and
-/// positions arrive increasing, so ties stay in position order); a byte that is the same in
-/// every key costs no pass. Below 32 keys per key byte a comparison sort is faster.
-fn sort_packed<P: Packed>(keys: &mut Vec<P>, tmp: &mut Vec<P>) {
-    let n = keys.len();
-    if n < 32 * P::KEY_BYTES {
-        keys.sort_unstable();
-        return;
-    }
-    let mut counts = [[0u32; 256]; 8];
-    for &k in keys.iter() {
-        for (b, c) in counts[..P::KEY_BYTES].iter_mut().enumerate() {
-            c[k.key_byte(b)] += 1;
-        }
-    }
-    for (b, c) in counts[..P::KEY_BYTES].iter().enumerate() {
-        if c.iter().any(|&m| m as usize == n) {
-            continue;
-        }
-        let mut offsets = [0u32; 256];
-        let mut sum = 0;
-        for (o, &m) in offsets.iter_mut().zip(c) {
-            *o = sum;
-            sum += m;
-        }
-        tmp.clear();
-        tmp.resize(n, keys[0]);
-        for &k in keys.iter() {
-            let d = k.key_byte(b);
-            tmp[offsets[d] as usize] = k;
-            offsets[d] += 1;
-        }
-        std::mem::swap(keys, tmp);
-    }
 }
 
 impl ThresholdRule for RandomThreshold {
@@ -300,8 +254,8 @@ impl ThresholdRule for HistThreshold {
         _rng: &mut TreeRng,
     ) -> Option<(f64, f64)> {
         // Codes are small integers: only the bins between the node's min and max are used.
-        let lo = lo.to_f64() as usize;
-        let n_bins = hi.to_f64() as usize - lo + 1;
+        let lo = lo.code();
+        let n_bins = hi.code() - lo + 1;
         let n = rows.samples.len();
         if n < n_bins {
             // Fewer samples than bins: sorting them is cheaper than filling and scanning
@@ -314,7 +268,7 @@ impl ThresholdRule for HistThreshold {
         s.bin_n.clear();
         s.bin_n.resize(n_bins, 0);
         for ((v, &y), &w) in s.xf.iter().zip(rows.ys.iter()).zip(rows.ws.iter()) {
-            let b = v.to_f64() as usize - lo;
+            let b = v.code() - lo;
             let stats = &mut s.hist[b * k..(b + 1) * k];
             stats[0] += w;
             ctx.crit.add(stats, y, w);
@@ -464,40 +418,5 @@ impl<T: Feature, Y: Copy> Scratch<T, Y> {
         rows.ys[n_left..].copy_from_slice(&self.tmp_ys);
         rows.ws[n_left..].copy_from_slice(&self.tmp_ws);
         n_left
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn packed_sort_orders_by_key_then_position_at_every_size() {
-        let mut rng = TreeRng::new(1);
-        for n in [0, 1, 5, 127, 128, 255, 256, 5000] {
-            for spread in [3u64, 1 << 20, u64::MAX] {
-                let values: Vec<u64> = (0..n).map(|_| rng.next_u64() % spread).collect();
-                let narrow: Vec<u64> = values
-                    .iter()
-                    .enumerate()
-                    .map(|(k, &v)| (v >> 32).max(v & 0xffff_ffff) << 32 | k as u64)
-                    .collect();
-                let wide: Vec<u128> = values
-                    .iter()
-                    .enumerate()
-                    .map(|(k, &v)| u128::from(v) << 32 | k as u128)
-                    .collect();
-                let mut expected = narrow.clone();
-                expected.sort_by_key(|&k| (k >> 32, k as u32));
-                let (mut got, mut tmp) = (narrow, Vec::new());
-                sort_packed(&mut got, &mut tmp);
-                assert_eq!(got, expected, "n={n} spread={spread}");
-                let mut expected = wide.clone();
-                expected.sort_by_key(|&k| (k >> 32, k as u32));
-                let (mut got, mut tmp) = (wide, Vec::new());
-                sort_packed(&mut got, &mut tmp);
-                assert_eq!(got, expected, "n={n} spread={spread}");
-            }
-        }
     }
 }
