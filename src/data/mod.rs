@@ -48,29 +48,25 @@ pub trait Packed: Copy + Ord + Send + Sync + std::fmt::Debug + 'static {
     fn position(self) -> u32;
 }
 
-impl Packed for u64 {
-    const KEY_BYTES: usize = 4;
-    #[inline(always)]
-    fn key_byte(self, b: usize) -> usize {
-        (self >> (32 + 8 * b)) as usize & 255
-    }
-    #[inline(always)]
-    fn position(self) -> u32 {
-        self as u32
-    }
+/// `Packed` for an unsigned integer whose bits above the low 32 hold a key of `$bytes` bytes.
+macro_rules! packed_integer {
+    ($int:ty, $bytes:expr) => {
+        impl Packed for $int {
+            const KEY_BYTES: usize = $bytes;
+            #[inline(always)]
+            fn key_byte(self, b: usize) -> usize {
+                (self >> (32 + 8 * b)) as usize & 255
+            }
+            #[inline(always)]
+            fn position(self) -> u32 {
+                self as u32
+            }
+        }
+    };
 }
 
-impl Packed for u128 {
-    const KEY_BYTES: usize = 8;
-    #[inline(always)]
-    fn key_byte(self, b: usize) -> usize {
-        (self >> (32 + 8 * b)) as usize & 255
-    }
-    #[inline(always)]
-    fn position(self) -> u32 {
-        self as u32
-    }
-}
+packed_integer!(u64, 4);
+packed_integer!(u128, 8);
 
 impl Feature for f32 {
     type Packed = u64;
