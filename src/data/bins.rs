@@ -80,14 +80,16 @@ impl Binned {
     }
 
     /// The real threshold equivalent to the split "code ≤ `code`" of `feature`.
+    /// (A split needs two codes in the node, so `code` is below the number of edges; an
+    /// out-of-range code gets the nearest edge rather than a panic.)
     pub fn threshold(&self, feature: usize, code: usize) -> f64 {
-        let e = &self.edges[feature];
-        e[code.min(e.len().saturating_sub(1))]
+        let e = self.edges(feature);
+        e.get(code).or(e.last()).copied().unwrap_or(f64::INFINITY)
     }
 
-    /// Edges of `feature` (one fewer than its number of bins).
+    /// Edges of `feature` (one fewer than its number of bins; empty for an unknown feature).
     pub fn edges(&self, feature: usize) -> &[f64] {
-        &self.edges[feature]
+        self.edges.get(feature).map_or(&[], Vec::as_slice)
     }
 
     /// Bytes held by the codes.
