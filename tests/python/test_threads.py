@@ -96,9 +96,13 @@ def test_concurrent_fits_from_python_threads(data):
 def test_ctrl_c_interrupts_a_long_fit():
     code = textwrap.dedent(
         """
+        import signal
         import sys
         import numpy as np
         import forestimp as fi
+        # A runner started in the background (nohup, `cmd &`) passes SIGINT down ignored;
+        # a user at a terminal has Python's handler, which is what this test is about.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         rng = np.random.default_rng(0)
         X = rng.normal(size=(20000, 20))
         y = (X[:, 0] + rng.normal(size=20000) > 0).astype(int)
