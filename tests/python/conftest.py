@@ -66,3 +66,36 @@ def reg_data():
     """Regression, 500 x 8, 3 informative features."""
     X, y = make_regression(n_samples=500, n_features=8, n_informative=3, noise=5.0, random_state=0)
     return X, y
+
+
+# Sutera (PhD, ch. 6), the context-dependent importances of the two context problems
+# (``forestimp.datasets.make_context_problem``), keyed by ``ContextImportances`` attribute;
+# per-context rows are contexts 0 and 1.
+TABLE_6_2 = {
+    "importances": [1.0, 0.125, 0.125],
+    "per_context": [[1.0, 0.5, 0.0], [1.0, 0.0, 0.5]],
+    "absolute": [[0.0, 0.375, 0.125], [0.0, 0.125, 0.375]],
+    "signed": [[0.0, -0.375, 0.125], [0.0, 0.125, -0.375]],
+    "global_signed": [0.0, -0.125, -0.125],
+}
+TABLE_6_3 = {
+    "importances": [0.5727, 0.7514, 0.5528, 0.687, 0.1746, 0.0753, 0.1073, 0],
+    "per_context": [
+        [0.4127, 0.5815, 0.5312, 0.5421, 0.6566, 0.2258, 0.372, 0],
+        [0.6243, 0.8057, 0.5577, 0.7343, 0, 0, 0, 0],
+    ],
+    "absolute": [
+        [0.2263, 0.2431, 0.1181, 0.2241, 0.4139, 0.1961, 0.2861, 0],
+        [0.0987, 0.0611, 0.021, 0.0736, 0.1746, 0.0753, 0.1073, 0],
+    ],
+    "signed": [
+        [0.2179, 0.2422, 0.1111, 0.2190, -0.3839, -0.1389, -0.2346, 0],
+        [-0.0516, -0.0543, -0.0049, -0.0473, 0.1746, 0.0753, 0.1073, 0],
+    ],
+}
+# Context 0, X1..X4 of Problem 2 when nodes without context-0 samples are skipped (research
+# digest section 7.4).
+SKIP_6_3 = {
+    "absolute": [0.1437, 0.1479, 0.0450, 0.1333],
+    "signed": [0.1353, 0.1470, 0.0380, 0.1282],
+}

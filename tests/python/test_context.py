@@ -15,33 +15,7 @@ from forestimp.exceptions import InvalidParameterError
 from forestimp.importance import ContextImportances, context
 from forestimp.theory import context_importances as exact_context_importances
 
-TABLE_6_2 = {  # rows: Imp, Imp|0, Imp|1, Imp^|0, Imp^D0, Imp^|1, Imp^D1, global Imp^D
-    "imp": [1.0, 0.125, 0.125],
-    "naive": [[1.0, 0.5, 0.0], [1.0, 0.0, 0.5]],
-    "absolute": [[0.0, 0.375, 0.125], [0.0, 0.125, 0.375]],
-    "signed": [[0.0, -0.375, 0.125], [0.0, 0.125, -0.375]],
-    "global": [0.0, -0.125, -0.125],
-}
-TABLE_6_3 = {
-    "imp": [0.5727, 0.7514, 0.5528, 0.687, 0.1746, 0.0753, 0.1073, 0],
-    "naive": [
-        [0.4127, 0.5815, 0.5312, 0.5421, 0.6566, 0.2258, 0.372, 0],
-        [0.6243, 0.8057, 0.5577, 0.7343, 0, 0, 0, 0],
-    ],
-    "absolute": [
-        [0.2263, 0.2431, 0.1181, 0.2241, 0.4139, 0.1961, 0.2861, 0],
-        [0.0987, 0.0611, 0.021, 0.0736, 0.1746, 0.0753, 0.1073, 0],
-    ],
-    "signed": [
-        [0.2179, 0.2422, 0.1111, 0.2190, -0.3839, -0.1389, -0.2346, 0],
-        [-0.0516, -0.0543, -0.0049, -0.0473, 0.1746, 0.0753, 0.1073, 0],
-    ],
-}
-# Context 0, X1..X4, when nodes without context-0 samples are skipped (research digest §7.4).
-SKIP_6_3 = {
-    "absolute": [0.1437, 0.1479, 0.0450, 0.1333],
-    "signed": [0.1353, 0.1470, 0.0380, 0.1282],
-}
+from conftest import SKIP_6_3, TABLE_6_2, TABLE_6_3
 
 
 def problem1(copies=1):
@@ -90,11 +64,11 @@ def test_problem1_reproduces_table_6_2(p1):
     est, X, y, c = p1
     r = context(est, X, y, c, naive=True)
     assert isinstance(r, ContextImportances)
-    np.testing.assert_allclose(r.importances, TABLE_6_2["imp"], atol=0.02)
-    np.testing.assert_allclose(r.per_context, TABLE_6_2["naive"], atol=0.02)
+    np.testing.assert_allclose(r.importances, TABLE_6_2["importances"], atol=0.02)
+    np.testing.assert_allclose(r.per_context, TABLE_6_2["per_context"], atol=0.02)
     np.testing.assert_allclose(r.absolute.T, TABLE_6_2["absolute"], atol=0.02)
     np.testing.assert_allclose(r.signed.T, TABLE_6_2["signed"], atol=0.02)
-    np.testing.assert_allclose(r.global_signed, TABLE_6_2["global"], atol=0.02)
+    np.testing.assert_allclose(r.global_signed, TABLE_6_2["global_signed"], atol=0.02)
     # X1 is context-independent: every node's two informations are equal (Thm 6.2).
     assert np.all(np.abs(r.absolute[0]) < 1e-12)
     # X2 and X3 meet Thm 6.3's equality |Imp^D| = Imp^| node by node.
@@ -107,8 +81,8 @@ def test_problem1_reproduces_table_6_2(p1):
 def test_problem2_reproduces_table_6_3(p2):
     est, X, y, c = p2
     r = context(est, X, y, c, naive=True)
-    np.testing.assert_allclose(r.importances, TABLE_6_3["imp"], atol=0.02)
-    np.testing.assert_allclose(r.per_context, TABLE_6_3["naive"], atol=0.02)
+    np.testing.assert_allclose(r.importances, TABLE_6_3["importances"], atol=0.02)
+    np.testing.assert_allclose(r.per_context, TABLE_6_3["per_context"], atol=0.02)
     np.testing.assert_allclose(r.absolute.T, TABLE_6_3["absolute"], atol=0.02)
     np.testing.assert_allclose(r.signed.T, TABLE_6_3["signed"], atol=0.02)
     assert np.all(r.absolute[7] < 1e-12) and r.importances[7] < 1e-12  # X8 is noise
