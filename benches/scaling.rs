@@ -40,10 +40,18 @@ fn main() {
         .get(3)
         .copied()
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |c| c.get()));
-    let (x, y) = data(n, p);
-    let m = Matrix::new(&x, n, p, Layout::ColumnMajor).expect("shape");
+    let (mut x, y) = data(n, p);
+    // LAYOUT=row: C-order, what a NumPy array passed from Python usually is.
+    let layout = match std::env::var("LAYOUT").as_deref() {
+        Ok("row") => {
+            x = (0..n * p).map(|k| x[(k % p) * n + k / p]).collect();
+            Layout::RowMajor
+        }
+        _ => Layout::ColumnMajor,
+    };
+    let m = Matrix::new(&x, n, p, layout).expect("shape");
     let t = Targets::classes(&y, 2).expect("labels");
-    println!("n={n} p={p} trees={trees}");
+    println!("n={n} p={p} trees={trees} layout={layout:?}");
     println!("| model | threads | fit s | speed-up |");
     println!("|---|---:|---:|---:|");
     let only = std::env::var("MODELS").unwrap_or_else(|_| "RF,ET,HIST".into());

@@ -9,9 +9,8 @@
 //! 16      4     CRC-32 of the payload (little-endian u32)
 //! 20      …     payload: postcard encoding of `ForestRepr`
 //! ```
-//! Only primary data is written (split structure, thresholds, leaf statistics); derived
-//! node statistics are rebuilt by `Tree::finalize`, exactly as after fitting, so a loaded
-//! model equals the saved one. Loading validates everything a later traversal relies on
+//! Only primary data is written (split structure, thresholds, leaf statistics), which is
+//! also all a [`Tree`] keeps in memory, so a loaded model equals the saved one. Loading validates everything a later traversal relies on
 //! (child ids, feature ids, array lengths, parameters), so no input can make it panic.
 
 use serde::{Deserialize, Serialize};
@@ -19,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{ForestError, Result};
 use crate::forest::Forest;
 use crate::params::{CriterionKind, Resolved};
-use crate::tree::Tree;
+use crate::tree::{SplitNode, Tree, LEAF};
 
 /// First bytes of every model.
 pub const MAGIC: &[u8; 4] = b"FIMP";
@@ -59,29 +58,24 @@ fn decode_err(msg: impl Into<String>) -> ForestError {
 }
 
 impl TreeRepr {
-    fn from_tree(t: &Tree, criterion: CriterionKind) -> Self {
+    /// The leaf arrays of a [`Tree`] are already in pre-order, as written here.
+    fn from_tree(t: &Tree) -> Self {
         let mut r = TreeRepr {
             right: Vec::with_capacity(t.len()),
             feature: Vec::new(),
             threshold: Vec::new(),
-            leaf_weight: Vec::new(),
-            leaf_count: Vec::new(),
-            leaf_value: Vec::new(),
-            impurity: Vec::new(),
+            leaf_weight: t.leaf_weight.clone(),
+            leaf_count: t.leaf_count.clone(),
+            leaf_value: t.leaf_value.clone(),
+            impurity: t.leaf_impurity.clone(),
         };
-        for i in 0..t.len() {
-            if t.is_leaf(i) {
-                if criterion == CriterionKind::SquaredError {
-                    r.impurity.push(t.impurity[i]);
-                }
+        for (i, nd) in t.nodes.iter().enumerate() {
+            if nd.right == LEAF {
                 r.right.push(0);
-                r.leaf_weight.push(t.weight[i]);
-                r.leaf_count.push(t.n_samples[i]);
-                r.leaf_value.extend_from_slice(t.value(i));
             } else {
-                r.right.push(t.nodes[i].right - i as u32);
-                r.feature.push(t.nodes[i].feature);
-                r.threshold.push(t.nodes[i].threshold);
+                r.right.push(nd.right - i as u32);
+                r.feature.push(nd.feature);
+                r.threshold.push(nd.threshold);
             }
         }
         r
@@ -120,21 +114,28 @@ impl TreeRepr {
             return Err(decode_err("impurity not a finite non-negative number"));
         }
         check_preorder(&self.right)?;
-        let mut t = Tree::with_capacity(width, n);
+        let leaf_ok = |k: usize| {
+            let v = &self.leaf_value[k * width..(k + 1) * width];
+            let w = self.leaf_weight[k];
+            w.is_finite() && w >= 0.0 && v.iter().all(|x| x.is_finite())
+        };
+        if !(0..n_leaves).all(leaf_ok) {
+            return Err(decode_err("non-finite leaf statistics"));
+        }
         let (mut k_int, mut k_leaf) = (0, 0);
+        let mut nodes = Vec::with_capacity(n);
+        let mut leaf_impurity = Vec::with_capacity(if regression { n_leaves } else { 0 });
         for (i, &dr) in self.right.iter().enumerate() {
             if dr == 0 {
-                let v = &self.leaf_value[k_leaf * width..(k_leaf + 1) * width];
-                let w = self.leaf_weight[k_leaf];
-                if !(w.is_finite() && w >= 0.0) || v.iter().any(|x| !x.is_finite()) {
-                    return Err(decode_err("non-finite leaf statistics"));
+                if regression {
+                    // Version 1 stored every node's impurity; internal ones are derived.
+                    leaf_impurity.push(self.impurity[if version == 1 { i } else { k_leaf }]);
                 }
-                let impurity = match (regression, version) {
-                    (false, _) => 0.0,
-                    (true, 1) => self.impurity[i],
-                    (true, _) => self.impurity[k_leaf],
-                };
-                t.push_leaf(impurity, w, self.leaf_count[k_leaf], v);
+                nodes.push(SplitNode {
+                    threshold: 0.0,
+                    feature: k_leaf as u32,
+                    right: LEAF,
+                });
                 k_leaf += 1;
                 continue;
             }
@@ -142,14 +143,22 @@ impl TreeRepr {
             if f as usize >= n_features || thr.is_nan() {
                 return Err(decode_err("split on an unknown feature or a NaN threshold"));
             }
-            t.push_leaf(0.0, 0.0, 0, &vec![0.0; width]);
-            t.set_split(i as u32, f, thr);
-            t.link(i as u32, true, i as u32 + 1);
-            t.link(i as u32, false, i as u32 + dr);
+            nodes.push(SplitNode {
+                threshold: thr,
+                feature: f,
+                right: i as u32 + dr,
+            });
             k_int += 1;
         }
-        t.finalize(criterion);
-        Ok(t)
+        Ok(Tree {
+            nodes,
+            leaf_value: self.leaf_value,
+            leaf_weight: self.leaf_weight,
+            leaf_count: self.leaf_count,
+            leaf_impurity,
+            width,
+            criterion,
+        })
     }
 }
 
@@ -210,11 +219,7 @@ impl Forest {
             crate_version: env!("CARGO_PKG_VERSION").to_string(),
             params: self.params.clone(),
             n_classes: self.n_classes as u32,
-            trees: self
-                .trees
-                .iter()
-                .map(|t| TreeRepr::from_tree(t, self.params.criterion))
-                .collect(),
+            trees: self.trees.iter().map(TreeRepr::from_tree).collect(),
         };
         let payload = postcard::to_allocvec(&repr).map_err(|e| decode_err(e.to_string()))?;
         let mut out = Vec::with_capacity(HEADER + payload.len());
@@ -299,15 +304,11 @@ mod tests {
             crate_version: "0.1.0".into(),
             params: f.params.clone(),
             n_classes: 0,
-            trees: f
-                .trees
-                .iter()
-                .map(|t| TreeRepr::from_tree(t, CriterionKind::SquaredError))
-                .collect(),
+            trees: f.trees.iter().map(TreeRepr::from_tree).collect(),
         };
         for (r, t) in repr.trees.iter_mut().zip(&f.trees) {
             assert_eq!(r.impurity.len(), t.len().div_ceil(2)); // leaves only
-            r.impurity = t.impurity.clone();
+            r.impurity = t.node_stats().impurity;
         }
         let payload = postcard::to_allocvec(&repr).unwrap();
         let mut v1 = Vec::new();

@@ -238,7 +238,7 @@ fn a_constant_winner_is_a_level_of_the_tree() {
         .find(|t| t.threshold(0) == NO_OP_THRESHOLD)
         .expect("some tree draws X2 first");
     assert_eq!(with_no_op.len(), 5); // no-op, its empty leaf, the split on X1, two leaves
-    assert_eq!(with_no_op.weights()[4], 0.0);
+    assert_eq!(with_no_op.node_stats().weight[4], 0.0);
     // max_depth = 1 keeps degree 0 only (Louppe 2014, Prop. 6.6): the no-op level counts.
     let mut shallow = multiway(1, 4000, 9);
     shallow.max_depth = Some(1);

@@ -31,8 +31,9 @@ fn stopping_rules_hold_in_every_tree() {
     let mut p = base();
     p.min_samples_leaf = 20;
     for t in fit(&p).trees() {
+        let count = t.node_stats().n_samples;
         for i in 0..t.len() {
-            assert!(!t.is_leaf(i) || t.sample_counts()[i] >= 20);
+            assert!(!t.is_leaf(i) || count[i] >= 20);
         }
     }
 
@@ -45,8 +46,9 @@ fn stopping_rules_hold_in_every_tree() {
     let mut p = base();
     p.min_weight_fraction_leaf = 0.1;
     for t in fit(&p).trees() {
+        let w = t.node_stats().weight;
         for i in 0..t.len() {
-            assert!(!t.is_leaf(i) || t.weights()[i] >= 0.1 * t.weights()[0] - 1e-9);
+            assert!(!t.is_leaf(i) || w[i] >= 0.1 * w[0] - 1e-9);
         }
     }
 
@@ -73,19 +75,19 @@ fn fully_grown_trees_fit_the_training_set() {
 #[test]
 fn node_statistics_are_consistent() {
     for t in fit(&base()).trees() {
+        let s = t.node_stats();
+        let (w, imp, count) = (&s.weight, &s.impurity, &s.n_samples);
         for i in 0..t.len() {
-            let v = t.value(i);
+            let v = s.value(i);
             assert!((v.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+            if t.is_leaf(i) {
+                assert_eq!(v, t.value(i));
+            }
             if let Some((l, r)) = t.children(i) {
                 assert!(l > i && r > i);
-                assert_eq!(
-                    t.sample_counts()[i],
-                    t.sample_counts()[l] + t.sample_counts()[r]
-                );
+                assert_eq!(count[i], count[l] + count[r]);
                 // A split never increases the weighted impurity.
-                let dec = t.weights()[i] * t.impurities()[i]
-                    - t.weights()[l] * t.impurities()[l]
-                    - t.weights()[r] * t.impurities()[r];
+                let dec = w[i] * imp[i] - w[l] * imp[l] - w[r] * imp[r];
                 assert!(dec > -1e-9);
             }
         }
@@ -103,7 +105,7 @@ fn random_patches_trees_only_use_their_features() {
             .collect();
         assert!(used.len() <= 3);
         // Subsampling without replacement: 250 distinct rows at the root.
-        assert_eq!(t.sample_counts()[0], 250);
+        assert_eq!(t.node_stats().n_samples[0], 250);
     }
 }
 
@@ -112,8 +114,9 @@ fn bootstrap_draws_n_rows_with_replacement() {
     let mut p = base();
     p.max_samples = Some(SampleCount::Count(300));
     for t in fit(&p).trees() {
-        assert_eq!(t.weights()[0], 300.0); // weights count repeated draws
-        assert!(t.sample_counts()[0] < 300); // distinct rows
+        let s = t.node_stats();
+        assert_eq!(s.weight[0], 300.0); // weights count repeated draws
+        assert!(s.n_samples[0] < 300); // distinct rows
     }
 }
 

@@ -17,7 +17,7 @@ pub use targets::Targets;
 use crate::error::{ForestError, Result};
 
 /// A feature type the engine reads directly: `f32` or `f64` inputs, `u8` bin codes.
-pub trait Feature: Copy + PartialOrd + Send + Sync + std::fmt::Debug + 'static {
+pub trait Feature: Copy + Default + PartialOrd + Send + Sync + std::fmt::Debug + 'static {
     /// Widening conversion used for thresholds and comparisons.
     fn to_f64(self) -> f64;
     /// Whether the value is neither NaN nor infinite.

@@ -14,6 +14,7 @@ use crate::parallel::map_ordered;
 use crate::params::{CriterionKind, ForestParams, Resolved, SplitterKind};
 use crate::tree::builder::Grower;
 use crate::tree::criterion::{Criterion, Entropy, Gini, SquaredError};
+use crate::tree::growing::GrowingTree;
 use crate::tree::multiway;
 use crate::tree::splitter::{BestThreshold, HistThreshold, RandomThreshold, ThresholdRule};
 use crate::tree::Tree;
@@ -173,10 +174,9 @@ impl<'a, T: Feature> FitSession<'a, T> {
         if samples.is_empty() && matches!(self.targets, Targets::Classes { .. }) {
             // Only zero-weight rows were drawn: predict the uniform distribution.
             let v = 1.0 / width as f64;
-            tree.value.iter_mut().for_each(|x| *x = v);
+            tree.fill_values(v);
         }
-        tree.finalize(p.criterion);
-        tree
+        tree.finish(p.criterion)
     }
 }
 
@@ -191,7 +191,7 @@ fn grow<T: Feature, C: Criterion>(
     p: &Resolved,
     width: usize,
     rng: &mut crate::rng::TreeRng,
-) -> Tree {
+) -> GrowingTree {
     fn binary<T: Feature, C: Criterion, R: ThresholdRule>(
         x: Matrix<'_, T>,
         crit: &C,
@@ -201,7 +201,7 @@ fn grow<T: Feature, C: Criterion>(
         p: &Resolved,
         width: usize,
         rng: &mut crate::rng::TreeRng,
-    ) -> Tree {
+    ) -> GrowingTree {
         let mut g = Grower::new(x, crit, ws, samples, p, width);
         g.grow::<R>(samples, features, rng);
         g.tree

@@ -50,9 +50,11 @@ impl Forest {
         }
         let scale = 1.0 / self.trees.len() as f64;
         let rows = crate::forest::row_chunk(x.n_rows());
+        // Derived once per tree (not per row chunk): the trees keep leaf statistics only.
+        let impurities =
+            crate::parallel::map_ordered(self.trees.len(), |k| self.trees[k].node_stats().impurity);
         chunks_mut(&mut out, rows * p, |k, chunk| {
-            for tree in &self.trees {
-                let imp = tree.impurities();
+            for (tree, imp) in self.trees.iter().zip(&impurities) {
                 for (r, acc) in chunk.chunks_mut(p).enumerate() {
                     on_path(tree, &x, k * rows + r, |t, c, f| acc[f] += imp[t] - imp[c]);
                 }
@@ -161,14 +163,15 @@ fn path_gain<T: Feature>(
     if total <= 0.0 {
         return imp;
     }
-    let root = tree.value(0);
+    let stats = tree.node_stats();
+    let root = stats.value(0);
     let mut centred = vec![0.0; w];
     for &(i, wi) in rows {
         for k in 0..w {
             centred[k] = targets[i * w + k] - root[k];
         }
         on_path(tree, x, i, |t, c, f| {
-            let (vt, vc) = (tree.value(t), tree.value(c));
+            let (vt, vc) = (stats.value(t), stats.value(c));
             let gain: f64 = (0..w).map(|k| (vc[k] - vt[k]) * centred[k]).sum();
             imp[f] += wi * gain;
         });

@@ -42,12 +42,13 @@ pub fn mdi_node_depths(tree: &Tree, multiway: bool) -> Vec<usize> {
 /// `n_depths − 1` are credited to the last column (never the case with
 /// [`Forest::mdi_depth_count`]).
 pub fn tree_mdi_by_depth(tree: &Tree, multiway: bool, n_depths: usize, out: &mut [f64]) {
-    let root = tree.weights().first().copied().unwrap_or(0.0);
+    let stats = tree.node_stats();
+    let (w, imp) = (&stats.weight, &stats.impurity);
+    let root = w.first().copied().unwrap_or(0.0);
     if root <= 0.0 || n_depths == 0 {
         return;
     }
     let depth = mdi_node_depths(tree, multiway);
-    let (w, imp) = (tree.weights(), tree.impurities());
     for t in 0..tree.len() {
         let Some((l, r)) = tree.children(t) else {
             continue;

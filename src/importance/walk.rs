@@ -132,6 +132,9 @@ impl<'a> NodeLoss<'a> {
     pub(crate) fn new(tree: &Tree, targets: Targets<'a>) -> Self {
         let mut prediction: Vec<f64> = (0..tree.len())
             .map(|t| {
+                if !tree.is_leaf(t) {
+                    return f64::NAN; // set by the scan below
+                }
                 let v = tree.value(t);
                 match targets {
                     Targets::Classes { .. } => {

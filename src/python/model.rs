@@ -290,15 +290,12 @@ impl PyForest {
             .map(|i| if t.is_leaf(i) { -2.0 } else { t.threshold(i) })
             .collect();
         d.set_item("threshold", thr.into_pyarray(py))?;
-        d.set_item("impurity", t.impurities().to_vec().into_pyarray(py))?;
-        let counts: Vec<i64> = t.sample_counts().iter().map(|&c| i64::from(c)).collect();
+        let s = t.node_stats();
+        let counts: Vec<i64> = s.n_samples.iter().map(|&c| i64::from(c)).collect();
         d.set_item("n_node_samples", counts.into_pyarray(py))?;
-        d.set_item(
-            "weighted_n_node_samples",
-            t.weights().to_vec().into_pyarray(py),
-        )?;
-        let values: Vec<f64> = (0..t.len()).flat_map(|i| t.value(i).to_vec()).collect();
-        d.set_item("value", rows_to_array(py, values, t.len(), t.width())?)?;
+        d.set_item("impurity", s.impurity.into_pyarray(py))?;
+        d.set_item("weighted_n_node_samples", s.weight.into_pyarray(py))?;
+        d.set_item("value", rows_to_array(py, s.value, t.len(), t.width())?)?;
         Ok(d)
     }
 

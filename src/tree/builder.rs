@@ -9,8 +9,9 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use super::criterion::Criterion;
+use super::growing::GrowingTree;
 use super::splitter::{find_split, NodeCtx, NodeRows, Scratch, Split, ThresholdRule};
-use super::{Tree, LEAF};
+use super::LEAF;
 use crate::data::{Feature, Matrix};
 use crate::params::Resolved;
 use crate::rng::TreeRng;
@@ -44,7 +45,7 @@ pub(crate) struct Grower<'a, T: Feature, C: Criterion> {
     value: Vec<f64>,
     root_weight: f64,
     min_weight_leaf: f64,
-    pub tree: Tree,
+    pub tree: GrowingTree,
 }
 
 impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
@@ -71,7 +72,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             value: vec![0.0; width],
             root_weight,
             min_weight_leaf: params.min_weight_fraction_leaf * root_weight,
-            tree: Tree::with_capacity(width, 2 * samples.len().min(1 << 16)),
+            tree: GrowingTree::with_capacity(width, 2 * samples.len().min(1 << 16)),
         }
     }
 

@@ -6,17 +6,21 @@
 //! sequential in memory. Children have larger ids than their parent, so bottom-up passes
 //! are a reverse scan. Leaves have `right == LEAF`.
 //!
-//! Only leaf statistics are primary: the weight, sample count and value of an internal node
-//! are derived from its children ([`Tree::finalize`]), and classification impurities from
-//! the values. A fitted tree and the same tree loaded from bytes are therefore identical
-//! bit for bit, and so are their importances.
+//! Only primary data is kept: the split fields of every node and the statistics of the
+//! leaves (a leaf's `feature` field holds its index in the leaf arrays). The weight, sample
+//! count, value and impurity of an internal node follow from its leaves and are derived on
+//! demand ([`Tree::node_stats`]) by the importance code, so a forest in memory is about
+//! the size of its model bytes, and a fitted tree and the same tree loaded from bytes are
+//! identical bit for bit.
 //!
 //! Module map: `criterion` (impurities), `splitter` (one node's split), `sort` (radix sort of
-//! packed keys), `builder` (growing a
-//! tree depth-first or best-first), `multiway` (multiway trees stored as binary chains).
+//! packed keys), `gather` (reading candidate features at a node's rows), `builder` (growing a tree depth-first or best-first), `growing` (the
+//! tree while it grows), `multiway` (multiway trees stored as binary chains).
 
 pub(crate) mod builder;
 pub mod criterion;
+mod gather;
+pub(crate) mod growing;
 pub mod multiway;
 mod sort;
 pub(crate) mod splitter;
@@ -35,6 +39,7 @@ const WALK_LANES: usize = 8;
 pub(crate) struct SplitNode {
     /// `x ≤ threshold` goes to the left child `t + 1`.
     pub threshold: f64,
+    /// Split feature; for a leaf, its index in the leaf arrays.
     pub feature: u32,
     /// Right child, or `LEAF`.
     pub right: u32,
@@ -44,160 +49,87 @@ pub(crate) struct SplitNode {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tree {
     pub(crate) nodes: Vec<SplitNode>,
-    pub(crate) impurity: Vec<f64>,
-    pub(crate) weight: Vec<f64>,
-    pub(crate) n_samples: Vec<u32>,
-    /// `n_nodes × width`: class frequencies, or the mean output.
-    pub(crate) value: Vec<f64>,
+    /// `n_leaves × width`: class frequencies, or the mean output.
+    pub(crate) leaf_value: Vec<f64>,
+    pub(crate) leaf_weight: Vec<f64>,
+    pub(crate) leaf_count: Vec<u32>,
+    /// Regression only (empty for classification, where impurity follows from the value).
+    pub(crate) leaf_impurity: Vec<f64>,
     pub(crate) width: usize,
-    /// Left children while growing (best-first creates nodes out of pre-order); emptied by
-    /// [`Tree::finalize`].
-    build_left: Vec<u32>,
+    pub(crate) criterion: CriterionKind,
+}
+
+/// Statistics of every node of a tree, derived from its leaves by [`Tree::node_stats`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeStats {
+    /// Impurity `i(t)` (in bits for entropy).
+    pub impurity: Vec<f64>,
+    /// Weighted number of (in-bag) samples.
+    pub weight: Vec<f64>,
+    /// Number of distinct in-bag samples.
+    pub n_samples: Vec<u32>,
+    /// `n_nodes × width`: class frequencies, or the mean output.
+    pub value: Vec<f64>,
+    width: usize,
+}
+
+impl NodeStats {
+    /// Value of `node` (class frequencies, or the mean output).
+    pub fn value(&self, node: usize) -> &[f64] {
+        &self.value[node * self.width..(node + 1) * self.width]
+    }
 }
 
 impl Tree {
-    pub(crate) fn with_capacity(width: usize, nodes: usize) -> Self {
-        Tree {
-            nodes: Vec::with_capacity(nodes),
-            impurity: Vec::with_capacity(nodes),
-            weight: Vec::with_capacity(nodes),
-            n_samples: Vec::with_capacity(nodes),
-            value: Vec::with_capacity(nodes * width),
-            width,
-            build_left: Vec::with_capacity(nodes),
-        }
-    }
-
-    /// Appends a leaf and returns its id.
-    pub(crate) fn push_leaf(
-        &mut self,
-        impurity: f64,
-        weight: f64,
-        n_samples: u32,
-        value: &[f64],
-    ) -> u32 {
-        let id = self.nodes.len() as u32;
-        self.nodes.push(SplitNode {
-            threshold: 0.0,
-            feature: 0,
-            right: LEAF,
-        });
-        self.build_left.push(LEAF);
-        self.impurity.push(impurity);
-        self.weight.push(weight);
-        self.n_samples.push(n_samples);
-        self.value.extend_from_slice(value);
-        id
-    }
-
-    /// Turns leaf `node` into an internal node; its children are linked later.
-    pub(crate) fn set_split(&mut self, node: u32, feature: u32, threshold: f64) {
-        let n = &mut self.nodes[node as usize];
-        n.feature = feature;
-        n.threshold = threshold;
-    }
-
-    /// Rewrites every split threshold as `f(feature, threshold)` (bin code → real value).
-    pub(crate) fn map_thresholds(&mut self, f: impl Fn(usize, f64) -> f64) {
-        for n in self.nodes.iter_mut().filter(|n| n.right != LEAF) {
-            n.threshold = f(n.feature as usize, n.threshold);
-        }
-    }
-
-    pub(crate) fn link(&mut self, parent: u32, is_left: bool, child: u32) {
-        if is_left {
-            self.build_left[parent as usize] = child;
-        } else {
-            self.nodes[parent as usize].right = child;
-        }
-    }
-
-    /// Puts the nodes in pre-order (if growing did not), then derives internal-node
-    /// weights, counts, values and (for classification) all impurities from the leaves.
-    pub(crate) fn finalize(&mut self, criterion: CriterionKind) {
-        let in_preorder =
-            (0..self.len()).all(|t| self.is_leaf(t) || self.build_left[t] as usize == t + 1);
-        if !in_preorder {
-            self.reorder();
-        }
-        self.build_left = Vec::new();
-        let w = self.width;
-        for t in (0..self.len()).rev() {
+    /// Every node's statistics. An internal node's weight, count and value are
+    /// combinations of its children's; its impurity is computed from its value
+    /// (classification) or by the law of total variance (regression), so the decrease
+    /// `i(t) − (w_l i_l + w_r i_r)/w_t` is never negative.
+    pub fn node_stats(&self) -> NodeStats {
+        let (n, w) = (self.len(), self.width);
+        let mut s = NodeStats {
+            impurity: vec![0.0; n],
+            weight: vec![0.0; n],
+            n_samples: vec![0; n],
+            value: vec![0.0; n * w],
+            width: w,
+        };
+        let regression = self.criterion == CriterionKind::SquaredError;
+        for t in (0..n).rev() {
             let Some((l, r)) = self.children(t) else {
+                let k = self.nodes[t].feature as usize;
+                s.weight[t] = self.leaf_weight[k];
+                s.n_samples[t] = self.leaf_count[k];
+                s.value[t * w..(t + 1) * w].copy_from_slice(self.value(t));
+                if regression {
+                    s.impurity[t] = self.leaf_impurity[k];
+                }
                 continue;
             };
-            let (wl, wr) = (self.weight[l], self.weight[r]);
+            let (wl, wr) = (s.weight[l], s.weight[r]);
             let wt = wl + wr;
-            self.weight[t] = wt;
-            self.n_samples[t] = self.n_samples[l] + self.n_samples[r];
+            s.weight[t] = wt;
+            s.n_samples[t] = s.n_samples[l] + s.n_samples[r];
             for k in 0..w {
-                let v = if wt > 0.0 {
-                    (wl * self.value[l * w + k] + wr * self.value[r * w + k]) / wt
+                s.value[t * w + k] = if wt > 0.0 {
+                    (wl * s.value[l * w + k] + wr * s.value[r * w + k]) / wt
                 } else {
                     0.0
                 };
-                self.value[t * w + k] = v;
             }
-            if criterion == CriterionKind::SquaredError && wt > 0.0 {
-                // Law of total variance: the node's variance from its children's. The
-                // decrease i(t) − (w_l i_l + w_r i_r)/w_t is then a sum of squares, never
-                // negative, and only leaf impurities need storing.
-                let (vt, vl, vr) = (self.value[t], self.value[l], self.value[r]);
-                self.impurity[t] = (wl * (self.impurity[l] + (vl - vt) * (vl - vt))
-                    + wr * (self.impurity[r] + (vr - vt) * (vr - vt)))
+            if regression && wt > 0.0 {
+                let (vt, vl, vr) = (s.value[t], s.value[l], s.value[r]);
+                s.impurity[t] = (wl * (s.impurity[l] + (vl - vt) * (vl - vt))
+                    + wr * (s.impurity[r] + (vr - vt) * (vr - vt)))
                     / wt;
             }
         }
-        if criterion != CriterionKind::SquaredError {
-            for t in 0..self.len() {
-                self.impurity[t] =
-                    criterion::impurity_of_frequencies(criterion, &self.value[t * w..(t + 1) * w]);
+        if !regression {
+            for t in 0..n {
+                s.impurity[t] = criterion::impurity_of_frequencies(self.criterion, s.value(t));
             }
         }
-        // The arrays were reserved for a large tree: a forest keeps many trees, so give the
-        // slack back (it would stay resident once the allocator reuses the pages).
-        self.nodes.shrink_to_fit();
-        self.impurity.shrink_to_fit();
-        self.weight.shrink_to_fit();
-        self.n_samples.shrink_to_fit();
-        self.value.shrink_to_fit();
-    }
-
-    /// Renumbers the nodes in pre-order using the build-time left links.
-    fn reorder(&mut self) {
-        let n = self.len();
-        let mut order = Vec::with_capacity(n); // new id -> old id
-        let mut stack = vec![0usize];
-        while let Some(t) = stack.pop() {
-            order.push(t);
-            if self.nodes[t].right != LEAF {
-                stack.push(self.nodes[t].right as usize);
-                stack.push(self.build_left[t] as usize);
-            }
-        }
-        let mut new_id = vec![0u32; n];
-        for (new, &old) in order.iter().enumerate() {
-            new_id[old] = new as u32;
-        }
-        let w = self.width;
-        let nodes = order
-            .iter()
-            .map(|&o| {
-                let mut nd = self.nodes[o];
-                if nd.right != LEAF {
-                    nd.right = new_id[nd.right as usize];
-                }
-                nd
-            })
-            .collect();
-        self.nodes = nodes;
-        self.impurity = order.iter().map(|&o| self.impurity[o]).collect();
-        self.weight = order.iter().map(|&o| self.weight[o]).collect();
-        self.n_samples = order.iter().map(|&o| self.n_samples[o]).collect();
-        self.value = order
-            .iter()
-            .flat_map(|&o| self.value[o * w..(o + 1) * w].to_vec())
-            .collect();
+        s
     }
 
     /// Number of nodes.
@@ -228,10 +160,18 @@ impl Tree {
         self.width
     }
 
-    /// Prediction stored at `node`.
+    /// Prediction of leaf `node` (class frequencies, or the mean output). Internal nodes
+    /// have no stored value: see [`Tree::node_stats`].
     #[inline]
     pub fn value(&self, node: usize) -> &[f64] {
-        &self.value[node * self.width..(node + 1) * self.width]
+        debug_assert!(self.is_leaf(node));
+        let k = self.nodes[node].feature as usize;
+        &self.leaf_value[k * self.width..(k + 1) * self.width]
+    }
+
+    /// Number of leaves.
+    pub fn n_leaves(&self) -> usize {
+        self.leaf_weight.len()
     }
 
     /// Split feature of `node` (meaningless at leaves).
@@ -241,18 +181,6 @@ impl Tree {
     /// Split threshold of `node`: `x ≤ threshold` goes left.
     pub fn threshold(&self, node: usize) -> f64 {
         self.nodes[node].threshold
-    }
-    /// Impurity `i(t)` of each node.
-    pub fn impurities(&self) -> &[f64] {
-        &self.impurity
-    }
-    /// Weighted number of (in-bag) samples in each node.
-    pub fn weights(&self) -> &[f64] {
-        &self.weight
-    }
-    /// Number of distinct in-bag samples in each node.
-    pub fn sample_counts(&self) -> &[u32] {
-        &self.n_samples
     }
 
     /// Leaf reached by row `i` of `x`.
@@ -348,7 +276,9 @@ impl Tree {
     /// `Δi(t) = i(t) − (w_L/w_t) i(t_L) − (w_R/w_t) i(t_R)`. In bits for entropy.
     pub fn mdi(&self, n_features: usize) -> Vec<f64> {
         let mut imp = vec![0.0; n_features];
-        let root = self.weight.first().copied().unwrap_or(0.0);
+        let s = self.node_stats();
+        let (w, i) = (&s.weight, &s.impurity);
+        let root = w.first().copied().unwrap_or(0.0);
         if root <= 0.0 {
             return imp;
         }
@@ -356,9 +286,7 @@ impl Tree {
             let Some((l, r)) = self.children(t) else {
                 continue;
             };
-            let dec = self.weight[t] * self.impurity[t]
-                - self.weight[l] * self.impurity[l]
-                - self.weight[r] * self.impurity[r];
+            let dec = w[t] * i[t] - w[l] * i[l] - w[r] * i[r];
             imp[self.nodes[t].feature as usize] += dec / root;
         }
         imp

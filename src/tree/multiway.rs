@@ -30,7 +30,8 @@
 //! siblings grown one after the other see the same used set.
 
 use super::criterion::Criterion;
-use super::{Tree, LEAF};
+use super::growing::GrowingTree;
+use super::LEAF;
 use crate::data::{Feature, Matrix};
 use crate::error::{ForestError, Result};
 use crate::params::Resolved;
@@ -116,7 +117,7 @@ struct Grower<'a, T, C: Criterion> {
     tmp_ws: Vec<f64>,
     /// Groups of every multiway split: `(end row, threshold to the next group)`.
     cuts: Vec<(usize, f64)>,
-    tree: Tree,
+    tree: GrowingTree,
 }
 
 /// Grows one multiway tree over `samples` (the in-bag rows with positive weight, `ws` their
@@ -131,7 +132,7 @@ pub(crate) fn grow<T: Feature, C: Criterion>(
     params: &Resolved,
     width: usize,
     rng: &mut TreeRng,
-) -> Tree {
+) -> GrowingTree {
     let root_weight: f64 = ws.iter().sum();
     let k = crit.stats_len();
     let n = samples.len();
@@ -152,7 +153,7 @@ pub(crate) fn grow<T: Feature, C: Criterion>(
         tmp_ys: Vec::with_capacity(n),
         tmp_ws: Vec::with_capacity(n),
         cuts: Vec::new(),
-        tree: Tree::with_capacity(width, 2 * n.min(1 << 16)),
+        tree: GrowingTree::with_capacity(width, 2 * n.min(1 << 16)),
     };
     let mut stack = vec![Item::Node {
         start: 0,
@@ -183,7 +184,7 @@ pub(crate) fn grow<T: Feature, C: Criterion>(
             Item::Empty { parent } => {
                 let p = parent as usize;
                 g.value.copy_from_slice(g.tree.value(p));
-                let imp = g.tree.impurity[p];
+                let imp = g.tree.impurity(p);
                 let leaf = g.tree.push_leaf(imp, 0.0, 0, &g.value);
                 g.tree.link(parent, false, leaf);
             }

@@ -14,6 +14,7 @@
 //!   RNG stream gives a fixed tree, whatever the scale of the sample weights.
 
 use super::criterion::Criterion;
+use super::gather::{gather_many, MAX_BATCH};
 use super::sort::sort_packed;
 use crate::data::{Feature, Matrix, Packed};
 use crate::rng::TreeRng;
@@ -77,6 +78,9 @@ impl<C: Criterion> NodeCtx<'_, C> {
 /// Per-tree buffers, allocated once and reused by every node.
 pub(crate) struct Scratch<T: Feature, Y> {
     xf: Vec<T>,
+    /// Candidates gathered together (see [`gather_many`]); one is swapped into `xf` to
+    /// be scored.
+    batch: Vec<Vec<T>>,
     /// Right-child rows while partitioning (stable partition keeps samples increasing,
     /// so the next gathers walk each column forward, which the hardware prefetches).
     tmp_samples: Vec<u32>,
@@ -101,6 +105,7 @@ impl<T: Feature, Y: Copy> Scratch<T, Y> {
     pub fn new(n: usize, stats_len: usize) -> Self {
         Scratch {
             xf: Vec::with_capacity(n),
+            batch: (0..MAX_BATCH).map(|_| Vec::new()).collect(),
             tmp_samples: Vec::with_capacity(n),
             tmp_ys: Vec::with_capacity(n),
             tmp_ws: Vec::with_capacity(n),
@@ -316,19 +321,41 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
     let mut undrawn = features.len(); // features[constant..undrawn] not drawn yet
     let mut visited = 0;
     let mut best: Option<(f64, Split)> = None;
+    let mut drawn = [0u32; MAX_BATCH];
+    let mut bounds = [(T::default(), T::default()); MAX_BATCH];
     while visited < max_features && constant < undrawn {
-        let j = constant + rng.below(undrawn - constant);
-        let f = features[j];
-        let (lo, hi) = gather(x, f as usize, rows.samples, &mut s.xf);
-        if hi <= lo {
-            features.swap(j, constant);
-            constant += 1;
-            continue;
+        // Draw the candidates still needed, then gather them in one pass. Each draw is
+        // uniform among the features not drawn and not known constant, so the sequence is
+        // that of drawing one at a time; a constant one is only recognized later.
+        let b = (max_features - visited)
+            .min(undrawn - constant)
+            .min(MAX_BATCH);
+        for d in &mut drawn[..b] {
+            let j = constant + rng.below(undrawn - constant);
+            undrawn -= 1;
+            features.swap(j, undrawn);
+            *d = features[undrawn];
         }
-        undrawn -= 1;
-        features.swap(j, undrawn);
-        visited += 1;
-        if let Some((proxy, threshold)) = R::search(s, ctx, rows, lo, hi, rng) {
+        let batch_end = undrawn + b; // the batch is features[undrawn..batch_end]
+        gather_many(x, &drawn[..b], rows.samples, &mut s.batch, &mut bounds);
+        for k in 0..b {
+            let (f, (lo, hi)) = (drawn[k], bounds[k]);
+            if hi <= lo {
+                // Move f from the batch into the constant prefix: it joins the undrawn range
+                // at its end, then swaps with the range's first feature.
+                let at = features[undrawn..batch_end].iter().position(|&g| g == f);
+                let q = undrawn + at.unwrap_or(0);
+                features.swap(q, undrawn);
+                features.swap(undrawn, constant);
+                undrawn += 1;
+                constant += 1;
+                continue;
+            }
+            visited += 1;
+            std::mem::swap(&mut s.xf, &mut s.batch[k]);
+            let Some((proxy, threshold)) = R::search(s, ctx, rows, lo, hi, rng) else {
+                continue;
+            };
             if best.as_ref().is_none_or(|(bp, _)| better(proxy, *bp)) {
                 best = Some((
                     proxy,
@@ -348,50 +375,6 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
     });
     (split, constant)
 }
-
-/// Copies feature `f` of `samples` into `xf`; returns its (min, max).
-#[inline]
-fn gather<T: Feature>(x: &Matrix<'_, T>, f: usize, samples: &[u32], xf: &mut Vec<T>) -> (T, T) {
-    let first = x.get(samples[0] as usize, f);
-    // Written through a slice of the final length: pushing would store the length on every
-    // iteration.
-    xf.clear();
-    xf.resize(samples.len(), first);
-    let (mut lo, mut hi) = (first, first);
-    let mut put = |dst: &mut T, v: T| {
-        *dst = v;
-        lo = if v < lo { v } else { lo };
-        hi = if v > hi { v } else { hi };
-    };
-    let ahead = samples
-        .iter()
-        .skip(PREFETCH_AHEAD)
-        .map(Some)
-        .chain(std::iter::repeat(None));
-    match x.column(f) {
-        Some(col) => {
-            for ((dst, &i), next) in xf.iter_mut().zip(samples).zip(ahead) {
-                if let Some(&a) = next {
-                    x.prefetch(a as usize, f);
-                }
-                put(dst, col[i as usize]);
-            }
-        }
-        None => {
-            for ((dst, &i), next) in xf.iter_mut().zip(samples).zip(ahead) {
-                if let Some(&a) = next {
-                    x.prefetch(a as usize, f);
-                }
-                put(dst, x.get(i as usize, f));
-            }
-        }
-    }
-    (lo, hi)
-}
-
-/// How many samples ahead the gather asks for a value: deep nodes read a column at
-/// scattered rows, so each read is a cache miss unless it was requested early.
-const PREFETCH_AHEAD: usize = 32;
 
 impl<T: Feature, Y: Copy> Scratch<T, Y> {
     /// Stable partition of the node rows by the best candidate's values: rows with

@@ -1,0 +1,125 @@
+//! Reading candidate features at a node's rows ("gathering"), the memory-bound part of
+//! growing a tree: deep nodes read X at scattered rows, so every read is a cache miss
+//! unless it was requested early or shares a cache line with another one.
+
+use crate::data::{Feature, Matrix};
+
+/// Candidates gathered in one pass at most (each needs a node-sized buffer).
+pub(crate) const MAX_BATCH: usize = 4;
+
+/// How many samples ahead the gather asks for a value.
+const PREFETCH_AHEAD: usize = 32;
+
+/// Copies features `fs` of `samples` into `cols[k]` and returns the (min, max) of each in
+/// `bounds[k]`. When X is row-major the candidates of a row are read together, so values
+/// that share a cache line cost one miss instead of one each.
+pub(crate) fn gather_many<T: Feature>(
+    x: &Matrix<'_, T>,
+    fs: &[u32],
+    samples: &[u32],
+    cols: &mut [Vec<T>],
+    bounds: &mut [(T, T)],
+) {
+    let row_major = x.row(samples[0] as usize).is_some();
+    match fs.len() {
+        2 if row_major => gather_rows::<T, 2>(x, fs, samples, cols, bounds),
+        3 if row_major => gather_rows::<T, 3>(x, fs, samples, cols, bounds),
+        4 if row_major => gather_rows::<T, 4>(x, fs, samples, cols, bounds),
+        _ => {
+            for ((&f, col), b) in fs.iter().zip(cols.iter_mut()).zip(bounds.iter_mut()) {
+                *b = gather(x, f as usize, samples, col);
+            }
+        }
+    }
+}
+
+/// [`gather_many`] of `B` features of a row-major X (`B` fixed, so the per-row loop over
+/// the candidates unrolls).
+fn gather_rows<T: Feature, const B: usize>(
+    x: &Matrix<'_, T>,
+    fs: &[u32],
+    samples: &[u32],
+    cols: &mut [Vec<T>],
+    bounds: &mut [(T, T)],
+) {
+    let fs: [usize; B] = std::array::from_fn(|k| fs[k] as usize);
+    let n = samples.len();
+    let first = x
+        .row(samples[0] as usize)
+        .map_or([T::default(); B], |r| fs.map(|f| r[f]));
+    let mut lo = first;
+    let mut hi = first;
+    let out: [&mut [T]; B] = {
+        let mut it = cols.iter_mut();
+        std::array::from_fn(|k| {
+            let col = it.next().expect("MAX_BATCH columns");
+            col.clear();
+            col.resize(n, first[k]);
+            &mut col[..]
+        })
+    };
+    for (j, &i) in samples.iter().enumerate() {
+        if let Some(&a) = samples.get(j + PREFETCH_AHEAD) {
+            for f in fs {
+                x.prefetch(a as usize, f);
+            }
+        }
+        let Some(row) = x.row(i as usize) else {
+            continue; // never: row-major without shadows
+        };
+        for k in 0..B {
+            let v = row[fs[k]];
+            out[k][j] = v;
+            lo[k] = if v < lo[k] { v } else { lo[k] };
+            hi[k] = if v > hi[k] { v } else { hi[k] };
+        }
+    }
+    for k in 0..B {
+        bounds[k] = (lo[k], hi[k]);
+    }
+}
+
+/// Copies feature `f` of `samples` into `xf`; returns its (min, max).
+#[inline]
+pub(crate) fn gather<T: Feature>(
+    x: &Matrix<'_, T>,
+    f: usize,
+    samples: &[u32],
+    xf: &mut Vec<T>,
+) -> (T, T) {
+    let first = x.get(samples[0] as usize, f);
+    // Written through a slice of the final length: pushing would store the length on every
+    // iteration.
+    xf.clear();
+    xf.resize(samples.len(), first);
+    let (mut lo, mut hi) = (first, first);
+    let mut put = |dst: &mut T, v: T| {
+        *dst = v;
+        lo = if v < lo { v } else { lo };
+        hi = if v > hi { v } else { hi };
+    };
+    let ahead = samples
+        .iter()
+        .skip(PREFETCH_AHEAD)
+        .map(Some)
+        .chain(std::iter::repeat(None));
+    match x.column(f) {
+        Some(col) => {
+            for ((dst, &i), next) in xf.iter_mut().zip(samples).zip(ahead) {
+                if let Some(&a) = next {
+                    x.prefetch(a as usize, f);
+                }
+                put(dst, col[i as usize]);
+            }
+        }
+        None => {
+            for ((dst, &i), next) in xf.iter_mut().zip(samples).zip(ahead) {
+                if let Some(&a) = next {
+                    x.prefetch(a as usize, f);
+                }
+                put(dst, x.get(i as usize, f));
+            }
+        }
+    }
+    (lo, hi)
+}
