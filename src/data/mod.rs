@@ -161,6 +161,21 @@ pub enum Layout {
     ColumnMajor,
 }
 
+/// Hints the CPU to load `v` into cache; changes no result.
+#[inline(always)]
+pub(crate) fn prefetch<T>(v: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching a valid reference only affects the cache.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(
+            (v as *const T).cast::<i8>(),
+            std::arch::x86_64::_MM_HINT_T0,
+        )
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = v;
+}
+
 /// A borrowed `n_rows × n_cols` dense matrix.
 #[derive(Clone, Copy, Debug)]
 pub struct Matrix<'a, T> {
@@ -268,18 +283,9 @@ impl<'a, T: Feature> Matrix<'a, T> {
             Layout::RowMajor => i * self.stored_cols + j,
             Layout::ColumnMajor => j * self.n_rows + i,
         };
-        #[cfg(target_arch = "x86_64")]
         if let Some(v) = self.data.get(k) {
-            // SAFETY: prefetching a valid reference only affects the cache.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch(
-                    (v as *const T).cast::<i8>(),
-                    std::arch::x86_64::_MM_HINT_T0,
-                )
-            };
+            prefetch(v);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = k;
     }
 
     /// Column `j` as a contiguous slice, when the layout allows it (never for a shadow).
@@ -289,6 +295,16 @@ impl<'a, T: Feature> Matrix<'a, T> {
             Layout::ColumnMajor if j < self.stored_cols => {
                 Some(&self.data[j * self.n_rows..(j + 1) * self.n_rows])
             }
+            _ => None,
+        }
+    }
+
+    /// The stored values when they are the rows one after another (row-major, no
+    /// shadows): `x[i, j]` is `data[i * n_cols + j]`.
+    #[inline]
+    pub fn row_major_data(&self) -> Option<&'a [T]> {
+        match (self.layout, self.shadow) {
+            (Layout::RowMajor, None) => Some(self.data),
             _ => None,
         }
     }

@@ -106,7 +106,16 @@ impl Forest {
             let mut leaves = vec![0u32; chunk.len() / w];
             for tree in &self.trees {
                 tree.leaves(&x, first, &mut leaves);
-                for (acc, &leaf) in chunk.chunks_mut(w).zip(leaves.iter()) {
+                // Leaf values are scattered reads: ask for them a few rows ahead.
+                let ahead = leaves
+                    .iter()
+                    .skip(8)
+                    .map(Some)
+                    .chain(std::iter::repeat(None));
+                for ((acc, &leaf), next) in chunk.chunks_mut(w).zip(leaves.iter()).zip(ahead) {
+                    if let Some(&a) = next {
+                        tree.prefetch_value(a as usize);
+                    }
                     for (a, v) in acc.iter_mut().zip(tree.value(leaf as usize)) {
                         *a += v;
                     }

@@ -169,6 +169,16 @@ impl Tree {
         &self.leaf_value[k * self.width..(k + 1) * self.width]
     }
 
+    /// Hints the CPU to load the value of leaf `node` (see [`Tree::value`]).
+    #[inline(always)]
+    pub fn prefetch_value(&self, node: usize) {
+        if let Some(nd) = self.nodes.get(node) {
+            if let Some(v) = self.leaf_value.get(nd.feature as usize * self.width) {
+                crate::data::prefetch(v);
+            }
+        }
+    }
+
     /// Number of leaves.
     pub fn n_leaves(&self) -> usize {
         self.leaf_weight.len()
@@ -210,32 +220,58 @@ impl Tree {
     }
 
     /// Leaves reached by the rows `first..first + out.len()` of `x`, written to `out`.
-    ///
-    /// Rows descend [`WALK_LANES`] at a time, one level per round: a descent is a chain of
-    /// dependent loads, and interleaving independent chains keeps several loads in flight.
     pub fn leaves<T: Feature>(&self, x: &Matrix<'_, T>, first: usize, out: &mut [u32]) {
-        for (g, group) in out.chunks_mut(WALK_LANES).enumerate() {
-            let base = first + g * WALK_LANES;
-            let mut at = [0usize; WALK_LANES];
-            let mut moving = true;
-            while moving {
-                moving = false;
-                for (lane, t) in at.iter_mut().enumerate().take(group.len()) {
-                    let nd = &self.nodes[*t];
-                    if nd.right == LEAF {
-                        continue;
-                    }
-                    moving = true;
-                    let v = x.get(base + lane, nd.feature as usize);
-                    *t = if v.to_f64() <= nd.threshold {
-                        *t + 1
+        match x.row_major_data() {
+            Some(data) => {
+                let p = x.n_cols();
+                self.descend_lanes(out, |r, f| data[(first + r) * p + f].to_f64())
+            }
+            None => self.descend_lanes(out, |r, f| x.get(first + r, f).to_f64()),
+        }
+    }
+
+    /// Leaf of every row `r < out.len()` whose feature `f` reads `value(r, f)`.
+    ///
+    /// [`WALK_LANES`] rows descend together, one level per round: a descent is a chain of
+    /// dependent loads, and interleaving independent chains keeps several loads in flight.
+    /// A lane that reaches its leaf takes the next row at once, so short paths do not
+    /// wait for long ones.
+    #[inline(always)]
+    fn descend_lanes(&self, out: &mut [u32], value: impl Fn(usize, usize) -> f64) {
+        const IDLE: usize = usize::MAX;
+        let n = out.len();
+        let mut row = [IDLE; WALK_LANES];
+        let mut node = [0usize; WALK_LANES];
+        let mut next = n.min(WALK_LANES);
+        for (l, r) in row.iter_mut().enumerate().take(next) {
+            *r = l;
+        }
+        let mut busy = next;
+        while busy > 0 {
+            for l in 0..WALK_LANES {
+                let r = row[l];
+                if r == IDLE {
+                    continue;
+                }
+                let t = node[l];
+                let nd = &self.nodes[t];
+                if nd.right != LEAF {
+                    node[l] = if value(r, nd.feature as usize) <= nd.threshold {
+                        t + 1
                     } else {
                         nd.right as usize
                     };
+                    continue;
                 }
-            }
-            for (leaf, &t) in group.iter_mut().zip(&at) {
-                *leaf = t as u32;
+                out[r] = t as u32;
+                node[l] = 0;
+                if next < n {
+                    row[l] = next;
+                    next += 1;
+                } else {
+                    row[l] = IDLE;
+                    busy -= 1;
+                }
             }
         }
     }
