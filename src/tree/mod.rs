@@ -9,13 +9,15 @@
 //! Only primary data is kept: the split fields of every node and the statistics of the
 //! leaves (a leaf's `feature` field holds its index in the leaf arrays). The weight, sample
 //! count, value and impurity of an internal node follow from its leaves and are derived on
-//! demand ([`Tree::node_stats`]) by the importance code, so a forest in memory is about
-//! the size of its model bytes, and a fitted tree and the same tree loaded from bytes are
-//! identical bit for bit.
+//! demand ([`Tree::node_stats`]) by the importance code. A forest in memory is then about
+//! 1.5× its model bytes (fixed-size nodes for prediction, where the model format packs
+//! varints), and a fitted tree and the same tree loaded from bytes are identical bit for
+//! bit.
 //!
-//! Module map: `criterion` (impurities), `splitter` (one node's split), `sort` (radix sort of
-//! packed keys), `gather` (reading candidate features at a node's rows), `builder` (growing a tree depth-first or best-first), `growing` (the
-//! tree while it grows), `multiway` (multiway trees stored as binary chains).
+//! Module map: `criterion` (impurities), `splitter` (one node's split), `gather` (reading
+//! candidate features at a node's rows), `sort` (radix sort of packed keys), `builder`
+//! (growing a tree depth-first or best-first), `growing` (the tree while it grows),
+//! `multiway` (multiway trees stored as binary chains).
 
 pub(crate) mod builder;
 pub mod criterion;
