@@ -10,8 +10,9 @@
 //! 20      …     payload: postcard encoding of `ForestRepr`
 //! ```
 //! Only primary data is written (split structure, thresholds, leaf statistics), which is
-//! also all a [`Tree`] keeps in memory, so a loaded model equals the saved one. Loading validates everything a later traversal relies on
-//! (child ids, feature ids, array lengths, parameters), so no input can make it panic.
+//! also all a [`Tree`] keeps in memory, so a loaded model equals the saved one. Loading
+//! validates everything a later traversal relies on (child ids, feature ids, array lengths,
+//! parameters), so no input can make it panic.
 
 use serde::{Deserialize, Serialize};
 
@@ -290,6 +291,48 @@ mod tests {
     use super::*;
     use crate::{Forest, ForestParams, Layout, Matrix, Targets};
 
+    /// A model file of format `version` around `repr`.
+    fn envelope(version: u16, repr: &ForestRepr) -> Vec<u8> {
+        let payload = postcard::to_allocvec(repr).unwrap();
+        let mut out = Vec::new();
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&version.to_le_bytes());
+        out.extend_from_slice(&0u16.to_le_bytes());
+        out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+        out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+        out.extend_from_slice(&payload);
+        out
+    }
+
+    /// Leaf counts are summed into internal nodes on demand: huge ones from a crafted file
+    /// must not overflow (a panic in debug builds).
+    #[test]
+    fn huge_leaf_counts_do_not_overflow() {
+        let x: Vec<f64> = (0..200).map(|i| ((i * 37) % 101) as f64).collect();
+        let y: Vec<u32> = (0..100)
+            .map(|i| u32::from(x[2 * i] > x[2 * i + 1]))
+            .collect();
+        let m = Matrix::new(&x, 100, 2, Layout::RowMajor).unwrap();
+        let mut p = ForestParams::random_forest(CriterionKind::Gini);
+        p.n_estimators = 2;
+        let f = Forest::fit(&p, m, Targets::classes(&y, 2).unwrap(), None).unwrap();
+        let mut repr = ForestRepr {
+            crate_version: "0.1.0".into(),
+            params: f.params.clone(),
+            n_classes: 2,
+            trees: f.trees.iter().map(TreeRepr::from_tree).collect(),
+        };
+        for r in &mut repr.trees {
+            r.leaf_count.iter_mut().for_each(|c| *c = u32::MAX);
+        }
+        let g = Forest::from_bytes(&envelope(FORMAT_VERSION, &repr)).unwrap();
+        for t in g.trees() {
+            assert!(t.len() > 1);
+            assert_eq!(t.node_stats().n_samples[0], u32::MAX);
+        }
+        assert_eq!(g.importances(false), f.importances(false));
+    }
+
     /// A regression model written in format 1 (every node's impurity) still loads: same
     /// structure, values and leaf impurities; internal impurities are derived.
     #[test]
@@ -310,15 +353,7 @@ mod tests {
             assert_eq!(r.impurity.len(), t.len().div_ceil(2)); // leaves only
             r.impurity = t.node_stats().impurity;
         }
-        let payload = postcard::to_allocvec(&repr).unwrap();
-        let mut v1 = Vec::new();
-        v1.extend_from_slice(MAGIC);
-        v1.extend_from_slice(&1u16.to_le_bytes());
-        v1.extend_from_slice(&0u16.to_le_bytes());
-        v1.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-        v1.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
-        v1.extend_from_slice(&payload);
-        let g = Forest::from_bytes(&v1).unwrap();
+        let g = Forest::from_bytes(&envelope(1, &repr)).unwrap();
         assert_eq!(g, f);
         // Written by this version, the same tree as read through version 2.
         assert!(Forest::from_bytes(&f.to_bytes().unwrap()).unwrap() == f);

@@ -111,7 +111,8 @@ impl Tree {
             let (wl, wr) = (s.weight[l], s.weight[r]);
             let wt = wl + wr;
             s.weight[t] = wt;
-            s.n_samples[t] = s.n_samples[l] + s.n_samples[r];
+            // Saturating: counts come from model bytes too, and must not overflow.
+            s.n_samples[t] = s.n_samples[l].saturating_add(s.n_samples[r]);
             for k in 0..w {
                 s.value[t * w + k] = if wt > 0.0 {
                     (wl * s.value[l * w + k] + wr * s.value[r * w + k]) / wt
