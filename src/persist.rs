@@ -213,6 +213,18 @@ fn check_params(p: &Resolved, n_classes: usize, n_trees: usize) -> Result<()> {
     }
 }
 
+/// The header of the format (magic, `version`, flags, length, CRC-32), then `payload`.
+fn envelope(version: u16, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER + payload.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&version.to_le_bytes());
+    out.extend_from_slice(&0u16.to_le_bytes());
+    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    out.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+    out.extend_from_slice(payload);
+    out
+}
+
 impl Forest {
     /// Serializes the model into the versioned format described in [`crate::persist`].
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
@@ -223,14 +235,7 @@ impl Forest {
             trees: self.trees.iter().map(TreeRepr::from_tree).collect(),
         };
         let payload = postcard::to_allocvec(&repr).map_err(|e| decode_err(e.to_string()))?;
-        let mut out = Vec::with_capacity(HEADER + payload.len());
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        out.extend_from_slice(&0u16.to_le_bytes());
-        out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-        out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
-        out.extend_from_slice(&payload);
-        Ok(out)
+        Ok(envelope(FORMAT_VERSION, &payload))
     }
 
     /// Reads a model written by [`Forest::to_bytes`]; any damage gives an error, never a panic.
@@ -292,16 +297,8 @@ mod tests {
     use crate::{Forest, ForestParams, Layout, Matrix, Targets};
 
     /// A model file of format `version` around `repr`.
-    fn envelope(version: u16, repr: &ForestRepr) -> Vec<u8> {
-        let payload = postcard::to_allocvec(repr).unwrap();
-        let mut out = Vec::new();
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&version.to_le_bytes());
-        out.extend_from_slice(&0u16.to_le_bytes());
-        out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-        out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
-        out.extend_from_slice(&payload);
-        out
+    fn file(version: u16, repr: &ForestRepr) -> Vec<u8> {
+        envelope(version, &postcard::to_allocvec(repr).unwrap())
     }
 
     /// Leaf counts are summed into internal nodes on demand: huge ones from a crafted file
@@ -325,7 +322,7 @@ mod tests {
         for r in &mut repr.trees {
             r.leaf_count.iter_mut().for_each(|c| *c = u32::MAX);
         }
-        let g = Forest::from_bytes(&envelope(FORMAT_VERSION, &repr)).unwrap();
+        let g = Forest::from_bytes(&file(FORMAT_VERSION, &repr)).unwrap();
         for t in g.trees() {
             assert!(t.len() > 1);
             assert_eq!(t.node_stats().n_samples[0], u32::MAX);
@@ -353,7 +350,7 @@ mod tests {
             assert_eq!(r.impurity.len(), t.len().div_ceil(2)); // leaves only
             r.impurity = t.node_stats().impurity;
         }
-        let g = Forest::from_bytes(&envelope(1, &repr)).unwrap();
+        let g = Forest::from_bytes(&file(1, &repr)).unwrap();
         assert_eq!(g, f);
         // Written by this version, the same tree as read through version 2.
         assert!(Forest::from_bytes(&f.to_bytes().unwrap()).unwrap() == f);
