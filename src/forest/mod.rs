@@ -17,10 +17,21 @@ use crate::tree::Tree;
 
 pub use fit::FitSession;
 
-/// Rows per parallel prediction task, large enough that each tree is walked by many rows
-/// while its nodes are in cache, small enough to give every thread a few tasks.
+/// Rows per parallel task of a row-by-row walk, large enough that each tree is walked by
+/// many rows while its nodes are in cache, small enough to give every thread a few tasks.
 pub(crate) fn row_chunk(n_rows: usize) -> usize {
     (n_rows / (4 * crate::parallel::current_threads())).clamp(64, 4096)
+}
+
+/// Rows per parallel task of a block descent ([`Tree::leaves`]): one block per thread, so
+/// each tree is read once per thread, unless the block's rows would no longer fit in cache.
+pub(crate) fn block_rows<T: Feature>(x: &Matrix<'_, T>) -> usize {
+    const BLOCK_BYTES: usize = 4 << 20;
+    let row_bytes = x.n_cols().max(1) * std::mem::size_of::<T>();
+    let fits = (BLOCK_BYTES / row_bytes).max(64);
+    x.n_rows()
+        .div_ceil(crate::parallel::current_threads())
+        .clamp(64, fits)
 }
 
 /// A fitted ensemble of binary trees.
@@ -100,26 +111,18 @@ impl Forest {
         let w = self.width();
         let mut out = vec![0.0; x.n_rows() * w];
         let scale = 1.0 / self.trees.len() as f64;
-        let rows = row_chunk(x.n_rows());
+        let rows = block_rows(&x);
         chunks_mut(&mut out, rows * w, |k, chunk| {
             let first = k * rows;
-            let mut leaves = vec![0u32; chunk.len() / w];
             for tree in &self.trees {
-                tree.leaves(&x, first, &mut leaves);
-                // Leaf values are scattered reads: ask for them a few rows ahead.
-                let ahead = leaves
-                    .iter()
-                    .skip(8)
-                    .map(Some)
-                    .chain(std::iter::repeat(None));
-                for ((acc, &leaf), next) in chunk.chunks_mut(w).zip(leaves.iter()).zip(ahead) {
-                    if let Some(&a) = next {
-                        tree.prefetch_value(a as usize);
-                    }
-                    for (a, v) in acc.iter_mut().zip(tree.value(leaf as usize)) {
+                // Each row reaches one leaf per tree, and the trees come in order, so
+                // every row sums its trees in tree order.
+                let block = (0..(chunk.len() / w) as u32).collect();
+                tree.descend(&x, first, block, |leaf, r| {
+                    for (a, v) in chunk[r * w..(r + 1) * w].iter_mut().zip(tree.value(leaf)) {
                         *a += v;
                     }
-                }
+                });
             }
             chunk.iter_mut().for_each(|a| *a *= scale);
         });

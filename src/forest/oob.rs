@@ -45,20 +45,23 @@ impl Forest {
         let n = x.n_rows();
         // Interleave the count with the values so one parallel pass fills both.
         let mut out = vec![0.0; n * (w + 1)];
-        let rows = super::row_chunk(n);
+        let rows = super::block_rows(&x);
         chunks_mut(&mut out, rows * (w + 1), |k, chunk| {
+            let first = k * rows;
             for (tree, bag) in self.trees.iter().zip(&bags) {
-                for (r, acc) in chunk.chunks_mut(w + 1).enumerate() {
-                    let i = k * rows + r;
-                    if bag[i / 64] >> (i % 64) & 1 == 1 {
-                        continue;
-                    }
-                    let leaf = tree.leaf(&x, i);
+                let out_of_bag = (0..(chunk.len() / (w + 1)) as u32)
+                    .filter(|&r| {
+                        let i = first + r as usize;
+                        bag[i / 64] >> (i % 64) & 1 == 0
+                    })
+                    .collect();
+                tree.descend(&x, first, out_of_bag, |leaf, r| {
+                    let acc = &mut chunk[r * (w + 1)..(r + 1) * (w + 1)];
                     for (a, v) in acc[..w].iter_mut().zip(tree.value(leaf)) {
                         *a += v;
                     }
                     acc[w] += 1.0;
-                }
+                });
             }
         });
         let mut values = Vec::with_capacity(n * w);

@@ -17,10 +17,12 @@
 //! Module map: `criterion` (impurities), `splitter` (one node's split), `gather` (reading
 //! candidate features at a node's rows), `sort` (radix sort of packed keys), `builder`
 //! (growing a tree depth-first or best-first), `growing` (the tree while it grows),
-//! `multiway` (multiway trees stored as binary chains).
+//! `multiway` (multiway trees stored as binary chains), `descend` (prediction: the leaf
+//! each row reaches).
 
 pub(crate) mod builder;
 pub mod criterion;
+mod descend;
 mod gather;
 pub(crate) mod growing;
 pub mod multiway;
@@ -32,9 +34,6 @@ use crate::params::CriterionKind;
 
 /// Child id marking a leaf.
 pub const LEAF: u32 = u32::MAX;
-
-/// Rows walked down a tree together by [`Tree::leaves`].
-const WALK_LANES: usize = 8;
 
 /// The split fields of a node, packed for prediction.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -219,63 +218,6 @@ impl Tree {
             } else {
                 nd.right as usize
             };
-        }
-    }
-
-    /// Leaves reached by the rows `first..first + out.len()` of `x`, written to `out`.
-    pub fn leaves<T: Feature>(&self, x: &Matrix<'_, T>, first: usize, out: &mut [u32]) {
-        match x.row_major_data() {
-            Some(data) => {
-                let p = x.n_cols();
-                self.descend_lanes(out, |r, f| data[(first + r) * p + f].to_f64())
-            }
-            None => self.descend_lanes(out, |r, f| x.get(first + r, f).to_f64()),
-        }
-    }
-
-    /// Leaf of every row `r < out.len()` whose feature `f` reads `value(r, f)`.
-    ///
-    /// [`WALK_LANES`] rows descend together, one level per round: a descent is a chain of
-    /// dependent loads, and interleaving independent chains keeps several loads in flight.
-    /// A lane that reaches its leaf takes the next row at once, so short paths do not
-    /// wait for long ones.
-    #[inline(always)]
-    fn descend_lanes(&self, out: &mut [u32], value: impl Fn(usize, usize) -> f64) {
-        const IDLE: usize = usize::MAX;
-        let n = out.len();
-        let mut row = [IDLE; WALK_LANES];
-        let mut node = [0usize; WALK_LANES];
-        let mut next = n.min(WALK_LANES);
-        for (l, r) in row.iter_mut().enumerate().take(next) {
-            *r = l;
-        }
-        let mut busy = next;
-        while busy > 0 {
-            for l in 0..WALK_LANES {
-                let r = row[l];
-                if r == IDLE {
-                    continue;
-                }
-                let t = node[l];
-                let nd = &self.nodes[t];
-                if nd.right != LEAF {
-                    node[l] = if value(r, nd.feature as usize) <= nd.threshold {
-                        t + 1
-                    } else {
-                        nd.right as usize
-                    };
-                    continue;
-                }
-                out[r] = t as u32;
-                node[l] = 0;
-                if next < n {
-                    row[l] = next;
-                    next += 1;
-                } else {
-                    row[l] = IDLE;
-                    busy -= 1;
-                }
-            }
         }
     }
 

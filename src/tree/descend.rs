@@ -1,0 +1,141 @@
+//! Prediction's descent: the leaf each row reaches.
+//!
+//! The rows of a block go down a tree together, partitioned at each node the way the fit
+//! partitions its samples. Nodes are then read in pre-order (increasing addresses), once
+//! per block instead of once per row, and the loads left are the rows' values, which stay
+//! in cache for the whole forest. A row alone in its subtree finishes on one of
+//! [`WALK_LANES`] interleaved walks, so that the chains of dependent loads overlap.
+
+use super::{Tree, LEAF};
+use crate::data::{Feature, Matrix};
+
+/// Rows walked down a tree together once each is alone in its subtree.
+const WALK_LANES: usize = 8;
+
+impl Tree {
+    /// Leaves reached by the rows `first..first + out.len()` of `x`, written to `out`.
+    pub fn leaves<T: Feature>(&self, x: &Matrix<'_, T>, first: usize, out: &mut [u32]) {
+        let rows = (0..out.len() as u32).collect();
+        self.descend(x, first, rows, |leaf, r| out[r] = leaf as u32);
+    }
+
+    /// Calls `reach(leaf, r)` once for every `r` of `rows` (row `first + r` of `x`) with the
+    /// leaf it reaches; rows come in no particular order.
+    #[inline]
+    pub(crate) fn descend<T: Feature>(
+        &self,
+        x: &Matrix<'_, T>,
+        first: usize,
+        rows: Vec<u32>,
+        reach: impl FnMut(usize, usize),
+    ) {
+        match x.row_major_data() {
+            Some(data) => {
+                let p = x.n_cols();
+                self.descend_by(rows, |r, f| data[(first + r) * p + f].to_f64(), reach)
+            }
+            None => self.descend_by(rows, |r, f| x.get(first + r, f).to_f64(), reach),
+        }
+    }
+
+    /// [`Tree::descend`] for rows whose feature `f` reads `value(r, f)`.
+    #[inline(always)]
+    fn descend_by(
+        &self,
+        rows: Vec<u32>,
+        value: impl Fn(usize, usize) -> f64,
+        mut reach: impl FnMut(usize, usize),
+    ) {
+        // Two buffers: a node's rows are read from one and partitioned into the other, so
+        // no row waits for the side of the previous one to be known.
+        let n = rows.len();
+        let mut bufs = [rows, vec![0u32; n]];
+        // (node, start, end, buffer): the rows bufs[buffer][start..end] all reach `node`.
+        let mut stack = vec![(0usize, 0usize, n, 0usize)];
+        let mut alone = Vec::new(); // (node, row)
+        while let Some((t, start, end, src)) = stack.pop() {
+            let nd = &self.nodes[t];
+            let [a, b] = &mut bufs;
+            let (rows, dst) = if src == 0 {
+                (&a[start..end], b)
+            } else {
+                (&b[start..end], a)
+            };
+            if nd.right == LEAF {
+                rows.iter().for_each(|&r| reach(t, r as usize));
+                continue;
+            }
+            if let [r] = rows {
+                alone.push((t, *r as usize));
+                continue;
+            }
+            // Left rows fill `dst` from the front, right rows from the back: every row is
+            // written at both ends and only its side's end advances (no branch to mispredict).
+            let dst = &mut dst[start..end];
+            let (f, threshold) = (nd.feature as usize, nd.threshold);
+            let (mut l, mut r_end) = (0, dst.len());
+            for &r in rows {
+                let goes_left = value(r as usize, f) <= threshold;
+                dst[r_end - 1] = r;
+                dst[l] = r;
+                l += usize::from(goes_left);
+                r_end -= usize::from(!goes_left);
+            }
+            let mid = start + l;
+            if mid < end {
+                stack.push((nd.right as usize, mid, end, 1 - src));
+            }
+            if mid > start {
+                stack.push((t + 1, start, mid, 1 - src));
+            }
+        }
+        self.walk_lanes(&alone, value, reach);
+    }
+
+    /// Finishes the descent of the rows `(node, row)` of `starts`: a walk is a chain of
+    /// dependent loads, and [`WALK_LANES`] independent chains keep several in flight. A
+    /// lane whose row reaches its leaf takes the next row at once.
+    #[inline(always)]
+    fn walk_lanes(
+        &self,
+        starts: &[(usize, usize)],
+        value: impl Fn(usize, usize) -> f64,
+        mut reach: impl FnMut(usize, usize),
+    ) {
+        const IDLE: usize = usize::MAX;
+        let n = starts.len();
+        let mut row = [IDLE; WALK_LANES];
+        let mut node = [0usize; WALK_LANES];
+        let mut next = n.min(WALK_LANES);
+        for l in 0..next {
+            (node[l], row[l]) = starts[l];
+        }
+        let mut busy = next;
+        while busy > 0 {
+            for l in 0..WALK_LANES {
+                let r = row[l];
+                if r == IDLE {
+                    continue;
+                }
+                let t = node[l];
+                let nd = &self.nodes[t];
+                if nd.right != LEAF {
+                    node[l] = if value(r, nd.feature as usize) <= nd.threshold {
+                        t + 1
+                    } else {
+                        nd.right as usize
+                    };
+                    continue;
+                }
+                reach(t, r);
+                if next < n {
+                    (node[l], row[l]) = starts[next];
+                    next += 1;
+                } else {
+                    row[l] = IDLE;
+                    busy -= 1;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,107 @@
+//! Prediction descends blocks of rows together (partitioned at each node); it must reach
+//! the leaf a plain walk reaches, and sum the trees in the same order, for any layout and
+//! thread count.
+
+mod common;
+
+use forestimp::forest::sampling::in_bag_counts;
+use forestimp::parallel::install;
+use forestimp::{CriterionKind, Forest, ForestParams, Layout, Matrix, Targets};
+
+const N: usize = 2500;
+const P: usize = 6;
+
+fn forests() -> Vec<(Forest, Vec<f32>)> {
+    let (x, y) = common::classification(N, P, 5);
+    let m = Matrix::new(&x, N, P, Layout::RowMajor).unwrap();
+    let mut rf = ForestParams::random_forest(CriterionKind::Gini);
+    rf.n_estimators = 12;
+    let mut et = ForestParams::extra_trees(CriterionKind::Entropy);
+    et.n_estimators = 12;
+    et.bootstrap = true;
+    [rf, et]
+        .iter()
+        .map(|p| {
+            let f = Forest::fit(p, m, Targets::classes(&y, 3).unwrap(), None).unwrap();
+            (f, x.clone())
+        })
+        .collect()
+}
+
+/// Rows whose values are the forest's own thresholds, so that `x == threshold` is common.
+fn on_thresholds(forest: &Forest) -> Vec<f32> {
+    let mut at: Vec<Vec<f32>> = vec![Vec::new(); P];
+    for tree in forest.trees() {
+        for t in (0..tree.len()).filter(|&t| !tree.is_leaf(t)) {
+            at[tree.feature(t) as usize].push(tree.threshold(t) as f32);
+        }
+    }
+    (0..N * P)
+        .map(|k| {
+            let ts = &at[k % P];
+            ts.get((k * 7919) % ts.len().max(1)).copied().unwrap_or(0.0)
+        })
+        .collect()
+}
+
+#[test]
+fn block_descent_reaches_the_walks_leaves() {
+    for (forest, x) in forests() {
+        let x = [x, on_thresholds(&forest)].concat();
+        let n = 2 * N;
+        let xt: Vec<f32> = (0..n * P).map(|k| x[(k % n) * P + k / n]).collect();
+        for m in [
+            Matrix::new(&x, n, P, Layout::RowMajor).unwrap(),
+            Matrix::new(&xt, n, P, Layout::ColumnMajor).unwrap(),
+        ] {
+            for tree in forest.trees() {
+                let (first, len) = (37, n - 100);
+                let mut out = vec![0u32; len];
+                tree.leaves(&m, first, &mut out);
+                for (r, &leaf) in out.iter().enumerate() {
+                    assert_eq!(leaf as usize, tree.leaf(&m, first + r));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn predictions_sum_the_trees_in_order() {
+    for (forest, x) in forests() {
+        let m = Matrix::new(&x, N, P, Layout::RowMajor).unwrap();
+        let w = forest.width();
+        let scale = 1.0 / forest.trees().len() as f64;
+        let mut expected = vec![0.0; N * w];
+        let mut oob = vec![0.0; N * w];
+        let mut oob_n = vec![0u32; N];
+        for (t, tree) in forest.trees().iter().enumerate() {
+            let bag = in_bag_counts(forest.params(), t);
+            for i in 0..N {
+                let v = tree.value(tree.leaf(&m, i));
+                for k in 0..w {
+                    expected[i * w + k] += v[k];
+                    if bag[i] == 0 {
+                        oob[i * w + k] += v[k];
+                    }
+                }
+                oob_n[i] += u32::from(bag[i] == 0);
+            }
+        }
+        expected.iter_mut().for_each(|e| *e *= scale);
+        for (i, &c) in oob_n.iter().enumerate() {
+            for v in &mut oob[i * w..(i + 1) * w] {
+                *v = if c > 0 { *v / f64::from(c) } else { f64::NAN };
+            }
+        }
+        for threads in [1, 3] {
+            let got = install(threads, || forest.predict(m).unwrap());
+            assert_eq!(got, expected, "{threads} threads");
+            let (values, counts) = install(threads, || forest.oob_predict(m).unwrap());
+            assert_eq!(counts, oob_n);
+            for (a, b) in values.iter().zip(&oob) {
+                assert!(a == b || (a.is_nan() && b.is_nan()), "{a} vs {b}");
+            }
+        }
+    }
+}
