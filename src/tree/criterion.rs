@@ -12,6 +12,62 @@
 
 use crate::params::CriterionKind;
 
+/// Independent accumulators of [`Criterion::accumulate_weighted`].
+const LANES: usize = 4;
+/// Longest statistics vector summed in registers (15 classes); longer ones use `add`.
+const MAX_LANE_STATS: usize = 16;
+
+/// Runs `body(lane, j, y, w)` for every sample `j` (target `y`, weight `w`), on lane
+/// `j % LANES`, unrolled so that the lanes' sums are independent. The values come from
+/// fixed-size chunks, loaded before any test on them, which keeps selects branch-free.
+#[inline(always)]
+fn by_lanes<Y: Copy>(ys: &[Y], ws: &[f64], mut body: impl FnMut(usize, usize, Y, f64)) {
+    let n = ys.len().min(ws.len());
+    let (y4, w4) = (ys[..n].chunks_exact(LANES), ws[..n].chunks_exact(LANES));
+    let (y_rest, w_rest) = (y4.remainder(), w4.remainder());
+    for (c, (y, w)) in y4.zip(w4).enumerate() {
+        for lane in 0..LANES {
+            body(lane, c * LANES + lane, y[lane], w[lane]);
+        }
+    }
+    let full = n - y_rest.len();
+    for (lane, (&y, &w)) in y_rest.iter().zip(w_rest).enumerate() {
+        body(lane, full + lane, y, w);
+    }
+}
+
+/// `w` if `v ≤ t`, else 0, without a branch (the side of a sample is unpredictable). LLVM
+/// turns a plain select of floats into a branch when an operand is a load; the SSE2
+/// compare-and-mask is kept as written.
+#[inline(always)]
+pub(crate) fn weight_if_le(v: f64, t: f64, w: f64) -> f64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_and_pd, _mm_cmple_sd, _mm_cvtsd_f64, _mm_set_sd};
+        // SAFETY: SSE2 is part of the x86_64 baseline; these touch registers only.
+        unsafe {
+            _mm_cvtsd_f64(_mm_and_pd(
+                _mm_cmple_sd(_mm_set_sd(v), _mm_set_sd(t)),
+                _mm_set_sd(w),
+            ))
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        if v <= t {
+            w
+        } else {
+            0.0
+        }
+    }
+}
+
+/// `Σ_lanes lanes[lane]`, in a fixed order.
+#[inline(always)]
+fn merge(lanes: &[f64; LANES]) -> f64 {
+    (lanes[0] + lanes[1]) + (lanes[2] + lanes[3])
+}
+
 /// Incremental impurity measure over the samples of a node.
 pub trait Criterion: Sync {
     /// Target of one sample: a class code or a real value.
@@ -27,14 +83,19 @@ pub trait Criterion: Sync {
     /// Statistics of the samples with targets `ys` and weights `ws` into `stats`.
     #[inline]
     fn accumulate(&self, stats: &mut [f64], ys: &[Self::Y], ws: &[f64]) {
-        stats.fill(0.0);
-        let mut w = 0.0;
-        for (&y, &wi) in ys.iter().zip(ws) {
-            w += wi;
-            self.add(stats, y, wi);
-        }
-        stats[0] = w;
+        self.accumulate_weighted(stats, ys, ws, |_, w| w);
     }
+    /// Statistics into `stats` of the samples `j`, each counted with weight
+    /// `weight(j, ws[j])` (which [`weight_if_le`] makes 0 for the samples to leave out).
+    /// Sums run over [`LANES`] interleaved accumulators, so that consecutive samples of
+    /// one class do not wait on each other's sum.
+    fn accumulate_weighted(
+        &self,
+        stats: &mut [f64],
+        ys: &[Self::Y],
+        ws: &[f64],
+        weight: impl Fn(usize, f64) -> f64,
+    );
     /// Impurity `i(t)` of a node with statistics `stats`.
     fn impurity(&self, stats: &[f64]) -> f64;
     /// Larger is better; monotone in `Δi` for a fixed parent `total` split into
@@ -140,6 +201,35 @@ impl<M: ClassImpurity> Criterion for ClassCounts<'_, M> {
     fn add(&self, stats: &mut [f64], y: u32, w: f64) {
         stats[1 + y as usize] += w;
     }
+    #[inline(always)]
+    fn accumulate_weighted(
+        &self,
+        stats: &mut [f64],
+        ys: &[u32],
+        ws: &[f64],
+        weight: impl Fn(usize, f64) -> f64,
+    ) {
+        let mut total = [0.0; LANES];
+        if stats.len() > MAX_LANE_STATS {
+            stats.fill(0.0);
+            by_lanes(ys, ws, |lane, j, y, w| {
+                let w = weight(j, w);
+                total[lane] += w;
+                self.add(stats, y, w);
+            });
+        } else {
+            let mut lanes = [[0.0; MAX_LANE_STATS]; LANES];
+            by_lanes(ys, ws, |lane, j, y, w| {
+                let w = weight(j, w);
+                total[lane] += w;
+                lanes[lane][1 + y as usize] += w;
+            });
+            for (c, s) in stats.iter_mut().enumerate() {
+                *s = merge(&std::array::from_fn(|lane| lanes[lane][c]));
+            }
+        }
+        stats[0] = merge(&total);
+    }
     fn impurity(&self, stats: &[f64]) -> f64 {
         if stats[0] <= 0.0 {
             return 0.0;
@@ -177,6 +267,25 @@ impl Criterion for SquaredError<'_> {
     fn add(&self, stats: &mut [f64], y: f64, w: f64) {
         stats[1] += w * y;
         stats[2] += w * y * y;
+    }
+    #[inline(always)]
+    fn accumulate_weighted(
+        &self,
+        stats: &mut [f64],
+        ys: &[f64],
+        ws: &[f64],
+        weight: impl Fn(usize, f64) -> f64,
+    ) {
+        let (mut w0, mut w1, mut w2) = ([0.0; LANES], [0.0; LANES], [0.0; LANES]);
+        by_lanes(ys, ws, |lane, j, y, w| {
+            let w = weight(j, w);
+            w0[lane] += w;
+            w1[lane] += w * y;
+            w2[lane] += w * y * y;
+        });
+        stats[0] = merge(&w0);
+        stats[1] = merge(&w1);
+        stats[2] = merge(&w2);
     }
     fn impurity(&self, stats: &[f64]) -> f64 {
         let w = stats[0];

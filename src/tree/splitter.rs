@@ -13,7 +13,7 @@
 //! * ties between candidates (within a relative 1e-12) keep the first one drawn, so a fixed
 //!   RNG stream gives a fixed tree, whatever the scale of the sample weights.
 
-use super::criterion::Criterion;
+use super::criterion::{weight_if_le, Criterion};
 use super::gather::{gather_many, MAX_BATCH};
 use super::sort::sort_packed;
 use crate::data::{Feature, Matrix, Packed};
@@ -92,14 +92,10 @@ pub(crate) struct Scratch<T: Feature, Y> {
     packed: Vec<T::Packed>,
     radix: Vec<T::Packed>,
     left: Vec<f64>,
-    lanes: Vec<f64>,
     /// Per-bin statistics and sample counts of the histogram search (256 bins at most).
     hist: Vec<f64>,
     bin_n: Vec<u32>,
 }
-
-/// Independent accumulators in the Extra-Trees scan.
-const LANES: usize = 4;
 
 impl<T: Feature, Y: Copy> Scratch<T, Y> {
     pub fn new(n: usize, stats_len: usize) -> Self {
@@ -113,7 +109,6 @@ impl<T: Feature, Y: Copy> Scratch<T, Y> {
             packed: Vec::new(),
             radix: Vec::new(),
             left: vec![0.0; stats_len],
-            lanes: vec![0.0; LANES * stats_len],
             hist: Vec::new(),
             bin_n: Vec::new(),
         }
@@ -219,29 +214,12 @@ impl ThresholdRule for RandomThreshold {
         if t >= hi {
             t = lo;
         }
-        // Branch-free (the side of a random threshold is unpredictable; a zero weight adds
-        // nothing) and spread over LANES accumulators, so that consecutive samples of one
-        // class do not wait on each other's store.
-        let k = s.left.len();
-        s.lanes.fill(0.0);
-        let (mut n_left, mut wl) = (0, 0.0);
-        for (j, ((v, &y), &w)) in
-            s.xf.iter()
-                .zip(rows.ys.iter())
-                .zip(rows.ws.iter())
-                .enumerate()
-        {
-            let goes_left = v.to_f64() <= t;
-            let w = if goes_left { w } else { 0.0 };
-            wl += w;
-            let lane = (j % LANES) * k;
-            ctx.crit.add(&mut s.lanes[lane..lane + k], y, w);
-            n_left += usize::from(goes_left);
-        }
-        for (i, l) in s.left.iter_mut().enumerate() {
-            *l = (0..LANES).map(|lane| s.lanes[lane * k + i]).sum();
-        }
-        s.left[0] = wl;
+        let xf = &s.xf;
+        ctx.crit
+            .accumulate_weighted(&mut s.left, rows.ys, rows.ws, |j, w| {
+                weight_if_le(xf[j].to_f64(), t, w)
+            });
+        let n_left = xf.iter().filter(|v| v.to_f64() <= t).count();
         if !ctx.admissible(n_left, rows.samples.len(), &s.left) {
             return None;
         }
@@ -379,27 +357,37 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
 impl<T: Feature, Y: Copy> Scratch<T, Y> {
     /// Stable partition of the node rows by the best candidate's values: rows with
     /// `x ≤ threshold` first, both sides in their previous order. Returns the left count.
+    ///
+    /// Branch-free (the side of a row is unpredictable): every row is written both to the
+    /// left run and to the right buffer, and only its side's count advances. The left run
+    /// never overtakes the row being read, so it only overwrites rows already read.
     fn partition(&mut self, threshold: f64, rows: &mut NodeRows<'_, Y>) -> usize {
+        let n = self.best_xf.len();
+        let Some((&s0, &y0)) = rows.samples.first().zip(rows.ys.first()) else {
+            return 0;
+        };
         self.tmp_samples.clear();
+        self.tmp_samples.resize(n, s0);
         self.tmp_ys.clear();
+        self.tmp_ys.resize(n, y0);
         self.tmp_ws.clear();
-        let mut n_left = 0;
+        self.tmp_ws.resize(n, 0.0);
+        let (mut n_left, mut n_right) = (0, 0);
         for (k, v) in self.best_xf.iter().enumerate() {
-            if v.to_f64() <= threshold {
-                // n_left <= k: compacting forward never overwrites an unread row.
-                rows.samples[n_left] = rows.samples[k];
-                rows.ys[n_left] = rows.ys[k];
-                rows.ws[n_left] = rows.ws[k];
-                n_left += 1;
-            } else {
-                self.tmp_samples.push(rows.samples[k]);
-                self.tmp_ys.push(rows.ys[k]);
-                self.tmp_ws.push(rows.ws[k]);
-            }
+            let (s, y, w) = (rows.samples[k], rows.ys[k], rows.ws[k]);
+            let left = v.to_f64() <= threshold;
+            rows.samples[n_left] = s;
+            rows.ys[n_left] = y;
+            rows.ws[n_left] = w;
+            self.tmp_samples[n_right] = s;
+            self.tmp_ys[n_right] = y;
+            self.tmp_ws[n_right] = w;
+            n_left += usize::from(left);
+            n_right += usize::from(!left);
         }
-        rows.samples[n_left..].copy_from_slice(&self.tmp_samples);
-        rows.ys[n_left..].copy_from_slice(&self.tmp_ys);
-        rows.ws[n_left..].copy_from_slice(&self.tmp_ws);
+        rows.samples[n_left..].copy_from_slice(&self.tmp_samples[..n_right]);
+        rows.ys[n_left..].copy_from_slice(&self.tmp_ys[..n_right]);
+        rows.ws[n_left..].copy_from_slice(&self.tmp_ws[..n_right]);
         n_left
     }
 }
