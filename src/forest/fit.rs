@@ -5,6 +5,7 @@
 //! on `(seed, i)`, chunking and thread count never change the result.
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::sampling::{in_bag_counts, split_rng, tree_features};
 use super::Forest;
@@ -105,6 +106,26 @@ impl<'a, T: Feature> FitSession<'a, T> {
     pub fn fit_range(&self, range: Range<usize>) -> Vec<Tree> {
         let start = range.start;
         map_ordered(range.len(), |k| self.fit_tree(start + k))
+    }
+
+    /// [`FitSession::fit_range`] that another thread can watch and stop: `grown` counts the
+    /// trees finished, and once `stop` is set no tree starts (those are `None`). Nothing
+    /// waits between trees, so no thread idles until the last tree.
+    pub fn fit_range_watched(
+        &self,
+        range: Range<usize>,
+        stop: &AtomicBool,
+        grown: &AtomicUsize,
+    ) -> Vec<Option<Tree>> {
+        let start = range.start;
+        map_ordered(range.len(), |k| {
+            if stop.load(Ordering::Relaxed) {
+                return None;
+            }
+            let tree = self.fit_tree(start + k);
+            grown.fetch_add(1, Ordering::Relaxed);
+            Some(tree)
+        })
     }
 
     /// Assembles the forest from all its trees, in index order.

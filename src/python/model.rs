@@ -3,7 +3,12 @@
 //! Every method follows the same four steps: convert inputs, validate, release the GIL for
 //! the work, convert outputs.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+/// How often a fit's watcher checks for Ctrl-C and reports progress.
+const WATCH_EVERY: Duration = Duration::from_millis(100);
 
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
@@ -150,7 +155,7 @@ impl PyForest {
             // Under the pool: the histogram splitter bins the features in parallel here.
             let session =
                 py.detach(|| install(threads, || FitSession::new(&params, m, targets, sw)))?;
-            fit_in_chunks(py, &session, threads, progress.as_ref())?
+            fit_watched(py, &session, threads, progress.as_ref())?
         });
         Ok(PyForest {
             inner: Arc::new(forest),
@@ -373,34 +378,63 @@ impl PyForest {
     }
 }
 
-/// Grows the forest in chunks of trees, releasing the GIL for each chunk and checking for
-/// Ctrl-C (and reporting progress) between chunks. Chunks never change the result.
-fn fit_in_chunks<T: crate::data::Feature>(
+/// Grows the forest on a worker thread while this one, holding the GIL only briefly every
+/// [`WATCH_EVERY`], checks for Ctrl-C and reports progress. On Ctrl-C (or an error raised
+/// by the progress callback) no new tree starts and the trees in progress are awaited.
+/// The trees never wait for each other, and the result never depends on the watching.
+fn fit_watched<T: crate::data::Feature>(
     py: Python<'_>,
     session: &FitSession<'_, T>,
     threads: usize,
     progress: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Forest> {
     let total = session.params().n_estimators;
-    let mut chunk = (4 * threads).max(2);
-    // Grown as trees arrive: an absurd n_estimators must not allocate up front.
-    let mut trees = Vec::with_capacity(total.min(1 << 12));
-    let mut start = 0;
-    while start < total {
-        let end = (start + chunk).min(total);
-        let began = std::time::Instant::now();
-        let part = py.detach(|| install(threads, || session.fit_range(start..end)));
-        // A chunk ends when its slowest tree does, idling the other threads: quick chunks
-        // double, so there are fewer such waits while Ctrl-C is still seen within ~0.5 s.
-        if began.elapsed() < std::time::Duration::from_millis(250) {
-            chunk = chunk.saturating_mul(2);
+    let (stop, grown) = (AtomicBool::new(false), AtomicUsize::new(0));
+    let done = (Mutex::new(false), Condvar::new());
+    std::thread::scope(|scope| {
+        let worker = scope.spawn(|| {
+            let trees = install(threads, || {
+                session.fit_range_watched(0..total, &stop, &grown)
+            });
+            *done.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
+            done.1.notify_all();
+            trees
+        });
+        let mut reported = 0;
+        let watched: PyResult<()> = loop {
+            let finished = py.detach(|| {
+                let flag = done.0.lock().unwrap_or_else(|e| e.into_inner());
+                let waited = done.1.wait_timeout_while(flag, WATCH_EVERY, |d| !*d);
+                waited.map_or(true, |(d, _)| *d)
+            });
+            if let Err(e) = py.check_signals() {
+                break Err(e);
+            }
+            let done = grown.load(Ordering::Relaxed);
+            if let Some(cb) = progress.filter(|_| done > reported || finished) {
+                if let Err(e) = cb.call1((done, total)) {
+                    break Err(e);
+                }
+                reported = done;
+            }
+            if finished {
+                break Ok(());
+            }
+        };
+        if watched.is_err() {
+            stop.store(true, Ordering::Relaxed);
         }
-        trees.extend(part);
-        py.check_signals()?;
-        if let Some(cb) = progress {
-            cb.call1((end, total))?;
-        }
-        start = end;
-    }
-    Ok(session.finish(trees)?)
+        let trees = py.detach(|| worker.join());
+        watched?;
+        let trees: Option<Vec<_>> = trees
+            .map_err(|_| {
+                pyo3::exceptions::PyRuntimeError::new_err("internal error: a tree fit failed")
+            })?
+            .into_iter()
+            .collect();
+        let trees = trees.ok_or_else(|| {
+            pyo3::exceptions::PyRuntimeError::new_err("internal error: a tree was skipped")
+        })?;
+        Ok(session.finish(trees)?)
+    })
 }

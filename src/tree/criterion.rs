@@ -68,6 +68,28 @@ fn merge(lanes: &[f64; LANES]) -> f64 {
     (lanes[0] + lanes[1]) + (lanes[2] + lanes[3])
 }
 
+/// Weighted class counts (slots `1..`) and weight (slot 0) of `stats`, `K ≥ stats.len()`,
+/// summed over [`LANES`] register-sized arrays.
+#[inline(always)]
+fn class_sums<const K: usize, F: Fn(usize, f64) -> f64>(
+    stats: &mut [f64],
+    ys: &[u32],
+    ws: &[f64],
+    weight: F,
+) {
+    let mut lanes = [[0.0; K]; LANES];
+    let mut total = [0.0; LANES];
+    by_lanes(ys, ws, |lane, j, y, w| {
+        let w = weight(j, w);
+        total[lane] += w;
+        lanes[lane][1 + y as usize] += w;
+    });
+    for (c, s) in stats.iter_mut().enumerate() {
+        *s = merge(&std::array::from_fn(|lane| lanes[lane][c]));
+    }
+    stats[0] = merge(&total);
+}
+
 /// Incremental impurity measure over the samples of a node.
 pub trait Criterion: Sync {
     /// Target of one sample: a class code or a real value.
@@ -209,26 +231,23 @@ impl<M: ClassImpurity> Criterion for ClassCounts<'_, M> {
         ws: &[f64],
         weight: impl Fn(usize, f64) -> f64,
     ) {
-        let mut total = [0.0; LANES];
-        if stats.len() > MAX_LANE_STATS {
-            stats.fill(0.0);
-            by_lanes(ys, ws, |lane, j, y, w| {
-                let w = weight(j, w);
-                total[lane] += w;
-                self.add(stats, y, w);
-            });
-        } else {
-            let mut lanes = [[0.0; MAX_LANE_STATS]; LANES];
-            by_lanes(ys, ws, |lane, j, y, w| {
-                let w = weight(j, w);
-                total[lane] += w;
-                lanes[lane][1 + y as usize] += w;
-            });
-            for (c, s) in stats.iter_mut().enumerate() {
-                *s = merge(&std::array::from_fn(|lane| lanes[lane][c]));
+        // Lanes as wide as the statistics (they are zeroed on every call, which small nodes
+        // make frequent).
+        match stats.len() {
+            0..=4 => class_sums::<4, _>(stats, ys, ws, weight),
+            5..=8 => class_sums::<8, _>(stats, ys, ws, weight),
+            9..=MAX_LANE_STATS => class_sums::<MAX_LANE_STATS, _>(stats, ys, ws, weight),
+            _ => {
+                let mut total = [0.0; LANES];
+                stats.fill(0.0);
+                by_lanes(ys, ws, |lane, j, y, w| {
+                    let w = weight(j, w);
+                    total[lane] += w;
+                    self.add(stats, y, w);
+                });
+                stats[0] = merge(&total);
             }
         }
-        stats[0] = merge(&total);
     }
     fn impurity(&self, stats: &[f64]) -> f64 {
         if stats[0] <= 0.0 {
