@@ -10,6 +10,14 @@ pub(crate) const MAX_BATCH: usize = 4;
 /// How many samples ahead the gather asks for a value.
 const PREFETCH_AHEAD: usize = 32;
 
+/// Makes `buf` `n` long for the caller to overwrite: only a grown tail is filled (with
+/// `fill`), so a buffer that shrinks node after node costs nothing to resize.
+#[inline]
+pub(crate) fn set_len<T: Copy>(buf: &mut Vec<T>, n: usize, fill: T) {
+    buf.truncate(n);
+    buf.resize(n, fill);
+}
+
 /// Copies features `fs` of `samples` into `cols[k]` and returns the (min, max) of each in
 /// `bounds[k]`. When X is row-major the candidates of a row are read together, so values
 /// that share a cache line cost one miss instead of one each.
@@ -53,8 +61,7 @@ fn gather_rows<T: Feature, const B: usize>(
         let mut it = cols.iter_mut();
         std::array::from_fn(|k| {
             let col = it.next().expect("MAX_BATCH columns");
-            col.clear();
-            col.resize(n, first[k]);
+            set_len(col, n, first[k]);
             &mut col[..]
         })
     };
@@ -90,8 +97,7 @@ pub(crate) fn gather<T: Feature>(
     let first = x.get(samples[0] as usize, f);
     // Written through a slice of the final length: pushing would store the length on every
     // iteration.
-    xf.clear();
-    xf.resize(samples.len(), first);
+    set_len(xf, samples.len(), first);
     let (mut lo, mut hi) = (first, first);
     let mut put = |dst: &mut T, v: T| {
         *dst = v;

@@ -14,7 +14,7 @@
 //!   RNG stream gives a fixed tree, whatever the scale of the sample weights.
 
 use super::criterion::{weight_if_le, Criterion};
-use super::gather::{gather_many, MAX_BATCH};
+use super::gather::{gather_many, set_len, MAX_BATCH};
 use super::sort::sort_packed;
 use crate::data::{Feature, Matrix, Packed};
 use crate::rng::TreeRng;
@@ -366,12 +366,9 @@ impl<T: Feature, Y: Copy> Scratch<T, Y> {
         let Some((&s0, &y0)) = rows.samples.first().zip(rows.ys.first()) else {
             return 0;
         };
-        self.tmp_samples.clear();
-        self.tmp_samples.resize(n, s0);
-        self.tmp_ys.clear();
-        self.tmp_ys.resize(n, y0);
-        self.tmp_ws.clear();
-        self.tmp_ws.resize(n, 0.0);
+        set_len(&mut self.tmp_samples, n, s0);
+        set_len(&mut self.tmp_ys, n, y0);
+        set_len(&mut self.tmp_ws, n, 0.0);
         let (mut n_left, mut n_right) = (0, 0);
         for (k, v) in self.best_xf.iter().enumerate() {
             let (s, y, w) = (rows.samples[k], rows.ys[k], rows.ws[k]);
