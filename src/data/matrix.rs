@@ -171,7 +171,21 @@ impl<'a, T: Feature> Matrix<'a, T> {
 
     /// Fails on the first NaN or infinite value (scanned in memory order).
     pub fn check_finite(&self) -> Result<()> {
-        match self.data.iter().position(|v| !v.finite()) {
+        // Whole blocks are tested without an early exit, which vectorizes; only a block
+        // that fails is searched for its first bad value.
+        const BLOCK: usize = 1024;
+        let bad_block = self
+            .data
+            .chunks(BLOCK)
+            .position(|b| !b.iter().fold(true, |ok, v| ok & v.finite()));
+        let first_bad = bad_block.and_then(|b| {
+            let block = &self.data[b * BLOCK..((b + 1) * BLOCK).min(self.data.len())];
+            block
+                .iter()
+                .position(|v| !v.finite())
+                .map(|k| b * BLOCK + k)
+        });
+        match first_bad {
             None => Ok(()),
             Some(k) => {
                 let (row, col) = match self.layout {

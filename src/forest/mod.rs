@@ -13,7 +13,7 @@ use crate::data::{Feature, Matrix, Targets};
 use crate::error::{ForestError, Result};
 use crate::parallel::chunks_mut;
 use crate::params::{ForestParams, Resolved};
-use crate::tree::Tree;
+use crate::tree::{max_block_rows, Tree};
 
 pub use fit::FitSession;
 
@@ -26,12 +26,8 @@ pub(crate) fn row_chunk(n_rows: usize) -> usize {
 /// Rows per parallel task of a block descent ([`Tree::leaves`]): one block per thread, so
 /// each tree is read once per thread, unless the block's rows would no longer fit in cache.
 pub(crate) fn block_rows<T: Feature>(x: &Matrix<'_, T>) -> usize {
-    const BLOCK_BYTES: usize = 4 << 20;
-    let row_bytes = x.n_cols().max(1) * std::mem::size_of::<T>();
-    let fits = (BLOCK_BYTES / row_bytes).max(64);
-    x.n_rows()
-        .div_ceil(crate::parallel::current_threads())
-        .clamp(64, fits)
+    let per_thread = x.n_rows().div_ceil(crate::parallel::current_threads());
+    per_thread.clamp(64, max_block_rows(x))
 }
 
 /// A fitted ensemble of binary trees.

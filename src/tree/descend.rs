@@ -9,14 +9,28 @@
 use super::{Tree, LEAF};
 use crate::data::{Feature, Matrix};
 
+/// How many rows ahead a partition asks for a row's value (the block's rows are in L2 or
+/// L3 cache, not in L1).
+const PREFETCH_AHEAD: usize = 16;
+
 /// Rows walked down a tree together once each is alone in its subtree.
 const WALK_LANES: usize = 8;
+
+/// Most rows of `x` in one block: their values must stay in cache while the block goes down
+/// every tree (one block of 100k rows × 50 float32 was 4× slower than blocks of 10k).
+pub(crate) fn max_block_rows<T: Feature>(x: &Matrix<'_, T>) -> usize {
+    const BLOCK_BYTES: usize = 4 << 20;
+    (BLOCK_BYTES / (x.n_cols().max(1) * std::mem::size_of::<T>())).max(64)
+}
 
 impl Tree {
     /// Leaves reached by the rows `first..first + out.len()` of `x`, written to `out`.
     pub fn leaves<T: Feature>(&self, x: &Matrix<'_, T>, first: usize, out: &mut [u32]) {
-        let rows = (0..out.len() as u32).collect();
-        self.descend(x, first, rows, |leaf, r| out[r] = leaf as u32);
+        let block = max_block_rows(x);
+        for (k, part) in out.chunks_mut(block).enumerate() {
+            let rows = (0..part.len() as u32).collect();
+            self.descend(x, first + k * block, rows, |leaf, r| part[r] = leaf as u32);
+        }
     }
 
     /// Calls `reach(leaf, r)` once for every `r` of `rows` (row `first + r` of `x`) with the
@@ -32,9 +46,13 @@ impl Tree {
         match x.row_major_data() {
             Some(data) => {
                 let p = x.n_cols();
-                self.descend_by(rows, |r, f| data[(first + r) * p + f].to_f64(), reach)
+                let value = |r: usize, f: usize| data[(first + r) * p + f].to_f64();
+                self.descend_by(rows, value, |r, f| x.prefetch(first + r, f), reach)
             }
-            None => self.descend_by(rows, |r, f| x.get(first + r, f).to_f64(), reach),
+            None => {
+                let value = |r, f| x.get(first + r, f).to_f64();
+                self.descend_by(rows, value, |r, f| x.prefetch(first + r, f), reach)
+            }
         }
     }
 
@@ -44,6 +62,7 @@ impl Tree {
         &self,
         rows: Vec<u32>,
         value: impl Fn(usize, usize) -> f64,
+        prefetch: impl Fn(usize, usize),
         mut reach: impl FnMut(usize, usize),
     ) {
         // Two buffers: a node's rows are read from one and partitioned into the other, so
@@ -74,7 +93,10 @@ impl Tree {
             let dst = &mut dst[start..end];
             let (f, threshold) = (nd.feature as usize, nd.threshold);
             let (mut l, mut r_end) = (0, dst.len());
-            for &r in rows {
+            for (k, &r) in rows.iter().enumerate() {
+                if let Some(&ahead) = rows.get(k + PREFETCH_AHEAD) {
+                    prefetch(ahead as usize, f);
+                }
                 let goes_left = value(r as usize, f) <= threshold;
                 dst[r_end - 1] = r;
                 dst[l] = r;

@@ -23,6 +23,7 @@
 pub(crate) mod builder;
 pub mod criterion;
 mod descend;
+pub(crate) use descend::max_block_rows;
 mod gather;
 pub(crate) mod growing;
 pub mod multiway;
