@@ -1,8 +1,9 @@
 //! Fitting: validation once, then trees grown independently from their own seeds.
 //!
-//! [`FitSession`] lets a caller grow the forest in chunks of trees (the Python binding
-//! checks for Ctrl-C and reports progress between chunks); because tree `i` depends only
-//! on `(seed, i)`, chunking and thread count never change the result.
+//! [`FitSession`] lets a caller grow any range of trees, or watch a fit from another thread
+//! and stop it (the Python binding checks for Ctrl-C and reports progress that way);
+//! because tree `i` depends only on `(seed, i)`, ranges and thread count never change the
+//! result.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
