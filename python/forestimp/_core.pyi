@@ -88,7 +88,8 @@ class Forest:
         quantile bins per feature, 2 <= max_bins <= 256; thresholds stored as real values)
         or ``"multiway"`` (integer-coded X, one child per observed value, stored as chains
         of binary nodes; see ``forestimp.ensemble``).
-        ``progress(done, total)`` is called between chunks of trees, with the GIL held.
+        ``progress(done, total)`` is called about every 0.1 s while trees grow, and once at
+        the end, with the GIL held; an exception it raises stops the fit (no new tree starts).
         With ``shadows`` the forest is grown on 2p features: X and, as features p..2p-1,
         its columns read at a row permutation drawn from ``random_state`` (no copy).
         """

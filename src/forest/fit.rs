@@ -8,6 +8,9 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+/// Trees grown between two waits in [`FitSession::fit_range_watched`].
+const WATCHED_WINDOW: usize = 1024;
+
 use super::sampling::{in_bag_counts, split_rng, tree_features};
 use super::Forest;
 use crate::data::{Binned, Feature, Matrix, Targets};
@@ -110,23 +113,29 @@ impl<'a, T: Feature> FitSession<'a, T> {
     }
 
     /// [`FitSession::fit_range`] that another thread can watch and stop: `grown` counts the
-    /// trees finished, and once `stop` is set no tree starts (those are `None`). Nothing
-    /// waits between trees, so no thread idles until the last tree.
+    /// trees finished, and once `stop` is set no tree starts and the result is `None`.
+    /// Trees never wait for each other, except every [`WATCHED_WINDOW`] trees, so that an
+    /// absurd range is not allocated up front.
     pub fn fit_range_watched(
         &self,
         range: Range<usize>,
         stop: &AtomicBool,
         grown: &AtomicUsize,
-    ) -> Vec<Option<Tree>> {
-        let start = range.start;
-        map_ordered(range.len(), |k| {
-            if stop.load(Ordering::Relaxed) {
-                return None;
-            }
-            let tree = self.fit_tree(start + k);
-            grown.fetch_add(1, Ordering::Relaxed);
-            Some(tree)
-        })
+    ) -> Option<Vec<Tree>> {
+        let mut trees = Vec::with_capacity(range.len().min(WATCHED_WINDOW));
+        for start in range.clone().step_by(WATCHED_WINDOW) {
+            let end = (start + WATCHED_WINDOW).min(range.end);
+            let part = map_ordered(end - start, |k| {
+                if stop.load(Ordering::Relaxed) {
+                    return None;
+                }
+                let tree = self.fit_tree(start + k);
+                grown.fetch_add(1, Ordering::Relaxed);
+                Some(tree)
+            });
+            trees.extend(part.into_iter().collect::<Option<Vec<_>>>()?);
+        }
+        Some(trees)
     }
 
     /// Assembles the forest from all its trees, in index order.

@@ -406,7 +406,7 @@ fn fit_watched<T: crate::data::Feature>(
                 let flag = done.0.lock().unwrap_or_else(|e| e.into_inner());
                 let waited = done.1.wait_timeout_while(flag, WATCH_EVERY, |d| !*d);
                 waited.map_or(true, |(d, _)| *d)
-            });
+            }) || worker.is_finished(); // also when the worker ended without setting `done`
             if let Err(e) = py.check_signals() {
                 break Err(e);
             }
@@ -426,14 +426,8 @@ fn fit_watched<T: crate::data::Feature>(
         }
         let trees = py.detach(|| worker.join());
         watched?;
-        let trees: Option<Vec<_>> = trees
-            .map_err(|_| {
-                pyo3::exceptions::PyRuntimeError::new_err("internal error: a tree fit failed")
-            })?
-            .into_iter()
-            .collect();
-        let trees = trees.ok_or_else(|| {
-            pyo3::exceptions::PyRuntimeError::new_err("internal error: a tree was skipped")
+        let trees = trees.ok().flatten().ok_or_else(|| {
+            pyo3::exceptions::PyRuntimeError::new_err("internal error: the fit stopped early")
         })?;
         Ok(session.finish(trees)?)
     })

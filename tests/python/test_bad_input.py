@@ -370,6 +370,34 @@ def test_core_oob_on_other_rows():
         forest.oob_predict(np.ascontiguousarray(X10[:7]))
 
 
+def test_absurd_n_estimators_is_not_allocated_up_front():
+    # Trees are collected as they grow: 10**12 of them must not be reserved at the start
+    # (an allocation failure would abort the interpreter, so this runs in a child). The
+    # progress callback stops the fit at its first report.
+    code = textwrap.dedent(
+        """
+        import numpy as np
+        from forestimp import _core
+        X = np.random.default_rng(0).normal(size=(10, 3))
+        y = np.array([0.0, 1.0] * 5)
+        kw = dict(n_classes=2, criterion="gini", splitter="best", n_estimators=10**12,
+                  max_features=2, max_depth=None, min_samples_split=2, min_samples_leaf=1,
+                  min_weight_fraction_leaf=0.0, min_impurity_decrease=0.0,
+                  max_leaf_nodes=None, bootstrap=True, max_samples=None, tree_features=None,
+                  balanced_subsample=False, random_state=0, n_jobs=2)
+        def stop(done, total):
+            raise KeyboardInterrupt
+        try:
+            _core.Forest.fit(X, y, None, progress=stop, **kw)
+        except KeyboardInterrupt:
+            print("stopped")
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
+    assert proc.stdout.startswith("stopped"), proc.stdout
+
+
 def test_absurd_n_classes_is_refused_not_allocated():
     # 2**40 class columns per node cannot be allocated: an allocation failure would abort
     # the interpreter, so the check runs in a child process.
