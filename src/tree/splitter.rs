@@ -219,7 +219,13 @@ impl ThresholdRule for RandomThreshold {
             .accumulate_weighted(&mut s.left, rows.ys, rows.ws, |j, w| {
                 weight_if_le(xf[j].to_f64(), t, w)
             });
-        let n_left = xf.iter().filter(|v| v.to_f64() <= t).count();
+        // t is in [min, max): the minimum goes left and the maximum right, so the left count
+        // matters only when leaves need more than one sample.
+        let n_left = if ctx.min_samples_leaf > 1 {
+            xf.iter().filter(|v| v.to_f64() <= t).count()
+        } else {
+            1
+        };
         if !ctx.admissible(n_left, rows.samples.len(), &s.left) {
             return None;
         }
