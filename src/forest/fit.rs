@@ -8,9 +8,6 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-/// Trees grown between two waits in [`FitSession::fit_range_watched`].
-const WATCHED_WINDOW: usize = 1024;
-
 use super::sampling::{in_bag_counts, split_rng, tree_features};
 use super::Forest;
 use crate::data::{Binned, Feature, Matrix, Targets};
@@ -23,6 +20,9 @@ use crate::tree::growing::GrowingTree;
 use crate::tree::multiway;
 use crate::tree::splitter::{BestThreshold, HistThreshold, RandomThreshold, ThresholdRule};
 use crate::tree::Tree;
+
+/// Trees grown between two waits in [`FitSession::fit_range_watched`].
+const WATCHED_WINDOW: usize = 1024;
 
 /// A validated learning problem, ready to grow any tree of the forest.
 pub struct FitSession<'a, T> {

@@ -7,9 +7,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-/// How often a fit's watcher checks for Ctrl-C and reports progress.
-const WATCH_EVERY: Duration = Duration::from_millis(100);
-
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
 use pyo3::prelude::*;
@@ -22,6 +19,9 @@ use crate::importance::corrected::shadow_permutation;
 use crate::parallel::{install, resolve_n_jobs};
 use crate::params::{CriterionKind, FeatureCount, ForestParams, SampleCount, SplitterKind};
 use crate::Targets;
+
+/// How often a fit's watcher checks for Ctrl-C and reports progress.
+const WATCH_EVERY: Duration = Duration::from_millis(100);
 
 type Csr<'py> = (
     Bound<'py, PyArray1<i64>>,
