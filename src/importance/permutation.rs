@@ -13,7 +13,7 @@ use super::walk::{leaves_with_values, path_deltas, used_features, NodeLoss};
 use crate::data::{Feature, Matrix, Targets};
 use crate::error::{invalid, ForestError, Result};
 use crate::forest::sampling::in_bag_counts;
-use crate::forest::Forest;
+use crate::forest::{row_chunk, Forest};
 use crate::parallel::{chunks_mut, map_ordered};
 use crate::rng::{tree_seed, TreeRng};
 
@@ -55,11 +55,6 @@ fn shuffled(
     let n = items.len();
     TreeRng::new(s).partial_shuffle(&mut items, n);
     items
-}
-
-/// Rows per parallel task of [`Forest::permuted_predictions`] (as `Forest::predict`).
-fn row_chunk(n_rows: usize) -> usize {
-    (n_rows / (4 * crate::parallel::current_threads())).clamp(64, 4096)
 }
 
 /// Out-of-bag rows of tree `tree`, in increasing order.

@@ -172,16 +172,6 @@ impl Tree {
         &self.leaf_value[k * self.width..(k + 1) * self.width]
     }
 
-    /// Hints the CPU to load the value of leaf `node` (see [`Tree::value`]).
-    #[inline(always)]
-    pub fn prefetch_value(&self, node: usize) {
-        if let Some(nd) = self.nodes.get(node) {
-            if let Some(v) = self.leaf_value.get(nd.feature as usize * self.width) {
-                crate::data::prefetch(v);
-            }
-        }
-    }
-
     /// Number of leaves.
     pub fn n_leaves(&self) -> usize {
         self.leaf_weight.len()
