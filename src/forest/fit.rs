@@ -207,7 +207,7 @@ impl<'a, T: Feature> FitSession<'a, T> {
             let v = 1.0 / width as f64;
             tree.fill_values(v);
         }
-        tree.finish(p.criterion)
+        tree.finish()
     }
 }
 

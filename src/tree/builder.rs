@@ -72,7 +72,11 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             value: vec![0.0; width],
             root_weight,
             min_weight_leaf: params.min_weight_fraction_leaf * root_weight,
-            tree: GrowingTree::with_capacity(width, 2 * samples.len().min(1 << 16)),
+            tree: GrowingTree::with_capacity(
+                width,
+                2 * samples.len().min(1 << 16),
+                params.criterion,
+            ),
         }
     }
 

@@ -1,36 +1,44 @@
-//! A tree while it grows: every node carries its statistics, because the growers push each
-//! node as a leaf before deciding whether to split it. [`GrowingTree::finish`] keeps only
-//! the primary data (splits and leaf statistics) in the compact [`Tree`].
+//! A tree while it grows. The growers push each node as a leaf before deciding whether to
+//! split it; a split takes the node's leaf statistics back, so only leaves ever hold
+//! statistics, as in the compact [`Tree`]. When growth was depth-first (nodes in pre-order,
+//! leaf slots in node order) [`GrowingTree::finish`] hands the arrays over as they are;
+//! otherwise (best-first growth) it renumbers the nodes.
 
 use super::{SplitNode, Tree, LEAF};
 use crate::params::CriterionKind;
 
 pub(crate) struct GrowingTree {
-    nodes: Vec<SplitNode>,
-    impurity: Vec<f64>,
-    weight: Vec<f64>,
-    n_samples: Vec<u32>,
-    /// `n_nodes × width`: class frequencies, or the mean output.
-    value: Vec<f64>,
-    width: usize,
+    /// Nodes and leaf statistics in push order (a leaf's `feature` is its leaf slot).
+    tree: Tree,
     /// Left children (best-first growth creates nodes out of pre-order).
     left: Vec<u32>,
+    /// Whether node ids are in pre-order and every leaf slot belongs to a leaf, in node
+    /// order: cleared by a split that is not of the last pushed node, or a left child that
+    /// is not the next node.
+    in_order: bool,
 }
 
 impl GrowingTree {
-    pub(crate) fn with_capacity(width: usize, nodes: usize) -> Self {
+    pub(crate) fn with_capacity(width: usize, nodes: usize, criterion: CriterionKind) -> Self {
+        let leaves = nodes / 2 + 1;
+        let regression = criterion == CriterionKind::SquaredError;
         GrowingTree {
-            nodes: Vec::with_capacity(nodes),
-            impurity: Vec::with_capacity(nodes),
-            weight: Vec::with_capacity(nodes),
-            n_samples: Vec::with_capacity(nodes),
-            value: Vec::with_capacity(nodes * width),
-            width,
+            tree: Tree {
+                nodes: Vec::with_capacity(nodes),
+                leaf_value: Vec::with_capacity(leaves * width),
+                leaf_weight: Vec::with_capacity(leaves),
+                leaf_count: Vec::with_capacity(leaves),
+                leaf_impurity: Vec::with_capacity(if regression { leaves } else { 0 }),
+                width,
+                criterion,
+            },
             left: Vec::with_capacity(nodes),
+            in_order: true,
         }
     }
 
-    /// Appends a leaf and returns its id.
+    /// Appends a leaf and returns its id. Leaf impurities are kept for regression only;
+    /// classification impurities follow from the values.
     pub(crate) fn push_leaf(
         &mut self,
         impurity: f64,
@@ -38,68 +46,85 @@ impl GrowingTree {
         n_samples: u32,
         value: &[f64],
     ) -> u32 {
-        let id = self.nodes.len() as u32;
-        self.nodes.push(SplitNode {
+        let t = &mut self.tree;
+        let id = t.nodes.len() as u32;
+        t.nodes.push(SplitNode {
             threshold: 0.0,
-            feature: 0,
+            feature: t.leaf_weight.len() as u32,
             right: LEAF,
         });
+        t.leaf_value.extend_from_slice(value);
+        t.leaf_weight.push(weight);
+        t.leaf_count.push(n_samples);
+        if t.criterion == CriterionKind::SquaredError {
+            t.leaf_impurity.push(impurity);
+        }
         self.left.push(LEAF);
-        self.impurity.push(impurity);
-        self.weight.push(weight);
-        self.n_samples.push(n_samples);
-        self.value.extend_from_slice(value);
         id
     }
 
-    /// Turns leaf `node` into an internal node; its children are linked later.
+    /// Turns leaf `node` into an internal node; its children are linked later. The leaf
+    /// slot of the last pushed node is freed; any other becomes an orphan for `finish`.
     pub(crate) fn set_split(&mut self, node: u32, feature: u32, threshold: f64) {
-        let n = &mut self.nodes[node as usize];
+        let t = &mut self.tree;
+        let slot = t.nodes[node as usize].feature as usize;
+        if node as usize + 1 == t.nodes.len() && slot + 1 == t.leaf_weight.len() {
+            t.leaf_value.truncate(slot * t.width);
+            t.leaf_weight.truncate(slot);
+            t.leaf_count.truncate(slot);
+            t.leaf_impurity.truncate(slot.min(t.leaf_impurity.len()));
+        } else {
+            self.in_order = false;
+        }
+        let n = &mut t.nodes[node as usize];
         n.feature = feature;
         n.threshold = threshold;
     }
 
     /// Rewrites every split threshold as `f(feature, threshold)` (bin code → real value).
     pub(crate) fn map_thresholds(&mut self, f: impl Fn(usize, f64) -> f64) {
-        for n in self.nodes.iter_mut().filter(|n| n.right != LEAF) {
+        for n in self.tree.nodes.iter_mut().filter(|n| n.right != LEAF) {
             n.threshold = f(n.feature as usize, n.threshold);
         }
     }
 
     pub(crate) fn link(&mut self, parent: u32, is_left: bool, child: u32) {
         if is_left {
+            self.in_order &= child == parent + 1;
             self.left[parent as usize] = child;
         } else {
-            self.nodes[parent as usize].right = child;
+            self.tree.nodes[parent as usize].right = child;
         }
-    }
-
-    /// Value pushed for `node`.
-    pub(crate) fn value(&self, node: usize) -> &[f64] {
-        &self.value[node * self.width..(node + 1) * self.width]
-    }
-
-    /// Impurity pushed for `node`.
-    pub(crate) fn impurity(&self, node: usize) -> f64 {
-        self.impurity[node]
     }
 
     /// Sets every value to `v` (a tree grown on no sample predicts the uniform distribution).
     pub(crate) fn fill_values(&mut self, v: f64) {
-        self.value.iter_mut().for_each(|x| *x = v);
+        self.tree.leaf_value.fill(v);
     }
 
-    /// The compact tree: nodes in pre-order, statistics of the leaves only (in exact-size
-    /// arrays, since a forest keeps many trees). Leaf impurities are kept for regression
-    /// only; classification impurities follow from the values.
-    pub(crate) fn finish(self, criterion: CriterionKind) -> Tree {
+    /// The compact tree, in exact-size arrays since a forest keeps many trees (shrinking
+    /// in place: a copy would double the tree at the fit's peak).
+    pub(crate) fn finish(self) -> Tree {
+        let mut t = if self.in_order {
+            debug_assert!(self.preorder().iter().enumerate().all(|(i, &o)| i == o));
+            self.tree
+        } else {
+            self.renumbered()
+        };
+        t.nodes.shrink_to_fit();
+        t.leaf_value.shrink_to_fit();
+        t.leaf_weight.shrink_to_fit();
+        t.leaf_count.shrink_to_fit();
+        t.leaf_impurity.shrink_to_fit();
+        t
+    }
+
+    /// The tree with its nodes in pre-order and its leaf slots in node order.
+    fn renumbered(&self) -> Tree {
         let order = self.preorder();
-        let n_leaves = order
-            .iter()
-            .filter(|&&o| self.nodes[o].right == LEAF)
-            .count();
-        let w = self.width;
-        let regression = criterion == CriterionKind::SquaredError;
+        let g = &self.tree;
+        let (w, regression) = (g.width, g.criterion == CriterionKind::SquaredError);
+        let n_leaves = order.iter().filter(|&&o| g.nodes[o].right == LEAF).count();
         let mut t = Tree {
             nodes: Vec::with_capacity(order.len()),
             leaf_value: Vec::with_capacity(n_leaves * w),
@@ -107,22 +132,23 @@ impl GrowingTree {
             leaf_count: Vec::with_capacity(n_leaves),
             leaf_impurity: Vec::with_capacity(if regression { n_leaves } else { 0 }),
             width: w,
-            criterion,
+            criterion: g.criterion,
         };
         let mut new_id = vec![0u32; order.len()];
         for (new, &old) in order.iter().enumerate() {
             new_id[old] = new as u32;
         }
         for &o in &order {
-            let mut nd = self.nodes[o];
+            let mut nd = g.nodes[o];
             if nd.right == LEAF {
+                let slot = nd.feature as usize;
                 nd.feature = t.leaf_weight.len() as u32;
                 t.leaf_value
-                    .extend_from_slice(&self.value[o * w..(o + 1) * w]);
-                t.leaf_weight.push(self.weight[o]);
-                t.leaf_count.push(self.n_samples[o]);
+                    .extend_from_slice(&g.leaf_value[slot * w..(slot + 1) * w]);
+                t.leaf_weight.push(g.leaf_weight[slot]);
+                t.leaf_count.push(g.leaf_count[slot]);
                 if regression {
-                    t.leaf_impurity.push(self.impurity[o]);
+                    t.leaf_impurity.push(g.leaf_impurity[slot]);
                 }
             } else {
                 nd.right = new_id[nd.right as usize];
@@ -134,16 +160,13 @@ impl GrowingTree {
 
     /// Old ids in pre-order (the identity when growth was depth-first).
     fn preorder(&self) -> Vec<usize> {
-        let mut order = Vec::with_capacity(self.nodes.len());
-        let mut stack = if self.nodes.is_empty() {
-            vec![]
-        } else {
-            vec![0usize]
-        };
+        let nodes = &self.tree.nodes;
+        let mut order = Vec::with_capacity(nodes.len());
+        let mut stack = if nodes.is_empty() { vec![] } else { vec![0usize] };
         while let Some(t) = stack.pop() {
             order.push(t);
-            if self.nodes[t].right != LEAF {
-                stack.push(self.nodes[t].right as usize);
+            if nodes[t].right != LEAF {
+                stack.push(nodes[t].right as usize);
                 stack.push(self.left[t] as usize);
             }
         }

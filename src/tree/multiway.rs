@@ -75,8 +75,13 @@ enum Item {
         child_depth: usize,
         parent: u32,
     },
-    /// The unreachable right leaf of the no-op node `parent`.
-    Empty { parent: u32 },
+    /// The unreachable right leaf of the no-op node `parent`, which predicts as its parent
+    /// (whose own statistics are not kept once it splits).
+    Empty {
+        parent: u32,
+        impurity: f64,
+        value: Box<[f64]>,
+    },
 }
 
 /// Whether a candidate decrease beats the best so far; `scale` is the node impurity, so
@@ -153,7 +158,7 @@ pub(crate) fn grow<T: Feature, C: Criterion>(
         tmp_ys: Vec::with_capacity(n),
         tmp_ws: Vec::with_capacity(n),
         cuts: Vec::new(),
-        tree: GrowingTree::with_capacity(width, 2 * n.min(1 << 16)),
+        tree: GrowingTree::with_capacity(width, 2 * n.min(1 << 16), params.criterion),
     };
     let mut stack = vec![Item::Node {
         start: 0,
@@ -181,11 +186,12 @@ pub(crate) fn grow<T: Feature, C: Criterion>(
                 child_depth,
                 parent,
             } => g.link(start, first, last, feature, child_depth, parent, &mut stack),
-            Item::Empty { parent } => {
-                let p = parent as usize;
-                g.value.copy_from_slice(g.tree.value(p));
-                let imp = g.tree.impurity(p);
-                let leaf = g.tree.push_leaf(imp, 0.0, 0, &g.value);
+            Item::Empty {
+                parent,
+                impurity,
+                value,
+            } => {
+                let leaf = g.tree.push_leaf(impurity, 0.0, 0, &value);
                 g.tree.link(parent, false, leaf);
             }
         }
@@ -250,7 +256,11 @@ impl<T: Feature, C: Criterion> Grower<'_, T, C> {
                     .any(|&f| !self.is_constant(f, &samples[start..end]));
             if can_split {
                 self.tree.set_split(node, feature, NO_OP_THRESHOLD);
-                stack.push(Item::Empty { parent: node });
+                stack.push(Item::Empty {
+                    parent: node,
+                    impurity,
+                    value: self.value.clone().into_boxed_slice(),
+                });
                 stack.push(Item::Node {
                     start,
                     end,
