@@ -38,7 +38,7 @@ pub(crate) struct Grower<'a, T: Feature, C: Criterion> {
     ys: Vec<C::Y>,
     ws: Vec<f64>,
     params: &'a Resolved,
-    scratch: Scratch<T, C::Y>,
+    scratch: Scratch<T>,
     total: Vec<f64>,
     left: Vec<f64>,
     right: Vec<f64>,

@@ -10,6 +10,7 @@
 //! impurity decrease for a fixed parent (scikit-learn's trick): it drops the parent terms
 //! and the divisions that are the same for every candidate.
 
+use super::Word;
 use crate::params::CriterionKind;
 
 /// Independent accumulators of [`Criterion::accumulate_weighted`].
@@ -92,8 +93,8 @@ fn class_sums<const K: usize, F: Fn(usize, f64) -> f64>(
 
 /// Incremental impurity measure over the samples of a node.
 pub trait Criterion: Sync {
-    /// Target of one sample: a class code or a real value.
-    type Y: Copy + Send + Sync;
+    /// Target of one sample: a class code or a real value (a [`Word`] to be partitioned).
+    type Y: Copy + Send + Sync + Word;
     /// Target of sample `i`.
     fn target(&self, i: usize) -> Self::Y;
     /// Length of a statistics vector.

@@ -15,7 +15,7 @@
 //! bit.
 //!
 //! Module map: `criterion` (impurities), `splitter` (one node's split), `gather` (reading
-//! candidate features at a node's rows), `sort` (radix sort of packed keys), `builder`
+//! candidate features at a node's rows), `sort` (radix sort of packed keys), `partition` (a node's rows between its children), `builder`
 //! (growing a tree depth-first or best-first), `growing` (the tree while it grows),
 //! `multiway` (multiway trees stored as binary chains), `descend` (prediction: the leaf
 //! each row reaches).
@@ -27,6 +27,8 @@ pub(crate) use descend::max_block_rows;
 mod gather;
 pub(crate) mod growing;
 pub mod multiway;
+mod partition;
+pub use partition::Word;
 mod sort;
 pub(crate) mod splitter;
 

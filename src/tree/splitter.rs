@@ -14,7 +14,8 @@
 //!   RNG stream gives a fixed tree, whatever the scale of the sample weights.
 
 use super::criterion::{weight_if_le, Criterion};
-use super::gather::{gather_many, set_len, MAX_BATCH};
+use super::gather::{gather_many, MAX_BATCH};
+use super::partition::{stable_partition, Word};
 use super::sort::sort_packed;
 use crate::data::{Feature, Matrix, Packed};
 use crate::rng::TreeRng;
@@ -40,7 +41,7 @@ pub(crate) trait ThresholdRule: Sync {
     /// Best `(proxy, threshold)` for the gathered values `s.xf` of the node, or None when
     /// no threshold satisfies the leaf constraints.
     fn search<T: Feature, C: Criterion>(
-        s: &mut Scratch<T, C::Y>,
+        s: &mut Scratch<T>,
         ctx: &NodeCtx<'_, C>,
         rows: &NodeRows<'_, C::Y>,
         lo: T,
@@ -76,16 +77,13 @@ impl<C: Criterion> NodeCtx<'_, C> {
 }
 
 /// Per-tree buffers, allocated once and reused by every node.
-pub(crate) struct Scratch<T: Feature, Y> {
+pub(crate) struct Scratch<T: Feature> {
     xf: Vec<T>,
     /// Candidates gathered together (see [`gather_many`]); one is swapped into `xf` to
     /// be scored.
     batch: Vec<Vec<T>>,
-    /// Right-child rows while partitioning (stable partition keeps samples increasing,
-    /// so the next gathers walk each column forward, which the hardware prefetches).
-    tmp_samples: Vec<u32>,
-    tmp_ys: Vec<Y>,
-    tmp_ws: Vec<f64>,
+    /// The partition's buffer (see [`stable_partition`]).
+    partition_buf: Vec<u64>,
     /// Gathered values of the best candidate so far (swapped with `xf`, never copied).
     best_xf: Vec<T>,
     /// Packed sort keys (value, position), and the radix sort's second buffer.
@@ -97,14 +95,12 @@ pub(crate) struct Scratch<T: Feature, Y> {
     bin_n: Vec<u32>,
 }
 
-impl<T: Feature, Y: Copy> Scratch<T, Y> {
+impl<T: Feature> Scratch<T> {
     pub fn new(n: usize, stats_len: usize) -> Self {
         Scratch {
             xf: Vec::with_capacity(n),
             batch: (0..MAX_BATCH).map(|_| Vec::new()).collect(),
-            tmp_samples: Vec::with_capacity(n),
-            tmp_ys: Vec::with_capacity(n),
-            tmp_ws: Vec::with_capacity(n),
+            partition_buf: Vec::with_capacity(n / 2 + 1),
             best_xf: Vec::with_capacity(n),
             packed: Vec::new(),
             radix: Vec::new(),
@@ -137,7 +133,7 @@ fn midpoint(a: f64, b: f64) -> f64 {
 
 impl ThresholdRule for BestThreshold {
     fn search<T: Feature, C: Criterion>(
-        s: &mut Scratch<T, C::Y>,
+        s: &mut Scratch<T>,
         ctx: &NodeCtx<'_, C>,
         rows: &NodeRows<'_, C::Y>,
         _lo: T,
@@ -151,7 +147,7 @@ impl ThresholdRule for BestThreshold {
 /// Sorts the gathered values and scores the cut between every two consecutive distinct
 /// ones; `cut(a, b)` is the threshold stored for a cut between values `a < b`.
 fn best_sorted<T: Feature, C: Criterion>(
-    s: &mut Scratch<T, C::Y>,
+    s: &mut Scratch<T>,
     ctx: &NodeCtx<'_, C>,
     rows: &NodeRows<'_, C::Y>,
     cut: impl Fn(f64, f64) -> f64,
@@ -199,7 +195,7 @@ fn best_sorted<T: Feature, C: Criterion>(
 
 impl ThresholdRule for RandomThreshold {
     fn search<T: Feature, C: Criterion>(
-        s: &mut Scratch<T, C::Y>,
+        s: &mut Scratch<T>,
         ctx: &NodeCtx<'_, C>,
         rows: &NodeRows<'_, C::Y>,
         lo: T,
@@ -235,7 +231,7 @@ impl ThresholdRule for RandomThreshold {
 
 impl ThresholdRule for HistThreshold {
     fn search<T: Feature, C: Criterion>(
-        s: &mut Scratch<T, C::Y>,
+        s: &mut Scratch<T>,
         ctx: &NodeCtx<'_, C>,
         rows: &NodeRows<'_, C::Y>,
         lo: T,
@@ -294,7 +290,7 @@ impl ThresholdRule for HistThreshold {
 pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
     x: &Matrix<'_, T>,
     ctx: &NodeCtx<'_, C>,
-    s: &mut Scratch<T, C::Y>,
+    s: &mut Scratch<T>,
     rows: &mut NodeRows<'_, C::Y>,
     features: &mut [u32],
     n_constant: usize,
@@ -360,37 +356,17 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
     (split, constant)
 }
 
-impl<T: Feature, Y: Copy> Scratch<T, Y> {
+impl<T: Feature> Scratch<T> {
     /// Stable partition of the node rows by the best candidate's values: rows with
     /// `x ≤ threshold` first, both sides in their previous order. Returns the left count.
-    ///
-    /// Branch-free (the side of a row is unpredictable): every row is written both to the
-    /// left run and to the right buffer, and only its side's count advances. The left run
-    /// never overtakes the row being read, so it only overwrites rows already read.
-    fn partition(&mut self, threshold: f64, rows: &mut NodeRows<'_, Y>) -> usize {
-        let n = self.best_xf.len();
-        let Some((&s0, &y0)) = rows.samples.first().zip(rows.ys.first()) else {
-            return 0;
-        };
-        set_len(&mut self.tmp_samples, n, s0);
-        set_len(&mut self.tmp_ys, n, y0);
-        set_len(&mut self.tmp_ws, n, 0.0);
-        let (mut n_left, mut n_right) = (0, 0);
-        for (k, v) in self.best_xf.iter().enumerate() {
-            let (s, y, w) = (rows.samples[k], rows.ys[k], rows.ws[k]);
-            let left = v.to_f64() <= threshold;
-            rows.samples[n_left] = s;
-            rows.ys[n_left] = y;
-            rows.ws[n_left] = w;
-            self.tmp_samples[n_right] = s;
-            self.tmp_ys[n_right] = y;
-            self.tmp_ws[n_right] = w;
-            n_left += usize::from(left);
-            n_right += usize::from(!left);
-        }
-        rows.samples[n_left..].copy_from_slice(&self.tmp_samples[..n_right]);
-        rows.ys[n_left..].copy_from_slice(&self.tmp_ys[..n_right]);
-        rows.ws[n_left..].copy_from_slice(&self.tmp_ws[..n_right]);
+    fn partition<Y: Word>(&mut self, threshold: f64, rows: &mut NodeRows<'_, Y>) -> usize {
+        let xf = &self.best_xf;
+        let n_left = xf.iter().filter(|v| v.to_f64() <= threshold).count();
+        let is_left = |k: usize| xf[k].to_f64() <= threshold;
+        let buf = &mut self.partition_buf;
+        stable_partition(rows.samples, buf, n_left, is_left);
+        stable_partition(rows.ys, buf, n_left, is_left);
+        stable_partition(rows.ws, buf, n_left, is_left);
         n_left
     }
 }
