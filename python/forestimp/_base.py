@@ -86,7 +86,9 @@ class BaseForest(BaseEstimator):
             check_classification_targets(y)
             self.classes_, codes = np.unique(y, return_inverse=True)
             self.n_classes_ = len(self.classes_)
-            y_engine = codes.astype(np.float64)
+            # uint32 codes are read in place by the engine: 4 bytes a sample while it fits.
+            y_engine = codes.astype(np.uint32)
+            del codes
             sw = self._apply_class_weight(y, sw)
             n_classes = self.n_classes_
         else:
@@ -163,7 +165,9 @@ class BaseForest(BaseEstimator):
                 "The training data of this estimator is not available (it is not pickled, "
                 "or release_training_data() was called): pass the training X and y explicitly."
             )
-        return data
+        X, y = data
+        # Class codes are kept as the uint32 the fit read; the other engine calls take float64.
+        return X, y.astype(np.float64, copy=False)
 
     def release_training_data(self) -> BaseForest:
         """Drop the reference to the training matrix kept for out-of-bag importances."""

@@ -52,7 +52,7 @@ class Forest:
     @staticmethod
     def fit(
         x: _Matrix,
-        y: npt.NDArray[np.float64],
+        y: npt.NDArray[np.float64] | npt.NDArray[np.uint32],
         sample_weight: npt.NDArray[np.float64] | None,
         *,
         n_classes: int,
@@ -78,8 +78,8 @@ class Forest:
     ) -> Forest:
         """Fit a forest.
 
-        ``y`` holds class codes ``0..n_classes-1`` (as floats) when ``n_classes >= 1`` and
-        regression targets when ``n_classes == 0``. ``max_features`` is the number K of
+        ``y`` holds class codes ``0..n_classes-1`` (uint32, read in place, or floats) when
+        ``n_classes >= 1`` and float64 regression targets when ``n_classes == 0``. ``max_features`` is the number K of
         candidate features per node (1 <= K <= number of features the tree sees);
         ``tree_features`` is the size of the per-tree random feature subset (Random
         Subspace / Patches), None for all. ``max_samples`` is the number of rows drawn per

@@ -16,7 +16,7 @@
 //! node's gather reads 4× fewer cache lines.
 
 use super::{Feature, Layout, Matrix};
-use crate::parallel::map_ordered;
+use crate::parallel::{chunks_mut, map_ordered};
 use crate::rng::{tree_seed, TreeRng};
 
 /// Rows used to place the edges (LightGBM samples 200 000 rows for the same purpose).
@@ -39,7 +39,7 @@ impl Binned {
         let max_bins = max_bins.clamp(2, 256);
         let (n, p) = (x.n_rows(), x.n_cols());
         let rows = sample_rows(n, seed);
-        let columns = map_ordered(p, |j| {
+        let edges = map_ordered(p, |j| {
             let mut values: Vec<f64> = match &rows {
                 Some(rows) => rows
                     .iter()
@@ -47,19 +47,25 @@ impl Binned {
                     .collect(),
                 None => (0..n).map(|i| x.get(i, j).to_f64()).collect(),
             };
-            let edges = edges_of(&mut values, max_bins);
-            let codes: Vec<u8> = match x.column(j) {
-                Some(col) => col.iter().map(|v| code(&edges, v.to_f64())).collect(),
-                None => (0..n).map(|i| code(&edges, x.get(i, j).to_f64())).collect(),
-            };
-            (codes, edges)
+            edges_of(&mut values, max_bins)
         });
-        let mut codes = Vec::with_capacity(n * p);
-        let mut edges = Vec::with_capacity(p);
-        for (c, e) in columns {
-            codes.extend_from_slice(&c);
-            edges.push(e);
-        }
+        drop(rows);
+        // Each column is coded straight into its place: per-column buffers joined
+        // afterwards held the codes twice.
+        let mut codes = vec![0u8; n * p];
+        chunks_mut(&mut codes, n, |j, out| {
+            let e = &edges[j];
+            match x.column(j) {
+                Some(col) => out
+                    .iter_mut()
+                    .zip(col)
+                    .for_each(|(c, v)| *c = code(e, v.to_f64())),
+                None => out
+                    .iter_mut()
+                    .enumerate()
+                    .for_each(|(i, c)| *c = code(e, x.get(i, j).to_f64())),
+            }
+        });
         Binned {
             codes,
             n_rows: n,

@@ -67,8 +67,34 @@ macro_rules! with_matrix {
 }
 pub(crate) use with_matrix;
 
-/// A contiguous float64 vector (y or sample_weight).
-pub fn vector<'a>(a: &'a PyReadonlyArray1<'_, f64>, name: &str) -> PyResult<&'a [f64]> {
+/// Training targets as passed: uint32 class codes, borrowed in place, or float64 values
+/// (regression targets, or class codes as floats).
+pub enum YArray<'py> {
+    /// uint32 class codes.
+    Codes(PyReadonlyArray1<'py, u32>),
+    /// float64 values.
+    Values(PyReadonlyArray1<'py, f64>),
+}
+
+impl<'py> YArray<'py> {
+    pub fn extract(y: &Bound<'py, PyAny>) -> PyResult<Self> {
+        if let Ok(a) = y.extract::<PyReadonlyArray1<'py, u32>>() {
+            return Ok(YArray::Codes(a));
+        }
+        if let Ok(a) = y.extract::<PyReadonlyArray1<'py, f64>>() {
+            return Ok(YArray::Values(a));
+        }
+        Err(PyTypeError::new_err(
+            "argument 'y': must be a 1-D numpy array of dtype uint32 (class codes) or float64",
+        ))
+    }
+}
+
+/// A contiguous vector (y or sample_weight), borrowed.
+pub fn vector<'a, T: numpy::Element>(
+    a: &'a PyReadonlyArray1<'_, T>,
+    name: &str,
+) -> PyResult<&'a [T]> {
     a.as_slice()
-        .map_err(|_| PyTypeError::new_err(format!("{name} must be a contiguous float64 array")))
+        .map_err(|_| PyTypeError::new_err(format!("{name} must be a contiguous 1-D array")))
 }

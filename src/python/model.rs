@@ -9,10 +9,11 @@ use std::time::Duration;
 
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use super::arrays::{vector, with_matrix, XArray};
+use super::arrays::{vector, with_matrix, XArray, YArray};
 use crate::error::ForestError;
 use crate::forest::{class_codes, FitSession, Forest};
 use crate::importance::corrected::shadow_permutation;
@@ -88,7 +89,7 @@ impl PyForest {
     fn fit(
         py: Python<'_>,
         x: &Bound<'_, PyAny>,
-        y: PyReadonlyArray1<'_, f64>,
+        y: &Bound<'_, PyAny>,
         sample_weight: Option<PyReadonlyArray1<'_, f64>>,
         n_classes: usize,
         criterion: &str,
@@ -130,20 +131,25 @@ impl PyForest {
         };
         let threads = resolve_n_jobs(n_jobs)?;
         let x = XArray::extract(x)?;
-        let y = vector(&y, "y")?;
+        let y = YArray::extract(y)?;
         let sw = match &sample_weight {
             Some(w) => Some(vector(w, "sample_weight")?),
             None => None,
         };
-        let codes = if n_classes > 0 {
-            py.detach(|| class_codes(y, n_classes))?
-        } else {
-            Vec::new()
-        };
-        let targets = if n_classes > 0 {
-            Targets::classes(&codes, n_classes)?
-        } else {
-            Targets::Regression(y)
+        let converted: Vec<u32>;
+        let targets = match (&y, n_classes) {
+            (YArray::Values(v), 0) => Targets::Regression(vector(v, "y")?),
+            (YArray::Codes(_), 0) => {
+                return Err(PyTypeError::new_err(
+                    "regression targets (n_classes = 0) must be float64",
+                ))
+            }
+            (YArray::Codes(c), k) => Targets::classes(vector(c, "y")?, k)?,
+            (YArray::Values(v), k) => {
+                let v = vector(v, "y")?;
+                converted = py.detach(|| class_codes(v, k))?;
+                Targets::classes(&converted, k)?
+            }
         };
         let forest = with_matrix!(x, |m| {
             // Shadow features (importance::corrected): p virtual permuted columns.

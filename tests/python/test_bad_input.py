@@ -216,6 +216,8 @@ def test_core_fit_happy_path():
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     # Float32 input is read as it is.
     assert _core_fit(X=X10.astype(np.float32)).predict(X10.astype(np.float32)).shape == (10, 2)
+    # uint32 class codes (read in place) and the same codes as floats give the same model.
+    assert _core_fit(y=Y10.astype(np.uint32)).to_bytes() == forest.to_bytes()
 
 
 CORE_CASES = [
@@ -293,6 +295,9 @@ CORE_CASES = [
     ("y-float32", dict(y=Y10.astype(np.float32)), TypeError, "'y'"),
     ("y-int64", dict(y=Y10), TypeError, "'y'"),
     ("y-2d", dict(y=Y10.astype(float).reshape(-1, 1)), TypeError, "'y'"),
+    ("y-uint32-regression", dict(y=Y10.astype(np.uint32), n_classes=0), TypeError, "float64"),
+    ("y-uint32-strided", dict(y=np.repeat(Y10.astype(np.uint32), 2)[::2]), TypeError, "contiguous"),
+    ("y-uint32-code-too-large", dict(y=np.full(10, 2, np.uint32)), DataError, "class code 2"),
     ("y-strided", dict(y=np.repeat(Y10.astype(float), 2)[::2]), TypeError, "contiguous"),
     ("sw-strided", dict(sample_weight=np.ones(20)[::2]), TypeError, "contiguous"),
     ("random_state-negative", dict(random_state=-1), OverflowError, None),
