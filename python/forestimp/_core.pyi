@@ -79,8 +79,9 @@ class Forest:
         """Fit a forest.
 
         ``y`` holds class codes ``0..n_classes-1`` (uint32, read in place, or floats) when
-        ``n_classes >= 1`` and float64 regression targets when ``n_classes == 0``. ``max_features`` is the number K of
-        candidate features per node (1 <= K <= number of features the tree sees);
+        ``n_classes >= 1`` and float64 regression targets when ``n_classes == 0``.
+        ``max_features`` is the number K of candidate features per node (1 <= K <= number
+        of features the tree sees);
         ``tree_features`` is the size of the per-tree random feature subset (Random
         Subspace / Patches), None for all. ``max_samples`` is the number of rows drawn per
         tree (with replacement when ``bootstrap``), None for n_samples. ``splitter`` is

@@ -162,7 +162,11 @@ impl GrowingTree {
     fn preorder(&self) -> Vec<usize> {
         let nodes = &self.tree.nodes;
         let mut order = Vec::with_capacity(nodes.len());
-        let mut stack = if nodes.is_empty() { vec![] } else { vec![0usize] };
+        let mut stack = if nodes.is_empty() {
+            vec![]
+        } else {
+            vec![0usize]
+        };
         while let Some(t) = stack.pop() {
             order.push(t);
             if nodes[t].right != LEAF {

@@ -120,6 +120,9 @@ mod tests {
         let mut got = data;
         stable_partition(&mut got, &mut Vec::new(), 3, |k| side[k]);
         let want = [f64::MIN_POSITIVE, f64::MAX, 3.0e-300, -0.0, 1.5];
-        assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()));
+        assert!(got
+            .iter()
+            .zip(&want)
+            .all(|(a, b)| a.to_bits() == b.to_bits()));
     }
 }
