@@ -102,8 +102,13 @@ impl GrowingTree {
         self.tree.leaf_value.fill(v);
     }
 
-    /// The compact tree, in exact-size arrays since a forest keeps many trees (shrinking
-    /// in place: a copy would double the tree at the fit's peak).
+    /// The compact tree, in exact-size arrays since a forest keeps many trees.
+    ///
+    /// The arrays are copied into fresh allocations rather than shrunk in place: the
+    /// growing arrays were reallocated while the working buffers were live and sit above
+    /// them in the allocator's heap, where a long-lived tree keeps the freed buffers below
+    /// it resident. Measured on 10M x 20 (2 threads, 10 trees): peak RSS 1962 → 1902 MiB
+    /// (hist), 2240 → 2105 MiB (best).
     pub(crate) fn finish(self) -> Tree {
         let mut t = if self.in_order {
             debug_assert!(self.preorder().iter().enumerate().all(|(i, &o)| i == o));
@@ -111,11 +116,12 @@ impl GrowingTree {
         } else {
             self.renumbered()
         };
-        t.nodes.shrink_to_fit();
-        t.leaf_value.shrink_to_fit();
-        t.leaf_weight.shrink_to_fit();
-        t.leaf_count.shrink_to_fit();
-        t.leaf_impurity.shrink_to_fit();
+        // `to_vec` allocates exactly the length.
+        t.nodes = t.nodes.to_vec();
+        t.leaf_value = t.leaf_value.to_vec();
+        t.leaf_weight = t.leaf_weight.to_vec();
+        t.leaf_count = t.leaf_count.to_vec();
+        t.leaf_impurity = t.leaf_impurity.to_vec();
         t
     }
 
