@@ -14,7 +14,7 @@
 //!   RNG stream gives a fixed tree, whatever the scale of the sample weights.
 
 use super::criterion::{weight_if_le, Criterion};
-use super::gather::{gather_many, MAX_BATCH};
+use super::gather::{batch_len, gather_many, MAX_BATCH};
 use super::partition::{stable_partition, Word};
 use super::sort::sort_packed;
 use crate::data::{Feature, Matrix, Packed};
@@ -309,7 +309,7 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
         // that of drawing one at a time; a constant one is only recognized later.
         let b = (max_features - visited)
             .min(undrawn - constant)
-            .min(MAX_BATCH);
+            .min(batch_len::<T>(rows.samples.len()));
         for d in &mut drawn[..b] {
             let j = constant + rng.below(undrawn - constant);
             undrawn -= 1;
