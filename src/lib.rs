@@ -27,7 +27,8 @@
 //! ```
 //!
 //! Module map: [`data`] (input views), [`params`], [`tree`] (criteria, splitter, builder,
-//! node arrays), [`forest`] (sampling, fitting, OOB), [`parallel`], `persist` (model bytes).
+//! node arrays), [`forest`] (sampling, fitting, OOB), [`parallel`], `persist` (model bytes),
+//! `alloc` (the Python module's allocator).
 
 pub mod data;
 pub mod error;
@@ -42,6 +43,9 @@ pub mod tree;
 
 #[cfg(feature = "python")]
 mod python;
+// The extension module's allocator; the unit tests install it too.
+#[cfg(all(target_os = "linux", any(test, feature = "python")))]
+mod alloc;
 
 pub use data::{Feature, Layout, Matrix, Targets};
 pub use error::{ForestError, Result};

@@ -2,7 +2,7 @@
 //!
 //! Map: `arrays` (zero-copy NumPy views), `errors` (typed exceptions), `model` (the
 //! `Forest` class: fit, predict, importances, pickling), `importance` (path-based
-//! importances), `mdi` (MDI by depth).
+//! importances), `mdi` (MDI by depth). The module's allocator is `crate::alloc`.
 
 mod arrays;
 mod context;
