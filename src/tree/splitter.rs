@@ -76,11 +76,7 @@ impl<C: Criterion> NodeCtx<'_, C> {
     }
 }
 
-/// Buffers below this size are never shrunk (the extension's allocator maps blocks from
-/// 4 MiB on, so shrinking one gives its pages back).
-const SHRINK_BYTES: usize = 4 << 20;
-
-/// Per-tree buffers, reused by every node (and shrunk deep in very large trees).
+/// Per-tree buffers, allocated once and reused by every node.
 pub(crate) struct Scratch<T: Feature> {
     xf: Vec<T>,
     /// Candidates gathered together (see [`gather_many`]); one is swapped into `xf` to
@@ -112,26 +108,6 @@ impl<T: Feature> Scratch<T> {
             hist: Vec::new(),
             bin_n: Vec::new(),
         }
-    }
-
-    /// Gives memory back once the nodes have become much smaller than the buffers (below
-    /// the top levels of a tree on millions of rows). A thread then holds root-sized
-    /// buffers only near the root, and two threads rarely do at the same time; buffers
-    /// that grow back for a large right child cost one more allocation each.
-    fn fit_to(&mut self, n: usize) {
-        fn fit<V>(v: &mut Vec<V>, n: usize) {
-            if v.capacity() > 4 * n && v.capacity() * std::mem::size_of::<V>() >= SHRINK_BYTES {
-                // Node-local contents: nothing is kept from one node to the next.
-                v.truncate(2 * n);
-                v.shrink_to(2 * n);
-            }
-        }
-        fit(&mut self.xf, n);
-        fit(&mut self.best_xf, n);
-        self.batch.iter_mut().for_each(|b| fit(b, n));
-        fit(&mut self.partition_buf, n / 2 + 1);
-        fit(&mut self.packed, n);
-        fit(&mut self.radix, n);
     }
 }
 
@@ -321,7 +297,6 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
     max_features: usize,
     rng: &mut TreeRng,
 ) -> (Option<Split>, usize) {
-    s.fit_to(rows.samples.len());
     let mut constant = n_constant; // features[..constant] are constant here
     let mut undrawn = features.len(); // features[constant..undrawn] not drawn yet
     let mut visited = 0;
