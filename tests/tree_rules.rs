@@ -199,3 +199,23 @@ fn invalid_parameters_are_named() {
     let mb = Matrix::new(&bad, 1, 6, Layout::RowMajor).unwrap();
     assert!(Forest::fit(&base(), mb, Targets::classes(&[0], 1).unwrap(), None).is_err());
 }
+
+#[test]
+fn best_first_growth_without_a_leaf_limit_gives_the_depth_first_tree() {
+    // One feature and no bootstrap: no draw and no tie between features, so the splits do
+    // not depend on the order in which nodes are grown, and best-first growth (renumbered
+    // to pre-order when it finishes) must give the depth-first trees (handed over as
+    // grown) exactly. (With several features, ties at small nodes go to the feature drawn
+    // first, and the draws follow the growth order.)
+    let (x, y) = class_data();
+    let x0: Vec<f32> = x.chunks(6).map(|row| row[0]).collect();
+    let m = Matrix::new(&x0, 500, 1, Layout::RowMajor).unwrap();
+    let grow = |p: &ForestParams| Forest::fit(p, m, Targets::classes(&y, 3).unwrap(), None);
+    let mut p = base();
+    p.bootstrap = false;
+    let depth_first = grow(&p).unwrap();
+    p.max_leaf_nodes = Some(100_000);
+    let best_first = grow(&p).unwrap();
+    assert!(depth_first.trees().iter().all(|t| t.n_leaves() > 50));
+    assert_eq!(depth_first.trees(), best_first.trees());
+}
