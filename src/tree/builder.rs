@@ -45,6 +45,7 @@ pub(crate) struct Grower<'a, T: Feature, C: Criterion> {
     value: Vec<f64>,
     root_weight: f64,
     min_weight_leaf: f64,
+    unit_weights: bool,
     pub tree: GrowingTree,
 }
 
@@ -58,6 +59,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         width: usize,
     ) -> Self {
         let root_weight: f64 = ws.iter().sum();
+        let unit_weights = ws.iter().all(|&w| w == 1.0);
         let k = crit.stats_len();
         Grower {
             x,
@@ -72,6 +74,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             value: vec![0.0; width],
             root_weight,
             min_weight_leaf: params.min_weight_fraction_leaf * root_weight,
+            unit_weights,
             tree: GrowingTree::with_capacity(
                 width,
                 2 * samples.len().min(1 << 16),
@@ -188,6 +191,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             total: &self.total,
             min_samples_leaf: p.min_samples_leaf,
             min_weight_leaf: self.min_weight_leaf,
+            unit_weights: self.unit_weights,
         };
         let (split, n_constant) = find_split::<T, C, R>(
             &self.x,

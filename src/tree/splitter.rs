@@ -64,6 +64,9 @@ pub(crate) struct NodeCtx<'a, C> {
     pub total: &'a [f64],
     pub min_samples_leaf: usize,
     pub min_weight_leaf: f64,
+    /// Every weight of the tree is 1 (no bootstrap, no sample weights: Extra-Trees by
+    /// default), so scans need not read them.
+    pub unit_weights: bool,
 }
 
 impl<C: Criterion> NodeCtx<'_, C> {
@@ -211,10 +214,18 @@ impl ThresholdRule for RandomThreshold {
             t = lo;
         }
         let xf = &s.xf;
-        ctx.crit
-            .accumulate_weighted(&mut s.left, rows.ys, rows.ws, |j, w| {
-                weight_if_le(xf[j].to_f64(), t, w)
-            });
+        if ctx.unit_weights {
+            // The same sums (w = 1 exactly), without loading the weights.
+            ctx.crit
+                .accumulate_weighted(&mut s.left, rows.ys, rows.ws, |j, _| {
+                    weight_if_le(xf[j].to_f64(), t, 1.0)
+                });
+        } else {
+            ctx.crit
+                .accumulate_weighted(&mut s.left, rows.ys, rows.ws, |j, w| {
+                    weight_if_le(xf[j].to_f64(), t, w)
+                });
+        }
         // t is in [min, max): the minimum goes left and the maximum right, so the left count
         // matters only when leaves need more than one sample.
         let n_left = if ctx.min_samples_leaf > 1 {
