@@ -6,7 +6,8 @@
 //! after such frees (up to 32 MiB) and then serves these buffers from per-thread heaps,
 //! where a slightly larger buffer for the next tree does not fit the hole of the last one
 //! and the holes stay resident. Measured on 10M × 20 float32 (10 trees, 2 threads,
-//! `benches/bench_memory.py`): peak RSS 2065 → 2000 MiB with the best splitter.
+//! `benches/bench_memory.py`): peak RSS 2065 → 2006 MiB with the best splitter, 1902 → 1884
+//! MiB with hist.
 //!
 //! Installed by the extension module (Rust users of the crate keep their own allocator)
 //! and by the crate's unit tests, which then exercise it; Linux only (`mremap` grows a
