@@ -3,15 +3,21 @@
 //! binary is copied to (the device runs in BENCHMARKS.md used it).
 //!
 //! `cargo bench --bench scaling -- [n_samples] [n_features] [n_trees] [max_threads]`
+//!
+//! `TASK=regression` fits regression forests on the noisy linear mix itself, with
+//! scikit-learn's regressor defaults (squared error, K = p).
 
 use std::time::Instant;
 
 use forestimp::parallel::install;
 use forestimp::rng::TreeRng;
-use forestimp::{CriterionKind, Forest, ForestParams, Layout, Matrix, SplitterKind, Targets};
+use forestimp::{
+    CriterionKind, FeatureCount, Forest, ForestParams, Layout, Matrix, SplitterKind, Targets,
+};
 
-/// Gaussian-ish features; the label is the sign of a noisy linear mix of the first ten.
-fn data(n: usize, p: usize) -> (Vec<f32>, Vec<u32>) {
+/// Gaussian-ish features and a noisy linear mix of the first ten (the regression target);
+/// the class label is its sign.
+fn data(n: usize, p: usize) -> (Vec<f32>, Vec<f64>) {
     let mut rng = TreeRng::new(0);
     let mut x = vec![0f32; n * p]; // column-major
     for v in x.iter_mut() {
@@ -22,7 +28,7 @@ fn data(n: usize, p: usize) -> (Vec<f32>, Vec<u32>) {
             let s: f32 = (0..10.min(p))
                 .map(|j| x[j * n + i] * (j as f32 - 4.5))
                 .sum();
-            u32::from(s + (rng.unit() as f32 - 0.5) * 2.0 > 0.0)
+            f64::from(s + (rng.unit() as f32 - 0.5) * 2.0)
         })
         .collect();
     (x, y)
@@ -50,20 +56,33 @@ fn main() {
         _ => Layout::ColumnMajor,
     };
     let m = Matrix::new(&x, n, p, layout).expect("shape");
-    let t = Targets::classes(&y, 2).expect("labels");
-    println!("n={n} p={p} trees={trees} layout={layout:?}");
+    let regression = std::env::var("TASK").as_deref() == Ok("regression");
+    let labels: Vec<u32> = y.iter().map(|&v| u32::from(v > 0.0)).collect();
+    let (t, criterion) = if regression {
+        let t = Targets::regression(&y).expect("targets");
+        (t, CriterionKind::SquaredError)
+    } else {
+        (
+            Targets::classes(&labels, 2).expect("labels"),
+            CriterionKind::Gini,
+        )
+    };
+    println!("n={n} p={p} trees={trees} layout={layout:?} regression={regression}");
     println!("| model | threads | fit s | speed-up |");
     println!("|---|---:|---:|---:|");
     let only = std::env::var("MODELS").unwrap_or_else(|_| "RF,ET,HIST".into());
     let hist = ForestParams {
         splitter: SplitterKind::Histogram { max_bins: 255 },
-        ..ForestParams::random_forest(CriterionKind::Gini)
+        ..ForestParams::random_forest(criterion)
     };
     for (name, mut params) in [
-        ("RF", ForestParams::random_forest(CriterionKind::Gini)),
-        ("ET", ForestParams::extra_trees(CriterionKind::Gini)),
+        ("RF", ForestParams::random_forest(criterion)),
+        ("ET", ForestParams::extra_trees(criterion)),
         ("HIST", hist),
     ] {
+        if regression {
+            params.max_features = FeatureCount::All;
+        }
         if !only.split(',').any(|m| m == name) {
             continue;
         }

@@ -36,10 +36,21 @@ pub(crate) struct NodeRows<'s, Y> {
     pub ws: &'s mut [f64],
 }
 
+/// The threshold a search chose for one candidate feature.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Cut {
+    /// The criterion's proxy: larger is better.
+    pub proxy: f64,
+    pub threshold: f64,
+    /// Rows with `x ≤ threshold`, when the search counted them (the partition counts
+    /// them otherwise).
+    pub n_left: Option<usize>,
+}
+
 /// Threshold search for one candidate feature; zero-sized, chosen once per fit.
 pub(crate) trait ThresholdRule: Sync {
-    /// Best `(proxy, threshold)` for the gathered values `s.xf` of the node, or None when
-    /// no threshold satisfies the leaf constraints.
+    /// Best cut of the gathered values `s.xf` of the node, or None when no threshold
+    /// satisfies the leaf constraints.
     fn search<T: Feature, C: Criterion>(
         s: &mut Scratch<T>,
         ctx: &NodeCtx<'_, C>,
@@ -47,7 +58,7 @@ pub(crate) trait ThresholdRule: Sync {
         lo: T,
         hi: T,
         rng: &mut TreeRng,
-    ) -> Option<(f64, f64)>;
+    ) -> Option<Cut>;
 }
 
 /// CART: every mid-point between consecutive distinct sorted values.
@@ -142,7 +153,7 @@ impl ThresholdRule for BestThreshold {
         _lo: T,
         _hi: T,
         _rng: &mut TreeRng,
-    ) -> Option<(f64, f64)> {
+    ) -> Option<Cut> {
         best_sorted(s, ctx, rows, midpoint)
     }
 }
@@ -154,7 +165,7 @@ fn best_sorted<T: Feature, C: Criterion>(
     ctx: &NodeCtx<'_, C>,
     rows: &NodeRows<'_, C::Y>,
     cut: impl Fn(f64, f64) -> f64,
-) -> Option<(f64, f64)> {
+) -> Option<Cut> {
     // Positions are distinct, so the order (value, position) is unique.
     s.packed.clear();
     s.packed
@@ -167,7 +178,7 @@ fn best_sorted<T: Feature, C: Criterion>(
     };
     let left = &mut s.left;
     left.fill(0.0);
-    let mut best: Option<(f64, f64)> = None;
+    let mut best: Option<Cut> = None;
     let mut wl = 0.0;
     let mut current = at(0);
     for i in 0..n - 1 {
@@ -189,8 +200,12 @@ fn best_sorted<T: Feature, C: Criterion>(
             continue;
         }
         let proxy = ctx.crit.proxy(ctx.total, left);
-        if best.is_none_or(|(bp, _)| better(proxy, bp)) {
-            best = Some((proxy, cut(v.to_f64(), next.to_f64())));
+        if best.is_none_or(|b| better(proxy, b.proxy)) {
+            best = Some(Cut {
+                proxy,
+                threshold: cut(v.to_f64(), next.to_f64()),
+                n_left: Some(n_left),
+            });
         }
     }
     best
@@ -204,7 +219,7 @@ impl ThresholdRule for RandomThreshold {
         lo: T,
         hi: T,
         rng: &mut TreeRng,
-    ) -> Option<(f64, f64)> {
+    ) -> Option<Cut> {
         let (lo, hi) = (lo.to_f64(), hi.to_f64());
         let mut t = lo + rng.unit() * (hi - lo);
         if !t.is_finite() {
@@ -226,17 +241,24 @@ impl ThresholdRule for RandomThreshold {
                     weight_if_le(xf[j].to_f64(), t, w)
                 });
         }
-        // t is in [min, max): the minimum goes left and the maximum right, so the left count
-        // matters only when leaves need more than one sample.
-        let n_left = if ctx.min_samples_leaf > 1 {
-            xf.iter().filter(|v| v.to_f64() <= t).count()
+        // Unit weights sum to the left count exactly. Otherwise: t is in [min, max), so the
+        // minimum goes left and the maximum right, and the count matters only when leaves
+        // need more than one sample.
+        let n_left = if ctx.unit_weights {
+            Some(s.left[0] as usize)
+        } else if ctx.min_samples_leaf > 1 {
+            Some(xf.iter().filter(|v| v.to_f64() <= t).count())
         } else {
-            1
+            None
         };
-        if !ctx.admissible(n_left, rows.samples.len(), &s.left) {
+        if !ctx.admissible(n_left.unwrap_or(1), rows.samples.len(), &s.left) {
             return None;
         }
-        Some((ctx.crit.proxy(ctx.total, &s.left), t))
+        Some(Cut {
+            proxy: ctx.crit.proxy(ctx.total, &s.left),
+            threshold: t,
+            n_left,
+        })
     }
 }
 
@@ -248,7 +270,7 @@ impl ThresholdRule for HistThreshold {
         lo: T,
         hi: T,
         _rng: &mut TreeRng,
-    ) -> Option<(f64, f64)> {
+    ) -> Option<Cut> {
         // Codes are small integers: only the bins between the node's min and max are used.
         let lo = lo.code();
         let n_bins = hi.code() - lo + 1;
@@ -272,7 +294,7 @@ impl ThresholdRule for HistThreshold {
         }
         s.left.fill(0.0);
         let mut n_left = 0;
-        let mut best: Option<(f64, f64)> = None;
+        let mut best: Option<Cut> = None;
         for b in 0..n_bins - 1 {
             if s.bin_n[b] == 0 {
                 continue; // same partition as the previous boundary
@@ -288,8 +310,12 @@ impl ThresholdRule for HistThreshold {
                 continue;
             }
             let proxy = ctx.crit.proxy(ctx.total, &s.left);
-            if best.is_none_or(|(bp, _)| better(proxy, bp)) {
-                best = Some((proxy, (lo + b) as f64));
+            if best.is_none_or(|c| better(proxy, c.proxy)) {
+                best = Some(Cut {
+                    proxy,
+                    threshold: (lo + b) as f64,
+                    n_left: Some(n_left),
+                });
             }
         }
         best
@@ -311,7 +337,7 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
     let mut constant = n_constant; // features[..constant] are constant here
     let mut undrawn = features.len(); // features[constant..undrawn] not drawn yet
     let mut visited = 0;
-    let mut best: Option<(f64, Split)> = None;
+    let mut best: Option<(u32, Cut)> = None;
     let mut drawn = [0u32; MAX_BATCH];
     let mut bounds = [(T::default(), T::default()); MAX_BATCH];
     while visited < max_features && constant < undrawn {
@@ -344,25 +370,19 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
             }
             visited += 1;
             std::mem::swap(&mut s.xf, &mut s.batch[k]);
-            let Some((proxy, threshold)) = R::search(s, ctx, rows, lo, hi, rng) else {
+            let Some(cut) = R::search(s, ctx, rows, lo, hi, rng) else {
                 continue;
             };
-            if best.as_ref().is_none_or(|(bp, _)| better(proxy, *bp)) {
-                best = Some((
-                    proxy,
-                    Split {
-                        feature: f,
-                        threshold,
-                        n_left: 0,
-                    },
-                ));
+            if best.is_none_or(|(_, b)| better(cut.proxy, b.proxy)) {
+                best = Some((f, cut));
                 std::mem::swap(&mut s.xf, &mut s.best_xf);
             }
         }
     }
-    let split = best.map(|(_, mut sp)| {
-        sp.n_left = s.partition(sp.threshold, rows);
-        sp
+    let split = best.map(|(feature, cut)| Split {
+        feature,
+        threshold: cut.threshold,
+        n_left: s.partition(&cut, rows, ctx.unit_weights),
     });
     (split, constant)
 }
@@ -370,14 +390,25 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
 impl<T: Feature> Scratch<T> {
     /// Stable partition of the node rows by the best candidate's values: rows with
     /// `x ≤ threshold` first, both sides in their previous order. Returns the left count.
-    fn partition<Y: Word>(&mut self, threshold: f64, rows: &mut NodeRows<'_, Y>) -> usize {
-        let xf = &self.best_xf;
-        let n_left = xf.iter().filter(|v| v.to_f64() <= threshold).count();
+    /// Weights that are all 1 stay where they are.
+    fn partition<Y: Word>(
+        &mut self,
+        cut: &Cut,
+        rows: &mut NodeRows<'_, Y>,
+        unit_weights: bool,
+    ) -> usize {
+        let (xf, threshold) = (&self.best_xf, cut.threshold);
         let is_left = |k: usize| xf[k].to_f64() <= threshold;
+        let n_left = cut
+            .n_left
+            .unwrap_or_else(|| (0..xf.len()).filter(|&k| is_left(k)).count());
+        debug_assert_eq!(n_left, (0..xf.len()).filter(|&k| is_left(k)).count());
         let buf = &mut self.partition_buf;
         stable_partition(rows.samples, buf, n_left, is_left);
         stable_partition(rows.ys, buf, n_left, is_left);
-        stable_partition(rows.ws, buf, n_left, is_left);
+        if !unit_weights {
+            stable_partition(rows.ws, buf, n_left, is_left);
+        }
         n_left
     }
 }
