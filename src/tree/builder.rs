@@ -41,6 +41,9 @@ pub(crate) struct Grower<'a, T: Feature, C: Criterion> {
     scratch: Scratch<T>,
     total: Vec<f64>,
     left: Vec<f64>,
+    /// The rows `start..end` whose statistics `left` holds: the left child of the last
+    /// split, summed in the order its own node would sum them, so that node copies them.
+    left_rows: (usize, usize),
     right: Vec<f64>,
     value: Vec<f64>,
     root_weight: f64,
@@ -70,6 +73,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             scratch: Scratch::new(samples.len(), k),
             total: vec![0.0; k],
             left: vec![0.0; k],
+            left_rows: (0, 0),
             right: vec![0.0; k],
             value: vec![0.0; width],
             root_weight,
@@ -169,7 +173,12 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             ys: &mut self.ys[start..end],
             ws: &mut self.ws[start..end],
         };
-        self.crit.accumulate(&mut self.total, rows.ys, rows.ws);
+        if self.left_rows == (start, end) {
+            // Nothing has moved these rows since their parent summed them.
+            self.total.copy_from_slice(&self.left);
+        } else {
+            self.crit.accumulate(&mut self.total, rows.ys, rows.ws);
+        }
         let impurity = self.crit.impurity(&self.total);
         self.crit.value(&self.total, &mut self.value);
         let n = end - start;
@@ -212,6 +221,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             &rows.ys[..split.n_left],
             &rows.ws[..split.n_left],
         );
+        self.left_rows = (start, start + split.n_left);
         for ((r, t), l) in self.right.iter_mut().zip(&self.total).zip(&self.left) {
             *r = t - l;
         }
