@@ -13,6 +13,18 @@ pub trait Word: Copy {
     fn to_word(self) -> u64;
     /// The value back from [`Word::to_word`]'s bits.
     fn from_word(w: u64) -> Self;
+    /// [`stable_partition`] of sample ids and their values of this type: one array after
+    /// the other.
+    fn partition_with_samples(
+        samples: &mut [u32],
+        values: &mut [Self],
+        buf: &mut Vec<u64>,
+        n_left: usize,
+        is_left: impl Fn(usize) -> bool,
+    ) {
+        stable_partition(samples, buf, n_left, &is_left);
+        stable_partition(values, buf, n_left, &is_left);
+    }
 }
 
 impl Word for u32 {
@@ -23,6 +35,16 @@ impl Word for u32 {
     #[inline(always)]
     fn from_word(w: u64) -> Self {
         w as u32
+    }
+    /// Both halves of one word: one pass instead of two.
+    fn partition_with_samples(
+        samples: &mut [u32],
+        values: &mut [u32],
+        buf: &mut Vec<u64>,
+        n_left: usize,
+        is_left: impl Fn(usize) -> bool,
+    ) {
+        stable_partition((samples, values), buf, n_left, is_left);
     }
 }
 
@@ -37,15 +59,56 @@ impl Word for f64 {
     }
 }
 
-/// Reorders `data` so that the `n_left` values with `is_left(k)` come first, both sides in
+/// Aligned arrays partitioned together: each row's values travel as one 64-bit word.
+pub(crate) trait Rows {
+    fn len(&self) -> usize;
+    /// Row `k` as a word.
+    fn word(&self, k: usize) -> u64;
+    /// Overwrites row `k` with a word from [`Rows::word`].
+    fn set(&mut self, k: usize, w: u64);
+}
+
+impl<V: Word> Rows for &mut [V] {
+    #[inline(always)]
+    fn len(&self) -> usize {
+        <[V]>::len(self)
+    }
+    #[inline(always)]
+    fn word(&self, k: usize) -> u64 {
+        self[k].to_word()
+    }
+    #[inline(always)]
+    fn set(&mut self, k: usize, w: u64) {
+        self[k] = V::from_word(w);
+    }
+}
+
+/// Two arrays of 32-bit values (sample ids and class codes): one pass moves both.
+impl Rows for (&mut [u32], &mut [u32]) {
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.0.len().min(self.1.len())
+    }
+    #[inline(always)]
+    fn word(&self, k: usize) -> u64 {
+        u64::from(self.0[k]) << 32 | u64::from(self.1[k])
+    }
+    #[inline(always)]
+    fn set(&mut self, k: usize, w: u64) {
+        self.0[k] = (w >> 32) as u32;
+        self.1[k] = w as u32;
+    }
+}
+
+/// Reorders `data` so that the `n_left` rows with `is_left(k)` come first, both sides in
 /// their previous order.
 ///
-/// Branch-free (a row's side is unpredictable): every value is written both to its side's
+/// Branch-free (a row's side is unpredictable): every row is written both to its side's
 /// run in place and to the buffer, and only its side's count advances. The in-place run
-/// grows from the end the scan starts at, so it only overwrites values already read; the
+/// grows from the end the scan starts at, so it only overwrites rows already read; the
 /// other side (the smaller one) waits in `buf`.
-pub(crate) fn stable_partition<V: Word>(
-    data: &mut [V],
+pub(crate) fn stable_partition(
+    mut data: impl Rows,
     buf: &mut Vec<u64>,
     n_left: usize,
     is_left: impl Fn(usize) -> bool,
@@ -58,15 +121,15 @@ pub(crate) fn stable_partition<V: Word>(
         set_len(buf, n_right + 1, 0);
         let (mut l, mut r) = (0, 0);
         for k in 0..n {
-            let v = data[k];
+            let v = data.word(k);
             let left = is_left(k);
-            data[l] = v;
-            buf[r] = v.to_word();
+            data.set(l, v);
+            buf[r] = v;
             l += usize::from(left);
             r += usize::from(!left);
         }
-        for (d, &w) in data[n_left..].iter_mut().zip(buf.iter()) {
-            *d = V::from_word(w);
+        for (k, &w) in (n_left..n).zip(buf.iter()) {
+            data.set(k, w);
         }
     } else {
         // Mirror image: the right side is packed at the end, scanning backwards, and the
@@ -74,15 +137,15 @@ pub(crate) fn stable_partition<V: Word>(
         set_len(buf, n_left + 1, 0);
         let (mut l, mut r) = (0, 0);
         for k in (0..n).rev() {
-            let v = data[k];
+            let v = data.word(k);
             let left = is_left(k);
-            data[n - 1 - r] = v;
-            buf[l] = v.to_word();
+            data.set(n - 1 - r, v);
+            buf[l] = v;
             l += usize::from(left);
             r += usize::from(!left);
         }
-        for (d, &w) in data[..n_left].iter_mut().zip(buf[..n_left].iter().rev()) {
-            *d = V::from_word(w);
+        for (k, &w) in (0..n_left).zip(buf[..n_left].iter().rev()) {
+            data.set(k, w);
         }
     }
 }
@@ -107,8 +170,14 @@ mod tests {
                 let data: Vec<u32> = (0..n as u32).map(|k| 100 + 7 * k).collect();
                 let n_left = side.iter().filter(|&&s| s).count();
                 let mut got = data.clone();
-                stable_partition(&mut got, &mut buf, n_left, |k| side[k]);
+                stable_partition(&mut got[..], &mut buf, n_left, |k| side[k]);
                 assert_eq!(got, reference(&data, &side), "n={n} mask={mask:b}");
+                // Paired with a second array, which must move the same way.
+                let codes: Vec<u32> = data.iter().map(|v| v.wrapping_mul(2_654_435_761)).collect();
+                let (mut a, mut b) = (data.clone(), codes.clone());
+                stable_partition((&mut a[..], &mut b[..]), &mut buf, n_left, |k| side[k]);
+                assert_eq!(a, reference(&data, &side), "pair n={n} mask={mask:b}");
+                assert_eq!(b, reference(&codes, &side), "pair n={n} mask={mask:b}");
             }
         }
     }
@@ -118,7 +187,7 @@ mod tests {
         let data = [-0.0, f64::MIN_POSITIVE, 1.5, f64::MAX, 3.0e-300];
         let side = [false, true, false, true, true];
         let mut got = data;
-        stable_partition(&mut got, &mut Vec::new(), 3, |k| side[k]);
+        stable_partition(&mut got[..], &mut Vec::new(), 3, |k| side[k]);
         let want = [f64::MIN_POSITIVE, f64::MAX, 3.0e-300, -0.0, 1.5];
         assert!(got
             .iter()
