@@ -233,9 +233,7 @@ impl ThresholdRule for RandomThreshold {
         if ctx.unit_weights {
             // The same sums (w = 1 exactly), without loading the weights.
             ctx.crit
-                .accumulate_weighted(&mut s.left, rows.ys, rows.ws, |j, _| {
-                    weight_if_le(xf[j].to_f64(), t, 1.0)
-                });
+                .count_left(&mut s.left, rows.ys, rows.ws, |j| xf[j].to_f64() <= t);
         } else {
             ctx.crit
                 .accumulate_weighted(&mut s.left, rows.ys, rows.ws, |j, w| {
