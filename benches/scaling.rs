@@ -5,7 +5,8 @@
 //! `cargo bench --bench scaling -- [n_samples] [n_features] [n_trees] [max_threads]`
 //!
 //! `TASK=regression` fits regression forests on the noisy linear mix itself, with
-//! scikit-learn's regressor defaults (squared error, K = p).
+//! scikit-learn's regressor defaults (squared error, K = p). `CLASSES=c` cuts it into c
+//! classes of equal width instead of taking its sign.
 
 use std::time::Instant;
 
@@ -57,13 +58,21 @@ fn main() {
     };
     let m = Matrix::new(&x, n, p, layout).expect("shape");
     let regression = std::env::var("TASK").as_deref() == Ok("regression");
-    let labels: Vec<u32> = y.iter().map(|&v| u32::from(v > 0.0)).collect();
+    let classes: u32 = std::env::var("CLASSES").map_or(2, |c| c.parse().expect("CLASSES"));
+    let labels: Vec<u32> = if classes == 2 {
+        y.iter().map(|&v| u32::from(v > 0.0)).collect()
+    } else {
+        let top = f64::from(classes - 1);
+        y.iter()
+            .map(|&v| ((v / 8.0 + 0.5) * top).round().clamp(0.0, top) as u32)
+            .collect()
+    };
     let (t, criterion) = if regression {
         let t = Targets::regression(&y).expect("targets");
         (t, CriterionKind::SquaredError)
     } else {
         (
-            Targets::classes(&labels, 2).expect("labels"),
+            Targets::classes(&labels, classes as usize).expect("labels"),
             CriterionKind::Gini,
         )
     };
