@@ -61,6 +61,7 @@ impl Word for f64 {
 
 /// Aligned arrays partitioned together: each row's values travel as one 64-bit word.
 pub(crate) trait Rows {
+    /// Number of rows.
     fn len(&self) -> usize;
     /// Row `k` as a word.
     fn word(&self, k: usize) -> u64;
