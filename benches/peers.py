@@ -28,8 +28,10 @@ LightGBM: ``bagging_fraction=0.632, bagging_freq=1``, ``feature_fraction_bynode`
 
 Operations (``--ops``), all timed *inside* each library, median of ``--repeats``:
 
-* ``fit``; ``predict``: ``predict_proba`` (classification) or ``predict`` on the test split;
-  the held-out accuracy or R² is printed next to every time;
+* ``fit``; ``predict``: ``predict_proba`` (classification) or ``predict`` on the test split,
+  after one untimed call and over at least 5 calls (a prediction on 2 000 rows takes
+  milliseconds, and a first call pays for thread start-up and page faults); the held-out
+  accuracy or R² is printed next to every time;
 * ``oob``: extra cost of the out-of-bag score, ``fit(oob_score=True) - fit()`` (ranger:
   ``oob.error=TRUE`` minus ``FALSE``; note that ranger's *default* fit computes it, so its
   default fit time is fit + OOB). n/a where the model has no OOB rows (Extra-Trees, sklearn
