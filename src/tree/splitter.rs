@@ -49,10 +49,11 @@ pub(crate) struct Cut {
 
 /// Threshold search for one candidate feature; zero-sized, chosen once per fit.
 pub(crate) trait ThresholdRule: Sync {
-    /// Best cut of the gathered values `s.xf` of the node, or None when no threshold
+    /// Best cut of the gathered values `xf` of the node, or None when no threshold
     /// satisfies the leaf constraints.
     fn search<T: Feature, C: Criterion>(
-        s: &mut Scratch<T>,
+        xf: &[T],
+        s: &mut SearchBufs<T>,
         ctx: &NodeCtx<'_, C>,
         rows: &NodeRows<'_, C::Y>,
         lo: T,
@@ -92,14 +93,20 @@ impl<C: Criterion> NodeCtx<'_, C> {
 
 /// Per-tree buffers, allocated once and reused by every node.
 pub(crate) struct Scratch<T: Feature> {
-    xf: Vec<T>,
-    /// Candidates gathered together (see [`gather_many`]); one is swapped into `xf` to
-    /// be scored.
+    /// Candidates gathered together (see [`gather_many`]), each scored where it lies.
     batch: Vec<Vec<T>>,
+    /// 1 for each row of the node that goes left under the best cut so far, written only
+    /// when a new gather is about to overwrite the best candidate's column. One byte a row,
+    /// where keeping the values aside took another buffer of the root's size per thread
+    /// (25 MB at 10M rows of f32).
+    best_left: Vec<u8>,
     /// The partition's buffer (see [`stable_partition`]).
     partition_buf: Vec<u64>,
-    /// Gathered values of the best candidate so far (swapped with `xf`, never copied).
-    best_xf: Vec<T>,
+    search: SearchBufs<T>,
+}
+
+/// What the threshold searches reuse from node to node.
+pub(crate) struct SearchBufs<T: Feature> {
     /// Packed sort keys (value, position), and the radix sort's second buffer.
     packed: Vec<T::Packed>,
     radix: Vec<T::Packed>,
@@ -112,15 +119,16 @@ pub(crate) struct Scratch<T: Feature> {
 impl<T: Feature> Scratch<T> {
     pub fn new(n: usize, stats_len: usize) -> Self {
         Scratch {
-            xf: Vec::with_capacity(n),
             batch: (0..MAX_BATCH).map(|_| Vec::new()).collect(),
+            best_left: Vec::with_capacity(n),
             partition_buf: Vec::with_capacity(n / 2 + 1),
-            best_xf: Vec::with_capacity(n),
-            packed: Vec::new(),
-            radix: Vec::new(),
-            left: vec![0.0; stats_len],
-            hist: Vec::new(),
-            bin_n: Vec::new(),
+            search: SearchBufs {
+                packed: Vec::new(),
+                radix: Vec::new(),
+                left: vec![0.0; stats_len],
+                hist: Vec::new(),
+                bin_n: Vec::new(),
+            },
         }
     }
 }
@@ -147,14 +155,15 @@ fn midpoint(a: f64, b: f64) -> f64 {
 
 impl ThresholdRule for BestThreshold {
     fn search<T: Feature, C: Criterion>(
-        s: &mut Scratch<T>,
+        xf: &[T],
+        s: &mut SearchBufs<T>,
         ctx: &NodeCtx<'_, C>,
         rows: &NodeRows<'_, C::Y>,
         _lo: T,
         _hi: T,
         _rng: &mut TreeRng,
     ) -> Option<Cut> {
-        best_sorted(s, ctx, rows, midpoint)
+        best_sorted(xf, s, ctx, rows, midpoint)
     }
 }
 
@@ -162,7 +171,8 @@ impl ThresholdRule for BestThreshold {
 /// ones; `cut(a, b)` is the threshold stored for a cut between values `a < b`.
 #[inline(never)] // inlined, its scan compiled to more instructions per row (callgrind)
 fn best_sorted<T: Feature, C: Criterion>(
-    s: &mut Scratch<T>,
+    xf: &[T],
+    s: &mut SearchBufs<T>,
     ctx: &NodeCtx<'_, C>,
     rows: &NodeRows<'_, C::Y>,
     cut: impl Fn(f64, f64) -> f64,
@@ -170,12 +180,12 @@ fn best_sorted<T: Feature, C: Criterion>(
     // Positions are distinct, so the order (value, position) is unique.
     s.packed.clear();
     s.packed
-        .extend(s.xf.iter().enumerate().map(|(k, v)| v.pack(k as u32)));
+        .extend(xf.iter().enumerate().map(|(k, v)| v.pack(k as u32)));
     sort_packed(&mut s.packed, &mut s.radix);
-    let n = s.xf.len();
+    let n = xf.len();
     let at = |i: usize| {
         let k = s.packed[i].position();
-        (s.xf[k as usize], k)
+        (xf[k as usize], k)
     };
     let left = &mut s.left;
     left.fill(0.0);
@@ -214,7 +224,8 @@ fn best_sorted<T: Feature, C: Criterion>(
 
 impl ThresholdRule for RandomThreshold {
     fn search<T: Feature, C: Criterion>(
-        s: &mut Scratch<T>,
+        xf: &[T],
+        s: &mut SearchBufs<T>,
         ctx: &NodeCtx<'_, C>,
         rows: &NodeRows<'_, C::Y>,
         lo: T,
@@ -229,7 +240,6 @@ impl ThresholdRule for RandomThreshold {
         if t >= hi {
             t = lo;
         }
-        let xf = &s.xf;
         if ctx.unit_weights {
             // The same sums (w = 1 exactly), without loading the weights.
             ctx.crit
@@ -263,7 +273,8 @@ impl ThresholdRule for RandomThreshold {
 
 impl ThresholdRule for HistThreshold {
     fn search<T: Feature, C: Criterion>(
-        s: &mut Scratch<T>,
+        xf: &[T],
+        s: &mut SearchBufs<T>,
         ctx: &NodeCtx<'_, C>,
         rows: &NodeRows<'_, C::Y>,
         lo: T,
@@ -277,14 +288,14 @@ impl ThresholdRule for HistThreshold {
         if n < n_bins {
             // Fewer samples than bins: sorting them is cheaper than filling and scanning
             // the bins, and scores the same cuts. The threshold is the lower code.
-            return best_sorted(s, ctx, rows, |a, _| a);
+            return best_sorted(xf, s, ctx, rows, |a, _| a);
         }
         let k = s.left.len();
         s.hist.clear();
         s.hist.resize(n_bins * k, 0.0);
         s.bin_n.clear();
         s.bin_n.resize(n_bins, 0);
-        for ((v, &y), &w) in s.xf.iter().zip(rows.ys.iter()).zip(rows.ws.iter()) {
+        for ((v, &y), &w) in xf.iter().zip(rows.ys.iter()).zip(rows.ws.iter()) {
             let b = v.code() - lo;
             let stats = &mut s.hist[b * k..(b + 1) * k];
             stats[0] += w;
@@ -337,6 +348,9 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
     let mut undrawn = features.len(); // features[constant..undrawn] not drawn yet
     let mut visited = 0;
     let mut best: Option<(u32, Cut)> = None;
+    // The batch column holding the best candidate's values, until a new gather would
+    // overwrite them: they are then kept as flags in `best_left`.
+    let mut best_in_batch: Option<usize> = None;
     let mut drawn = [0u32; MAX_BATCH];
     let mut bounds = [(T::default(), T::default()); MAX_BATCH];
     while visited < max_features && constant < undrawn {
@@ -353,6 +367,9 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
             *d = features[undrawn];
         }
         let batch_end = undrawn + b; // the batch is features[undrawn..batch_end]
+        if let (Some(k), Some((_, cut))) = (best_in_batch.take(), best) {
+            mark_left(&s.batch[k], cut.threshold, &mut s.best_left);
+        }
         gather_many(x, &drawn[..b], rows.samples, &mut s.batch, &mut bounds);
         for k in 0..b {
             let (f, (lo, hi)) = (drawn[k], bounds[k]);
@@ -368,45 +385,61 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
                 continue;
             }
             visited += 1;
-            std::mem::swap(&mut s.xf, &mut s.batch[k]);
-            let Some(cut) = R::search(s, ctx, rows, lo, hi, rng) else {
+            let xf = &s.batch[k];
+            let Some(cut) = R::search(xf, &mut s.search, ctx, rows, lo, hi, rng) else {
                 continue;
             };
             if best.is_none_or(|(_, b)| better(cut.proxy, b.proxy)) {
                 best = Some((f, cut));
-                std::mem::swap(&mut s.xf, &mut s.best_xf);
+                best_in_batch = Some(k);
             }
         }
     }
-    let split = best.map(|(feature, cut)| Split {
-        feature,
-        threshold: cut.threshold,
-        n_left: s.partition(&cut, rows, ctx.unit_weights),
+    let split = best.map(|(feature, cut)| {
+        let buf = &mut s.partition_buf;
+        let n_left = match best_in_batch {
+            Some(k) => {
+                let (xf, t) = (&s.batch[k], cut.threshold);
+                partition(cut.n_left, rows, buf, ctx.unit_weights, |k| {
+                    xf[k].to_f64() <= t
+                })
+            }
+            None => {
+                let flags = &s.best_left;
+                partition(cut.n_left, rows, buf, ctx.unit_weights, |k| flags[k] != 0)
+            }
+        };
+        Split {
+            feature,
+            threshold: cut.threshold,
+            n_left,
+        }
     });
     (split, constant)
 }
 
-impl<T: Feature> Scratch<T> {
-    /// Stable partition of the node rows by the best candidate's values: rows with
-    /// `x ≤ threshold` first, both sides in their previous order. Returns the left count.
-    /// Weights that are all 1 stay where they are.
-    fn partition<Y: Word>(
-        &mut self,
-        cut: &Cut,
-        rows: &mut NodeRows<'_, Y>,
-        unit_weights: bool,
-    ) -> usize {
-        let (xf, threshold) = (&self.best_xf, cut.threshold);
-        let is_left = |k: usize| xf[k].to_f64() <= threshold;
-        let n_left = cut
-            .n_left
-            .unwrap_or_else(|| (0..xf.len()).filter(|&k| is_left(k)).count());
-        debug_assert_eq!(n_left, (0..xf.len()).filter(|&k| is_left(k)).count());
-        let buf = &mut self.partition_buf;
-        Y::partition_with_samples(rows.samples, rows.ys, buf, n_left, is_left);
-        if !unit_weights {
-            stable_partition(&mut rows.ws[..], buf, n_left, is_left);
-        }
-        n_left
+/// Flags the rows that go left (`xf[k] ≤ threshold`).
+fn mark_left<T: Feature>(xf: &[T], threshold: f64, flags: &mut Vec<u8>) {
+    flags.clear();
+    flags.extend(xf.iter().map(|v| u8::from(v.to_f64() <= threshold)));
+}
+
+/// Stable partition of the node rows, rows with `is_left` first, both sides in their
+/// previous order; `n_left` counts them when the search did not. Returns the left count.
+/// Weights that are all 1 stay where they are.
+fn partition<Y: Word>(
+    n_left: Option<usize>,
+    rows: &mut NodeRows<'_, Y>,
+    buf: &mut Vec<u64>,
+    unit_weights: bool,
+    is_left: impl Fn(usize) -> bool + Copy,
+) -> usize {
+    let count = || (0..rows.samples.len()).filter(|&k| is_left(k)).count();
+    let n_left = n_left.unwrap_or_else(count);
+    debug_assert_eq!(n_left, count());
+    Y::partition_with_samples(rows.samples, rows.ys, buf, n_left, is_left);
+    if !unit_weights {
+        stable_partition(&mut rows.ws[..], buf, n_left, is_left);
     }
+    n_left
 }
