@@ -72,6 +72,23 @@ macro_rules! packed_integer {
 packed_integer!(u64, 4);
 packed_integer!(u128, 8);
 
+/// A one-byte bin code above a 32-bit row position: [`Packed`] with one key byte, so a
+/// node's codes are ordered by a single counting pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct CodeKey(u64);
+
+impl Packed for CodeKey {
+    const KEY_BYTES: usize = 1;
+    #[inline(always)]
+    fn key_byte(self, _b: usize) -> usize {
+        (self.0 >> 32) as usize & 255
+    }
+    #[inline(always)]
+    fn position(self) -> u32 {
+        self.0 as u32
+    }
+}
+
 impl Feature for f32 {
     type Packed = u64;
     #[inline]
@@ -133,10 +150,10 @@ impl Feature for u8 {
     fn code(self) -> usize {
         usize::from(self)
     }
-    type Packed = u64;
+    type Packed = CodeKey;
     #[inline]
-    fn pack(self, position: u32) -> u64 {
-        self.sort_key() << 32 | u64::from(position)
+    fn pack(self, position: u32) -> CodeKey {
+        CodeKey(self.sort_key() << 32 | u64::from(position))
     }
     #[inline]
     fn sort_key(self) -> u64 {

@@ -103,6 +103,12 @@ pub trait Criterion: Sync {
     /// (the weight) is left to the caller, who keeps it in a register: a class-indexed
     /// store could alias it, which would chain every iteration through memory.
     fn add(&self, stats: &mut [f64], y: Self::Y, w: f64);
+    /// [`Criterion::add`] for the sums of a split search, which only
+    /// [`Criterion::proxy`] reads: slots the proxy ignores may be left out.
+    #[inline(always)]
+    fn add_for_proxy(&self, stats: &mut [f64], y: Self::Y, w: f64) {
+        self.add(stats, y, w);
+    }
     /// Statistics of the samples with targets `ys` and weights `ws` into `stats`.
     #[inline]
     fn accumulate(&self, stats: &mut [f64], ys: &[Self::Y], ws: &[f64]) {
@@ -319,6 +325,11 @@ impl Criterion for SquaredError<'_> {
     fn add(&self, stats: &mut [f64], y: f64, w: f64) {
         stats[1] += w * y;
         stats[2] += w * y * y;
+    }
+    /// The proxy reads no sum of squares.
+    #[inline(always)]
+    fn add_for_proxy(&self, stats: &mut [f64], y: f64, w: f64) {
+        stats[1] += w * y;
     }
     #[inline(always)]
     fn accumulate_weighted(

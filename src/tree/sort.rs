@@ -8,12 +8,24 @@ use crate::data::Packed;
 /// positions arrive increasing, so ties stay in position order); a byte that is the same in
 /// every key costs no pass. Below 32 keys per key byte a comparison sort is faster.
 pub(crate) fn sort_packed<P: Packed>(keys: &mut Vec<P>, tmp: &mut Vec<P>) {
-    let n = keys.len();
-    if n < 32 * P::KEY_BYTES {
+    if keys.len() < 32 * P::KEY_BYTES {
         keys.sort_unstable();
         return;
     }
-    let mut counts = [[0u32; 256]; 8];
+    // The byte count as a constant sizes the count tables: zeroing all eight tables for a
+    // one-byte bin code cost as much as sorting a node of 100 codes.
+    match P::KEY_BYTES {
+        1 => radix_sort::<P, 1>(keys, tmp),
+        4 => radix_sort::<P, 4>(keys, tmp),
+        _ => radix_sort::<P, 8>(keys, tmp),
+    }
+}
+
+/// LSD radix sort over the `B` low key bytes of `keys`.
+fn radix_sort<P: Packed, const B: usize>(keys: &mut Vec<P>, tmp: &mut Vec<P>) {
+    debug_assert!(P::KEY_BYTES <= B);
+    let n = keys.len();
+    let mut counts = [[0u32; 256]; B];
     for &k in keys.iter() {
         for (b, c) in counts[..P::KEY_BYTES].iter_mut().enumerate() {
             c[k.key_byte(b)] += 1;
@@ -43,6 +55,7 @@ pub(crate) fn sort_packed<P: Packed>(keys: &mut Vec<P>, tmp: &mut Vec<P>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::data::{CodeKey, Feature};
     use crate::rng::TreeRng;
 
     #[test]
@@ -71,6 +84,17 @@ mod tests {
                 let (mut got, mut tmp) = (wide, Vec::new());
                 sort_packed(&mut got, &mut tmp);
                 assert_eq!(got, expected, "n={n} spread={spread}");
+                // Bin codes: one key byte.
+                let codes: Vec<CodeKey> = values
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &v)| ((v % 256) as u8).pack(k as u32))
+                    .collect();
+                let mut expected = codes.clone();
+                expected.sort_by_key(|c| (c.key_byte(0), c.position()));
+                let (mut got, mut tmp) = (codes, Vec::new());
+                sort_packed(&mut got, &mut tmp);
+                assert_eq!(got, expected, "codes, n={n} spread={spread}");
             }
         }
     }

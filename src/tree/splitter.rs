@@ -196,7 +196,7 @@ fn best_sorted<T: Feature, C: Criterion>(
         let (v, k) = current;
         let w = rows.ws[k as usize];
         wl += w;
-        ctx.crit.add(left, rows.ys[k as usize], w);
+        ctx.crit.add_for_proxy(left, rows.ys[k as usize], w);
         current = at(i + 1);
         let next = current.0;
         if next <= v {
@@ -299,7 +299,7 @@ impl ThresholdRule for HistThreshold {
             let b = v.code() - lo;
             let stats = &mut s.hist[b * k..(b + 1) * k];
             stats[0] += w;
-            ctx.crit.add(stats, y, w);
+            ctx.crit.add_for_proxy(stats, y, w);
             s.bin_n[b] += 1;
         }
         s.left.fill(0.0);
