@@ -12,8 +12,8 @@ pub(crate) fn sort_packed<P: Packed>(keys: &mut Vec<P>, tmp: &mut Vec<P>) {
         keys.sort_unstable();
         return;
     }
-    // The byte count as a constant sizes the count tables: zeroing all eight tables for a
-    // one-byte bin code cost as much as sorting a node of 100 codes.
+    // The byte count as a constant sizes the count tables: zeroing all eight (8 KiB) for
+    // one-byte bin codes took 2 % of a hist regression fit's instructions.
     match P::KEY_BYTES {
         1 => radix_sort::<P, 1>(keys, tmp),
         4 => radix_sort::<P, 4>(keys, tmp),

@@ -120,7 +120,7 @@ impl<T: Feature> Scratch<T> {
     pub fn new(n: usize, stats_len: usize) -> Self {
         Scratch {
             batch: (0..MAX_BATCH).map(|_| Vec::new()).collect(),
-            best_left: Vec::with_capacity(n),
+            best_left: Vec::new(),
             partition_buf: Vec::with_capacity(n / 2 + 1),
             search: SearchBufs {
                 packed: Vec::new(),
@@ -400,13 +400,13 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
         let n_left = match best_in_batch {
             Some(k) => {
                 let (xf, t) = (&s.batch[k], cut.threshold);
-                partition(cut.n_left, rows, buf, ctx.unit_weights, |k| {
-                    xf[k].to_f64() <= t
+                partition(cut.n_left, rows, buf, ctx.unit_weights, |r| {
+                    xf[r].to_f64() <= t
                 })
             }
             None => {
                 let flags = &s.best_left;
-                partition(cut.n_left, rows, buf, ctx.unit_weights, |k| flags[k] != 0)
+                partition(cut.n_left, rows, buf, ctx.unit_weights, |r| flags[r] != 0)
             }
         };
         Split {
@@ -425,8 +425,8 @@ fn mark_left<T: Feature>(xf: &[T], threshold: f64, flags: &mut Vec<u8>) {
 }
 
 /// Stable partition of the node rows, rows with `is_left` first, both sides in their
-/// previous order; `n_left` counts them when the search did not. Returns the left count.
-/// Weights that are all 1 stay where they are.
+/// previous order. `n_left` is the search's count of them, counted here when None.
+/// Returns the left count. Weights that are all 1 stay where they are.
 fn partition<Y: Word>(
     n_left: Option<usize>,
     rows: &mut NodeRows<'_, Y>,
