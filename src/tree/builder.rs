@@ -8,6 +8,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+use super::code_lists::{find_split_listed, list_rows, lists_pay, CodeLists};
 use super::criterion::Criterion;
 use super::growing::GrowingTree;
 use super::splitter::{find_split, NodeCtx, NodeRows, Scratch, Split, ThresholdRule};
@@ -39,6 +40,8 @@ pub(crate) struct Grower<'a, T: Feature, C: Criterion> {
     ws: Vec<f64>,
     params: &'a Resolved,
     scratch: Scratch<T>,
+    /// The listed subtree of the histogram splitter (unused by the other splitters).
+    lists: CodeLists<T, C::Y>,
     total: Vec<f64>,
     left: Vec<f64>,
     /// The rows `start..end` whose statistics `left` holds: the left child of the last
@@ -71,6 +74,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             ws,
             params,
             scratch: Scratch::new(samples.len(), k),
+            lists: CodeLists::new(x.n_cols()),
             total: vec![0.0; k],
             left: vec![0.0; k],
             left_rows: (0, 0),
@@ -106,11 +110,15 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         features: &mut [u32],
         rng: &mut TreeRng,
     ) {
+        let listed = R::LISTED && lists_pay(self.params.max_features, features.len());
+        let list_rows = list_rows(features.len());
         // (start, end, depth, parent, is_left, n_constant)
         let mut stack = vec![(0usize, samples.len(), 0usize, LEAF, false, 0usize)];
         while let Some((start, end, depth, parent, is_left, n_constant)) = stack.pop() {
-            let (node, pending) =
-                self.evaluate::<R>(samples, features, start, end, depth, n_constant, rng);
+            let listed = listed && end - start <= list_rows;
+            let (node, pending) = self.evaluate::<R>(
+                samples, features, start, end, depth, n_constant, listed, rng,
+            );
             if parent != LEAF {
                 self.tree.link(parent, is_left, node);
             }
@@ -136,7 +144,8 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         // reordered by another: constants are rediscovered instead of inherited (n_constant
         // = 0), which changes the work done, never the drawing rule.
         let mut frontier = BinaryHeap::new();
-        let (_, root) = self.evaluate::<R>(samples, features, 0, samples.len(), 0, 0, rng);
+        let n = samples.len();
+        let (_, root) = self.evaluate::<R>(samples, features, 0, n, 0, 0, false, rng);
         frontier.extend(root.map(ByImprovement));
         let mut leaves = 1;
         while leaves < max_leaves {
@@ -148,7 +157,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             let mid = p.start + p.split.n_left;
             for (is_left, s, e) in [(true, p.start, mid), (false, mid, p.end)] {
                 let (child, pending) =
-                    self.evaluate::<R>(samples, features, s, e, p.depth + 1, 0, rng);
+                    self.evaluate::<R>(samples, features, s, e, p.depth + 1, 0, false, rng);
                 self.tree.link(p.node, is_left, child);
                 frontier.extend(pending.map(ByImprovement));
             }
@@ -157,7 +166,8 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
     }
 
     /// Adds the node `samples[start..end]` to the tree as a leaf and, unless a stopping rule
-    /// holds, chooses and applies its split.
+    /// holds, chooses and applies its split (from code-ordered lists when `listed`).
+    #[allow(clippy::too_many_arguments)]
     fn evaluate<R: ThresholdRule>(
         &mut self,
         samples: &mut [u32],
@@ -166,6 +176,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         end: usize,
         depth: usize,
         n_constant: usize,
+        listed: bool,
         rng: &mut TreeRng,
     ) -> (u32, Option<Pending>) {
         let mut rows = NodeRows {
@@ -202,16 +213,42 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             min_weight_leaf: self.min_weight_leaf,
             unit_weights: self.unit_weights,
         };
-        let (split, n_constant) = find_split::<T, C, R>(
-            &self.x,
-            &ctx,
-            &mut self.scratch,
-            &mut rows,
-            features,
-            n_constant,
-            p.max_features,
-            rng,
-        );
+        // The fewest rows of a child that may be split (the others are leaves by size).
+        let split_rows = match depth + 1 >= p.max_depth {
+            true => usize::MAX,
+            false => p
+                .min_samples_split
+                .max(p.min_samples_leaf.saturating_mul(2)),
+        };
+        let (split, n_constant) = if listed {
+            if !self.lists.covers(start, end) {
+                self.lists
+                    .build(&self.x, &rows, start, &features[n_constant..]);
+            }
+            find_split_listed(
+                &mut self.lists,
+                &ctx,
+                &mut self.scratch,
+                &mut rows,
+                start,
+                features,
+                n_constant,
+                p.max_features,
+                split_rows,
+                rng,
+            )
+        } else {
+            find_split::<T, C, R>(
+                &self.x,
+                &ctx,
+                &mut self.scratch,
+                &mut rows,
+                features,
+                n_constant,
+                p.max_features,
+                rng,
+            )
+        };
         let split = match split {
             Some(s) => s,
             None => return (node, None),

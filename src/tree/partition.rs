@@ -22,8 +22,8 @@ pub trait Word: Copy {
         n_left: usize,
         is_left: impl Fn(usize) -> bool,
     ) {
-        stable_partition(samples, buf, n_left, &is_left);
-        stable_partition(values, buf, n_left, &is_left);
+        stable_partition(samples, buf, n_left, |k, _| is_left(k));
+        stable_partition(values, buf, n_left, |k, _| is_left(k));
     }
 }
 
@@ -44,7 +44,7 @@ impl Word for u32 {
         n_left: usize,
         is_left: impl Fn(usize) -> bool,
     ) {
-        stable_partition((samples, values), buf, n_left, is_left);
+        stable_partition((samples, values), buf, n_left, |k, _| is_left(k));
     }
 }
 
@@ -101,8 +101,9 @@ impl Rows for (&mut [u32], &mut [u32]) {
     }
 }
 
-/// Reorders `data` so that the `n_left` rows with `is_left(k)` come first, both sides in
-/// their previous order.
+/// Reorders `data` so that the `n_left` rows with `is_left(k, word)` come first, both
+/// sides in their previous order (`word` is row `k`'s [`Rows::word`], for rows that say
+/// themselves which side they go to).
 ///
 /// Branch-free (a row's side is unpredictable): every row is written both to its side's
 /// run in place and to the buffer, and only its side's count advances. The in-place run
@@ -112,7 +113,7 @@ pub(crate) fn stable_partition(
     mut data: impl Rows,
     buf: &mut Vec<u64>,
     n_left: usize,
-    is_left: impl Fn(usize) -> bool,
+    is_left: impl Fn(usize, u64) -> bool,
 ) {
     let n = data.len();
     let n_right = n - n_left;
@@ -123,7 +124,7 @@ pub(crate) fn stable_partition(
         let (mut l, mut r) = (0, 0);
         for k in 0..n {
             let v = data.word(k);
-            let left = is_left(k);
+            let left = is_left(k, v);
             data.set(l, v);
             buf[r] = v;
             l += usize::from(left);
@@ -139,7 +140,7 @@ pub(crate) fn stable_partition(
         let (mut l, mut r) = (0, 0);
         for k in (0..n).rev() {
             let v = data.word(k);
-            let left = is_left(k);
+            let left = is_left(k, v);
             data.set(n - 1 - r, v);
             buf[l] = v;
             l += usize::from(left);
@@ -171,12 +172,12 @@ mod tests {
                 let data: Vec<u32> = (0..n as u32).map(|k| 100 + 7 * k).collect();
                 let n_left = side.iter().filter(|&&s| s).count();
                 let mut got = data.clone();
-                stable_partition(&mut got[..], &mut buf, n_left, |k| side[k]);
+                stable_partition(&mut got[..], &mut buf, n_left, |k, _| side[k]);
                 assert_eq!(got, reference(&data, &side), "n={n} mask={mask:b}");
                 // Paired with a second array, which must move the same way.
                 let codes: Vec<u32> = data.iter().map(|v| v.wrapping_mul(2_654_435_761)).collect();
                 let (mut a, mut b) = (data.clone(), codes.clone());
-                stable_partition((&mut a[..], &mut b[..]), &mut buf, n_left, |k| side[k]);
+                stable_partition((&mut a[..], &mut b[..]), &mut buf, n_left, |k, _| side[k]);
                 assert_eq!(a, reference(&data, &side), "pair n={n} mask={mask:b}");
                 assert_eq!(b, reference(&codes, &side), "pair n={n} mask={mask:b}");
             }
@@ -188,7 +189,7 @@ mod tests {
         let data = [-0.0, f64::MIN_POSITIVE, 1.5, f64::MAX, 3.0e-300];
         let side = [false, true, false, true, true];
         let mut got = data;
-        stable_partition(&mut got[..], &mut Vec::new(), 3, |k| side[k]);
+        stable_partition(&mut got[..], &mut Vec::new(), 3, |k, _| side[k]);
         let want = [f64::MIN_POSITIVE, f64::MAX, 3.0e-300, -0.0, 1.5];
         assert!(got
             .iter()

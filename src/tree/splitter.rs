@@ -49,6 +49,9 @@ pub(crate) struct Cut {
 
 /// Threshold search for one candidate feature; zero-sized, chosen once per fit.
 pub(crate) trait ThresholdRule: Sync {
+    /// Whether small subtrees may be grown from code-ordered lists instead
+    /// ([`super::code_lists`]): for the histogram search only, which reads bin codes.
+    const LISTED: bool = false;
     /// Best cut of the gathered values `xf` of the node, or None when no threshold
     /// satisfies the leaf constraints.
     fn search<T: Feature, C: Criterion>(
@@ -83,7 +86,7 @@ pub(crate) struct NodeCtx<'a, C> {
 
 impl<C: Criterion> NodeCtx<'_, C> {
     #[inline(always)]
-    fn admissible(&self, n_left: usize, n: usize, left: &[f64]) -> bool {
+    pub(crate) fn admissible(&self, n_left: usize, n: usize, left: &[f64]) -> bool {
         n_left >= self.min_samples_leaf
             && n - n_left >= self.min_samples_leaf
             && left[0] >= self.min_weight_leaf
@@ -101,8 +104,8 @@ pub(crate) struct Scratch<T: Feature> {
     /// (25 MB at 10M rows of f32).
     best_left: Vec<u8>,
     /// The partition's buffer (see [`stable_partition`]).
-    partition_buf: Vec<u64>,
-    search: SearchBufs<T>,
+    pub(crate) partition_buf: Vec<u64>,
+    pub(crate) search: SearchBufs<T>,
 }
 
 /// What the threshold searches reuse from node to node.
@@ -110,7 +113,7 @@ pub(crate) struct SearchBufs<T: Feature> {
     /// Packed sort keys (value, position), and the radix sort's second buffer.
     packed: Vec<T::Packed>,
     radix: Vec<T::Packed>,
-    left: Vec<f64>,
+    pub(crate) left: Vec<f64>,
     /// Per-bin statistics and sample counts of the histogram search (256 bins at most).
     hist: Vec<f64>,
     bin_n: Vec<u32>,
@@ -138,8 +141,9 @@ impl<T: Feature> Scratch<T> {
 /// partition, that rounding makes differ), and ties keep the earlier candidate. This keeps
 /// the tree unchanged when all sample weights are scaled by a constant.
 #[inline(always)]
-fn better(proxy: f64, best: f64) -> bool {
-    proxy - best > 1e-12 * best.abs().max(proxy.abs())
+pub(crate) fn better(proxy: f64, best: f64) -> bool {
+    // The first test settles most candidates (they are not better) in one comparison.
+    proxy > best && proxy - best > 1e-12 * best.abs().max(proxy.abs())
 }
 
 /// Mid-point of two consecutive distinct values, never equal to the upper one.
@@ -182,21 +186,37 @@ fn best_sorted<T: Feature, C: Criterion>(
     s.packed
         .extend(xf.iter().enumerate().map(|(k, v)| v.pack(k as u32)));
     sort_packed(&mut s.packed, &mut s.radix);
-    let n = xf.len();
+    let packed = &s.packed;
     let at = |i: usize| {
-        let k = s.packed[i].position();
-        (xf[k as usize], k)
+        let k = packed[i].position() as usize;
+        (xf[k], k)
     };
-    let left = &mut s.left;
+    let cut = |a: T, b: T| cut(a.to_f64(), b.to_f64());
+    scan_sorted(xf.len(), at, rows.ys, rows.ws, &mut s.left, ctx, cut)
+}
+
+/// Scores the cut between every two consecutive distinct values of a node of `n` rows
+/// given in increasing (value, position) order: `at(i)` is the `i`-th value and the index
+/// of its row in `ys` and `ws`.
+#[inline(always)]
+pub(crate) fn scan_sorted<V: PartialOrd + Copy, C: Criterion>(
+    n: usize,
+    at: impl Fn(usize) -> (V, usize),
+    ys: &[C::Y],
+    ws: &[f64],
+    left: &mut [f64],
+    ctx: &NodeCtx<'_, C>,
+    cut: impl Fn(V, V) -> f64,
+) -> Option<Cut> {
     left.fill(0.0);
     let mut best: Option<Cut> = None;
     let mut wl = 0.0;
     let mut current = at(0);
     for i in 0..n - 1 {
         let (v, k) = current;
-        let w = rows.ws[k as usize];
+        let w = ws[k];
         wl += w;
-        ctx.crit.add_for_proxy(left, rows.ys[k as usize], w);
+        ctx.crit.add_for_proxy(left, ys[k], w);
         current = at(i + 1);
         let next = current.0;
         if next <= v {
@@ -214,7 +234,7 @@ fn best_sorted<T: Feature, C: Criterion>(
         if best.is_none_or(|b| better(proxy, b.proxy)) {
             best = Some(Cut {
                 proxy,
-                threshold: cut(v.to_f64(), next.to_f64()),
+                threshold: cut(v, next),
                 n_left: Some(n_left),
             });
         }
@@ -272,6 +292,7 @@ impl ThresholdRule for RandomThreshold {
 }
 
 impl ThresholdRule for HistThreshold {
+    const LISTED: bool = true;
     fn search<T: Feature, C: Criterion>(
         xf: &[T],
         s: &mut SearchBufs<T>,
@@ -290,45 +311,140 @@ impl ThresholdRule for HistThreshold {
             // the bins, and scores the same cuts. The threshold is the lower code.
             return best_sorted(xf, s, ctx, rows, |a, _| a);
         }
-        let k = s.left.len();
-        s.hist.clear();
-        s.hist.resize(n_bins * k, 0.0);
-        s.bin_n.clear();
-        s.bin_n.resize(n_bins, 0);
-        for ((v, &y), &w) in xf.iter().zip(rows.ys.iter()).zip(rows.ws.iter()) {
-            let b = v.code() - lo;
-            let stats = &mut s.hist[b * k..(b + 1) * k];
-            stats[0] += w;
-            ctx.crit.add_for_proxy(stats, y, w);
-            s.bin_n[b] += 1;
+        let rows = xf
+            .iter()
+            .zip(rows.ys.iter())
+            .zip(rows.ws.iter())
+            .map(|((v, &y), &w)| (v.code(), y, w));
+        hist_scan(rows, n, lo, n_bins, s, ctx)
+    }
+}
+
+/// Histogram search over a node of `n` rows given as (code, target, weight), codes in
+/// `lo..lo + n_bins`: per-bin sums in the order the rows come, then every boundary between
+/// non-empty bins is scored; the threshold is the lower code.
+#[inline(always)]
+pub(crate) fn hist_scan<T: Feature, C: Criterion>(
+    rows: impl Iterator<Item = (usize, C::Y, f64)>,
+    n: usize,
+    lo: usize,
+    n_bins: usize,
+    s: &mut SearchBufs<T>,
+    ctx: &NodeCtx<'_, C>,
+) -> Option<Cut> {
+    let k = s.left.len();
+    s.hist.clear();
+    s.hist.resize(n_bins * k, 0.0);
+    s.bin_n.clear();
+    s.bin_n.resize(n_bins, 0);
+    for (code, y, w) in rows {
+        let b = code - lo;
+        let stats = &mut s.hist[b * k..(b + 1) * k];
+        stats[0] += w;
+        ctx.crit.add_for_proxy(stats, y, w);
+        s.bin_n[b] += 1;
+    }
+    s.left.fill(0.0);
+    let mut n_left = 0;
+    let mut best: Option<Cut> = None;
+    for b in 0..n_bins - 1 {
+        if s.bin_n[b] == 0 {
+            continue; // same partition as the previous boundary
         }
-        s.left.fill(0.0);
-        let mut n_left = 0;
-        let mut best: Option<Cut> = None;
-        for b in 0..n_bins - 1 {
-            if s.bin_n[b] == 0 {
-                continue; // same partition as the previous boundary
-            }
-            n_left += s.bin_n[b] as usize;
-            for (l, h) in s.left.iter_mut().zip(&s.hist[b * k..(b + 1) * k]) {
-                *l += h;
-            }
-            if n - n_left < ctx.min_samples_leaf {
-                break;
-            }
-            if !ctx.admissible(n_left, n, &s.left) {
-                continue;
-            }
-            let proxy = ctx.crit.proxy(ctx.total, &s.left);
-            if best.is_none_or(|c| better(proxy, c.proxy)) {
-                best = Some(Cut {
-                    proxy,
-                    threshold: (lo + b) as f64,
-                    n_left: Some(n_left),
-                });
-            }
+        n_left += s.bin_n[b] as usize;
+        for (l, h) in s.left.iter_mut().zip(&s.hist[b * k..(b + 1) * k]) {
+            *l += h;
         }
-        best
+        if n - n_left < ctx.min_samples_leaf {
+            break;
+        }
+        if !ctx.admissible(n_left, n, &s.left) {
+            continue;
+        }
+        let proxy = ctx.crit.proxy(ctx.total, &s.left);
+        if best.is_none_or(|c| better(proxy, c.proxy)) {
+            best = Some(Cut {
+                proxy,
+                threshold: (lo + b) as f64,
+                n_left: Some(n_left),
+            });
+        }
+    }
+    best
+}
+
+/// The candidate draws of one node, in batches (see the module's invariants):
+/// `features[..constant]` are constant in the node, `features[constant..undrawn]` are not
+/// drawn yet, and the current batch is `features[undrawn..batch_end]`.
+pub(crate) struct Draws<'f> {
+    features: &'f mut [u32],
+    constant: usize,
+    undrawn: usize,
+    batch_end: usize,
+    visited: usize,
+    max_features: usize,
+}
+
+impl<'f> Draws<'f> {
+    pub fn new(features: &'f mut [u32], n_constant: usize, max_features: usize) -> Self {
+        let undrawn = features.len();
+        Draws {
+            features,
+            constant: n_constant,
+            undrawn,
+            batch_end: undrawn,
+            visited: 0,
+            max_features,
+        }
+    }
+
+    /// Draws the candidates still needed, at most `cap`, into `drawn` and returns how many
+    /// (0 once K were visited or every feature was drawn). Each draw is uniform among the
+    /// features not drawn and not known constant, so the sequence is that of drawing one at
+    /// a time; a constant one is only recognized later ([`Draws::constant`]).
+    pub fn next_batch(
+        &mut self,
+        cap: usize,
+        drawn: &mut [u32; MAX_BATCH],
+        rng: &mut TreeRng,
+    ) -> usize {
+        if self.visited >= self.max_features || self.constant >= self.undrawn {
+            return 0;
+        }
+        let b = (self.max_features - self.visited)
+            .min(self.undrawn - self.constant)
+            .min(cap);
+        for d in &mut drawn[..b] {
+            let j = self.constant + rng.below(self.undrawn - self.constant);
+            self.undrawn -= 1;
+            self.features.swap(j, self.undrawn);
+            *d = self.features[self.undrawn];
+        }
+        self.batch_end = self.undrawn + b;
+        b
+    }
+
+    /// Feature `f` of the current batch turned out constant: it leaves the batch for the
+    /// constant prefix (it joins the undrawn range at its end, then swaps with the range's
+    /// first feature), and does not count towards K.
+    pub fn constant(&mut self, f: u32) {
+        let batch = &self.features[self.undrawn..self.batch_end];
+        let q = self.undrawn + batch.iter().position(|&g| g == f).unwrap_or(0);
+        self.features.swap(q, self.undrawn);
+        self.features.swap(self.undrawn, self.constant);
+        self.undrawn += 1;
+        self.constant += 1;
+    }
+
+    /// A drawn candidate that is not constant was searched.
+    pub fn visited(&mut self) {
+        self.visited += 1;
+    }
+
+    /// The length of the constant prefix, and the features after it (which may still
+    /// split the node's descendants).
+    pub fn varying(&self) -> (usize, &[u32]) {
+        (self.constant, &self.features[self.constant..])
     }
 }
 
@@ -344,29 +460,19 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
     max_features: usize,
     rng: &mut TreeRng,
 ) -> (Option<Split>, usize) {
-    let mut constant = n_constant; // features[..constant] are constant here
-    let mut undrawn = features.len(); // features[constant..undrawn] not drawn yet
-    let mut visited = 0;
+    let mut draws = Draws::new(features, n_constant, max_features);
     let mut best: Option<(u32, Cut)> = None;
     // The batch column holding the best candidate's values, until a new gather would
     // overwrite them: they are then kept as flags in `best_left`.
     let mut best_in_batch: Option<usize> = None;
     let mut drawn = [0u32; MAX_BATCH];
     let mut bounds = [(T::default(), T::default()); MAX_BATCH];
-    while visited < max_features && constant < undrawn {
-        // Draw the candidates still needed, then gather them in one pass. Each draw is
-        // uniform among the features not drawn and not known constant, so the sequence is
-        // that of drawing one at a time; a constant one is only recognized later.
-        let b = (max_features - visited)
-            .min(undrawn - constant)
-            .min(batch_len::<T>(rows.samples.len()));
-        for d in &mut drawn[..b] {
-            let j = constant + rng.below(undrawn - constant);
-            undrawn -= 1;
-            features.swap(j, undrawn);
-            *d = features[undrawn];
+    loop {
+        let cap = batch_len::<T>(rows.samples.len());
+        let b = draws.next_batch(cap, &mut drawn, rng);
+        if b == 0 {
+            break;
         }
-        let batch_end = undrawn + b; // the batch is features[undrawn..batch_end]
         if let (Some(k), Some((_, cut))) = (best_in_batch.take(), best) {
             mark_left(&s.batch[k], cut.threshold, &mut s.best_left);
         }
@@ -374,17 +480,10 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
         for k in 0..b {
             let (f, (lo, hi)) = (drawn[k], bounds[k]);
             if hi <= lo {
-                // Move f from the batch into the constant prefix: it joins the undrawn range
-                // at its end, then swaps with the range's first feature.
-                let at = features[undrawn..batch_end].iter().position(|&g| g == f);
-                let q = undrawn + at.unwrap_or(0);
-                features.swap(q, undrawn);
-                features.swap(undrawn, constant);
-                undrawn += 1;
-                constant += 1;
+                draws.constant(f);
                 continue;
             }
-            visited += 1;
+            draws.visited();
             let xf = &s.batch[k];
             let Some(cut) = R::search(xf, &mut s.search, ctx, rows, lo, hi, rng) else {
                 continue;
@@ -415,7 +514,7 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
             n_left,
         }
     });
-    (split, constant)
+    (split, draws.varying().0)
 }
 
 /// Flags the rows that go left (`xf[k] ≤ threshold`).
@@ -427,7 +526,7 @@ fn mark_left<T: Feature>(xf: &[T], threshold: f64, flags: &mut Vec<u8>) {
 /// Stable partition of the node rows, rows with `is_left` first, both sides in their
 /// previous order. `n_left` is the search's count of them, counted here when None.
 /// Returns the left count. Weights that are all 1 stay where they are.
-fn partition<Y: Word>(
+pub(crate) fn partition<Y: Word>(
     n_left: Option<usize>,
     rows: &mut NodeRows<'_, Y>,
     buf: &mut Vec<u64>,
@@ -439,7 +538,7 @@ fn partition<Y: Word>(
     debug_assert_eq!(n_left, count());
     Y::partition_with_samples(rows.samples, rows.ys, buf, n_left, is_left);
     if !unit_weights {
-        stable_partition(&mut rows.ws[..], buf, n_left, is_left);
+        stable_partition(&mut rows.ws[..], buf, n_left, |k, _| is_left(k));
     }
     n_left
 }

@@ -20,15 +20,24 @@ def _integer_data(n=3000, p=8, levels=40, seed=0):
 
 
 @pytest.mark.parametrize("cls", [fi.RandomForestClassifier, fi.RandomForestRegressor])
-def test_few_distinct_values_grow_the_exact_trees(cls):
+@pytest.mark.parametrize(
+    "params",
+    [
+        dict(max_features=0.5),
+        # K = p, the nodes below 1024 rows grown from code-ordered lists.
+        dict(max_features=1.0, min_samples_leaf=3),
+        dict(max_features=1.0, max_depth=7),
+        dict(max_features=1.0, max_bins=256, min_samples_split=9),
+    ],
+)
+def test_few_distinct_values_grow_the_exact_trees(cls, params):
     # One bin per distinct value: every cut CART scores is a bin boundary, so the trees
     # partition the rows they grew on identically. (Thresholds may differ between two
     # values absent from a node, so out-of-bag rows may not: no bootstrap here.)
     X, y = _integer_data()
-    exact = cls(n_estimators=8, random_state=3, bootstrap=False, max_features=0.5).fit(X, y)
-    hist = cls(
-        n_estimators=8, random_state=3, bootstrap=False, max_features=0.5, splitter="hist"
-    ).fit(X, y)
+    kw = dict(n_estimators=8, random_state=3, bootstrap=False)
+    exact = cls(**kw, **{k: v for k, v in params.items() if k != "max_bins"}).fit(X, y)
+    hist = cls(**kw, **params, splitter="hist").fit(X, y)
     np.testing.assert_array_equal(hist.apply(X), exact.apply(X))
     np.testing.assert_array_equal(hist.forest_.node_counts(), exact.forest_.node_counts())
     for i in range(8):

@@ -1,0 +1,346 @@
+//! The histogram splitter's small subtrees, grown from code-ordered row lists.
+//!
+//! Once a node has at most [`LIST_ROWS`] rows, its whole subtree is split from lists: for
+//! every feature that can still split it, the node's rows in (code, position) order, each
+//! row one `u32` (code above its *local* index, its position in the subtree root). A split
+//! partitions every list stably, so each descendant's rows stay a contiguous, sorted range
+//! of each list, and no node below needs a gather or a sort. Those were most of a fully
+//! grown regression tree (K = p, leaves of one row): nodes smaller than the bin count
+//! sorted their gathered codes for every candidate.
+//!
+//! Stable partitions keep local indices in the nodes' position order, so every search
+//! below sums its rows in the order the gathered search would, and grows the same tree,
+//! bit for bit.
+
+use super::criterion::Criterion;
+use super::gather::{batch_len, gather, set_len, MAX_BATCH};
+use super::partition::{stable_partition, Word};
+use super::sort::sort_packed;
+use super::splitter::{better, partition, Cut, Draws, NodeCtx, NodeRows, Scratch, Split};
+#[cfg(doc)]
+use super::splitter::{hist_scan, scan_sorted};
+use crate::data::{Feature, Matrix, Packed};
+use crate::rng::TreeRng;
+
+/// Rows of the largest node whose subtree is grown from lists (wall time of a fully grown
+/// regression forest, 80 000 × 50, against 512–65 536: within 2 % from 512 to 4 096, +10 %
+/// at 65 536). Larger nodes gather their candidates into histograms.
+const LIST_ROWS: usize = 1024;
+
+/// The lists of a subtree take at most this many bytes (4 per row and feature), so wide
+/// data lists smaller subtrees.
+const LIST_BYTES: usize = 8 << 20;
+
+/// Rows of the largest node whose subtree is grown from lists, with `n_features` features.
+pub(crate) fn list_rows(n_features: usize) -> usize {
+    LIST_ROWS.min(LIST_BYTES / (4 * n_features.max(1)))
+}
+
+/// Whether lists pay for a fit drawing `max_features` candidates among `n_features`: every
+/// split partitions the list of every feature, so most of them must be read.
+pub(crate) fn lists_pay(max_features: usize, n_features: usize) -> bool {
+    2 * max_features >= n_features
+}
+
+/// One row of a list: its bin code above its local index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Item(u32);
+
+const LOCAL_BITS: u32 = 24;
+
+impl Item {
+    #[inline(always)]
+    fn new(code: usize, local: usize) -> Item {
+        Item((code as u32) << LOCAL_BITS | local as u32)
+    }
+    #[inline(always)]
+    fn code(self) -> usize {
+        (self.0 >> LOCAL_BITS) as usize
+    }
+    #[inline(always)]
+    fn local(self) -> usize {
+        (self.0 & ((1 << LOCAL_BITS) - 1)) as usize
+    }
+}
+
+impl Packed for Item {
+    const KEY_BYTES: usize = 1;
+    #[inline(always)]
+    fn key_byte(self, _b: usize) -> usize {
+        self.code()
+    }
+    #[inline(always)]
+    fn position(self) -> u32 {
+        self.local() as u32
+    }
+}
+
+impl Word for Item {
+    #[inline(always)]
+    fn to_word(self) -> u64 {
+        u64::from(self.0)
+    }
+    #[inline(always)]
+    fn from_word(w: u64) -> Self {
+        Item(w as u32)
+    }
+}
+
+/// The lists of the subtree being grown, and the buffers reused from subtree to subtree.
+pub(crate) struct CodeLists<T, Y> {
+    /// The subtree root's rows `start..end` in the tree's sample buffer (empty: none).
+    start: usize,
+    end: usize,
+    /// The list of feature `f` is `lists[s * n..(s + 1) * n]` with `s = slot[f]` and
+    /// `n = end - start`.
+    lists: Vec<Item>,
+    slot: Vec<u32>,
+    /// The local index of each row, aligned with the node rows and partitioned with them.
+    locals: Vec<u32>,
+    /// Targets and weights by local index.
+    ys: Vec<Y>,
+    ws: Vec<f64>,
+    /// 1 for each local index that goes left in the split being applied.
+    goes_left: Vec<u8>,
+    /// The sums of the bin being scanned.
+    run: Vec<f64>,
+    column: Vec<T>,
+    keys: Vec<Item>,
+    radix: Vec<Item>,
+}
+
+impl<T: Feature, Y: Word> CodeLists<T, Y> {
+    pub fn new(n_features: usize) -> Self {
+        CodeLists {
+            start: 0,
+            end: 0,
+            lists: Vec::new(),
+            slot: vec![u32::MAX; n_features],
+            locals: Vec::new(),
+            ys: Vec::new(),
+            ws: Vec::new(),
+            goes_left: Vec::new(),
+            run: Vec::new(),
+            column: Vec::new(),
+            keys: Vec::new(),
+            radix: Vec::new(),
+        }
+    }
+
+    /// Whether the rows `start..end` are a node of the listed subtree. Depth-first growth
+    /// splits every node of a subtree before any row outside it, so a node inside the range
+    /// is always a descendant whose lists are up to date.
+    pub fn covers(&self, start: usize, end: usize) -> bool {
+        self.start <= start && end <= self.end && start < end
+    }
+
+    /// Lists the node `rows` (at `start` in the sample buffer) for the features `varying`.
+    pub fn build(
+        &mut self,
+        x: &Matrix<'_, T>,
+        rows: &NodeRows<'_, Y>,
+        start: usize,
+        varying: &[u32],
+    ) {
+        let n = rows.samples.len();
+        debug_assert!(n < 1 << LOCAL_BITS);
+        self.start = start;
+        self.end = start + n;
+        set_len(&mut self.lists, varying.len() * n, Item(0));
+        self.locals.clear();
+        self.locals.extend(0..n as u32);
+        self.ys.clear();
+        self.ys.extend_from_slice(rows.ys);
+        self.ws.clear();
+        self.ws.extend_from_slice(rows.ws);
+        for (s, (&f, list)) in varying
+            .iter()
+            .zip(self.lists.chunks_exact_mut(n))
+            .enumerate()
+        {
+            self.slot[f as usize] = s as u32;
+            gather(x, f as usize, rows.samples, &mut self.column);
+            self.keys.clear();
+            let items = self.column.iter().enumerate();
+            self.keys.extend(items.map(|(k, v)| Item::new(v.code(), k)));
+            sort_packed(&mut self.keys, &mut self.radix);
+            list.copy_from_slice(&self.keys);
+        }
+    }
+
+    /// The rows of the node at `start..start + n`, in feature `f`'s list.
+    fn list(&self, f: u32, start: usize, n: usize) -> std::ops::Range<usize> {
+        let (len, off) = (self.end - self.start, start - self.start);
+        let s = self.slot[f as usize] as usize * len + off;
+        s..s + n
+    }
+}
+
+/// [`super::splitter::find_split`] for a node of the listed subtree (at `start` in the
+/// sample buffer) with the histogram search: the same draws, the same cuts, read from the
+/// lists. Applies the split to the rows, and to every list unless neither child reaches
+/// `split_rows`, the fewest rows a node needs to be split (no list of a leaf is read).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn find_split_listed<T: Feature, C: Criterion>(
+    lists: &mut CodeLists<T, C::Y>,
+    ctx: &NodeCtx<'_, C>,
+    s: &mut Scratch<T>,
+    rows: &mut NodeRows<'_, C::Y>,
+    start: usize,
+    features: &mut [u32],
+    n_constant: usize,
+    max_features: usize,
+    split_rows: usize,
+    rng: &mut TreeRng,
+) -> (Option<Split>, usize) {
+    let n = rows.samples.len();
+    let mut draws = Draws::new(features, n_constant, max_features);
+    let mut best: Option<(u32, Cut)> = None;
+    let mut drawn = [0u32; MAX_BATCH];
+    // The batches of the gathered search, so that a constant feature is met at the same
+    // point of the draws.
+    let cap = batch_len::<T>(n);
+    loop {
+        let b = draws.next_batch(cap, &mut drawn, rng);
+        if b == 0 {
+            break;
+        }
+        for &f in &drawn[..b] {
+            let items = &lists.lists[lists.list(f, start, n)];
+            let (lo, hi) = (items[0].code(), items[n - 1].code());
+            if hi <= lo {
+                draws.constant(f);
+                continue;
+            }
+            draws.visited();
+            set_len(&mut lists.run, s.search.left.len(), 0.0);
+            let sums = (&mut s.search.left[..], &mut lists.run[..]);
+            let Some(cut) = search(items, lo, hi, &lists.ys, &lists.ws, sums, ctx) else {
+                continue;
+            };
+            if best.is_none_or(|(_, b)| better(cut.proxy, b.proxy)) {
+                best = Some((f, cut));
+            }
+        }
+    }
+    let split = best.map(|(feature, cut)| {
+        let n_left = cut.n_left.expect("histogram cuts count their rows");
+        let (len, off) = (lists.end - lists.start, start - lists.start);
+        let CodeLists {
+            lists: all,
+            slot,
+            locals,
+            goes_left,
+            ..
+        } = lists;
+        let range = |f: u32| {
+            let s = slot[f as usize] as usize * len + off;
+            s..s + n
+        };
+        // The best candidate's list is already split: its first n_left rows go left.
+        set_len(goes_left, len, 0);
+        for (i, it) in all[range(feature)].iter().enumerate() {
+            goes_left[it.local()] = u8::from(i < n_left);
+        }
+        let goes_left = &goes_left[..];
+        let buf = &mut s.partition_buf;
+        let node_locals = &mut locals[off..off + n];
+        let node_locals_now = &*node_locals;
+        partition(Some(n_left), rows, buf, ctx.unit_weights, |r| {
+            goes_left[node_locals_now[r] as usize] != 0
+        });
+        if n_left.max(n - n_left) < split_rows {
+            return Split {
+                feature,
+                threshold: cut.threshold,
+                n_left,
+            };
+        }
+        stable_partition(node_locals, buf, n_left, |_, w| goes_left[w as usize] != 0);
+        for &f in draws.varying().1.iter().filter(|&&f| f != feature) {
+            stable_partition(&mut all[range(f)], buf, n_left, |_, w| {
+                goes_left[Item::from_word(w).local()] != 0
+            });
+        }
+        Split {
+            feature,
+            threshold: cut.threshold,
+            n_left,
+        }
+    });
+    (split, draws.varying().0)
+}
+
+/// The histogram search of one candidate's listed rows, codes `lo..=hi`, summed in the
+/// gathered search's order: row by row into the left side in a node smaller than its bin
+/// count ([`scan_sorted`]), bin by bin otherwise ([`hist_scan`]); the rows of a bin are
+/// consecutive here, so one bin's sums (`run`) stand for the whole histogram.
+fn search<C: Criterion>(
+    items: &[Item],
+    lo: usize,
+    hi: usize,
+    ys: &[C::Y],
+    ws: &[f64],
+    sums: (&mut [f64], &mut [f64]),
+    ctx: &NodeCtx<'_, C>,
+) -> Option<Cut> {
+    if items.len() < hi - lo + 1 {
+        scan::<C, false>(items, ys, ws, sums, ctx)
+    } else {
+        scan::<C, true>(items, ys, ws, sums, ctx)
+    }
+}
+
+#[inline(never)] // one copy per summation order, each with a tight loop
+fn scan<C: Criterion, const BY_BIN: bool>(
+    items: &[Item],
+    ys: &[C::Y],
+    ws: &[f64],
+    (left, run): (&mut [f64], &mut [f64]),
+    ctx: &NodeCtx<'_, C>,
+) -> Option<Cut> {
+    let n = items.len();
+    left.fill(0.0);
+    run.fill(0.0);
+    let mut wl = 0.0;
+    let mut best: Option<Cut> = None;
+    for i in 0..n - 1 {
+        let (item, next) = (items[i], items[i + 1].code());
+        let (y, w) = (ys[item.local()], ws[item.local()]);
+        if BY_BIN {
+            run[0] += w;
+            ctx.crit.add_for_proxy(run, y, w);
+        } else {
+            wl += w;
+            ctx.crit.add_for_proxy(left, y, w);
+        }
+        if next == item.code() {
+            continue;
+        }
+        if BY_BIN {
+            for (l, r) in left.iter_mut().zip(run.iter_mut()) {
+                *l += *r;
+                *r = 0.0;
+            }
+        }
+        let n_left = i + 1;
+        if n - n_left < ctx.min_samples_leaf {
+            break;
+        }
+        if !BY_BIN {
+            left[0] = wl;
+        }
+        if !ctx.admissible(n_left, n, left) {
+            continue;
+        }
+        let proxy = ctx.crit.proxy(ctx.total, left);
+        if best.is_none_or(|b| better(proxy, b.proxy)) {
+            best = Some(Cut {
+                proxy,
+                threshold: item.code() as f64,
+                n_left: Some(n_left),
+            });
+        }
+    }
+    best
+}
