@@ -192,7 +192,14 @@ fn best_sorted<T: Feature, C: Criterion>(
         (xf[k], k)
     };
     let cut = |a: T, b: T| cut(a.to_f64(), b.to_f64());
-    scan_sorted(xf.len(), at, rows.ys, rows.ws, &mut s.left, ctx, cut)
+    let n = xf.len();
+    if s.left.len() == 3 {
+        // Regression and two classes: the sums in a local array, kept in registers (see
+        // `code_lists::search`).
+        let mut left = [0.0; 3];
+        return scan_sorted(n, at, rows.ys, rows.ws, &mut left, ctx, cut);
+    }
+    scan_sorted(n, at, rows.ys, rows.ws, &mut s.left, ctx, cut)
 }
 
 /// Scores the cut between every two consecutive distinct values of a node of `n` rows
