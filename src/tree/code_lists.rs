@@ -17,8 +17,6 @@ use super::gather::{batch_len, gather, set_len, MAX_BATCH};
 use super::partition::{stable_partition, Word};
 use super::sort::sort_packed;
 use super::splitter::{better, partition, Cut, Draws, NodeCtx, NodeRows, Scratch, Split};
-#[cfg(doc)]
-use super::splitter::{hist_scan, scan_sorted};
 use crate::data::{Feature, Matrix, Packed};
 use crate::rng::TreeRng;
 
@@ -272,9 +270,10 @@ pub(crate) fn find_split_listed<T: Feature, C: Criterion>(
 }
 
 /// The histogram search of one candidate's listed rows, codes `lo..=hi`, summed in the
-/// gathered search's order: row by row into the left side in a node smaller than its bin
-/// count ([`scan_sorted`]), bin by bin otherwise ([`hist_scan`]); the rows of a bin are
-/// consecutive here, so one bin's sums (`run`) stand for the whole histogram.
+/// gathered search's order: row by row into the left side when the node has fewer rows
+/// than bins (as its sorted search does), bin by bin otherwise (as its histogram does).
+/// The rows of a bin are consecutive here, so one bin's sums (`run`) stand for the
+/// whole histogram.
 #[inline(never)]
 fn search<C: Criterion>(
     items: &[Item],
@@ -303,6 +302,7 @@ fn search<C: Criterion>(
     }
 }
 
+/// [`search`] in one summation order: `BY_BIN`, or row by row.
 #[inline(always)]
 fn scan<C: Criterion, const BY_BIN: bool>(
     items: &[Item],

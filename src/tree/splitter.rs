@@ -206,7 +206,7 @@ fn best_sorted<T: Feature, C: Criterion>(
 /// given in increasing (value, position) order: `at(i)` is the `i`-th value and the index
 /// of its row in `ys` and `ws`.
 #[inline(always)]
-pub(crate) fn scan_sorted<V: PartialOrd + Copy, C: Criterion>(
+fn scan_sorted<V: PartialOrd + Copy, C: Criterion>(
     n: usize,
     at: impl Fn(usize) -> (V, usize),
     ys: &[C::Y],
@@ -318,66 +318,46 @@ impl ThresholdRule for HistThreshold {
             // the bins, and scores the same cuts. The threshold is the lower code.
             return best_sorted(xf, s, ctx, rows, |a, _| a);
         }
-        let rows = xf
-            .iter()
-            .zip(rows.ys.iter())
-            .zip(rows.ws.iter())
-            .map(|((v, &y), &w)| (v.code(), y, w));
-        hist_scan(rows, n, lo, n_bins, s, ctx)
+        let k = s.left.len();
+        s.hist.clear();
+        s.hist.resize(n_bins * k, 0.0);
+        s.bin_n.clear();
+        s.bin_n.resize(n_bins, 0);
+        for ((v, &y), &w) in xf.iter().zip(rows.ys.iter()).zip(rows.ws.iter()) {
+            let b = v.code() - lo;
+            let stats = &mut s.hist[b * k..(b + 1) * k];
+            stats[0] += w;
+            ctx.crit.add_for_proxy(stats, y, w);
+            s.bin_n[b] += 1;
+        }
+        s.left.fill(0.0);
+        let mut n_left = 0;
+        let mut best: Option<Cut> = None;
+        for b in 0..n_bins - 1 {
+            if s.bin_n[b] == 0 {
+                continue; // same partition as the previous boundary
+            }
+            n_left += s.bin_n[b] as usize;
+            for (l, h) in s.left.iter_mut().zip(&s.hist[b * k..(b + 1) * k]) {
+                *l += h;
+            }
+            if n - n_left < ctx.min_samples_leaf {
+                break;
+            }
+            if !ctx.admissible(n_left, n, &s.left) {
+                continue;
+            }
+            let proxy = ctx.crit.proxy(ctx.total, &s.left);
+            if best.is_none_or(|c| better(proxy, c.proxy)) {
+                best = Some(Cut {
+                    proxy,
+                    threshold: (lo + b) as f64,
+                    n_left: Some(n_left),
+                });
+            }
+        }
+        best
     }
-}
-
-/// Histogram search over a node of `n` rows given as (code, target, weight), codes in
-/// `lo..lo + n_bins`: per-bin sums in the order the rows come, then every boundary between
-/// non-empty bins is scored; the threshold is the lower code.
-#[inline(always)]
-pub(crate) fn hist_scan<T: Feature, C: Criterion>(
-    rows: impl Iterator<Item = (usize, C::Y, f64)>,
-    n: usize,
-    lo: usize,
-    n_bins: usize,
-    s: &mut SearchBufs<T>,
-    ctx: &NodeCtx<'_, C>,
-) -> Option<Cut> {
-    let k = s.left.len();
-    s.hist.clear();
-    s.hist.resize(n_bins * k, 0.0);
-    s.bin_n.clear();
-    s.bin_n.resize(n_bins, 0);
-    for (code, y, w) in rows {
-        let b = code - lo;
-        let stats = &mut s.hist[b * k..(b + 1) * k];
-        stats[0] += w;
-        ctx.crit.add_for_proxy(stats, y, w);
-        s.bin_n[b] += 1;
-    }
-    s.left.fill(0.0);
-    let mut n_left = 0;
-    let mut best: Option<Cut> = None;
-    for b in 0..n_bins - 1 {
-        if s.bin_n[b] == 0 {
-            continue; // same partition as the previous boundary
-        }
-        n_left += s.bin_n[b] as usize;
-        for (l, h) in s.left.iter_mut().zip(&s.hist[b * k..(b + 1) * k]) {
-            *l += h;
-        }
-        if n - n_left < ctx.min_samples_leaf {
-            break;
-        }
-        if !ctx.admissible(n_left, n, &s.left) {
-            continue;
-        }
-        let proxy = ctx.crit.proxy(ctx.total, &s.left);
-        if best.is_none_or(|c| better(proxy, c.proxy)) {
-            best = Some(Cut {
-                proxy,
-                threshold: (lo + b) as f64,
-                n_left: Some(n_left),
-            });
-        }
-    }
-    best
 }
 
 /// The candidate draws of one node, in batches (see the module's invariants):
