@@ -74,7 +74,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             ws,
             params,
             scratch: Scratch::new(samples.len(), k),
-            lists: CodeLists::new(x.n_cols()),
+            lists: CodeLists::new(),
             total: vec![0.0; k],
             left: vec![0.0; k],
             left_rows: (0, 0),

@@ -108,12 +108,13 @@ pub(crate) struct CodeLists<T, Y> {
 }
 
 impl<T: Feature, Y: Word> CodeLists<T, Y> {
-    pub fn new(n_features: usize) -> Self {
+    /// Empty: buffers are sized by the first subtree listed, so other splitters pay nothing.
+    pub fn new() -> Self {
         CodeLists {
             start: 0,
             end: 0,
             lists: Vec::new(),
-            slot: vec![u32::MAX; n_features],
+            slot: Vec::new(),
             locals: Vec::new(),
             ys: Vec::new(),
             ws: Vec::new(),
@@ -145,6 +146,7 @@ impl<T: Feature, Y: Word> CodeLists<T, Y> {
         self.start = start;
         self.end = start + n;
         set_len(&mut self.lists, varying.len() * n, Item(0));
+        set_len(&mut self.slot, x.n_cols(), u32::MAX);
         self.locals.clear();
         self.locals.extend(0..n as u32);
         self.ys.clear();
