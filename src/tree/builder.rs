@@ -10,6 +10,7 @@ use std::collections::BinaryHeap;
 
 use super::code_lists::{find_split_listed, list_rows, lists_pay, CodeLists};
 use super::criterion::Criterion;
+use super::histograms::{find_split_binned, BinStack, NodeBins};
 use super::growing::GrowingTree;
 use super::splitter::{find_split, NodeCtx, NodeRows, Scratch, Split, ThresholdRule};
 use super::LEAF;
@@ -42,6 +43,8 @@ pub(crate) struct Grower<'a, T: Feature, C: Criterion> {
     scratch: Scratch<T>,
     /// The listed subtree of the histogram splitter (unused by the other splitters).
     lists: CodeLists<T, C::Y>,
+    /// The bins of the histogram splitter's pending nodes, when they are subtracted.
+    bins: Option<BinStack>,
     total: Vec<f64>,
     left: Vec<f64>,
     /// The rows `start..end` whose statistics `left` holds: the left child of the last
@@ -75,6 +78,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             params,
             scratch: Scratch::new(samples.len(), k),
             lists: CodeLists::new(),
+            bins: None,
             total: vec![0.0; k],
             left: vec![0.0; k],
             left_rows: (0, 0),
@@ -112,6 +116,10 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
     ) {
         let listed = R::LISTED && lists_pay(self.params.max_features, features.len());
         let list_rows = list_rows(features.len());
+        if listed {
+            let k = self.crit.stats_len();
+            self.bins = BinStack::new(features, self.x.n_cols(), k, list_rows);
+        }
         // (start, end, depth, parent, is_left, n_constant)
         let mut stack = vec![(0usize, samples.len(), 0usize, LEAF, false, 0usize)];
         while let Some((start, end, depth, parent, is_left, n_constant)) = stack.pop() {
@@ -166,7 +174,8 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
     }
 
     /// Adds the node `samples[start..end]` to the tree as a leaf and, unless a stopping rule
-    /// holds, chooses and applies its split (from code-ordered lists when `listed`).
+    /// holds, chooses and applies its split (from code-ordered lists when `listed`, from
+    /// its bins when they are kept).
     #[allow(clippy::too_many_arguments)]
     fn evaluate<R: ThresholdRule>(
         &mut self,
@@ -177,6 +186,33 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         depth: usize,
         n_constant: usize,
         listed: bool,
+        rng: &mut TreeRng,
+    ) -> (u32, Option<Pending>) {
+        // Bins kept for this node by its parent are the innermost pending ones: taken now,
+        // so that a node that turns out a leaf leaves none behind.
+        let mut bins = self.bins.as_mut().and_then(|b| b.take(start, end));
+        let evaluated = self.evaluate_node::<R>(
+            samples, features, start, end, depth, n_constant, listed, &mut bins, rng,
+        );
+        if let (Some(stack), Some(b)) = (self.bins.as_mut(), bins) {
+            stack.recycle(b);
+        }
+        evaluated
+    }
+
+    /// [`Grower::evaluate`] with the node's `bins` if kept (taken when its children keep
+    /// theirs).
+    #[allow(clippy::too_many_arguments)]
+    fn evaluate_node<R: ThresholdRule>(
+        &mut self,
+        samples: &mut [u32],
+        features: &mut [u32],
+        start: usize,
+        end: usize,
+        depth: usize,
+        n_constant: usize,
+        listed: bool,
+        bins: &mut Option<NodeBins>,
         rng: &mut TreeRng,
     ) -> (u32, Option<Pending>) {
         let mut rows = NodeRows {
@@ -237,6 +273,24 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
                 split_rows,
                 rng,
             )
+        } else if let Some(stack) = self.bins.as_mut() {
+            let nb = bins.get_or_insert_with(|| {
+                let node = (&rows.samples[..], &rows.ys[..], &rows.ws[..]);
+                let varying = &features[n_constant..];
+                stack.fill(&self.x, self.crit, &mut self.scratch, node, start, varying)
+            });
+            find_split_binned(
+                &self.x,
+                stack,
+                nb,
+                &ctx,
+                &mut self.scratch,
+                &mut rows,
+                features,
+                n_constant,
+                p.max_features,
+                rng,
+            )
         } else {
             find_split::<T, C, R>(
                 &self.x,
@@ -269,6 +323,11 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
                 - wr / w * self.crit.impurity(&self.right));
         if improvement + EPSILON < p.min_impurity_decrease {
             return (node, None);
+        }
+        if let (Some(stack), Some(nb)) = (self.bins.as_mut(), bins.take()) {
+            let varying = &features[n_constant..];
+            let (x, s) = (&self.x, &mut self.scratch);
+            stack.keep_children(x, self.crit, s, nb, &rows, split.n_left, varying, split_rows);
         }
         (
             node,

@@ -16,8 +16,8 @@
 //!
 //! Module map: `criterion` (impurities), `splitter` (one node's split), `gather` (reading
 //! candidate features at a node's rows), `sort` (radix sort of packed keys), `partition`
-//! (a node's rows between its children), `code_lists` (the histogram splitter's small
-//! subtrees, grown from presorted lists), `builder` (growing a tree depth-first or
+//! (a node's rows between its children), `histograms` (the histogram splitter's bins, and
+//! their subtraction), `code_lists` (its small subtrees, grown from presorted lists), `builder` (growing a tree depth-first or
 //! best-first), `growing` (the tree while it grows), `multiway` (multiway trees stored as
 //! binary chains), `descend` (prediction: the leaf each row reaches).
 
@@ -27,6 +27,7 @@ pub mod criterion;
 mod descend;
 pub(crate) use descend::max_block_rows;
 mod gather;
+mod histograms;
 pub(crate) mod growing;
 pub mod multiway;
 mod partition;

@@ -15,6 +15,7 @@
 
 use super::criterion::{weight_if_le, Criterion};
 use super::gather::{batch_len, gather_many, MAX_BATCH};
+use super::histograms::{add_rows, scan_bins};
 use super::partition::{stable_partition, Word};
 use super::sort::sort_packed;
 use crate::data::{Feature, Matrix, Packed};
@@ -97,7 +98,7 @@ impl<C: Criterion> NodeCtx<'_, C> {
 /// Per-tree buffers, allocated once and reused by every node.
 pub(crate) struct Scratch<T: Feature> {
     /// Candidates gathered together (see [`gather_many`]), each scored where it lies.
-    batch: Vec<Vec<T>>,
+    pub(crate) batch: Vec<Vec<T>>,
     /// 1 for each row of the node that goes left under the best cut so far, written only
     /// when a new gather is about to overwrite the best candidate's column. One byte a row,
     /// where keeping the values aside took another buffer of the root's size per thread
@@ -114,9 +115,8 @@ pub(crate) struct SearchBufs<T: Feature> {
     packed: Vec<T::Packed>,
     radix: Vec<T::Packed>,
     pub(crate) left: Vec<f64>,
-    /// Per-bin statistics and sample counts of the histogram search (256 bins at most).
+    /// The bins of the histogram search ([`add_rows`]; 256 at most).
     hist: Vec<f64>,
-    bin_n: Vec<u32>,
 }
 
 impl<T: Feature> Scratch<T> {
@@ -130,7 +130,6 @@ impl<T: Feature> Scratch<T> {
                 radix: Vec::new(),
                 left: vec![0.0; stats_len],
                 hist: Vec::new(),
-                bin_n: Vec::new(),
             },
         }
     }
@@ -318,45 +317,11 @@ impl ThresholdRule for HistThreshold {
             // the bins, and scores the same cuts. The threshold is the lower code.
             return best_sorted(xf, s, ctx, rows, |a, _| a);
         }
-        let k = s.left.len();
+        let stride = s.left.len() + 1;
         s.hist.clear();
-        s.hist.resize(n_bins * k, 0.0);
-        s.bin_n.clear();
-        s.bin_n.resize(n_bins, 0);
-        for ((v, &y), &w) in xf.iter().zip(rows.ys.iter()).zip(rows.ws.iter()) {
-            let b = v.code() - lo;
-            let stats = &mut s.hist[b * k..(b + 1) * k];
-            stats[0] += w;
-            ctx.crit.add_for_proxy(stats, y, w);
-            s.bin_n[b] += 1;
-        }
-        s.left.fill(0.0);
-        let mut n_left = 0;
-        let mut best: Option<Cut> = None;
-        for b in 0..n_bins - 1 {
-            if s.bin_n[b] == 0 {
-                continue; // same partition as the previous boundary
-            }
-            n_left += s.bin_n[b] as usize;
-            for (l, h) in s.left.iter_mut().zip(&s.hist[b * k..(b + 1) * k]) {
-                *l += h;
-            }
-            if n - n_left < ctx.min_samples_leaf {
-                break;
-            }
-            if !ctx.admissible(n_left, n, &s.left) {
-                continue;
-            }
-            let proxy = ctx.crit.proxy(ctx.total, &s.left);
-            if best.is_none_or(|c| better(proxy, c.proxy)) {
-                best = Some(Cut {
-                    proxy,
-                    threshold: (lo + b) as f64,
-                    n_left: Some(n_left),
-                });
-            }
-        }
-        best
+        s.hist.resize(n_bins * stride, 0.0);
+        add_rows(&mut s.hist, lo, xf, rows.ys, rows.ws, ctx.crit);
+        scan_bins(&s.hist, lo, n_bins, n, &mut s.left, ctx)
     }
 }
 
