@@ -10,8 +10,8 @@ use std::collections::BinaryHeap;
 
 use super::code_lists::{find_split_listed, list_rows, lists_pay, CodeLists};
 use super::criterion::Criterion;
-use super::histograms::{find_split_binned, BinStack, NodeBins};
 use super::growing::GrowingTree;
+use super::histograms::{find_split_binned, BinStack, NodeBins};
 use super::splitter::{find_split, NodeCtx, NodeRows, Scratch, Split, ThresholdRule};
 use super::LEAF;
 use crate::data::{Feature, Matrix};
@@ -327,7 +327,16 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         if let (Some(stack), Some(nb)) = (self.bins.as_mut(), bins.take()) {
             let varying = &features[n_constant..];
             let (x, s) = (&self.x, &mut self.scratch);
-            stack.keep_children(x, self.crit, s, nb, &rows, split.n_left, varying, split_rows);
+            stack.keep_children(
+                x,
+                self.crit,
+                s,
+                nb,
+                &rows,
+                split.n_left,
+                varying,
+                split_rows,
+            );
         }
         (
             node,

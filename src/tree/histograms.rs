@@ -334,3 +334,109 @@ pub(crate) fn find_split_binned<T: Feature, C: Criterion>(
     });
     (split, draws.varying().0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::Layout;
+    use crate::tree::criterion::SquaredError;
+
+    /// The bins of `samples` summed directly.
+    fn direct(
+        stack: &mut BinStack,
+        x: &Matrix<'_, u8>,
+        crit: &SquaredError<'_>,
+        rows: (&[u32], &[f64], &[f64]),
+        start: usize,
+        fs: &[u32],
+    ) -> NodeBins {
+        let mut s = Scratch::new(rows.0.len(), 3);
+        stack.fill(x, crit, &mut s, rows, start, fs)
+    }
+
+    #[test]
+    fn subtracted_bins_match_the_bins_summed_over_the_rows() {
+        let (n, p) = (3000, 4);
+        let mut rng = TreeRng::new(7);
+        let codes: Vec<u8> = (0..n * p).map(|_| rng.below(40) as u8).collect();
+        let x = Matrix::new(&codes, n, p, Layout::ColumnMajor).unwrap();
+        let y: Vec<f64> = (0..n).map(|_| rng.unit() * 10.0 - 3.0).collect();
+        let crit = SquaredError { y: &y };
+        let fs: Vec<u32> = (0..p as u32).collect();
+        let mut stack = BinStack::new(&fs, p, 3, 100).unwrap();
+        // The node: every row, split on feature 0 at code 12 (the left rows first, each side
+        // in its previous order, as the partition leaves them).
+        let (mut samples, rest): (Vec<u32>, Vec<u32>) =
+            (0..n as u32).partition(|&i| codes[i as usize] <= 12);
+        let n_left = samples.len();
+        samples.extend(rest);
+        let mut ys: Vec<f64> = samples.iter().map(|&i| y[i as usize]).collect();
+        let mut ws: Vec<f64> = samples.iter().map(|&i| f64::from(1 + i % 3)).collect();
+        let mut s = Scratch::new(n, 3);
+        let parent = stack.fill(&x, &crit, &mut s, (&samples, &ys, &ws), 10, &fs);
+        let rows = NodeRows {
+            samples: &mut samples[..],
+            ys: &mut ys[..],
+            ws: &mut ws[..],
+        };
+        stack.keep_children(&x, &crit, &mut s, parent, &rows, n_left, &fs, 2);
+        let mut left = stack.take(10, 10 + n_left).expect("left child kept last");
+        let mut right = stack.take(10 + n_left, 10 + n).expect("right child kept");
+        assert!(stack.take(0, 1).is_none());
+        let (l, r) = (0..n_left, n_left..n);
+        let rows_of = |r: std::ops::Range<usize>| (&samples[r.clone()], &ys[r.clone()], &ws[r]);
+        let mut want_l = direct(&mut stack, &x, &crit, rows_of(l), 10, &fs);
+        let mut want_r = direct(&mut stack, &x, &crit, rows_of(r), 10 + n_left, &fs);
+        // The smaller child (left: about 13 codes in 40) is summed: identical.
+        assert!(n_left < n - n_left);
+        for f in 0..p {
+            assert_eq!(left.trimmed(f, 4), want_l.trimmed(f, 4));
+            assert_eq!(left.feature(f, 4), want_l.feature(f, 4));
+            // The larger is subtracted: the same counts and weights (integers), sums to
+            // rounding.
+            let (lo, hi) = want_r.trimmed(f, 4);
+            assert_eq!(right.trimmed(f, 4), (lo, hi));
+            let got = &right.feature(f, 4)[lo * 4..(hi + 1) * 4];
+            let want = &want_r.feature(f, 4)[lo * 4..(hi + 1) * 4];
+            for (b, (g, w)) in got.chunks(4).zip(want.chunks(4)).enumerate() {
+                assert_eq!((g[0], g[3]), (w[0], w[3]), "feature {f} bin {b}");
+                assert!(
+                    (g[1] - w[1]).abs() <= 1e-9 * (1.0 + w[1].abs()),
+                    "{g:?} {w:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn children_too_small_for_bins_keep_none() {
+        let codes: Vec<u8> = (0..400).map(|i| (i % 7) as u8).collect();
+        let x = Matrix::new(&codes, 400, 1, Layout::ColumnMajor).unwrap();
+        let y = vec![1.0; 400];
+        let crit = SquaredError { y: &y };
+        let mut stack = BinStack::new(&[0], 1, 3, 150).unwrap();
+        let mut samples: Vec<u32> = (0..400).collect();
+        let (mut ys, mut ws) = (y.clone(), vec![1.0; 400]);
+        let mut s = Scratch::new(400, 3);
+        for (n_left, kept) in [(100, 1), (300, 1), (200, 2), (150, 1)] {
+            let parent = stack.fill(&x, &crit, &mut s, (&samples, &ys, &ws), 0, &[0]);
+            let rows = NodeRows {
+                samples: &mut samples[..],
+                ys: &mut ys[..],
+                ws: &mut ws[..],
+            };
+            stack.keep_children(&x, &crit, &mut s, parent, &rows, n_left, &[0], 2);
+            assert_eq!(stack.pending.len(), kept, "n_left {n_left}");
+            stack.pending.clear();
+        }
+        // Children that cannot split (fewer than split_rows) keep none either.
+        let parent = stack.fill(&x, &crit, &mut s, (&samples, &ys, &ws), 0, &[0]);
+        let rows = NodeRows {
+            samples: &mut samples[..],
+            ys: &mut ys[..],
+            ws: &mut ws[..],
+        };
+        stack.keep_children(&x, &crit, &mut s, parent, &rows, 200, &[0], 201);
+        assert!(stack.pending.is_empty());
+    }
+}
