@@ -1,12 +1,13 @@
 //! The histogram splitter's bins: per feature, per bin code, the weight, the criterion's
 //! sums and the row count of a node, and their subtraction.
 //!
-//! Every candidate of a node above the list size ([`super::code_lists`]) is scored from its
+//! A candidate of a node above the list size ([`super::code_lists`]) is scored from its
 //! bins ([`scan_bins`]). When K ≥ p/2 ([`super::code_lists::lists_pay`]: most features are
 //! read at every node anyway) the bins of *every* varying feature are kept with the node
 //! ([`NodeBins`]), and a split gathers only its smaller child's rows: the larger child's
 //! bins are its parent's minus its sibling's, bin by bin (LightGBM's subtraction). That
-//! halves the gathers above the lists, which were most of the remaining time there.
+//! saves the larger children's gathers: −11 % of the instructions of a fully grown
+//! regression forest on 80 000 rows (callgrind).
 //!
 //! Subtracted sums of `w·y` round differently from sums over the rows, so a proxy may
 //! differ in its last bits from the gathered search's; a different cut wins only where two

@@ -17,9 +17,10 @@
 //! Module map: `criterion` (impurities), `splitter` (one node's split), `gather` (reading
 //! candidate features at a node's rows), `sort` (radix sort of packed keys), `partition`
 //! (a node's rows between its children), `histograms` (the histogram splitter's bins, and
-//! their subtraction), `code_lists` (its small subtrees, grown from presorted lists), `builder` (growing a tree depth-first or
-//! best-first), `growing` (the tree while it grows), `multiway` (multiway trees stored as
-//! binary chains), `descend` (prediction: the leaf each row reaches).
+//! their subtraction), `code_lists` (its small subtrees, grown from presorted lists),
+//! `builder` (growing a tree depth-first or best-first), `growing` (the tree while it
+//! grows), `multiway` (multiway trees stored as binary chains), `descend` (prediction: the
+//! leaf each row reaches).
 
 pub(crate) mod builder;
 mod code_lists;
