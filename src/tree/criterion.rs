@@ -142,6 +142,13 @@ pub trait Criterion: Sync {
     /// Larger is better; monotone in `Δi` for a fixed parent `total` split into
     /// `left` and `total − left`.
     fn proxy(&self, total: &[f64], left: &[f64]) -> f64;
+    /// False only when `proxy(total, left)` is surely not above `bar`, by a test cheaper
+    /// than the proxy (no division, no logarithm), so that a scan can test every row
+    /// without a branch and score only the few that pass. `true` when there is none.
+    #[inline(always)]
+    fn may_beat(&self, _total: &[f64], _left: &[f64], _bar: f64) -> bool {
+        true
+    }
     /// Node prediction: class frequencies, or the weighted mean.
     fn value(&self, stats: &[f64], out: &mut [f64]);
 }
@@ -163,6 +170,11 @@ pub trait ClassImpurity: Sync {
     /// Larger is better, monotone in `Δi` for a fixed parent split into `left` and
     /// `total − left` (statistics vectors, slot 0 the weight).
     fn proxy(total: &[f64], left: &[f64]) -> f64;
+    /// [`Criterion::may_beat`].
+    #[inline(always)]
+    fn may_beat(_total: &[f64], _left: &[f64], _bar: f64) -> bool {
+        true
+    }
 }
 
 /// Classification statistics `[w, c_0, …, c_{C−1}]` scored by the impurity `M`.
@@ -210,6 +222,18 @@ impl ClassImpurity for GiniIndex {
             sr += r * r;
         }
         sl / wl + sr / wr
+    }
+    /// `proxy > bar` times `w_L·w_R > 0`, as for [`SquaredError`].
+    #[inline(always)]
+    fn may_beat(total: &[f64], left: &[f64], bar: f64) -> bool {
+        let (wl, wr) = (left[0], total[0] - left[0]);
+        let (mut sl, mut sr) = (0.0, 0.0);
+        for k in 1..total.len() {
+            let (l, r) = (left[k], total[k] - left[k]);
+            sl += l * l;
+            sr += r * r;
+        }
+        sl * wr + sr * wl > bar * (wl * wr)
     }
 }
 
@@ -298,6 +322,10 @@ impl<M: ClassImpurity> Criterion for ClassCounts<'_, M> {
     fn proxy(&self, total: &[f64], left: &[f64]) -> f64 {
         M::proxy(total, left)
     }
+    #[inline(always)]
+    fn may_beat(&self, total: &[f64], left: &[f64], bar: f64) -> bool {
+        M::may_beat(total, left, bar)
+    }
     fn value(&self, stats: &[f64], out: &mut [f64]) {
         let w = stats[0];
         for (o, c) in out.iter_mut().zip(&stats[1..]) {
@@ -364,6 +392,14 @@ impl Criterion for SquaredError<'_> {
         let (wl, wr) = (left[0], total[0] - left[0]);
         let (sl, sr) = (left[1], total[1] - left[1]);
         sl * sl / wl + sr * sr / wr
+    }
+    #[inline(always)]
+    fn may_beat(&self, total: &[f64], left: &[f64], bar: f64) -> bool {
+        // `proxy > bar` multiplied by `wl·wr > 0`: every term is non-negative, so rounding
+        // moves both sides by a few ulps, far inside `better`'s 1e-12.
+        let (wl, wr) = (left[0], total[0] - left[0]);
+        let (sl, sr) = (left[1], total[1] - left[1]);
+        sl * sl * wr + sr * sr * wl > bar * (wl * wr)
     }
     fn value(&self, stats: &[f64], out: &mut [f64]) {
         out[0] = if stats[0] > 0.0 {
@@ -437,6 +473,38 @@ mod tests {
         check(&Gini::new(&y, 3));
         check(&Entropy::new(&y, 3));
         check(&SquaredError { y: &yr });
+    }
+
+    /// `may_beat` may let through a proxy that is not better, never reject one that is:
+    /// random sums and weights over many magnitudes, bars just below and above the proxy.
+    #[test]
+    fn may_beat_never_rejects_a_better_proxy() {
+        let mut rng = crate::rng::TreeRng::new(11);
+        let y = [0u32; 1];
+        let (g, m) = (Gini::new(&y, 3), SquaredError { y: &[] });
+        for _ in 0..20_000 {
+            let scale = 10f64.powi(rng.below(13) as i32 - 6);
+            let mut draw = |k: usize| {
+                let total: Vec<f64> = (0..k).map(|_| (0.01 + rng.unit()) * scale).collect();
+                let mut left: Vec<f64> = total.iter().map(|t| t * rng.unit()).collect();
+                left[0] = total[0] * (0.001 + 0.998 * rng.unit());
+                (total, left, (rng.unit() - 0.5) * 4e-12)
+            };
+            fn check<C: Criterion>(c: &C, (total, left, shift): (Vec<f64>, Vec<f64>, f64)) {
+                let proxy = c.proxy(&total, &left);
+                let bar = proxy * (1.0 + shift);
+                if super::super::splitter::better(proxy, bar) {
+                    assert!(c.may_beat(&total, &left, bar), "{total:?} {left:?} {bar}");
+                }
+            }
+            check(&g, draw(4));
+            check(&m, draw(2));
+            let (mut total, mut left, shift) = draw(3);
+            // Regression sums may be negative.
+            total[1] -= scale;
+            left[1] -= 0.5 * scale;
+            check(&m, (total, left, shift));
+        }
     }
 
     /// The unit-weight counts (the integer path of two classes included) are the 0/1
