@@ -16,7 +16,9 @@ use super::criterion::Criterion;
 use super::gather::{batch_len, gather, set_len, MAX_BATCH};
 use super::partition::{stable_partition, Word};
 use super::sort::sort_packed;
-use super::splitter::{better, partition, Cut, Draws, NodeCtx, NodeRows, Scratch, Split};
+use super::splitter::{
+    better, floor, partition, BestCut, Cut, Draws, NodeCtx, NodeRows, Scratch, Split,
+};
 use crate::data::{Feature, Matrix, Packed};
 use crate::rng::TreeRng;
 
@@ -306,11 +308,8 @@ fn search<C: Criterion>(
     }
 }
 
-/// [`search`] in one summation order: `BY_BIN`, or row by row. Only cuts whose proxy may
-/// exceed `bar` are scored (see [`floor`]); the test of each row is branch-free, since
-/// whether a row ends its bin, and whether a cut beats the last, were a coin toss for
-/// the branch predictor in nodes of a few rows (a quarter and a sixth of those branches
-/// mispredicted, per cachegrind).
+/// [`search`] in one summation order: `BY_BIN`, or row by row. Only cuts above `bar` are
+/// scored (see [`BestCut`]).
 #[inline(always)]
 fn scan<C: Criterion, const BY_BIN: bool>(
     items: &[Item],
@@ -318,13 +317,13 @@ fn scan<C: Criterion, const BY_BIN: bool>(
     ws: &[f64],
     (left, run): (&mut [f64], &mut [f64]),
     ctx: &NodeCtx<'_, C>,
-    mut bar: f64,
+    bar: f64,
 ) -> Option<Cut> {
     let n = items.len();
     left.fill(0.0);
     run.fill(0.0);
-    let (mut wl, min_w) = (0.0, ctx.min_weight_leaf);
-    let mut best: Option<Cut> = None;
+    let mut wl = 0.0;
+    let mut best = BestCut::above(bar);
     // Cuts leave at least min_samples_leaf rows on the right.
     for i in 0..n.saturating_sub(ctx.min_samples_leaf.max(1)) {
         let (item, next) = (items[i], items[i + 1].code());
@@ -344,37 +343,11 @@ fn scan<C: Criterion, const BY_BIN: bool>(
             ctx.crit.add_for_proxy(left, y, w);
             left[0] = wl;
         }
-        let open = ends_bin
-            & (i + 1 >= ctx.min_samples_leaf)
-            & (left[0] >= min_w)
-            & (ctx.total[0] - left[0] >= min_w)
-            & ((bar == f64::NEG_INFINITY) | ctx.crit.may_beat(ctx.total, left, bar));
-        if !open {
-            continue;
-        }
-        let proxy = ctx.crit.proxy(ctx.total, left);
-        if best.is_none_or(|b| better(proxy, b.proxy)) {
-            bar = proxy;
-            best = Some(Cut {
-                proxy,
-                threshold: item.code() as f64,
-                n_left: Some(i + 1),
-            });
+        if ends_bin & best.worth(ctx, i + 1, left) {
+            best.offer(ctx, left, item.code() as f64, i + 1);
         }
     }
-    best
-}
-
-/// The bar below which a candidate's cuts cannot matter, when the node's best cut so far
-/// has proxy `best`. A scan that skips the cuts below the bar finds the same best cut as
-/// one that scores all of them whenever that cut beats `best`: the two can differ only
-/// while their bests are within `better`'s tolerance (1e-12, relative) of each other, and
-/// so climb by at most that much per cut, and 1e-3 leaves room for 10⁹ cuts.
-fn floor(best: Option<f64>) -> f64 {
-    match best {
-        Some(b) if b.is_finite() => b - 1e-3 * b.abs(),
-        _ => f64::NEG_INFINITY,
-    }
+    best.cut()
 }
 
 #[cfg(test)]

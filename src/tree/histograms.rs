@@ -16,7 +16,9 @@
 
 use super::criterion::Criterion;
 use super::gather::{batch_len, gather, gather_many, MAX_BATCH};
-use super::splitter::{better, partition, Cut, Draws, NodeCtx, NodeRows, Scratch, Split};
+use super::splitter::{
+    better, floor, partition, BestCut, Cut, Draws, NodeCtx, NodeRows, Scratch, Split,
+};
 use crate::data::{Feature, Matrix};
 use crate::rng::TreeRng;
 
@@ -59,12 +61,13 @@ pub(crate) fn scan_bins<C: Criterion>(
     n: usize,
     left: &mut [f64],
     ctx: &NodeCtx<'_, C>,
+    bar: f64,
 ) -> Option<Cut> {
     let k = left.len();
     let stride = k + 1;
     left.fill(0.0);
     let mut n_left = 0;
-    let mut best: Option<Cut> = None;
+    let mut best = BestCut::above(bar);
     for (b, stats) in bins.chunks_exact(stride).take(n_bins - 1).enumerate() {
         let count = stats[k] as usize;
         if count == 0 {
@@ -77,19 +80,11 @@ pub(crate) fn scan_bins<C: Criterion>(
         if n - n_left < ctx.min_samples_leaf {
             break;
         }
-        if !ctx.admissible(n_left, n, left) {
-            continue;
-        }
-        let proxy = ctx.crit.proxy(ctx.total, left);
-        if best.is_none_or(|c| better(proxy, c.proxy)) {
-            best = Some(Cut {
-                proxy,
-                threshold: (lo + b) as f64,
-                n_left: Some(n_left),
-            });
+        if best.worth(ctx, n_left, left) {
+            best.offer(ctx, left, (lo + b) as f64, n_left);
         }
     }
-    best
+    best.cut()
 }
 
 /// The bins of every varying feature of one node (rows `start..end` of the tree's
@@ -313,7 +308,9 @@ pub(crate) fn find_split_binned<T: Feature, C: Criterion>(
             }
             draws.visited();
             let bins = &nb.feature(sl, stride)[lo * stride..(hi + 1) * stride];
-            let Some(cut) = scan_bins(bins, lo, hi - lo + 1, n, &mut s.search.left, ctx) else {
+            let bar = floor(best.map(|(_, b)| b.proxy));
+            let left = &mut s.search.left;
+            let Some(cut) = scan_bins(bins, lo, hi - lo + 1, n, left, ctx, bar) else {
                 continue;
             };
             if best.is_none_or(|(_, b)| better(cut.proxy, b.proxy)) {
