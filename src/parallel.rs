@@ -76,6 +76,17 @@ mod imp {
             .enumerate()
             .for_each(|(k, c)| f(k, c));
     }
+
+    pub fn map_each_mut<T: Send, R: Send>(
+        items: &mut [T],
+        f: impl Fn(usize, &mut T) -> R + Sync + Send,
+    ) -> Vec<R> {
+        items
+            .par_iter_mut()
+            .enumerate()
+            .map(|(k, t)| f(k, t))
+            .collect()
+    }
 }
 
 #[cfg(not(feature = "parallel"))]
@@ -101,6 +112,13 @@ mod imp {
             .enumerate()
             .for_each(|(k, c)| f(k, c));
     }
+
+    pub fn map_each_mut<T: Send, R: Send>(
+        items: &mut [T],
+        f: impl Fn(usize, &mut T) -> R + Sync + Send,
+    ) -> Vec<R> {
+        items.iter_mut().enumerate().map(|(k, t)| f(k, t)).collect()
+    }
 }
 
 /// Runs `f` on a dedicated pool of `threads` threads; the parallel loops below then use
@@ -117,6 +135,14 @@ pub fn current_threads() -> usize {
 /// `(0..n).map(f)` evaluated in parallel, results in index order.
 pub fn map_ordered<R: Send>(n: usize, f: impl Fn(usize) -> R + Sync + Send) -> Vec<R> {
     imp::map_ordered(n, f)
+}
+
+/// `f(k, &mut items[k])` for every item, in parallel, results in index order.
+pub fn map_each_mut<T: Send, R: Send>(
+    items: &mut [T],
+    f: impl Fn(usize, &mut T) -> R + Sync + Send,
+) -> Vec<R> {
+    imp::map_each_mut(items, f)
 }
 
 /// Calls `f(k, chunk)` on the `k`-th chunk of `chunk` items of `out`, in parallel.

@@ -10,14 +10,18 @@
 //! feature with at most `max_bins` distinct values gets one bin per value, so the histogram
 //! search is then exactly the exact search; otherwise bins hold about equal numbers of
 //! sampled values. Edges come from at most [`SAMPLE_ROWS`] rows, drawn from the fit seed,
-//! so binning is deterministic and costs O(min(n, SAMPLE_ROWS)·log) per feature.
+//! so binning is deterministic. Up to that many rows, one radix sort of a column gives its
+//! edges and every row's code; beyond, each code is searched among the sample's edges.
+//! Columns are read a block at a time, so row-major input is read in memory order.
 //!
 //! The codes are column-major: one byte per value, 4× less memory than `f32` inputs, and a
 //! node's gather reads 4× fewer cache lines.
 
-use super::{Feature, Layout, Matrix};
-use crate::parallel::{chunks_mut, map_ordered};
+use super::{Feature, Layout, Matrix, Packed};
+use crate::parallel::{map_each_mut, map_ordered};
 use crate::rng::{tree_seed, TreeRng};
+use crate::tree::sort::sort_packed;
+use std::ops::Range;
 
 /// Rows used to place the edges (LightGBM samples 200 000 rows for the same purpose).
 pub const SAMPLE_ROWS: usize = 200_000;
@@ -38,38 +42,48 @@ impl Binned {
     pub fn new<T: Feature>(x: &Matrix<'_, T>, max_bins: usize, seed: u64) -> Binned {
         let max_bins = max_bins.clamp(2, 256);
         let (n, p) = (x.n_rows(), x.n_cols());
-        let rows = sample_rows(n, seed);
-        let edges = map_ordered(p, |j| {
-            let mut values: Vec<f64> = match &rows {
-                Some(rows) => rows
-                    .iter()
-                    .map(|&i| x.get(i as usize, j).to_f64())
-                    .collect(),
-                None => (0..n).map(|i| x.get(i, j).to_f64()).collect(),
-            };
-            edges_of(&mut values, max_bins)
-        });
-        drop(rows);
-        // Each column is coded straight into its place: per-column buffers joined
-        // afterwards held the codes twice.
         let mut codes = vec![0u8; n * p];
-        chunks_mut(&mut codes, n, |j, out| {
-            let e = &edges[j];
-            match x.column(j) {
-                Some(col) => out
-                    .iter_mut()
-                    .zip(col)
-                    .for_each(|(c, v)| *c = code(e, v.to_f64())),
-                None => out
-                    .iter_mut()
-                    .enumerate()
-                    .for_each(|(i, c)| *c = code(e, x.get(i, j).to_f64())),
+        if n == 0 {
+            let edges = vec![Vec::new(); p];
+            return Binned {
+                codes,
+                n_rows: 0,
+                edges,
+            };
+        }
+        let blocks = p.div_ceil(BLOCK);
+        let edges = match sample_rows(n, seed) {
+            // Every row: a column's sort gives its edges and its codes.
+            None => {
+                let mut outs: Vec<&mut [u8]> = codes.chunks_mut(BLOCK * n).collect();
+                map_each_mut(&mut outs, |b, out| {
+                    let values = gather_block(x, block(b, p), None);
+                    let mut columns: Vec<_> = values.chunks(n).zip(out.chunks_mut(n)).collect();
+                    map_each_mut(&mut columns, |_, (v, out)| {
+                        bin_column(v, max_bins, Some(out))
+                    })
+                })
             }
-        });
+            // A sample places the edges; each row's code is then searched among them.
+            Some(rows) => {
+                let edges = map_ordered(blocks, |b| {
+                    let values = gather_block(x, block(b, p), Some(&rows));
+                    let mut columns: Vec<&[T]> = values.chunks(rows.len()).collect();
+                    map_each_mut(&mut columns, |_, v| bin_column(v, max_bins, None))
+                });
+                let edges: Vec<Vec<f64>> = edges.into_iter().flatten().collect();
+                code_tiles(x, &edges, &mut codes);
+                return Binned {
+                    codes,
+                    n_rows: n,
+                    edges,
+                };
+            }
+        };
         Binned {
             codes,
             n_rows: n,
-            edges,
+            edges: edges.into_iter().flatten().collect(),
         }
     }
 
@@ -104,6 +118,95 @@ impl Binned {
     }
 }
 
+/// Columns binned together: a row-major row is read once per block, one cache line of
+/// `f32` values, instead of once per column (which read a whole line for each value).
+const BLOCK: usize = 16;
+
+/// Rows of a tile of the coding pass, so that narrow data still splits into many tasks.
+const TILE_ROWS: usize = 1 << 16;
+
+/// Columns of block `b` of a matrix of `p` columns.
+fn block(b: usize, p: usize) -> Range<usize> {
+    b * BLOCK..p.min((b + 1) * BLOCK)
+}
+
+/// Calls `put(c, v)` for the value `v` of row `i` in the `c`-th of the columns `cols`.
+#[inline(always)]
+fn read_row<T: Feature>(
+    x: &Matrix<'_, T>,
+    i: usize,
+    cols: Range<usize>,
+    mut put: impl FnMut(usize, T),
+) {
+    match x.row(i) {
+        Some(row) => row[cols].iter().enumerate().for_each(|(c, &v)| put(c, v)),
+        None => cols.enumerate().for_each(|(c, j)| put(c, x.get(i, j))),
+    }
+}
+
+/// The values of the columns `cols` in the rows `rows` (every row: None), column after
+/// column, read row by row.
+fn gather_block<T: Feature>(x: &Matrix<'_, T>, cols: Range<usize>, rows: Option<&[u32]>) -> Vec<T> {
+    let m = rows.map_or(x.n_rows(), <[u32]>::len);
+    let mut values = vec![T::default(); cols.len() * m];
+    let mut put = |k: usize, i: usize| read_row(x, i, cols.clone(), |c, v| values[c * m + k] = v);
+    match rows {
+        Some(rows) => rows
+            .iter()
+            .enumerate()
+            .for_each(|(k, &i)| put(k, i as usize)),
+        None => (0..m).for_each(|i| put(i, i)),
+    }
+    values
+}
+
+/// Codes every value of `x` into `codes` (column-major) by searching its column's edges,
+/// a tile of rows × a block of columns at a time.
+fn code_tiles<T: Feature>(x: &Matrix<'_, T>, edges: &[Vec<f64>], codes: &mut [u8]) {
+    let (n, p) = (x.n_rows(), x.n_cols());
+    let blocks = p.div_ceil(BLOCK);
+    let mut tiles: Vec<Vec<&mut [u8]>> = Vec::new();
+    for (j, column) in codes.chunks_mut(n).enumerate() {
+        for (r, piece) in column.chunks_mut(TILE_ROWS).enumerate() {
+            let t = r * blocks + j / BLOCK;
+            tiles.resize_with(tiles.len().max(t + 1), Vec::new);
+            tiles[t].push(piece);
+        }
+    }
+    map_each_mut(&mut tiles, |t, pieces| {
+        let (r, cols) = (t / blocks, block(t % blocks, p));
+        let edges = &edges[cols.clone()];
+        for (k, i) in (r * TILE_ROWS..n.min((r + 1) * TILE_ROWS)).enumerate() {
+            read_row(x, i, cols.clone(), |c, v| {
+                pieces[c][k] = code(&edges[c], v.to_f64())
+            });
+        }
+    });
+}
+
+/// Edges of one column from its `values` (every row, or the sample), and, when `codes` is
+/// given (every row), the code of each value, read off the same sort.
+fn bin_column<T: Feature>(values: &[T], max_bins: usize, codes: Option<&mut [u8]>) -> Vec<f64> {
+    let mut keys: Vec<T::Packed> = (values.iter().enumerate())
+        .map(|(k, v)| v.pack(k as u32))
+        .collect();
+    sort_packed(&mut keys, &mut Vec::new());
+    let value = |k: &T::Packed| values[k.position() as usize].to_f64();
+    let edges = edges_of_sorted(keys.iter().map(value), max_bins);
+    if let Some(codes) = codes {
+        let mut c = 0;
+        for k in &keys {
+            let v = value(k);
+            while c < edges.len() && edges[c] < v {
+                c += 1;
+            }
+            // At most 255 edges, so the count fits a byte.
+            codes[k.position() as usize] = c as u8;
+        }
+    }
+    edges
+}
+
 /// Sorted rows of the edge sample, or None when every row is used.
 fn sample_rows(n: usize, seed: u64) -> Option<Vec<u32>> {
     if n <= SAMPLE_ROWS {
@@ -123,17 +226,6 @@ fn code(edges: &[f64], v: f64) -> u8 {
     edges.partition_point(|&e| e < v) as u8
 }
 
-/// Sorts in IEEE total order, as integers: 2-3x faster than a comparator sort, and binning
-/// sorts every feature once per fit.
-fn sort_f64(values: &mut [f64]) {
-    let mut keys: Vec<u64> = values.iter().map(|v| v.sort_key()).collect();
-    keys.sort_unstable();
-    for (v, k) in values.iter_mut().zip(keys) {
-        // Inverse of f64::sort_key.
-        *v = f64::from_bits(if k >> 63 == 1 { k ^ 1 << 63 } else { !k });
-    }
-}
-
 /// Mid-point of two consecutive distinct values, never equal to the upper one.
 fn midpoint(a: f64, b: f64) -> f64 {
     let m = a / 2.0 + b / 2.0;
@@ -144,12 +236,13 @@ fn midpoint(a: f64, b: f64) -> f64 {
     }
 }
 
-/// Edges for the (unsorted) sample `values`: at most `max_bins − 1` of them, each between
-/// two consecutive distinct values, cutting the sample into bins of about equal counts.
-fn edges_of(values: &mut [f64], max_bins: usize) -> Vec<f64> {
-    sort_f64(values);
+/// Edges for the `sorted` values: at most `max_bins − 1` of them, each between two
+/// consecutive distinct values, cutting the values into bins of about equal counts.
+fn edges_of_sorted(sorted: impl Iterator<Item = f64>, max_bins: usize) -> Vec<f64> {
     let mut distinct: Vec<(f64, usize)> = Vec::new();
-    for &v in values.iter() {
+    let mut left = 0;
+    for v in sorted {
+        left += 1;
         match distinct.last_mut() {
             Some((last, count)) if *last == v => *count += 1,
             _ => distinct.push((v, 1)),
@@ -162,7 +255,6 @@ fn edges_of(values: &mut [f64], max_bins: usize) -> Vec<f64> {
     // Greedy equal-frequency cuts: each bin takes values until it holds its share of what
     // is left, so a heavy value fills one bin without starving the following ones.
     let mut edges = Vec::with_capacity(max_bins - 1);
-    let mut left = values.len();
     let mut in_bin = 0;
     for w in pairs {
         in_bin += w[0].1;
@@ -231,25 +323,39 @@ mod tests {
         assert_eq!(Binned::new(&m, 255, 7).edges(0), b.edges(0));
     }
 
+    /// Row-major and column-major inputs, and blocks and tiles cut anywhere, give the codes
+    /// and edges of each column binned alone: every row sorted, or a sample's edges.
     #[test]
-    fn integer_sort_is_the_total_order() {
-        let mut v = vec![
-            3.5,
-            -0.0,
-            f64::INFINITY,
-            -2.0,
-            0.0,
-            -f64::INFINITY,
-            1e-300,
-            -7.25,
-        ];
-        let mut expected = v.clone();
-        expected.sort_by(f64::total_cmp);
-        sort_f64(&mut v);
-        assert_eq!(
-            v.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
-            expected.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
-        );
+    fn blocks_and_tiles_bin_every_column_as_alone() {
+        for n in [TILE_ROWS + 1000, SAMPLE_ROWS + TILE_ROWS + 7] {
+            let p = BLOCK + 3;
+            let mut rng = TreeRng::new(3);
+            let cols: Vec<Vec<f32>> = (0..p)
+                .map(|j| {
+                    (0..n)
+                        .map(|_| (rng.below(50 + 40 * j) as f32) * 0.25)
+                        .collect()
+                })
+                .collect();
+            let by_col: Vec<f32> = cols.concat();
+            let by_row: Vec<f32> = (0..n)
+                .flat_map(|i| cols.iter().map(move |c| c[i]))
+                .collect();
+            let bin = |x: &[f32], p: usize, layout: Layout| {
+                Binned::new(&Matrix::new(x, n, p, layout).unwrap(), 64, 1)
+            };
+            let (f, c) = (
+                bin(&by_col, p, Layout::ColumnMajor),
+                bin(&by_row, p, Layout::RowMajor),
+            );
+            assert_eq!((f.codes.len(), f.edges.len()), (n * p, p));
+            assert!(f.codes == c.codes && f.edges == c.edges);
+            for (j, col) in cols.iter().enumerate() {
+                let alone = bin(col, 1, Layout::ColumnMajor);
+                assert_eq!(alone.edges(0), f.edges(j));
+                assert!(alone.codes[..] == f.codes[j * n..(j + 1) * n], "column {j}");
+            }
+        }
     }
 
     #[test]
@@ -266,10 +372,12 @@ mod tests {
     #[test]
     fn bins_are_balanced_and_a_heavy_value_does_not_starve_the_rest() {
         // Half the values are 0, the rest distinct.
-        let mut v: Vec<f64> = (0..10_000)
+        let v: Vec<f64> = (0..10_000)
             .map(|i| if i % 2 == 0 { 0.0 } else { i as f64 })
             .collect();
-        let edges = edges_of(&mut v, 16);
+        let mut sorted = v.clone();
+        sorted.sort_by(f64::total_cmp);
+        let edges = edges_of_sorted(sorted.into_iter(), 16);
         assert_eq!(edges.len(), 15);
         let mut counts = [0usize; 16];
         for &x in &v {

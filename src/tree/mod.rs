@@ -33,7 +33,7 @@ mod histograms;
 pub mod multiway;
 mod partition;
 pub use partition::Word;
-mod sort;
+pub(crate) mod sort;
 pub(crate) mod splitter;
 
 use crate::data::{Feature, Matrix};
