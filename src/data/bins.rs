@@ -51,39 +51,35 @@ impl Binned {
                 edges,
             };
         }
-        let blocks = p.div_ceil(BLOCK);
-        let edges = match sample_rows(n, seed) {
+        let edges: Vec<Vec<f64>> = match sample_rows(n, seed) {
             // Every row: a column's sort gives its edges and its codes.
             None => {
                 let mut outs: Vec<&mut [u8]> = codes.chunks_mut(BLOCK * n).collect();
-                map_each_mut(&mut outs, |b, out| {
+                let edges = map_each_mut(&mut outs, |b, out| {
                     let values = gather_block(x, block(b, p), None);
                     let mut columns: Vec<_> = values.chunks(n).zip(out.chunks_mut(n)).collect();
                     map_each_mut(&mut columns, |_, (v, out)| {
                         bin_column(v, max_bins, Some(out))
                     })
-                })
+                });
+                edges.into_iter().flatten().collect()
             }
             // A sample places the edges; each row's code is then searched among them.
             Some(rows) => {
-                let edges = map_ordered(blocks, |b| {
+                let edges = map_ordered(p.div_ceil(BLOCK), |b| {
                     let values = gather_block(x, block(b, p), Some(&rows));
                     let mut columns: Vec<&[T]> = values.chunks(rows.len()).collect();
                     map_each_mut(&mut columns, |_, v| bin_column(v, max_bins, None))
                 });
                 let edges: Vec<Vec<f64>> = edges.into_iter().flatten().collect();
                 code_tiles(x, &edges, &mut codes);
-                return Binned {
-                    codes,
-                    n_rows: n,
-                    edges,
-                };
+                edges
             }
         };
         Binned {
             codes,
             n_rows: n,
-            edges: edges.into_iter().flatten().collect(),
+            edges,
         }
     }
 
