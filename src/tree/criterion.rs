@@ -214,27 +214,28 @@ impl ClassImpurity for GiniIndex {
     /// `Σ c_L²/w_L + Σ c_R²/w_R`, i.e. `−(w_L·i_L + w_R·i_R)` up to the constant `w_t`.
     #[inline(always)]
     fn proxy(total: &[f64], left: &[f64]) -> f64 {
-        let (wl, wr) = (left[0], total[0] - left[0]);
-        let (mut sl, mut sr) = (0.0, 0.0);
-        for k in 1..total.len() {
-            let (l, r) = (left[k], total[k] - left[k]);
-            sl += l * l;
-            sr += r * r;
-        }
+        let (wl, wr, sl, sr) = squared_counts(total, left);
         sl / wl + sr / wr
     }
     /// `proxy > bar` times `w_L·w_R > 0`, as for [`SquaredError`].
     #[inline(always)]
     fn may_beat(total: &[f64], left: &[f64], bar: f64) -> bool {
-        let (wl, wr) = (left[0], total[0] - left[0]);
-        let (mut sl, mut sr) = (0.0, 0.0);
-        for k in 1..total.len() {
-            let (l, r) = (left[k], total[k] - left[k]);
-            sl += l * l;
-            sr += r * r;
-        }
+        let (wl, wr, sl, sr) = squared_counts(total, left);
         sl * wr + sr * wl > bar * (wl * wr)
     }
+}
+
+/// The weights of the two sides and the sums of their squared class counts.
+#[inline(always)]
+fn squared_counts(total: &[f64], left: &[f64]) -> (f64, f64, f64, f64) {
+    let (wl, wr) = (left[0], total[0] - left[0]);
+    let (mut sl, mut sr) = (0.0, 0.0);
+    for k in 1..total.len() {
+        let (l, r) = (left[k], total[k] - left[k]);
+        sl += l * l;
+        sr += r * r;
+    }
+    (wl, wr, sl, sr)
 }
 
 impl ClassImpurity for ShannonEntropy {
