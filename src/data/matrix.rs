@@ -14,7 +14,7 @@ pub enum Layout {
 
 /// Hints the CPU to load `v` into cache; changes no result.
 #[inline(always)]
-fn prefetch<T>(v: &T) {
+pub(crate) fn prefetch<T>(v: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetching a valid reference only affects the cache.
     unsafe {

@@ -17,6 +17,7 @@ mod matrix;
 mod targets;
 
 pub use bins::{Binned, SAMPLE_ROWS};
+pub(crate) use matrix::prefetch;
 pub use matrix::{Layout, Matrix};
 pub use targets::Targets;
 

@@ -43,26 +43,29 @@ impl Tree {
         rows: Vec<u32>,
         reach: impl FnMut(usize, usize),
     ) {
-        match x.row_major_data() {
-            Some(data) => {
-                let p = x.n_cols();
-                let value = |r: usize, f: usize| data[(first + r) * p + f].to_f64();
-                self.descend_by(rows, value, |r, f| x.prefetch(first + r, f), reach)
+        let p = x.n_cols();
+        match (x.row_major_data(), x.has_shadows()) {
+            (Some(data), _) => {
+                let column = |f| Strided::new(&data[first * p + f..], p);
+                self.descend_by(rows, column, reach)
             }
-            None => {
-                let value = |r, f| x.get(first + r, f).to_f64();
-                self.descend_by(rows, value, |r, f| x.prefetch(first + r, f), reach)
+            (None, false) => {
+                let column = |f| Strided::new(&x.column(f).unwrap_or_default()[first..], 1);
+                self.descend_by(rows, column, reach)
+            }
+            (None, true) => {
+                let column = |f| Entries { x, first, f };
+                self.descend_by(rows, column, reach)
             }
         }
     }
 
-    /// [`Tree::descend`] for rows whose feature `f` reads `value(r, f)`.
+    /// [`Tree::descend`] for rows whose feature `f` reads `column(f)`.
     #[inline(always)]
-    fn descend_by(
+    fn descend_by<C: Column>(
         &self,
         rows: Vec<u32>,
-        value: impl Fn(usize, usize) -> f64,
-        prefetch: impl Fn(usize, usize),
+        column: impl Fn(usize) -> C,
         mut reach: impl FnMut(usize, usize),
     ) {
         // Two buffers: a node's rows are read from one and partitioned into the other, so
@@ -91,13 +94,12 @@ impl Tree {
             // Left rows fill `dst` from the front, right rows from the back: every row is
             // written at both ends and only its side's end advances (no branch to mispredict).
             let dst = &mut dst[start..end];
-            let (f, threshold) = (nd.feature as usize, nd.threshold);
+            let (col, threshold) = (column(nd.feature as usize), nd.threshold);
             let (mut l, mut r_end) = (0, dst.len());
             for (k, &r) in rows.iter().enumerate() {
-                if let Some(&ahead) = rows.get(k + PREFETCH_AHEAD) {
-                    prefetch(ahead as usize, f);
-                }
-                let goes_left = value(r as usize, f) <= threshold;
+                // Past the end, the last row again: a select, not a branch.
+                col.prefetch(*rows.get(k + PREFETCH_AHEAD).unwrap_or(&r) as usize);
+                let goes_left = col.value(r as usize) <= threshold;
                 dst[r_end - 1] = r;
                 dst[l] = r;
                 l += usize::from(goes_left);
@@ -111,7 +113,7 @@ impl Tree {
                 stack.push((t + 1, start, mid, 1 - src));
             }
         }
-        self.walk_lanes(&alone, value, reach);
+        self.walk_lanes(&alone, |r, f| column(f).value(r), reach);
     }
 
     /// Finishes the descent of the rows `(node, row)` of `starts`: a walk is a chain of
@@ -159,5 +161,58 @@ impl Tree {
                 }
             }
         }
+    }
+}
+
+/// One feature of a block's rows, read by row.
+trait Column {
+    /// Row `r`'s value.
+    fn value(&self, r: usize) -> f64;
+    /// Asks the cache for row `r`'s value; changes no result.
+    fn prefetch(&self, r: usize);
+}
+
+/// Row `r` at `data[r * stride]`: one column of either layout, with no per-row layout test.
+struct Strided<'a, T> {
+    data: &'a [T],
+    stride: usize,
+}
+
+impl<'a, T> Strided<'a, T> {
+    fn new(data: &'a [T], stride: usize) -> Self {
+        Strided { data, stride }
+    }
+}
+
+impl<T: Feature> Column for Strided<'_, T> {
+    #[inline(always)]
+    fn value(&self, r: usize) -> f64 {
+        self.data[r * self.stride].to_f64()
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, r: usize) {
+        if let Some(v) = self.data.get(r * self.stride) {
+            crate::data::prefetch(v);
+        }
+    }
+}
+
+/// Any column of any matrix, shadows included, through [`Matrix::get`].
+struct Entries<'a, 'x, T> {
+    x: &'a Matrix<'x, T>,
+    first: usize,
+    f: usize,
+}
+
+impl<T: Feature> Column for Entries<'_, '_, T> {
+    #[inline(always)]
+    fn value(&self, r: usize) -> f64 {
+        self.x.get(self.first + r, self.f).to_f64()
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, r: usize) {
+        self.x.prefetch(self.first + r, self.f)
     }
 }
