@@ -6,7 +6,10 @@
 //!
 //! `TASK=regression` fits regression forests on the noisy linear mix itself, with
 //! scikit-learn's regressor defaults (squared error, K = p). `CLASSES=c` cuts it into c
-//! classes of equal width instead of taking its sign.
+//! classes of equal width instead of taking its sign. `PREDICT=k` also times k predictions
+//! of every fitted forest on the first fifth of the rows (all of them in column-major
+//! layout), min of k: the workload of
+//! `bench_predict.py` without Python.
 
 use std::time::Instant;
 
@@ -79,6 +82,13 @@ fn main() {
     println!("n={n} p={p} trees={trees} layout={layout:?} regression={regression}");
     println!("| model | threads | fit s | speed-up |");
     println!("|---|---:|---:|---:|");
+    let predictions: usize = std::env::var("PREDICT").map_or(0, |k| k.parse().expect("PREDICT"));
+    let test_rows =
+        std::env::var("TEST_ROWS").map_or(n / 5, |k| k.parse::<usize>().expect("TEST_ROWS").min(n));
+    let test = match layout {
+        Layout::RowMajor => Matrix::new(&x[..test_rows * p], test_rows, p, layout).expect("shape"),
+        Layout::ColumnMajor => m,
+    };
     let only = std::env::var("MODELS").unwrap_or_else(|_| "RF,ET,HIST".into());
     let hist = ForestParams {
         splitter: SplitterKind::Histogram { max_bins: 255 },
@@ -104,6 +114,17 @@ fn main() {
             let secs = start.elapsed().as_secs_f64();
             let b = *base.get_or_insert(secs);
             println!("| {name} | {threads} | {secs:.2} | {:.2} |", b / secs);
+            if predictions > 0 {
+                let best = (0..predictions)
+                    .map(|_| {
+                        let start = Instant::now();
+                        let out = install(threads, || forest.predict(test)).expect("predict");
+                        std::hint::black_box(out);
+                        start.elapsed().as_secs_f64()
+                    })
+                    .fold(f64::INFINITY, f64::min);
+                println!("| {name} predict | {threads} | {best:.4} | |");
+            }
             std::hint::black_box(forest);
             threads *= 2;
         }
