@@ -77,6 +77,13 @@ mod imp {
             .for_each(|(k, c)| f(k, c));
     }
 
+    pub fn join<A: Send, B: Send>(
+        a: impl FnOnce() -> A + Send,
+        b: impl FnOnce() -> B + Send,
+    ) -> (A, B) {
+        rayon::join(a, b)
+    }
+
     pub fn map_each_mut<T: Send, R: Send>(
         items: &mut [T],
         f: impl Fn(usize, &mut T) -> R + Sync + Send,
@@ -113,6 +120,13 @@ mod imp {
             .for_each(|(k, c)| f(k, c));
     }
 
+    pub fn join<A: Send, B: Send>(
+        a: impl FnOnce() -> A + Send,
+        b: impl FnOnce() -> B + Send,
+    ) -> (A, B) {
+        (a(), b())
+    }
+
     pub fn map_each_mut<T: Send, R: Send>(
         items: &mut [T],
         f: impl Fn(usize, &mut T) -> R + Sync + Send,
@@ -143,6 +157,14 @@ pub fn map_each_mut<T: Send, R: Send>(
     f: impl Fn(usize, &mut T) -> R + Sync + Send,
 ) -> Vec<R> {
     imp::map_each_mut(items, f)
+}
+
+/// `(a(), b())`, the two possibly in parallel.
+pub fn join<A: Send, B: Send>(
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    imp::join(a, b)
 }
 
 /// Calls `f(k, chunk)` on the `k`-th chunk of `chunk` items of `out`, in parallel.

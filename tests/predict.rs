@@ -1,5 +1,5 @@
 //! Prediction descends blocks of rows together (partitioned at each node); it must reach
-//! the leaf a plain walk reaches, and sum the trees in the same order, for any layout and
+//! the leaf a plain walk reaches for any layout, and sum the trees to the same bits for any
 //! thread count.
 
 mod common;
@@ -11,14 +11,17 @@ use forestimp::{CriterionKind, Forest, ForestParams, Layout, Matrix, Targets};
 const N: usize = 2500;
 const P: usize = 6;
 
-fn forests() -> Vec<(Forest, Vec<f32>)> {
-    let (x, y) = common::classification(N, P, 5);
-    let m = Matrix::new(&x, N, P, Layout::RowMajor).unwrap();
+/// Forests on `n × p` data: RF with pure leaves, and Extra-Trees with leaves of 3 rows or
+/// more, whose fractional values sum to different bits in different orders.
+fn forests_on(n: usize, p: usize) -> Vec<(Forest, Vec<f32>)> {
+    let (x, y) = common::classification(n, p, 5);
+    let m = Matrix::new(&x, n, p, Layout::RowMajor).unwrap();
     let mut rf = ForestParams::random_forest(CriterionKind::Gini);
     rf.n_estimators = 12;
     let mut et = ForestParams::extra_trees(CriterionKind::Entropy);
     et.n_estimators = 12;
     et.bootstrap = true;
+    et.min_samples_leaf = 3;
     [rf, et]
         .iter()
         .map(|p| {
@@ -26,6 +29,10 @@ fn forests() -> Vec<(Forest, Vec<f32>)> {
             (f, x.clone())
         })
         .collect()
+}
+
+fn forests() -> Vec<(Forest, Vec<f32>)> {
+    forests_on(N, P)
 }
 
 /// Rows whose values are the forest's own thresholds, so that `x == threshold` is common.
@@ -66,42 +73,68 @@ fn block_descent_reaches_the_walks_leaves() {
     }
 }
 
-#[test]
-fn predictions_sum_the_trees_in_order() {
-    for (forest, x) in forests() {
-        let m = Matrix::new(&x, N, P, Layout::RowMajor).unwrap();
-        let w = forest.width();
-        let scale = 1.0 / forest.trees().len() as f64;
-        let mut expected = vec![0.0; N * w];
-        let mut oob = vec![0.0; N * w];
-        let mut oob_n = vec![0u32; N];
-        for (t, tree) in forest.trees().iter().enumerate() {
-            let bag = in_bag_counts(forest.params(), t);
-            for i in 0..N {
-                let v = tree.value(tree.leaf(&m, i));
-                for k in 0..w {
-                    expected[i * w + k] += v[k];
-                    if bag[i] == 0 {
-                        oob[i * w + k] += v[k];
-                    }
+/// Predictions and OOB estimates equal the sums of the trees' leaf values taken one row at a
+/// time (to rounding), and are the same bits for 1 to 4 threads.
+fn sums_match_a_plain_walk(forest: &Forest, m: Matrix<'_, f32>) {
+    let n = m.n_rows();
+    let w = forest.width();
+    let scale = 1.0 / forest.trees().len() as f64;
+    let mut expected = vec![0.0; n * w];
+    let mut oob = vec![0.0; n * w];
+    let mut oob_n = vec![0u32; n];
+    for (t, tree) in forest.trees().iter().enumerate() {
+        let bag = in_bag_counts(forest.params(), t);
+        for i in 0..n {
+            let v = tree.value(tree.leaf(&m, i));
+            for k in 0..w {
+                expected[i * w + k] += v[k];
+                if bag[i] == 0 {
+                    oob[i * w + k] += v[k];
                 }
-                oob_n[i] += u32::from(bag[i] == 0);
             }
+            oob_n[i] += u32::from(bag[i] == 0);
         }
-        expected.iter_mut().for_each(|e| *e *= scale);
-        for (i, &c) in oob_n.iter().enumerate() {
-            for v in &mut oob[i * w..(i + 1) * w] {
-                *v = if c > 0 { *v / f64::from(c) } else { f64::NAN };
-            }
+    }
+    expected.iter_mut().for_each(|e| *e *= scale);
+    for (i, &c) in oob_n.iter().enumerate() {
+        for v in &mut oob[i * w..(i + 1) * w] {
+            *v = if c > 0 { *v / f64::from(c) } else { f64::NAN };
         }
-        for threads in [1, 3] {
-            let got = install(threads, || forest.predict(m).unwrap());
-            assert_eq!(got, expected, "{threads} threads");
-            let (values, counts) = install(threads, || forest.oob_predict(m).unwrap());
-            assert_eq!(counts, oob_n);
-            for (a, b) in values.iter().zip(&oob) {
-                assert!(a == b || (a.is_nan() && b.is_nan()), "{a} vs {b}");
-            }
-        }
+    }
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 || (a.is_nan() && b.is_nan());
+    let one = forest.predict(m).unwrap();
+    let one_oob = forest.oob_predict(m).unwrap();
+    for (a, b) in one.iter().zip(&expected) {
+        assert!(close(*a, *b), "{a} vs {b}");
+    }
+    assert_eq!(one_oob.1, oob_n);
+    for (a, b) in one_oob.0.iter().zip(&oob) {
+        assert!(close(*a, *b), "{a} vs {b}");
+    }
+    for threads in [1, 2, 3, 4] {
+        let got = install(threads, || forest.predict(m).unwrap());
+        let same_bits =
+            |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(a, b)| a.to_bits() == b.to_bits());
+        assert!(same_bits(&got, &one), "{threads} threads");
+        let (values, counts) = install(threads, || forest.oob_predict(m).unwrap());
+        assert_eq!(counts, oob_n);
+        assert!(same_bits(&values, &one_oob.0), "OOB, {threads} threads");
+    }
+}
+
+#[test]
+fn predictions_sum_the_trees_alike_for_any_thread_count() {
+    for (forest, x) in forests() {
+        sums_match_a_plain_walk(&forest, Matrix::new(&x, N, P, Layout::RowMajor).unwrap());
+    }
+}
+
+/// Wide rows: 1 200 rows of 1 500 float32 features (7.2 MB) go down as two blocks.
+#[test]
+fn wide_rows_go_down_in_several_blocks() {
+    let (n, p) = (1200, 1500);
+    for (forest, x) in forests_on(n, p) {
+        let m = Matrix::new(&x, n, p, Layout::RowMajor).unwrap();
+        sums_match_a_plain_walk(&forest, m);
     }
 }

@@ -8,12 +8,13 @@
 pub mod fit;
 pub mod oob;
 pub mod sampling;
+mod tree_sums;
 
 use crate::data::{Feature, Matrix, Targets};
 use crate::error::{ForestError, Result};
 use crate::parallel::chunks_mut;
 use crate::params::{ForestParams, Resolved};
-use crate::tree::{max_block_rows, Tree};
+use crate::tree::Tree;
 
 pub use fit::FitSession;
 
@@ -21,13 +22,6 @@ pub use fit::FitSession;
 /// many rows while its nodes are in cache, small enough to give every thread a few tasks.
 pub(crate) fn row_chunk(n_rows: usize) -> usize {
     (n_rows / (4 * crate::parallel::current_threads())).clamp(64, 4096)
-}
-
-/// Rows per parallel task of a block descent ([`Tree::leaves`]): one block per thread, so
-/// each tree is read once per thread, unless the block's rows would no longer fit in cache.
-pub(crate) fn block_rows<T: Feature>(x: &Matrix<'_, T>) -> usize {
-    let per_thread = x.n_rows().div_ceil(crate::parallel::current_threads());
-    per_thread.clamp(64, max_block_rows(x))
 }
 
 /// A fitted ensemble of binary trees.
@@ -106,22 +100,13 @@ impl Forest {
         self.check_input(&x)?;
         let w = self.width();
         let mut out = vec![0.0; x.n_rows() * w];
+        let add = |acc: &mut [f64], t: usize, slot| {
+            let value = self.trees[t].slot_value(slot);
+            acc.iter_mut().zip(value).for_each(|(a, v)| *a += v);
+        };
+        self.sum_over_trees(&x, &mut out, w, &|_, _| true, &add);
         let scale = 1.0 / self.trees.len() as f64;
-        let rows = block_rows(&x);
-        chunks_mut(&mut out, rows * w, |k, chunk| {
-            let first = k * rows;
-            for tree in &self.trees {
-                // Each row reaches one leaf per tree, and the trees come in order, so
-                // every row sums its trees in tree order.
-                let block = (0..(chunk.len() / w) as u32).collect();
-                tree.descend(&x, first, block, |leaf, r| {
-                    for (a, v) in chunk[r * w..(r + 1) * w].iter_mut().zip(tree.value(leaf)) {
-                        *a += v;
-                    }
-                });
-            }
-            chunk.iter_mut().for_each(|a| *a *= scale);
-        });
+        out.iter_mut().for_each(|a| *a *= scale);
         Ok(out)
     }
 

@@ -1,14 +1,14 @@
 //! Out-of-bag estimates: each training row predicted by the trees that did not draw it.
 //!
 //! In-bag sets are regenerated from the tree seeds (never stored in the model) into one
-//! bitset per tree, then rows are processed in parallel chunks, each row summing its OOB
-//! trees in tree order.
+//! bitset per tree; each row sums its out-of-bag trees in tree order
+//! ([`Forest::sum_over_trees`]).
 
 use super::sampling::in_bag_counts;
 use super::Forest;
 use crate::data::{Feature, Matrix};
 use crate::error::{ForestError, Result};
-use crate::parallel::{chunks_mut, map_ordered};
+use crate::parallel::map_ordered;
 
 /// Bit `i` set when row `i` is in the bag of the tree.
 pub(crate) fn in_bag_bits(forest: &Forest, tree: usize) -> Vec<u64> {
@@ -45,25 +45,13 @@ impl Forest {
         let n = x.n_rows();
         // Interleave the count with the values so one parallel pass fills both.
         let mut out = vec![0.0; n * (w + 1)];
-        let rows = super::block_rows(&x);
-        chunks_mut(&mut out, rows * (w + 1), |k, chunk| {
-            let first = k * rows;
-            for (tree, bag) in self.trees.iter().zip(&bags) {
-                let out_of_bag = (0..(chunk.len() / (w + 1)) as u32)
-                    .filter(|&r| {
-                        let i = first + r as usize;
-                        bag[i / 64] >> (i % 64) & 1 == 0
-                    })
-                    .collect();
-                tree.descend(&x, first, out_of_bag, |leaf, r| {
-                    let acc = &mut chunk[r * (w + 1)..(r + 1) * (w + 1)];
-                    for (a, v) in acc[..w].iter_mut().zip(tree.value(leaf)) {
-                        *a += v;
-                    }
-                    acc[w] += 1.0;
-                });
-            }
-        });
+        let out_of_bag = |t: usize, i: usize| bags[t][i / 64] >> (i % 64) & 1 == 0;
+        let add = |acc: &mut [f64], t: usize, slot| {
+            let value = self.trees[t].slot_value(slot);
+            acc[..w].iter_mut().zip(value).for_each(|(a, v)| *a += v);
+            acc[w] += 1.0;
+        };
+        self.sum_over_trees(&x, &mut out, w + 1, &out_of_bag, &add);
         let mut values = Vec::with_capacity(n * w);
         let mut counts = Vec::with_capacity(n);
         for row in out.chunks(w + 1) {

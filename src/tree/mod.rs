@@ -173,9 +173,18 @@ impl Tree {
     /// have no stored value: see [`Tree::node_stats`].
     #[inline]
     pub fn value(&self, node: usize) -> &[f64] {
+        self.slot_value(self.leaf_slot(node))
+    }
+
+    /// Position of leaf `node` in the leaf arrays.
+    pub(crate) fn leaf_slot(&self, node: usize) -> usize {
         debug_assert!(self.is_leaf(node));
-        let k = self.nodes[node].feature as usize;
-        &self.leaf_value[k * self.width..(k + 1) * self.width]
+        self.nodes[node].feature as usize
+    }
+
+    /// Value of the leaf at position `slot` of the leaf arrays.
+    pub(crate) fn slot_value(&self, slot: usize) -> &[f64] {
+        &self.leaf_value[slot * self.width..(slot + 1) * self.width]
     }
 
     /// Number of leaves.

@@ -1,0 +1,100 @@
+//! Every row down every tree, its leaf values summed: predictions and out-of-bag estimates.
+//!
+//! A block of rows goes down a tree as one task ([`Tree::descend`] reads the tree's nodes
+//! once per block, so the larger the block the cheaper each row). Threads therefore share
+//! the trees rather than the rows: Extra-Trees, 50 trees, one thread, took 36 ms for 10 000
+//! rows and 54 ms for 20 000, so two threads each taking half the trees for all the rows
+//! beat two threads each taking half the rows for all the trees.
+//!
+//! The trees are summed by a fixed halving of their range: each half into its own
+//! buffer, then the right half added to the left. The halving depends on the number of
+//! trees and rows only, so the sums are the same bits for any thread count.
+
+use super::Forest;
+use crate::data::{Feature, Matrix};
+use crate::parallel::{chunks_mut, join};
+use crate::tree::max_block_rows;
+
+/// Rows × trees below which a range of trees is summed by one task: a quarter of a
+/// millisecond of work or less,
+/// against microseconds to hand a task to another thread.
+const MIN_TASK: usize = 1 << 13;
+
+/// The rows of one block and what to sum over them.
+struct Block<'a, 'x, T, K, A> {
+    forest: &'a Forest,
+    x: &'a Matrix<'x, T>,
+    /// First row of the block in `x`.
+    first: usize,
+    rows: usize,
+    /// Values per row of the sums.
+    stride: usize,
+    takes: &'a K,
+    add: &'a A,
+}
+
+impl Forest {
+    /// For every row `i` of `x` (a row of `out`, `stride` values wide) and every tree `t`
+    /// with `takes(t, i)`, calls `add(row, t, slot)` with the slot of the leaf the row
+    /// reaches. `out` must start zeroed; rows are split into blocks that stay in cache.
+    pub(crate) fn sum_over_trees<T: Feature>(
+        &self,
+        x: &Matrix<'_, T>,
+        out: &mut [f64],
+        stride: usize,
+        takes: &(impl Fn(usize, usize) -> bool + Sync),
+        add: &(impl Fn(&mut [f64], usize, usize) + Sync),
+    ) {
+        let block = max_block_rows(x);
+        chunks_mut(out, block * stride, |b, out| {
+            let rows = out.len() / stride;
+            let first = b * block;
+            let job = Block {
+                forest: self,
+                x,
+                first,
+                rows,
+                stride,
+                takes,
+                add,
+            };
+            job.sum(0..self.trees.len(), out);
+        });
+    }
+}
+
+impl<T: Feature, K, A> Block<'_, '_, T, K, A>
+where
+    K: Fn(usize, usize) -> bool + Sync,
+    A: Fn(&mut [f64], usize, usize) + Sync,
+{
+    /// Adds the trees `range` to `acc`, one tree after the other or as two halves.
+    fn sum(&self, range: std::ops::Range<usize>, acc: &mut [f64]) {
+        if range.len() < 2 || range.len() * self.rows < 2 * MIN_TASK {
+            range.for_each(|t| self.add_tree(t, acc));
+            return;
+        }
+        let mid = range.start + range.len() / 2;
+        let mut right = vec![0.0; acc.len()];
+        join(
+            || self.sum(range.start..mid, acc),
+            || self.sum(mid..range.end, &mut right),
+        );
+        acc.iter_mut().zip(&right).for_each(|(a, r)| *a += r);
+    }
+
+    fn add_tree(&self, t: usize, acc: &mut [f64]) {
+        let tree = &self.forest.trees[t];
+        let (first, stride) = (self.first, self.stride);
+        let rows = (0..self.rows as u32)
+            .filter(|&r| (self.takes)(t, first + r as usize))
+            .collect();
+        tree.descend(self.x, first, rows, |leaf, r| {
+            (self.add)(
+                &mut acc[r * stride..(r + 1) * stride],
+                t,
+                tree.leaf_slot(leaf),
+            );
+        });
+    }
+}
