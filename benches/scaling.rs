@@ -8,8 +8,8 @@
 //! scikit-learn's regressor defaults (squared error, K = p). `CLASSES=c` cuts it into c
 //! classes of equal width instead of taking its sign. `PREDICT=k` also times k predictions
 //! of every fitted forest on the first fifth of the rows (all of them in column-major
-//! layout), min of k: the workload of
-//! `bench_predict.py` without Python.
+//! layout), min of k: the workload of `bench_predict.py` without Python; and as many
+//! out-of-bag predictions of the whole training set, for forests with bootstrap.
 
 use std::time::Instant;
 
@@ -124,6 +124,17 @@ fn main() {
                     })
                     .fold(f64::INFINITY, f64::min);
                 println!("| {name} predict | {threads} | {best:.4} | |");
+                if forest.params().has_oob() {
+                    let best = (0..predictions)
+                        .map(|_| {
+                            let start = Instant::now();
+                            let out = install(threads, || forest.oob_predict(m)).expect("oob");
+                            std::hint::black_box(out);
+                            start.elapsed().as_secs_f64()
+                        })
+                        .fold(f64::INFINITY, f64::min);
+                    println!("| {name} OOB | {threads} | {best:.4} | |");
+                }
             }
             std::hint::black_box(forest);
             threads *= 2;
