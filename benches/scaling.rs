@@ -38,6 +38,17 @@ fn data(n: usize, p: usize) -> (Vec<f32>, Vec<f64>) {
     (x, y)
 }
 
+/// Least seconds over `k` calls of `f`.
+fn fastest<R>(k: usize, f: impl Fn() -> R) -> f64 {
+    (0..k)
+        .map(|_| {
+            let start = Instant::now();
+            std::hint::black_box(f());
+            start.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
 fn main() {
     let args: Vec<usize> = std::env::args()
         .skip(1)
@@ -115,24 +126,14 @@ fn main() {
             let b = *base.get_or_insert(secs);
             println!("| {name} | {threads} | {secs:.2} | {:.2} |", b / secs);
             if predictions > 0 {
-                let best = (0..predictions)
-                    .map(|_| {
-                        let start = Instant::now();
-                        let out = install(threads, || forest.predict(test)).expect("predict");
-                        std::hint::black_box(out);
-                        start.elapsed().as_secs_f64()
-                    })
-                    .fold(f64::INFINITY, f64::min);
+                let best = fastest(predictions, || {
+                    install(threads, || forest.predict(test)).expect("predict")
+                });
                 println!("| {name} predict | {threads} | {best:.4} | |");
                 if forest.params().has_oob() {
-                    let best = (0..predictions)
-                        .map(|_| {
-                            let start = Instant::now();
-                            let out = install(threads, || forest.oob_predict(m)).expect("oob");
-                            std::hint::black_box(out);
-                            start.elapsed().as_secs_f64()
-                        })
-                        .fold(f64::INFINITY, f64::min);
+                    let best = fastest(predictions, || {
+                        install(threads, || forest.oob_predict(m)).expect("OOB")
+                    });
                     println!("| {name} OOB | {threads} | {best:.4} | |");
                 }
             }
