@@ -2,13 +2,15 @@
 //! randomized trees, Bagging, Pasting, Random Subspace and Random Patches.
 //!
 //! Module map: `sampling` (rows and features of each tree), `fit` (growing), `oob`
-//! (out-of-bag estimates). Prediction averages the trees' leaf values (soft voting), each
-//! row summing its trees in tree order so results do not depend on the thread count.
+//! (out-of-bag estimates), `tree_sums` (every row down every tree). Prediction averages
+//! the trees' leaf values (soft voting), every row summing its trees in one fixed order,
+//! so results do not depend on the thread count.
 
 pub mod fit;
 pub mod oob;
 pub mod sampling;
 mod tree_sums;
+pub(crate) use tree_sums::sum_by_halves;
 
 use crate::data::{Feature, Matrix, Targets};
 use crate::error::{ForestError, Result};

@@ -1,7 +1,7 @@
 //! Out-of-bag estimates: each training row predicted by the trees that did not draw it.
 //!
 //! In-bag sets are regenerated from the tree seeds (never stored in the model) into one
-//! bitset per tree; each row sums its out-of-bag trees in tree order
+//! bitset per tree; each row sums its out-of-bag trees in the order of predictions
 //! ([`Forest::sum_over_trees`]).
 
 use super::sampling::in_bag_counts;

@@ -6,19 +6,54 @@
 //! rows and 54 ms for 20 000, so two threads each taking half the trees for all the rows
 //! beat two threads each taking half the rows for all the trees.
 //!
-//! The trees are summed by a fixed halving of their range: each half into its own
-//! buffer, then the right half added to the left. The halving depends on the number of
-//! trees and rows only, so the sums are the same bits for any thread count.
+//! The trees are summed in one fixed order ([`sum_by_halves`]): a range of trees as two
+//! halves, the right one into its own buffer, then added to the left. The order depends on
+//! the number of trees only, so the sums are the same bits for any thread count, and
+//! anything that must equal a prediction bit for bit (the permuted predictions of
+//! permutation importance) sums its trees the same way.
 
 use super::Forest;
 use crate::data::{Feature, Matrix};
 use crate::parallel::{chunks_mut, current_threads, join};
 use crate::tree::max_block_rows;
 
-/// Rows × trees below which a range of trees is summed by one task: a quarter of a
-/// millisecond of work or less,
-/// against microseconds to hand a task to another thread.
+/// Rows × trees below which a range of trees is summed by one task (a quarter of a
+/// millisecond or less, against microseconds to hand a task to another thread).
 const MIN_TASK: usize = 1 << 13;
+
+/// Trees a range holds at most to be summed one after the other rather than as two halves.
+const LEAF_TREES: usize = 4;
+
+/// Adds the trees `range` to `acc`, `add_tree(t, acc)` adding tree `t`: up to
+/// [`LEAF_TREES`] trees one after the other, more as two halves, the right half summed into
+/// a zeroed buffer that is then added to `acc`. `parallel(len)` says whether the halves of
+/// `len` trees run as two tasks, which changes no bit of the sums.
+pub(crate) fn sum_by_halves(
+    range: std::ops::Range<usize>,
+    acc: &mut [f64],
+    parallel: &(impl Fn(usize) -> bool + Sync),
+    add_tree: &(impl Fn(usize, &mut [f64]) + Sync),
+) {
+    if range.len() <= LEAF_TREES {
+        range.for_each(|t| add_tree(t, acc));
+        return;
+    }
+    let (left, right) = (
+        range.start..range.start + range.len() / 2,
+        range.start + range.len() / 2..range.end,
+    );
+    let mut right_acc = vec![0.0; acc.len()];
+    if parallel(range.len()) {
+        join(
+            || sum_by_halves(left, acc, parallel, add_tree),
+            || sum_by_halves(right, &mut right_acc, parallel, add_tree),
+        );
+    } else {
+        sum_by_halves(left, acc, parallel, add_tree);
+        sum_by_halves(right, &mut right_acc, parallel, add_tree);
+    }
+    acc.iter_mut().zip(&right_acc).for_each(|(a, r)| *a += r);
+}
 
 /// The rows of one block and what to sum over them.
 struct Block<'a, 'x, T, K, A> {
@@ -58,7 +93,7 @@ impl Forest {
                 takes,
                 add,
             };
-            job.sum(0..self.trees.len(), out);
+            job.sum(out);
         };
         // With trees enough to share, the threads go through one block at a time, which
         // they then share in cache (1 000 float32 features, 8 000 rows, 2 threads: 0.013 s
@@ -77,19 +112,11 @@ where
     K: Fn(usize, usize) -> bool + Sync,
     A: Fn(&mut [f64], usize, usize) + Sync,
 {
-    /// Adds the trees `range` to `acc`, one tree after the other or as two halves.
-    fn sum(&self, range: std::ops::Range<usize>, acc: &mut [f64]) {
-        if range.len() < 2 || range.len() * self.rows < 2 * MIN_TASK {
-            range.for_each(|t| self.add_tree(t, acc));
-            return;
-        }
-        let mid = range.start + range.len() / 2;
-        let mut right = vec![0.0; acc.len()];
-        join(
-            || self.sum(range.start..mid, acc),
-            || self.sum(mid..range.end, &mut right),
-        );
-        acc.iter_mut().zip(&right).for_each(|(a, r)| *a += r);
+    /// Adds every tree to `acc`, in parallel halves while they hold work enough.
+    fn sum(&self, acc: &mut [f64]) {
+        let parallel = |trees: usize| trees * self.rows >= 2 * MIN_TASK;
+        let n_trees = self.forest.trees.len();
+        sum_by_halves(0..n_trees, acc, &parallel, &|t, acc| self.add_tree(t, acc));
     }
 
     fn add_tree(&self, t: usize, acc: &mut [f64]) {

@@ -13,7 +13,7 @@ use super::walk::{leaves_with_values, path_deltas, used_features, NodeLoss};
 use crate::data::{Feature, Matrix, Targets};
 use crate::error::{invalid, ForestError, Result};
 use crate::forest::sampling::in_bag_counts;
-use crate::forest::{row_chunk, Forest};
+use crate::forest::{row_chunk, sum_by_halves, Forest};
 use crate::parallel::{chunks_mut, map_ordered};
 use crate::rng::{tree_seed, TreeRng};
 
@@ -198,8 +198,8 @@ impl Forest {
     /// The forest's predictions on `x` with column `feature` permuted, for each repeat
     /// `r < n_repeats` (permutation `permutation_indices(seed, n, feature, r, None)`):
     /// `n_repeats × n_rows × width`, row-major. Equal bit for bit to [`Forest::predict`] on
-    /// a permuted copy of `x`: each row sums its trees in tree order, and a tree that never
-    /// splits on `feature` is walked without substitution.
+    /// a permuted copy of `x`: each row sums its trees in the order of [`Forest::predict`], and
+    /// a tree that never splits on `feature` is walked without substitution.
     pub fn permuted_predictions<T: Feature>(
         &self,
         x: Matrix<'_, T>,
@@ -238,13 +238,14 @@ impl Forest {
         let rows = row_chunk(n);
         chunks_mut(&mut by_row, rows * rw, |k, chunk| {
             let first = k * rows;
-            let mut values = vec![0.0; n_repeats];
-            let mut leaves = vec![0usize; n_repeats];
-            let mut chain = Vec::new();
-            for (tree, &u) in self.trees.iter().zip(&uses) {
+            let add_tree = |t: usize, chunk: &mut [f64]| {
+                let tree = &self.trees[t];
+                let mut values = vec![0.0; n_repeats];
+                let mut leaves = vec![0usize; n_repeats];
+                let mut chain = Vec::new();
                 for (q, acc) in chunk.chunks_mut(rw).enumerate() {
                     let i = first + q;
-                    if u {
+                    if uses[t] {
                         for (v, perm) in values.iter_mut().zip(&perms) {
                             *v = x.get(perm[i] as usize, feature).to_f64();
                         }
@@ -258,7 +259,9 @@ impl Forest {
                         }
                     }
                 }
-            }
+            };
+            // The trees in the order of `Forest::predict`, so that the sums match its bits.
+            sum_by_halves(0..self.trees.len(), chunk, &|_| false, &add_tree);
             chunk.iter_mut().for_each(|a| *a *= scale);
         });
         for (i, row) in by_row.chunks(rw).enumerate() {
