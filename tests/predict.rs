@@ -139,3 +139,21 @@ fn wide_rows_go_down_in_several_blocks() {
         sums_match_a_plain_walk(&forest, m);
     }
 }
+
+/// Many classes: 300 classes shorten the blocks (their sums stay within a few MiB), so 4 000
+/// narrow rows go down as three blocks.
+#[test]
+fn many_classes_go_down_in_several_blocks() {
+    let (n, p, classes) = (4000, 4, 300);
+    let (x, _) = common::classification(n, p, 11);
+    let y: Vec<u32> = (0..n as u32)
+        .map(|i| i.wrapping_mul(2_654_435_761) % classes)
+        .collect();
+    let m = Matrix::new(&x, n, p, Layout::RowMajor).unwrap();
+    let mut params = ForestParams::random_forest(CriterionKind::Gini);
+    params.n_estimators = 9;
+    params.min_samples_leaf = 2;
+    let targets = Targets::classes(&y, classes as usize).unwrap();
+    let forest = Forest::fit(&params, m, targets, None).unwrap();
+    sums_match_a_plain_walk(&forest, m);
+}

@@ -21,6 +21,9 @@ use crate::tree::max_block_rows;
 /// millisecond or less, against microseconds to hand a task to another thread).
 const MIN_TASK: usize = 1 << 13;
 
+/// Most bytes of one block's sums (8 bytes per class, or per output, and row).
+const ACC_BYTES: usize = 4 << 20;
+
 /// Trees a range holds at most to be summed one after the other rather than as two halves.
 const LEAF_TREES: usize = 4;
 
@@ -80,7 +83,9 @@ impl Forest {
         takes: &(impl Fn(usize, usize) -> bool + Sync),
         add: &(impl Fn(&mut [f64], usize, usize) + Sync),
     ) {
-        let block = max_block_rows(x);
+        // A block's sums are held once more per level of halving: many classes make the
+        // block shorter, so that each buffer stays within ACC_BYTES.
+        let block = max_block_rows(x).min((ACC_BYTES / (8 * stride.max(1))).max(64));
         let each_block = |b: usize, out: &mut [f64]| {
             let rows = out.len() / stride;
             let first = b * block;
