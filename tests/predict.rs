@@ -157,3 +157,28 @@ fn many_classes_go_down_in_several_blocks() {
     let forest = Forest::fit(&params, m, targets, None).unwrap();
     sums_match_a_plain_walk(&forest, m);
 }
+
+/// A matrix with shadow columns (each column again, rows permuted) reads its values one at
+/// a time instead of as strided columns: its descent must reach the walk's leaves too.
+#[test]
+fn shadow_columns_reach_the_walks_leaves() {
+    let (x, y) = common::classification(N, P, 7);
+    let perm: Vec<u32> = (0..N as u32).map(|i| (i * 7 + 3) % N as u32).collect();
+    for layout in [Layout::RowMajor, Layout::ColumnMajor] {
+        let m = Matrix::new(&x, N, P, layout)
+            .unwrap()
+            .with_shadows(&perm)
+            .unwrap();
+        let mut params = ForestParams::random_forest(CriterionKind::Gini);
+        params.n_estimators = 4;
+        let forest = Forest::fit(&params, m, Targets::classes(&y, 3).unwrap(), None).unwrap();
+        for tree in forest.trees() {
+            let mut out = vec![0u32; N - 10];
+            tree.leaves(&m, 10, &mut out);
+            for (r, &leaf) in out.iter().enumerate() {
+                assert_eq!(leaf as usize, tree.leaf(&m, 10 + r));
+            }
+        }
+        sums_match_a_plain_walk(&forest, m);
+    }
+}
