@@ -4,13 +4,16 @@
 //! every feature that can still split it, the node's rows in (code, position) order, each
 //! row one `u32` (code above its *local* index, its position in the subtree root). A split
 //! partitions every list stably, so each descendant's rows stay a contiguous, sorted range
-//! of each list, and no node below needs a gather or a sort. Those were most of a fully
-//! grown regression tree (K = p, leaves of one row): nodes smaller than the bin count
-//! sorted their gathered codes for every candidate.
+//! of each list, and no node below needs a gather or a sort. Before lists, gathering and
+//! sorting the codes of the nodes smaller than the bin count, for every candidate, were
+//! most of a fully grown regression tree (K = p, leaves of one row).
 //!
-//! Stable partitions keep local indices in the nodes' position order, so every search
-//! below sums its rows in the order the gathered search would, and grows the same tree,
-//! bit for bit.
+//! Stable partitions keep local indices in the nodes' position order, so a search below
+//! sums each bin's rows in the order the gathered search would. Nodes with fewer rows
+//! than bins are summed row by row in code order (a bin by bin sum here cost 7 % of a
+//! hist regression fit), which differs from the gathered search's bins by rounding only:
+//! counts and integer weights add up exactly, so classification grows the same tree
+//! either way, bit for bit.
 
 use super::criterion::Criterion;
 use super::gather::{batch_len, gather, set_len, MAX_BATCH};
@@ -274,9 +277,9 @@ pub(crate) fn find_split_listed<T: Feature, C: Criterion>(
     (split, draws.varying().0)
 }
 
-/// The histogram search of one candidate's listed rows, codes `lo..=hi`, summed in the
-/// gathered search's order: row by row into the left side when the node has fewer rows
-/// than bins (as its sorted search does), bin by bin otherwise (as its histogram does).
+/// The histogram search of one candidate's listed rows, codes `lo..=hi`: summed row by
+/// row into the left side when the node has fewer rows than bins, bin by bin otherwise
+/// (as the gathered search does).
 /// The rows of a bin are consecutive here, so one bin's sums (`run`) stand for the
 /// whole histogram.
 #[inline(never)]

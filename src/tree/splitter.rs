@@ -15,7 +15,7 @@
 
 use super::criterion::{weight_if_le, Criterion};
 use super::gather::{batch_len, gather_many, MAX_BATCH};
-use super::histograms::{add_rows, scan_bins};
+use super::histograms::scan_occupied;
 use super::partition::{stable_partition, Word};
 use super::sort::sort_packed;
 use crate::data::{Feature, Matrix, Packed};
@@ -117,8 +117,8 @@ pub(crate) struct SearchBufs<T: Feature> {
     packed: Vec<T::Packed>,
     radix: Vec<T::Packed>,
     pub(crate) left: Vec<f64>,
-    /// The bins of the histogram search ([`add_rows`]; 256 at most).
-    hist: Vec<f64>,
+    /// The 256 bins of the histogram search, zero between searches ([`scan_occupied`]).
+    bins: Vec<f64>,
 }
 
 impl<T: Feature> Scratch<T> {
@@ -131,7 +131,7 @@ impl<T: Feature> Scratch<T> {
                 packed: Vec::new(),
                 radix: Vec::new(),
                 left: vec![0.0; stats_len],
-                hist: Vec::new(),
+                bins: Vec::new(),
             },
         }
     }
@@ -240,12 +240,12 @@ impl ThresholdRule for BestThreshold {
         _hi: T,
         _rng: &mut TreeRng,
     ) -> Option<Cut> {
-        best_sorted(xf, s, ctx, rows, bar, midpoint)
+        best_sorted(xf, s, ctx, rows, bar)
     }
 }
 
 /// Sorts the gathered values and scores the cut between every two consecutive distinct
-/// ones; `cut(a, b)` is the threshold stored for a cut between values `a < b`.
+/// ones, at their [`midpoint`].
 #[inline(never)] // inlined, its scan compiled to more instructions per row (callgrind)
 fn best_sorted<T: Feature, C: Criterion>(
     xf: &[T],
@@ -253,7 +253,6 @@ fn best_sorted<T: Feature, C: Criterion>(
     ctx: &NodeCtx<'_, C>,
     rows: &NodeRows<'_, C::Y>,
     bar: f64,
-    cut: impl Fn(f64, f64) -> f64,
 ) -> Option<Cut> {
     // Positions are distinct, so the order (value, position) is unique.
     s.packed.clear();
@@ -265,7 +264,7 @@ fn best_sorted<T: Feature, C: Criterion>(
         let k = packed[i].position() as usize;
         (xf[k], k)
     };
-    let cut = |a: T, b: T| cut(a.to_f64(), b.to_f64());
+    let cut = |a: T, b: T| midpoint(a.to_f64(), b.to_f64());
     let n = xf.len();
     if s.left.len() == 3 {
         // Regression and two classes: the sums in a local array, kept in registers (see
@@ -368,24 +367,11 @@ impl ThresholdRule for HistThreshold {
         ctx: &NodeCtx<'_, C>,
         rows: &NodeRows<'_, C::Y>,
         bar: f64,
-        lo: T,
-        hi: T,
+        _lo: T,
+        _hi: T,
         _rng: &mut TreeRng,
     ) -> Option<Cut> {
-        // Codes are small integers: only the bins between the node's min and max are used.
-        let lo = lo.code();
-        let n_bins = hi.code() - lo + 1;
-        let n = rows.samples.len();
-        if n < n_bins {
-            // Fewer samples than bins: sorting them is cheaper than filling and scanning
-            // the bins, and scores the same cuts. The threshold is the lower code.
-            return best_sorted(xf, s, ctx, rows, bar, |a, _| a);
-        }
-        let stride = s.left.len() + 1;
-        s.hist.clear();
-        s.hist.resize(n_bins * stride, 0.0);
-        add_rows(&mut s.hist, lo, xf, rows.ys, rows.ws, ctx.crit);
-        scan_bins(&s.hist, lo, n_bins, n, &mut s.left, ctx, bar)
+        scan_occupied(&mut s.bins, xf, rows.ys, rows.ws, &mut s.left, ctx, bar)
     }
 }
 
