@@ -11,8 +11,8 @@
 //! count, value and impurity of an internal node follow from its leaves and are derived on
 //! demand ([`Tree::node_stats`]) by the importance code. A forest in memory is then about
 //! 1.8× its model bytes (fixed-size nodes for prediction, where the model format packs
-//! varints; heaptrack, RF and ET at 100k × 50), and a fitted tree and the same tree loaded from bytes are identical bit for
-//! bit.
+//! varints; heaptrack, RF and ET at 100k × 50), and a fitted tree and the same tree loaded
+//! from bytes are identical bit for bit.
 //!
 //! Module map: `criterion` (impurities), `splitter` (one node's split), `gather` (reading
 //! candidate features at a node's rows), `sort` (radix sort of packed keys), `partition`
