@@ -15,18 +15,19 @@
 //! from bytes are identical bit for bit.
 //!
 //! Module map: `criterion` (impurities), `splitter` (one node's split), `gather` (reading
-//! candidate features at a node's rows), `sort` (radix sort of packed keys), `partition`
-//! (a node's rows between its children), `histograms` (the histogram splitter's bins, and
-//! their subtraction), `code_lists` (its small subtrees, grown from presorted lists),
-//! `builder` (growing a tree depth-first or best-first), `growing` (the tree while it
-//! grows), `multiway` (multiway trees stored as binary chains), `descend` (prediction: the
-//! leaf each row reaches).
+//! candidate features at a node's rows), `sort` (radix sort of packed keys), `partition` (a
+//! node's rows between its children), `bin_scans` (the histogram splitter's cuts scored
+//! from bins), `histograms` (a node's bins kept for its children, and their subtraction),
+//! `code_lists` (its small subtrees, grown from presorted lists), `builder` (growing a tree
+//! depth-first or best-first), `growing` (the tree while it grows), `multiway` (multiway
+//! trees stored as binary chains), `descend` (prediction: the leaf each row reaches).
 
 pub(crate) mod builder;
 mod code_lists;
 pub mod criterion;
 mod descend;
 pub(crate) use descend::max_block_rows;
+mod bin_scans;
 mod gather;
 pub(crate) mod growing;
 mod histograms;

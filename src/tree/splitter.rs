@@ -13,9 +13,9 @@
 //! * ties between candidates (within a relative 1e-12) keep the first one drawn, so a fixed
 //!   RNG stream gives a fixed tree, whatever the scale of the sample weights.
 
+use super::bin_scans::scan_occupied;
 use super::criterion::{weight_if_le, Criterion};
 use super::gather::{batch_len, gather_many, MAX_BATCH};
-use super::histograms::scan_occupied;
 use super::partition::{stable_partition, Word};
 use super::sort::sort_packed;
 use crate::data::{Feature, Matrix, Packed};

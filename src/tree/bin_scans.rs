@@ -1,0 +1,255 @@
+//! Scoring one feature's cuts from bins of its codes: [`add_rows`] sums rows into bins,
+//! [`scan_occupied`] scores a gathered candidate from the bins its rows occupy, and
+//! [`scan_bins`] scans a node's own bins ([`super::histograms::NodeBins`]). A bin is the
+//! weight, the criterion's sums and the row count of the rows with one code; every
+//! boundary between non-empty bins is a cut, and its threshold is the code below it.
+
+use super::criterion::Criterion;
+use super::splitter::{BestCut, Cut, NodeCtx};
+use crate::data::Feature;
+
+/// Bin codes are bytes.
+pub(crate) const BINS: usize = 256;
+
+/// Adds rows (codes `xf`, targets `ys`, weights `ws`) to one feature's bins, the first of
+/// which holds code `lo`. A bin is `stride` values: weight, criterion sums, row count.
+#[inline(always)]
+pub(crate) fn add_rows<T: Feature, C: Criterion>(
+    bins: &mut [f64],
+    lo: usize,
+    xf: &[T],
+    ys: &[C::Y],
+    ws: &[f64],
+    crit: &C,
+) {
+    let stride = crit.stats_len() + 1;
+    for ((v, &y), &w) in xf.iter().zip(ys).zip(ws) {
+        let b = (v.code() - lo) * stride;
+        let stats = &mut bins[b..b + stride];
+        stats[0] += w;
+        crit.add_for_proxy(stats, y, w);
+        stats[stride - 1] += 1.0;
+    }
+}
+
+/// The best cut between the `n_bins` bins of one feature (codes `lo..`) of a node of `n`
+/// rows: every boundary between non-empty bins is scored, and the threshold is the code
+/// below it.
+pub(crate) fn scan_bins<C: Criterion>(
+    bins: &[f64],
+    lo: usize,
+    n_bins: usize,
+    n: usize,
+    left: &mut [f64],
+    ctx: &NodeCtx<'_, C>,
+    bar: f64,
+) -> Option<Cut> {
+    if left.len() == 3 {
+        // Regression and two classes: the sums in registers (see `code_lists::search`).
+        return scan_bins_into(bins, lo, n_bins, n, &mut [0.0; 3], ctx, bar);
+    }
+    scan_bins_into(bins, lo, n_bins, n, left, ctx, bar)
+}
+
+/// The best cut of one feature of a node from its gathered codes `xf`: the rows are summed
+/// into the bins of the codes they occupy, which a bitmap then visits in code order, so
+/// the work is linear in the rows and the occupied bins, whatever the bin count, and needs
+/// no sort. `table` holds 256 zeroed bins between calls: each occupied bin is cleared as
+/// it is scanned.
+///
+/// This replaced two searches: a sort of the codes for nodes with fewer rows than bins
+/// between their min and max code, and a scan of every one of those bins for the others.
+/// The cuts are the same; the sums are the dense scan's, and the sort's for counts and
+/// integer weights (other sums differ from the sort's by rounding only). Engine, hist
+/// classification, 1 thread (`LAYOUT=row MODELS=HIST scaling 8000 100 10 1`, cachegrind):
+/// branch mispredictions 2.41 M → 1.32 M, instructions −3 %.
+pub(crate) fn scan_occupied<T: Feature, C: Criterion>(
+    table: &mut Vec<f64>,
+    xf: &[T],
+    ys: &[C::Y],
+    ws: &[f64],
+    left: &mut [f64],
+    ctx: &NodeCtx<'_, C>,
+    bar: f64,
+) -> Option<Cut> {
+    let stride = left.len() + 1;
+    table.resize(BINS * stride, 0.0);
+    let mut occupied = [0u64; BINS / 64];
+    for v in xf {
+        let c = v.code();
+        occupied[c / 64] |= 1 << (c % 64);
+    }
+    add_rows(table, 0, xf, ys, ws, ctx.crit);
+    if left.len() == 3 {
+        // Regression and two classes: the sums in registers (see `code_lists::search`).
+        return scan_occupied_into(table, &occupied, xf.len(), &mut [0.0; 3], ctx, bar);
+    }
+    scan_occupied_into(table, &occupied, xf.len(), left, ctx, bar)
+}
+
+/// [`scan_occupied`] with the left sums in `left`: the occupied bins in code order, each
+/// added to the left sums and cleared, the cut after it scored as [`scan_bins`] does.
+#[inline(always)]
+fn scan_occupied_into<C: Criterion>(
+    table: &mut [f64],
+    occupied: &[u64; BINS / 64],
+    n: usize,
+    left: &mut [f64],
+    ctx: &NodeCtx<'_, C>,
+    bar: f64,
+) -> Option<Cut> {
+    let k = left.len();
+    let stride = k + 1;
+    left.fill(0.0);
+    let mut n_left = 0;
+    let mut best = BestCut::above(bar);
+    // The last occupied bin leaves no row on the right: never scored.
+    let right_rows = ctx.min_samples_leaf.max(1);
+    for (word, &bits) in occupied.iter().enumerate() {
+        let mut bits = bits;
+        while bits != 0 {
+            let code = word * 64 + bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let stats = &mut table[code * stride..(code + 1) * stride];
+            n_left += stats[k] as usize;
+            for (l, h) in left.iter_mut().zip(stats.iter()) {
+                *l += h;
+            }
+            stats.fill(0.0);
+            if (n - n_left >= right_rows) & best.worth(ctx, n_left, left) {
+                best.offer(ctx, left, code as f64, n_left);
+            }
+        }
+    }
+    best.cut()
+}
+
+/// [`scan_bins`] with the left sums in `left`. Empty bins are folded in times 0 rather
+/// than skipped, without a branch: a node's bins are often sparse, and whether the next
+/// one is empty was a coin toss for the branch predictor (a subtracted empty bin may
+/// hold rounding residue, which the 0 cancels).
+#[inline(always)]
+fn scan_bins_into<C: Criterion>(
+    bins: &[f64],
+    lo: usize,
+    n_bins: usize,
+    n: usize,
+    left: &mut [f64],
+    ctx: &NodeCtx<'_, C>,
+    bar: f64,
+) -> Option<Cut> {
+    let k = left.len();
+    let stride = k + 1;
+    left.fill(0.0);
+    let mut n_left = 0;
+    let mut best = BestCut::above(bar);
+    for (b, stats) in bins.chunks_exact(stride).take(n_bins - 1).enumerate() {
+        let count = stats[k] as usize;
+        let m = f64::from(u8::from(count > 0));
+        n_left += count;
+        for (l, h) in left.iter_mut().zip(stats) {
+            *l += h * m;
+        }
+        if n - n_left < ctx.min_samples_leaf {
+            break;
+        }
+        if (count > 0) & best.worth(ctx, n_left, left) {
+            best.offer(ctx, left, (lo + b) as f64, n_left);
+        }
+    }
+    best.cut()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::TreeRng;
+    use crate::tree::criterion::{Gini, SquaredError};
+    use crate::tree::splitter::better;
+
+    /// The best cut by brute force: every code but the largest, the rows at or below it
+    /// summed in position order, the first best in code order kept.
+    fn best_cut_by_brute_force<C: Criterion>(
+        codes: &[u8],
+        ys: &[C::Y],
+        ws: &[f64],
+        ctx: &NodeCtx<'_, C>,
+    ) -> Option<(f64, f64, usize)> {
+        let mut distinct = codes.to_vec();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let mut best: Option<(f64, f64, usize)> = None;
+        for &c in &distinct[..distinct.len() - 1] {
+            let mut left = vec![0.0; ctx.total.len()];
+            let mut n_left = 0;
+            for ((&v, &y), &w) in codes.iter().zip(ys).zip(ws) {
+                if v <= c {
+                    left[0] += w;
+                    ctx.crit.add_for_proxy(&mut left, y, w);
+                    n_left += 1;
+                }
+            }
+            if !ctx.admissible(n_left, codes.len(), &left) {
+                continue;
+            }
+            let proxy = ctx.crit.proxy(ctx.total, &left);
+            if best.is_none_or(|(b, _, _)| better(proxy, b)) {
+                best = Some((proxy, f64::from(c), n_left));
+            }
+        }
+        best
+    }
+
+    /// Checks [`scan_occupied`] against the brute force on nodes of 1 to 1 000 rows over 3
+    /// to 256 codes, through one table (which must come back zeroed).
+    fn check_occupied_scan<C: Criterion>(crit: &C, ys_of: impl Fn(&mut TreeRng) -> C::Y) {
+        let mut rng = TreeRng::new(11);
+        let mut table = Vec::new();
+        for n in [1, 2, 3, 7, 40, 255, 256, 1000] {
+            for spread in [3, 40, 256] {
+                for (msl, min_w) in [(1, 0.0), (3, 0.0), (1, 5.0)] {
+                    let codes: Vec<u8> = (0..n).map(|_| rng.below(spread) as u8).collect();
+                    let ys: Vec<C::Y> = (0..n).map(|_| ys_of(&mut rng)).collect();
+                    // Integer weights: every sum is exact in either order.
+                    let ws: Vec<f64> = (0..n).map(|_| (1 + rng.below(3)) as f64).collect();
+                    let mut total = vec![0.0; crit.stats_len()];
+                    for (&y, &w) in ys.iter().zip(&ws) {
+                        total[0] += w;
+                        crit.add_for_proxy(&mut total, y, w);
+                    }
+                    let ctx = NodeCtx {
+                        crit,
+                        total: &total,
+                        min_samples_leaf: msl,
+                        min_weight_leaf: min_w,
+                        unit_weights: false,
+                    };
+                    let mut left = vec![0.0; total.len()];
+                    let got = scan_occupied(
+                        &mut table,
+                        &codes,
+                        &ys,
+                        &ws,
+                        &mut left,
+                        &ctx,
+                        f64::NEG_INFINITY,
+                    )
+                    .map(|c| (c.proxy, c.threshold, c.n_left.expect("counted")));
+                    let want = best_cut_by_brute_force(&codes, &ys, &ws, &ctx);
+                    assert_eq!(got, want, "n {n} spread {spread} msl {msl} min_w {min_w}");
+                    assert!(table.iter().all(|&b| b == 0.0), "bins left behind");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn occupied_bins_score_the_cuts_of_the_brute_force() {
+        // The targets are passed to the scan directly, so the criteria hold none.
+        let none: Vec<u32> = Vec::new();
+        check_occupied_scan(&Gini::new(&none, 2), |r| r.below(2) as u32);
+        check_occupied_scan(&Gini::new(&none, 5), |r| r.below(5) as u32);
+        // Integer targets, so the sums of squares are exact too.
+        check_occupied_scan(&SquaredError { y: &[] }, |r| r.below(50) as f64 - 20.0);
+    }
+}
