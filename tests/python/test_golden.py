@@ -187,9 +187,14 @@ def _outputs(case: str) -> dict[str, str]:
         parts.append(("predict_proba", est.predict_proba(Xt)))
     if getattr(est, "oob_score", False):
         parts.append(("oob_score", np.float64(est.oob_score_)))
-    oob = est.bootstrap or kwargs.get("max_samples") is not None or cls in (
-        fi.RandomPatchesClassifier,
-        fi.RandomPatchesRegressor,
+    oob = (
+        est.bootstrap
+        or kwargs.get("max_samples") is not None
+        or cls
+        in (
+            fi.RandomPatchesClassifier,
+            fi.RandomPatchesRegressor,
+        )
     )
     if oob:
         parts.append(("oob_permutation", permutation(est, random_state=3).per_tree))
