@@ -44,6 +44,9 @@ pub enum ForestError {
     /// Model bytes that are not a forestimp model, truncated or corrupted.
     #[error("corrupt or foreign model bytes: {0}")]
     Decode(String),
+    /// A model could not be written (its encoder failed): never the caller's bytes.
+    #[error("could not encode the model: {0}")]
+    Encode(String),
     /// Model bytes written by a newer format than this build reads.
     #[error("model format version {found} is newer than this build supports ({supported}); upgrade forestimp")]
     Version {
@@ -55,6 +58,13 @@ pub enum ForestError {
     /// The operation needs something this model does not have (e.g. OOB without subsampling).
     #[error("{0}")]
     Unsupported(String),
+    /// An argument from a foreign-language binding could not be read (dtype, memory
+    /// layout): the binding's own failure, not a bad hyper-parameter or bad data.
+    #[error("{0}")]
+    Binding(String),
+    /// An invariant of the engine does not hold: a bug in forestimp, never the input.
+    #[error("internal error (please report it): {0}")]
+    Internal(String),
 }
 
 /// Shorthand for results of this crate.

@@ -234,7 +234,8 @@ impl Forest {
             n_classes: self.n_classes as u32,
             trees: self.trees.iter().map(TreeRepr::from_tree).collect(),
         };
-        let payload = postcard::to_allocvec(&repr).map_err(|e| decode_err(e.to_string()))?;
+        let payload =
+            postcard::to_allocvec(&repr).map_err(|e| ForestError::Encode(e.to_string()))?;
         Ok(envelope(FORMAT_VERSION, &payload))
     }
 

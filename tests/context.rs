@@ -148,7 +148,7 @@ fn bad_inputs_are_errors() {
     let neg = vec![-1.0; 16];
     assert!(run(&c, 2, Some(&neg), t).is_err());
     let yr = vec![0.0; 16];
-    assert!(run(&c, 2, None, Targets::Regression(&yr)).is_err());
+    assert!(run(&c, 2, None, Targets::regression(&yr).unwrap()).is_err());
     let y4 = Targets::classes(&y, 4).unwrap();
     assert!(run(&c, 2, None, y4).is_err());
 }

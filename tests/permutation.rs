@@ -196,7 +196,7 @@ fn errors_instead_of_panics() {
     assert!(no_oob.local_permutation_importance(m, t, false, 0).is_ok());
     let yr: Vec<f64> = y.iter().map(|&c| f64::from(c)).collect();
     assert!(matches!(
-        forest.local_permutation_importance(m, Targets::Regression(&yr), false, 0),
+        forest.local_permutation_importance(m, Targets::regression(&yr).unwrap(), false, 0),
         Err(ForestError::InvalidTarget(_))
     ));
 }

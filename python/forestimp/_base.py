@@ -218,15 +218,19 @@ class BaseForest(BaseEstimator):
         X = validate_data(self, X, dtype=_DTYPES, ensure_all_finite=True, reset=False)
         return _as_engine_matrix(X)
 
+    def _jobs(self) -> int | None:
+        """The engine's ``n_jobs`` for this estimator's work (checked)."""
+        return P.check_n_jobs(self.n_jobs)
+
     def apply(self, X: Any) -> np.ndarray:
         """Index of the leaf each sample reaches in each tree, shape (n_samples, n_estimators)."""
         X = self._engine_input(X)
-        return self.forest_.apply(X, n_jobs=P.check_n_jobs(self.n_jobs))
+        return self.forest_.apply(X, n_jobs=self._jobs())
 
     def decision_path(self, X: Any) -> tuple[csr_matrix, np.ndarray]:
         """Node indicator matrix (n_samples, total nodes) and the tree offsets ``n_nodes_ptr``."""
         X = self._engine_input(X)
-        indptr, indices, n_nodes_ptr = self.forest_.decision_path(X)
+        indptr, indices, n_nodes_ptr = self.forest_.decision_path(X, n_jobs=self._jobs())
         data = np.ones(len(indices), dtype=np.int64)
         shape = (len(indptr) - 1, int(n_nodes_ptr[-1]))
         return csr_matrix((data, indices, indptr), shape=shape), n_nodes_ptr
@@ -236,7 +240,7 @@ class BaseForest(BaseEstimator):
     def feature_importances_(self) -> np.ndarray:
         """Normalized MDI, as scikit-learn's ``feature_importances_`` (sums to 1)."""
         check_is_fitted(self, "forest_")
-        return self.forest_.importances(True)
+        return self.forest_.importances(True, n_jobs=self._jobs())
 
     @property
     def mdi_importances_(self) -> np.ndarray:
@@ -246,7 +250,7 @@ class BaseForest(BaseEstimator):
         values sum to the mutual information ``I(X; Y)`` of the learning set.
         """
         check_is_fitted(self, "forest_")
-        return self.forest_.importances(False)
+        return self.forest_.importances(False, n_jobs=self._jobs())
 
     def tree_importances(self, normalize: bool = False) -> np.ndarray:
         """Raw MDI of every tree, shape (n_estimators, n_features).
@@ -255,7 +259,7 @@ class BaseForest(BaseEstimator):
         The spread over rows gives standard errors: ``std(axis=0) / sqrt(n_estimators)``.
         """
         check_is_fitted(self, "forest_")
-        imp = self.forest_.tree_importances()
+        imp = self.forest_.tree_importances(n_jobs=self._jobs())
         if normalize:
             s = imp.sum(axis=1, keepdims=True)
             imp = np.divide(imp, s, out=np.zeros_like(imp), where=s > 0)

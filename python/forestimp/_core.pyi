@@ -35,6 +35,8 @@ __version__: str
 FORMAT_VERSION: int
 
 _Matrix: TypeAlias = npt.NDArray[np.float32] | npt.NDArray[np.float64]
+# Targets: float64 values (regression, or class codes as floats) or uint32 class codes.
+_Targets: TypeAlias = npt.NDArray[np.float64] | npt.NDArray[np.uint32]
 
 class InvalidParameterError(ValueError):
     """A hyper-parameter is out of its documented range."""
@@ -52,7 +54,7 @@ class Forest:
     @staticmethod
     def fit(
         x: _Matrix,
-        y: npt.NDArray[np.float64] | npt.NDArray[np.uint32],
+        y: _Targets,
         sample_weight: npt.NDArray[np.float64] | None,
         *,
         n_classes: int,
@@ -102,7 +104,7 @@ class Forest:
         """Leaf index reached by each sample in each tree, shape (n_samples, n_estimators)."""
 
     def decision_path(
-        self, x: _Matrix
+        self, x: _Matrix, n_jobs: int | None = None
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """CSR (indptr, indices, n_nodes_ptr) of the nodes each sample traverses, trees stacked."""
 
@@ -114,14 +116,14 @@ class Forest:
         X must be the training matrix. Rows never out of bag get NaN.
         """
 
-    def importances(self, normalize: bool) -> npt.NDArray[np.float64]:
+    def importances(self, normalize: bool, n_jobs: int | None = None) -> npt.NDArray[np.float64]:
         """MDI. Raw: mean over trees of sum_t p(t) * delta_i(t) (bits for entropy).
 
         Normalized: each tree's vector normalized to sum 1, averaged, normalized again
         (scikit-learn's ``feature_importances_``).
         """
 
-    def tree_importances(self) -> npt.NDArray[np.float64]:
+    def tree_importances(self, n_jobs: int | None = None) -> npt.NDArray[np.float64]:
         """Raw MDI of every tree, shape (n_estimators, n_features)."""
 
     def tree_arrays(self, index: int) -> dict[str, npt.NDArray[np.generic]]:
@@ -154,7 +156,7 @@ class Forest:
 def context_importances(
     forest: Forest,
     x: _Matrix,
-    y: npt.NDArray[np.float64],
+    y: _Targets,
     context: npt.NDArray[np.int64],
     n_contexts: int,
     sample_weight: npt.NDArray[np.float64] | None = None,
@@ -178,11 +180,11 @@ def local_mdi(forest: Forest, x: _Matrix, n_jobs: int | None = None) -> npt.NDAr
     """Local MDI of every row, shape (n, n_features)."""
 
 def mdi_oob(
-    forest: Forest, x: _Matrix, y: npt.NDArray[np.float64], n_jobs: int | None = None
+    forest: Forest, x: _Matrix, y: _Targets, n_jobs: int | None = None
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """MDI-oob mean (p,) and per tree (n_estimators, p), NaN rows for trees with no OOB row."""
 
-def mdi_by_depth(forest: Forest) -> npt.NDArray[np.float64]:
+def mdi_by_depth(forest: Forest, n_jobs: int | None = None) -> npt.NDArray[np.float64]:
     """Raw MDI by depth averaged over trees, shape (n_features, n_depths).
 
     Entry [m, d] is (1/M) sum over trees of sum_{t splits on X_m at depth d} p(t) * delta_i(t);
@@ -190,14 +192,14 @@ def mdi_by_depth(forest: Forest) -> npt.NDArray[np.float64]:
     links add no level). n_depths = 1 + the deepest split node of the forest.
     """
 
-def tree_mdi_by_depth(forest: Forest) -> npt.NDArray[np.float64]:
+def tree_mdi_by_depth(forest: Forest, n_jobs: int | None = None) -> npt.NDArray[np.float64]:
     """Raw MDI by depth of every tree, shape (n_estimators, n_features, n_depths)."""
 
 # ---------------------------------------------------------------- permutation importance
 def oob_permutation_importance(
     forest: Forest,
     x: _Matrix,
-    y: npt.NDArray[np.float64],
+    y: _Targets,
     *,
     n_repeats: int,
     seed: int,
@@ -224,7 +226,7 @@ def permuted_predictions(
 def local_permutation_importance(
     forest: Forest,
     x: _Matrix,
-    y: npt.NDArray[np.float64],
+    y: _Targets,
     *,
     oob: bool,
     seed: int,

@@ -3,9 +3,19 @@
 use crate::error::{ForestError, Result};
 
 /// The target column of a learning set.
+///
+/// Built only through [`Targets::classes`] and [`Targets::regression`] (the variants are
+/// `non_exhaustive`, so no other crate can write one directly): every class code is then
+/// below `n_classes`, which the engine relies on when it indexes by class.
+///
+/// ```compile_fail
+/// // Out-of-range codes cannot be smuggled past the check.
+/// let t = forestimp::Targets::Classes { y: &[5], n_classes: 2 };
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub enum Targets<'a> {
     /// Class codes in `0..n_classes`.
+    #[non_exhaustive]
     Classes {
         /// One code per sample.
         y: &'a [u32],
@@ -13,6 +23,7 @@ pub enum Targets<'a> {
         n_classes: usize,
     },
     /// Real-valued outputs.
+    #[non_exhaustive]
     Regression(&'a [f64]),
 }
 

@@ -129,6 +129,40 @@ impl Forest {
         Ok(out)
     }
 
+    /// The nodes each row of `x` traverses, as CSR over rows with the trees' nodes stacked
+    /// (scikit-learn's `decision_path`): `(indptr, indices, node offsets of the trees)`.
+    pub fn decision_paths<T: Feature>(
+        &self,
+        x: Matrix<'_, T>,
+    ) -> Result<(Vec<i64>, Vec<i64>, Vec<i64>)> {
+        self.check_input(&x)?;
+        let mut offsets = vec![0i64];
+        for t in &self.trees {
+            offsets.push(offsets[offsets.len() - 1] + t.len() as i64);
+        }
+        let rows = row_chunk(x.n_rows());
+        let chunks = crate::parallel::map_ordered(x.n_rows().div_ceil(rows), |k| {
+            let (mut ends, mut nodes, mut path) = (Vec::new(), Vec::new(), Vec::new());
+            for i in k * rows..((k + 1) * rows).min(x.n_rows()) {
+                for (tree, offset) in self.trees.iter().zip(&offsets) {
+                    path.clear();
+                    tree.path(&x, i, &mut path);
+                    nodes.extend(path.iter().map(|&node| offset + node as i64));
+                }
+                ends.push(nodes.len() as i64);
+            }
+            (ends, nodes)
+        });
+        let mut indptr = vec![0i64];
+        let mut indices = Vec::new();
+        for (ends, nodes) in chunks {
+            let base = indices.len() as i64;
+            indptr.extend(ends.iter().map(|e| base + e));
+            indices.extend(nodes);
+        }
+        Ok((indptr, indices, offsets))
+    }
+
     /// Raw MDI of every tree (see [`Tree::mdi`]), in tree order.
     pub fn tree_importances(&self) -> Vec<Vec<f64>> {
         crate::parallel::map_ordered(self.trees.len(), |i| self.trees[i].mdi(self.n_features()))

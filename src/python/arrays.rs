@@ -2,13 +2,20 @@
 //!
 //! X is borrowed in place when it is float32 or float64 and C- or Fortran-contiguous; any
 //! other array is refused with `TypeError` (the Python layer converts once before calling).
+//! Targets arrive as uint32 class codes or float64 values and are turned into the core's
+//! [`Targets`] in one place, [`Labels::targets`].
 
 use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
-use crate::data::{Layout, Matrix};
-use crate::error::Result;
+use crate::data::{Layout, Matrix, Targets};
+use crate::error::{ForestError, Result};
+use crate::forest::class_codes;
+
+fn binding_error(msg: impl Into<String>) -> ForestError {
+    ForestError::Binding(msg.into())
+}
 
 /// A borrowed 2-D input matrix of either float type.
 pub enum XArray<'py> {
@@ -26,28 +33,26 @@ impl<'py> XArray<'py> {
         if let Ok(a) = x.extract::<PyReadonlyArray2<'py, f64>>() {
             return Ok(XArray::F64(a));
         }
-        Err(PyTypeError::new_err(
-            "X must be a 2-D numpy array of dtype float32 or float64",
-        ))
+        Err(binding_error("X must be a 2-D numpy array of dtype float32 or float64").into())
     }
 }
 
 /// Views a read-only array as a [`Matrix`] in its own memory order.
 pub fn matrix<'a, T: numpy::Element + crate::data::Feature>(
     a: &'a PyReadonlyArray2<'_, T>,
-) -> PyResult<Result<Matrix<'a, T>>> {
+) -> Result<Matrix<'a, T>> {
     let (n, p) = (a.shape()[0], a.shape()[1]);
     let layout = if a.is_c_contiguous() {
         Layout::RowMajor
     } else if a.is_fortran_contiguous() {
         Layout::ColumnMajor
     } else {
-        return Err(PyTypeError::new_err("X must be C- or Fortran-contiguous"));
+        return Err(binding_error("X must be C- or Fortran-contiguous"));
     };
     let data = a
         .as_slice()
-        .map_err(|_| PyTypeError::new_err("X must be C- or Fortran-contiguous"))?;
-    Ok(Matrix::new(data, n, p, layout))
+        .map_err(|_| binding_error("X must be C- or Fortran-contiguous"))?;
+    Matrix::new(data, n, p, layout)
 }
 
 /// Runs `$body` with `$m` bound to the `Matrix` of `$x` (an `XArray`), for either dtype.
@@ -55,11 +60,11 @@ macro_rules! with_matrix {
     ($x:expr, |$m:ident| $body:expr) => {
         match &$x {
             $crate::python::arrays::XArray::F32(a) => {
-                let $m = $crate::python::arrays::matrix(a)??;
+                let $m = $crate::python::arrays::matrix(a)?;
                 $body
             }
             $crate::python::arrays::XArray::F64(a) => {
-                let $m = $crate::python::arrays::matrix(a)??;
+                let $m = $crate::python::arrays::matrix(a)?;
                 $body
             }
         }
@@ -67,7 +72,7 @@ macro_rules! with_matrix {
 }
 pub(crate) use with_matrix;
 
-/// Training targets as passed: uint32 class codes, borrowed in place, or float64 values
+/// Targets as passed: uint32 class codes, borrowed in place, or float64 values
 /// (regression targets, or class codes as floats).
 pub enum YArray<'py> {
     /// uint32 class codes.
@@ -88,13 +93,84 @@ impl<'py> YArray<'py> {
             "argument 'y': must be a 1-D numpy array of dtype uint32 (class codes) or float64",
         ))
     }
+
+    /// The borrowed values, which may cross to the thread that runs the work.
+    pub fn labels(&self) -> Result<Labels<'_>> {
+        Ok(match self {
+            YArray::Codes(a) => Labels::Codes(vector(a, "y")?),
+            YArray::Values(a) => Labels::Values(vector(a, "y")?),
+        })
+    }
+}
+
+/// A borrowed target column: class codes, or values (real targets or codes as floats).
+#[derive(Clone, Copy)]
+pub enum Labels<'a> {
+    /// uint32 class codes.
+    Codes(&'a [u32]),
+    /// float64 values.
+    Values(&'a [f64]),
+}
+
+impl<'a> Labels<'a> {
+    /// The core's checked targets for a model with `n_classes` classes (0: regression).
+    /// Float class codes are converted into `buf`.
+    pub fn targets(self, n_classes: usize, buf: &'a mut Vec<u32>) -> Result<Targets<'a>> {
+        match (self, n_classes) {
+            (Labels::Values(v), 0) => Targets::regression(v),
+            (Labels::Codes(_), 0) => Err(binding_error(
+                "regression targets (n_classes = 0) must be float64",
+            )),
+            (Labels::Codes(c), k) => Targets::classes(c, k),
+            (Labels::Values(v), k) => {
+                *buf = class_codes(v, k)?;
+                Targets::classes(buf, k)
+            }
+        }
+    }
+
+    /// The values as float64, for the measures that take targets as real numbers.
+    pub fn values(self, buf: &'a mut Vec<f64>) -> &'a [f64] {
+        match self {
+            Labels::Values(v) => v,
+            Labels::Codes(c) => {
+                *buf = c.iter().map(|&k| f64::from(k)).collect();
+                buf
+            }
+        }
+    }
 }
 
 /// A contiguous vector (y or sample_weight), borrowed.
 pub fn vector<'a, T: numpy::Element>(
     a: &'a PyReadonlyArray1<'_, T>,
     name: &str,
-) -> PyResult<&'a [T]> {
+) -> Result<&'a [T]> {
     a.as_slice()
-        .map_err(|_| PyTypeError::new_err(format!("{name} must be a contiguous 1-D array")))
+        .map_err(|_| binding_error(format!("{name} must be a contiguous 1-D array")))
+}
+
+/// `v` as an `(n, w)` NumPy array (row-major).
+pub fn to_rows<T: numpy::Element>(
+    py: Python<'_>,
+    v: Vec<T>,
+    n: usize,
+    w: usize,
+) -> PyResult<Bound<'_, numpy::PyArray2<T>>> {
+    use numpy::IntoPyArray;
+    let a = numpy::ndarray::Array2::from_shape_vec((n, w), v)
+        .map_err(|e| ForestError::Internal(e.to_string()))?;
+    Ok(a.into_pyarray(py))
+}
+
+/// `v` as a NumPy array of shape `dims` (row-major).
+pub fn to_shape<'py, T: numpy::Element>(
+    py: Python<'py>,
+    v: Vec<T>,
+    dims: &[usize],
+) -> PyResult<Bound<'py, numpy::PyArrayDyn<T>>> {
+    use numpy::IntoPyArray;
+    let a = numpy::ndarray::ArrayD::from_shape_vec(numpy::ndarray::IxDyn(dims), v)
+        .map_err(|e| ForestError::Internal(e.to_string()))?;
+    Ok(a.into_pyarray(py))
 }

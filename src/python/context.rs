@@ -2,17 +2,15 @@
 //! (Sutera, PhD ch. 6). Converts and validates the arrays, then runs the core with the GIL
 //! released on the requested number of threads.
 
-use numpy::{IntoPyArray, PyArrayMethods, PyReadonlyArray1};
+use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use super::arrays::{vector, with_matrix, XArray};
+use super::arrays::{to_shape, vector, with_matrix, XArray, YArray};
+use super::doorway::run;
 use super::model::PyForest;
 use crate::error::{invalid, ForestError};
-use crate::forest::class_codes;
 use crate::importance::context::{context_importances, ContextOptions, EmptyContext};
-use crate::parallel::{install, resolve_n_jobs};
-use crate::Targets;
 
 fn empty_of(name: &str) -> Result<EmptyContext, ForestError> {
     match name {
@@ -47,7 +45,7 @@ pub fn context_importances_py<'py>(
     py: Python<'py>,
     forest: PyRef<'_, PyForest>,
     x: &Bound<'py, PyAny>,
-    y: PyReadonlyArray1<'_, f64>,
+    y: &Bound<'py, PyAny>,
     context: PyReadonlyArray1<'_, i64>,
     n_contexts: usize,
     sample_weight: Option<PyReadonlyArray1<'_, f64>>,
@@ -61,36 +59,24 @@ pub fn context_importances_py<'py>(
         n_permutations,
         seed: random_state,
     };
-    let threads = resolve_n_jobs(n_jobs)?;
-    let f = forest.inner.clone();
+    let f = &forest.inner;
     let x = XArray::extract(x)?;
-    let y = vector(&y, "y")?;
-    let ctx = context
-        .as_slice()
-        .map_err(|_| pyo3::exceptions::PyTypeError::new_err("context must be contiguous"))?;
-    let ctx = context_codes(ctx)?;
+    let y = YArray::extract(y)?;
+    let labels = y.labels()?;
+    let ctx = vector(&context, "context")?;
     let sw = match &sample_weight {
         Some(w) => Some(vector(w, "sample_weight")?),
         None => None,
     };
-    let codes = if f.n_classes() > 0 {
-        class_codes(y, f.n_classes())?
-    } else {
-        Vec::new()
-    };
-    let targets = if f.n_classes() > 0 {
-        Targets::classes(&codes, f.n_classes())?
-    } else {
-        Targets::regression(y)?
-    };
-    let s = with_matrix!(x, |m| py.detach(|| install(threads, || {
-        context_importances(&f, m, targets, &ctx, n_contexts, sw, &options)
-    }))?);
+    let s = with_matrix!(x, |m| run(py, n_jobs, || {
+        let ctx = context_codes(ctx)?;
+        let mut codes = Vec::new();
+        let targets = labels.targets(f.n_classes(), &mut codes)?;
+        context_importances(f, m, targets, &ctx, n_contexts, sw, &options)
+    })?);
     let (p, k, q) = (s.n_features, s.n_contexts, n_permutations);
     let d = PyDict::new(py);
-    let shaped = |v: Vec<f64>, dims: &[usize]| -> PyResult<Bound<'py, PyAny>> {
-        Ok(v.into_pyarray(py).reshape(dims.to_vec())?.into_any())
-    };
+    let shaped = |v: Vec<f64>, dims: &[usize]| to_shape(py, v, dims);
     d.set_item("importances", s.importances.into_pyarray(py))?;
     d.set_item("absolute", shaped(s.absolute, &[p, k])?)?;
     d.set_item("signed", shaped(s.signed, &[p, k])?)?;

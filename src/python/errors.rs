@@ -1,7 +1,8 @@
-//! Typed Python exceptions and the one mapping from core errors to them.
+//! Typed Python exceptions and the one mapping from core errors to them (exhaustive:
+//! a new variant of [`ForestError`] does not compile until it is mapped here).
 
 use pyo3::create_exception;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::PyErr;
 
 use crate::error::ForestError;
@@ -37,6 +38,8 @@ impl From<ForestError> for PyErr {
             | ForestError::NonInteger { .. }
             | ForestError::InvalidTarget(_) => DataError::new_err(msg),
             ForestError::Decode(_) | ForestError::Version { .. } => ModelFormatError::new_err(msg),
+            ForestError::Binding(_) => PyTypeError::new_err(msg),
+            ForestError::Encode(_) | ForestError::Internal(_) => PyRuntimeError::new_err(msg),
         }
     }
 }

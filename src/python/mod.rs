@@ -1,11 +1,14 @@
 //! The Python extension module `forestimp._core`: the only code that names pyo3 or numpy.
 //!
-//! Map: `arrays` (zero-copy NumPy views), `errors` (typed exceptions), `model` (the
-//! `Forest` class: fit, predict, importances, pickling), `importance` (path-based
-//! importances), `mdi` (MDI by depth). The module's allocator is `crate::alloc`.
+//! Map: `doorway` (the one way into the engine: GIL released, `n_jobs` pool, Ctrl-C,
+//! progress), `arrays` (zero-copy NumPy views, the one target conversion), `errors`
+//! (typed exceptions), `model` (the `Forest` class: fit, predict, importances, pickling),
+//! `importance` (path-based importances), `mdi` (MDI by depth), `permutation`, `context`.
+//! The module's allocator is `crate::alloc`.
 
 mod arrays;
 mod context;
+mod doorway;
 mod errors;
 mod importance;
 mod mdi;

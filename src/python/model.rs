@@ -1,28 +1,20 @@
 //! `forestimp._core.Forest`: an immutable fitted forest shared behind an `Arc`.
 //!
-//! Every method follows the same four steps: convert inputs, validate, release the GIL for
-//! the work, convert outputs.
+//! Every method follows the same steps: convert and check the inputs while holding the
+//! GIL, run the work through the doorway (`doorway.rs`), convert the outputs.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
 
-use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
-use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use super::arrays::{vector, with_matrix, XArray, YArray};
+use super::arrays::{to_rows, vector, with_matrix, XArray, YArray};
+use super::doorway::{run, run_watched};
 use crate::error::ForestError;
-use crate::forest::{class_codes, FitSession, Forest};
+use crate::forest::{FitSession, Forest};
 use crate::importance::corrected::shadow_permutation;
-use crate::parallel::{install, resolve_n_jobs};
 use crate::params::{CriterionKind, FeatureCount, ForestParams, SampleCount, SplitterKind};
-use crate::Targets;
-
-/// How often a fit's watcher checks for Ctrl-C and reports progress.
-const WATCH_EVERY: Duration = Duration::from_millis(100);
 
 type Csr<'py> = (
     Bound<'py, PyArray1<i64>>,
@@ -63,17 +55,6 @@ fn splitter_of(name: &str, max_bins: usize) -> Result<SplitterKind, ForestError>
             format!("expected 'best', 'random', 'hist' or 'multiway', got {other:?}"),
         )),
     }
-}
-
-fn rows_to_array<T: numpy::Element>(
-    py: Python<'_>,
-    v: Vec<T>,
-    n: usize,
-    w: usize,
-) -> PyResult<Bound<'_, PyArray2<T>>> {
-    let a = Array2::from_shape_vec((n, w), v)
-        .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
-    Ok(a.into_pyarray(py))
 }
 
 #[pymethods]
@@ -129,40 +110,33 @@ impl PyForest {
             balanced_subsample,
             seed: random_state,
         };
-        let threads = resolve_n_jobs(n_jobs)?;
         let x = XArray::extract(x)?;
         let y = YArray::extract(y)?;
+        let labels = y.labels()?;
         let sw = match &sample_weight {
             Some(w) => Some(vector(w, "sample_weight")?),
             None => None,
         };
-        let converted: Vec<u32>;
-        let targets = match (&y, n_classes) {
-            (YArray::Values(v), 0) => Targets::Regression(vector(v, "y")?),
-            (YArray::Codes(_), 0) => {
-                return Err(PyTypeError::new_err(
-                    "regression targets (n_classes = 0) must be float64",
-                ))
-            }
-            (YArray::Codes(c), k) => Targets::classes(vector(c, "y")?, k)?,
-            (YArray::Values(v), k) => {
-                let v = vector(v, "y")?;
-                converted = py.detach(|| class_codes(v, k))?;
-                Targets::classes(&converted, k)?
-            }
-        };
-        let forest = with_matrix!(x, |m| {
+        let total = params.n_estimators;
+        let progress = progress.as_ref().map(|cb| (cb, total));
+        let forest = with_matrix!(x, |m| run_watched(py, n_jobs, progress, |watch| {
+            let mut codes = Vec::new();
+            let targets = labels.targets(n_classes, &mut codes)?;
             // Shadow features (importance::corrected): p virtual permuted columns.
             let perm = shadows.then(|| shadow_permutation(m.n_rows(), random_state));
             let m = match &perm {
                 Some(perm) => m.with_shadows(perm)?,
                 None => m,
             };
-            // Under the pool: the histogram splitter bins the features in parallel here.
-            let session =
-                py.detach(|| install(threads, || FitSession::new(&params, m, targets, sw)))?;
-            fit_watched(py, &session, threads, progress.as_ref())?
-        });
+            // In the pool: the histogram splitter bins the features in parallel here.
+            let session = FitSession::new(&params, m, targets, sw)?;
+            let (stop, grown) = (watch.stop_flag(), watch.done_counter());
+            match session.fit_range_watched(0..total, stop, grown) {
+                Some(trees) => session.finish(trees),
+                // Stopped: the doorway raises the interrupt (or the callback's error).
+                None => Err(ForestError::Internal("the fit was stopped".into())),
+            }
+        })?);
         Ok(PyForest {
             inner: Arc::new(forest),
         })
@@ -176,14 +150,10 @@ impl PyForest {
         x: &Bound<'py, PyAny>,
         n_jobs: Option<i64>,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let threads = resolve_n_jobs(n_jobs)?;
         let x = XArray::extract(x)?;
         let f = &self.inner;
-        let (v, n) = with_matrix!(x, |m| (
-            py.detach(|| install(threads, || f.predict(m)))?,
-            m.n_rows()
-        ));
-        rows_to_array(py, v, n, f.width())
+        let (v, n) = with_matrix!(x, |m| (run(py, n_jobs, || f.predict(m))?, m.n_rows()));
+        to_rows(py, v, n, f.width())
     }
 
     /// Leaf index of every sample in every tree, shape (n_samples, n_estimators).
@@ -194,42 +164,31 @@ impl PyForest {
         x: &Bound<'py, PyAny>,
         n_jobs: Option<i64>,
     ) -> PyResult<Bound<'py, PyArray2<i64>>> {
-        let threads = resolve_n_jobs(n_jobs)?;
         let x = XArray::extract(x)?;
         let f = &self.inner;
         let (v, n) = with_matrix!(x, |m| (
-            py.detach(|| install(threads, || f.apply(m)))?,
+            run(py, n_jobs, || Ok(f
+                .apply(m)?
+                .into_iter()
+                .map(i64::from)
+                .collect::<Vec<_>>()))?,
             m.n_rows()
         ));
-        let v: Vec<i64> = v.into_iter().map(i64::from).collect();
-        rows_to_array(py, v, n, f.trees().len())
+        to_rows(py, v, n, f.trees().len())
     }
 
     /// CSR (indptr, indices, n_nodes_ptr) of the nodes each sample traverses, trees stacked.
-    fn decision_path<'py>(&self, py: Python<'py>, x: &Bound<'py, PyAny>) -> PyResult<Csr<'py>> {
+    #[pyo3(signature = (x, n_jobs = None))]
+    fn decision_path<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        n_jobs: Option<i64>,
+    ) -> PyResult<Csr<'py>> {
         let x = XArray::extract(x)?;
         let f = &self.inner;
-        let mut offsets = vec![0i64];
-        for t in f.trees() {
-            offsets.push(offsets[offsets.len() - 1] + t.len() as i64);
-        }
-        let (indptr, indices) = with_matrix!(x, |m| {
-            f.check_input(&m)?;
-            py.detach(|| {
-                let mut indptr = vec![0i64];
-                let mut indices = Vec::new();
-                let mut path = Vec::new();
-                for i in 0..m.n_rows() {
-                    for (t, tree) in f.trees().iter().enumerate() {
-                        path.clear();
-                        tree.path(&m, i, &mut path);
-                        indices.extend(path.iter().map(|&node| offsets[t] + node as i64));
-                    }
-                    indptr.push(indices.len() as i64);
-                }
-                (indptr, indices)
-            })
-        });
+        let (indptr, indices, offsets) =
+            with_matrix!(x, |m| run(py, n_jobs, || f.decision_paths(m))?);
         Ok((
             indptr.into_pyarray(py),
             indices.into_pyarray(py),
@@ -245,29 +204,35 @@ impl PyForest {
         x: &Bound<'py, PyAny>,
         n_jobs: Option<i64>,
     ) -> PyResult<OobArrays<'py>> {
-        let threads = resolve_n_jobs(n_jobs)?;
         let x = XArray::extract(x)?;
         let f = &self.inner;
-        let ((v, c), n) = with_matrix!(x, |m| (
-            py.detach(|| install(threads, || f.oob_predict(m)))?,
-            m.n_rows()
-        ));
+        let ((v, c), n) = with_matrix!(x, |m| (run(py, n_jobs, || f.oob_predict(m))?, m.n_rows()));
         let c: Vec<f64> = c.into_iter().map(f64::from).collect();
-        Ok((rows_to_array(py, v, n, f.width())?, c.into_pyarray(py)))
+        Ok((to_rows(py, v, n, f.width())?, c.into_pyarray(py)))
     }
 
     /// Mean decrease of impurity, raw (bits for entropy) or normalized like scikit-learn.
-    fn importances<'py>(&self, py: Python<'py>, normalize: bool) -> Bound<'py, PyArray1<f64>> {
+    #[pyo3(signature = (normalize, n_jobs = None))]
+    fn importances<'py>(
+        &self,
+        py: Python<'py>,
+        normalize: bool,
+        n_jobs: Option<i64>,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let f = &self.inner;
-        py.detach(|| f.importances(normalize)).into_pyarray(py)
+        Ok(run(py, n_jobs, || Ok(f.importances(normalize)))?.into_pyarray(py))
     }
 
     /// Raw MDI of every tree, shape (n_estimators, n_features).
-    fn tree_importances<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    #[pyo3(signature = (n_jobs = None))]
+    fn tree_importances<'py>(
+        &self,
+        py: Python<'py>,
+        n_jobs: Option<i64>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let f = &self.inner;
-        let rows = py.detach(|| f.tree_importances());
-        let (m, p) = (rows.len(), f.n_features());
-        rows_to_array(py, rows.concat(), m, p)
+        let rows = run(py, n_jobs, || Ok(f.tree_importances().concat()))?;
+        to_rows(py, rows, f.trees().len(), f.n_features())
     }
 
     /// Node arrays of tree `index`, with scikit-learn's conventions for leaves.
@@ -275,52 +240,32 @@ impl PyForest {
         let t = self.inner.trees().get(index).ok_or_else(|| {
             pyo3::exceptions::PyIndexError::new_err(format!("tree index {index} out of range"))
         })?;
-        let kids: Vec<Option<(usize, usize)>> = (0..t.len()).map(|i| t.children(i)).collect();
+        let a = run(py, None, || Ok(SklearnArrays::of(t)))?;
         let d = PyDict::new(py);
-        let left: Vec<i64> = kids
-            .iter()
-            .map(|c| c.map_or(-1, |(l, _)| l as i64))
-            .collect();
-        let right: Vec<i64> = kids
-            .iter()
-            .map(|c| c.map_or(-1, |(_, r)| r as i64))
-            .collect();
-        d.set_item("children_left", left.into_pyarray(py))?;
-        d.set_item("children_right", right.into_pyarray(py))?;
-        let feature: Vec<i64> = (0..t.len())
-            .map(|i| {
-                if t.is_leaf(i) {
-                    -2
-                } else {
-                    i64::from(t.feature(i))
-                }
-            })
-            .collect();
-        d.set_item("feature", feature.into_pyarray(py))?;
-        let thr: Vec<f64> = (0..t.len())
-            .map(|i| if t.is_leaf(i) { -2.0 } else { t.threshold(i) })
-            .collect();
-        d.set_item("threshold", thr.into_pyarray(py))?;
-        let s = t.node_stats();
+        d.set_item("children_left", a.left.into_pyarray(py))?;
+        d.set_item("children_right", a.right.into_pyarray(py))?;
+        d.set_item("feature", a.feature.into_pyarray(py))?;
+        d.set_item("threshold", a.threshold.into_pyarray(py))?;
+        let s = a.stats;
         let counts: Vec<i64> = s.n_samples.iter().map(|&c| i64::from(c)).collect();
         d.set_item("n_node_samples", counts.into_pyarray(py))?;
         d.set_item("impurity", s.impurity.into_pyarray(py))?;
         d.set_item("weighted_n_node_samples", s.weight.into_pyarray(py))?;
-        d.set_item("value", rows_to_array(py, s.value, t.len(), t.width())?)?;
+        d.set_item("value", to_rows(py, s.value, t.len(), t.width())?)?;
         Ok(d)
     }
 
     /// Versioned binary model (magic, format version, checksum, payload).
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let f = &self.inner;
-        let bytes = py.detach(|| f.to_bytes())?;
+        let bytes = run(py, None, || f.to_bytes())?;
         Ok(PyBytes::new(py, &bytes))
     }
 
     /// Inverse of `to_bytes`; raises ModelFormatError on bad bytes.
     #[staticmethod]
     fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Self> {
-        let forest = py.detach(|| Forest::from_bytes(data))?;
+        let forest = run(py, None, || Forest::from_bytes(data))?;
         Ok(PyForest {
             inner: Arc::new(forest),
         })
@@ -384,57 +329,42 @@ impl PyForest {
     }
 }
 
-/// Grows the forest on a worker thread while this one, holding the GIL only briefly every
-/// [`WATCH_EVERY`], checks for Ctrl-C and reports progress. On Ctrl-C (or an error raised
-/// by the progress callback) no new tree starts and the trees in progress are awaited.
-/// The trees never wait for each other, and the result never depends on the watching.
-fn fit_watched<T: crate::data::Feature>(
-    py: Python<'_>,
-    session: &FitSession<'_, T>,
-    threads: usize,
-    progress: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Forest> {
-    let total = session.params().n_estimators;
-    let (stop, grown) = (AtomicBool::new(false), AtomicUsize::new(0));
-    let done = (Mutex::new(false), Condvar::new());
-    std::thread::scope(|scope| {
-        let worker = scope.spawn(|| {
-            let trees = install(threads, || {
-                session.fit_range_watched(0..total, &stop, &grown)
-            });
-            *done.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
-            done.1.notify_all();
-            trees
-        });
-        let mut reported = 0;
-        let watched: PyResult<()> = loop {
-            let finished = py.detach(|| {
-                let flag = done.0.lock().unwrap_or_else(|e| e.into_inner());
-                let waited = done.1.wait_timeout_while(flag, WATCH_EVERY, |d| !*d);
-                waited.map_or(true, |(d, _)| *d)
-            }) || worker.is_finished(); // also when the worker ended without setting `done`
-            if let Err(e) = py.check_signals() {
-                break Err(e);
-            }
-            let done = grown.load(Ordering::Relaxed);
-            if let Some(cb) = progress.filter(|_| done > reported || finished) {
-                if let Err(e) = cb.call1((done, total)) {
-                    break Err(e);
-                }
-                reported = done;
-            }
-            if finished {
-                break Ok(());
-            }
-        };
-        if watched.is_err() {
-            stop.store(true, Ordering::Relaxed);
+/// One tree's nodes in scikit-learn's `Tree` layout: children `-1` and feature and
+/// threshold `-2` at leaves; every node's statistics.
+struct SklearnArrays {
+    left: Vec<i64>,
+    right: Vec<i64>,
+    feature: Vec<i64>,
+    threshold: Vec<f64>,
+    stats: crate::tree::NodeStats,
+}
+
+impl SklearnArrays {
+    fn of(t: &crate::Tree) -> Self {
+        let kids: Vec<Option<(usize, usize)>> = (0..t.len()).map(|i| t.children(i)).collect();
+        let split = |i: usize| kids[i].is_some();
+        SklearnArrays {
+            left: kids
+                .iter()
+                .map(|c| c.map_or(-1, |(l, _)| l as i64))
+                .collect(),
+            right: kids
+                .iter()
+                .map(|c| c.map_or(-1, |(_, r)| r as i64))
+                .collect(),
+            feature: (0..t.len())
+                .map(|i| {
+                    if split(i) {
+                        i64::from(t.feature(i))
+                    } else {
+                        -2
+                    }
+                })
+                .collect(),
+            threshold: (0..t.len())
+                .map(|i| if split(i) { t.threshold(i) } else { -2.0 })
+                .collect(),
+            stats: t.node_stats(),
         }
-        let trees = py.detach(|| worker.join());
-        watched?;
-        let trees = trees.ok().flatten().ok_or_else(|| {
-            pyo3::exceptions::PyRuntimeError::new_err("internal error: the fit stopped early")
-        })?;
-        Ok(session.finish(trees)?)
-    })
+    }
 }

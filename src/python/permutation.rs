@@ -1,48 +1,19 @@
 //! Bindings of the permutation importances (`src/importance/permutation.rs`) and the
 //! helpers that let Python rebuild their permutations and OOB sets.
 
-use numpy::ndarray::{Array2, Array3};
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyArray3, PyReadonlyArray1};
+use numpy::{IntoPyArray, PyArray1, PyArrayDyn};
 use pyo3::prelude::*;
 
-use super::arrays::{vector, with_matrix, XArray};
+use super::arrays::{to_rows, to_shape, with_matrix, XArray, YArray};
+use super::doorway::run;
 use super::model::PyForest;
-use crate::error::ForestError;
-use crate::forest::{class_codes, Forest};
 use crate::importance::permutation::{oob_rows, permutation_indices as perm_indices};
-use crate::parallel::{install, resolve_n_jobs};
-use crate::Targets;
 
 type OobArrays<'py> = (
-    Bound<'py, PyArray3<f64>>,
+    Bound<'py, PyArrayDyn<f64>>,
     Bound<'py, PyArray1<f64>>,
     Bound<'py, PyArray1<i64>>,
 );
-
-fn shape_err(e: impl ToString) -> PyErr {
-    pyo3::exceptions::PyRuntimeError::new_err(e.to_string())
-}
-
-/// Class codes (classifier) checked against the forest; empty for a regressor.
-fn codes_of(forest: &Forest, y: &[f64]) -> Result<Vec<u32>, ForestError> {
-    if forest.n_classes() > 0 {
-        class_codes(y, forest.n_classes())
-    } else {
-        Ok(Vec::new())
-    }
-}
-
-fn targets_of<'a>(
-    forest: &Forest,
-    y: &'a [f64],
-    codes: &'a [u32],
-) -> Result<Targets<'a>, ForestError> {
-    if forest.n_classes() > 0 {
-        Targets::classes(codes, forest.n_classes())
-    } else {
-        Targets::regression(y)
-    }
-}
 
 /// Breiman's OOB permutation importance: (per_tree (R, M, p), oob_error (M,), n_oob (M,)).
 #[pyfunction]
@@ -51,25 +22,25 @@ pub fn oob_permutation_importance<'py>(
     py: Python<'py>,
     forest: PyRef<'_, PyForest>,
     x: &Bound<'py, PyAny>,
-    y: PyReadonlyArray1<'_, f64>,
+    y: &Bound<'py, PyAny>,
     n_repeats: usize,
     seed: u64,
     n_jobs: Option<i64>,
 ) -> PyResult<OobArrays<'py>> {
-    let threads = resolve_n_jobs(n_jobs)?;
-    let f = forest.inner.clone();
+    let f = &forest.inner;
     let x = XArray::extract(x)?;
-    let y = vector(&y, "y")?;
-    let codes = py.detach(|| codes_of(&f, y))?;
-    let targets = targets_of(&f, y, &codes)?;
-    let res = with_matrix!(x, |m| py.detach(|| install(threads, || f
-        .oob_permutation_importance(m, targets, n_repeats, seed)))?);
+    let y = YArray::extract(y)?;
+    let labels = y.labels()?;
+    let res = with_matrix!(x, |m| run(py, n_jobs, || {
+        let mut codes = Vec::new();
+        let targets = labels.targets(f.n_classes(), &mut codes)?;
+        f.oob_permutation_importance(m, targets, n_repeats, seed)
+    })?);
     let (trees, p) = (res.n_oob.len(), f.n_features());
-    let per_tree =
-        Array3::from_shape_vec((n_repeats, trees, p), res.per_tree).map_err(shape_err)?;
+    let per_tree = to_shape(py, res.per_tree, &[n_repeats, trees, p])?;
     let n_oob: Vec<i64> = res.n_oob.iter().map(|&n| n as i64).collect();
     Ok((
-        per_tree.into_pyarray(py),
+        per_tree,
         res.oob_error.into_pyarray(py),
         n_oob.into_pyarray(py),
     ))
@@ -86,17 +57,15 @@ pub fn permuted_predictions<'py>(
     n_repeats: usize,
     seed: u64,
     n_jobs: Option<i64>,
-) -> PyResult<Bound<'py, PyArray3<f64>>> {
-    let threads = resolve_n_jobs(n_jobs)?;
-    let f = forest.inner.clone();
+) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+    let f = &forest.inner;
     let x = XArray::extract(x)?;
     let (v, n) = with_matrix!(x, |m| (
-        py.detach(|| install(threads, || f
-            .permuted_predictions(m, feature, n_repeats, seed)))?,
+        run(py, n_jobs, || f
+            .permuted_predictions(m, feature, n_repeats, seed))?,
         m.n_rows()
     ));
-    let a = Array3::from_shape_vec((n_repeats, n, f.width()), v).map_err(shape_err)?;
-    Ok(a.into_pyarray(py))
+    to_shape(py, v, &[n_repeats, n, f.width()])
 }
 
 /// Casewise permutation importance, shape (n_samples, n_features).
@@ -106,24 +75,24 @@ pub fn local_permutation_importance<'py>(
     py: Python<'py>,
     forest: PyRef<'_, PyForest>,
     x: &Bound<'py, PyAny>,
-    y: PyReadonlyArray1<'_, f64>,
+    y: &Bound<'py, PyAny>,
     oob: bool,
     seed: u64,
     n_jobs: Option<i64>,
-) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let threads = resolve_n_jobs(n_jobs)?;
-    let f = forest.inner.clone();
+) -> PyResult<Bound<'py, numpy::PyArray2<f64>>> {
+    let f = &forest.inner;
     let x = XArray::extract(x)?;
-    let y = vector(&y, "y")?;
-    let codes = py.detach(|| codes_of(&f, y))?;
-    let targets = targets_of(&f, y, &codes)?;
+    let y = YArray::extract(y)?;
+    let labels = y.labels()?;
     let (v, n) = with_matrix!(x, |m| (
-        py.detach(|| install(threads, || f
-            .local_permutation_importance(m, targets, oob, seed)))?,
+        run(py, n_jobs, || {
+            let mut codes = Vec::new();
+            let targets = labels.targets(f.n_classes(), &mut codes)?;
+            f.local_permutation_importance(m, targets, oob, seed)
+        })?,
         m.n_rows()
     ));
-    let a = Array2::from_shape_vec((n, f.n_features()), v).map_err(shape_err)?;
-    Ok(a.into_pyarray(py))
+    to_rows(py, v, n, f.n_features())
 }
 
 /// The permutation of 0..n used for (feature, repeat), of tree `tree`'s OOB rows or of a
@@ -141,11 +110,10 @@ pub fn permutation_indices<'py>(
     if n > u32::MAX as usize {
         return Err(crate::error::invalid("n", format!("must be at most {}", u32::MAX)).into());
     }
-    let v: Vec<i64> = py
-        .detach(|| perm_indices(seed, n, feature, repeat, tree))
-        .into_iter()
-        .map(i64::from)
-        .collect();
+    let v = run(py, None, || {
+        let v = perm_indices(seed, n, feature, repeat, tree);
+        Ok(v.into_iter().map(i64::from).collect::<Vec<_>>())
+    })?;
     Ok(v.into_pyarray(py))
 }
 
@@ -156,17 +124,18 @@ pub fn oob_indices<'py>(
     forest: PyRef<'_, PyForest>,
     tree: usize,
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
-    let f = forest.inner.clone();
+    let f = &forest.inner;
     if tree >= f.trees().len() {
         return Err(pyo3::exceptions::PyIndexError::new_err(format!(
             "tree index {tree} out of range"
         )));
     }
-    let v: Vec<i64> = py
-        .detach(|| oob_rows(&f, tree))
-        .into_iter()
-        .map(i64::from)
-        .collect();
+    let v = run(py, None, || {
+        Ok(oob_rows(f, tree)
+            .into_iter()
+            .map(i64::from)
+            .collect::<Vec<_>>())
+    })?;
     Ok(v.into_pyarray(py))
 }
 

@@ -8,6 +8,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _core
+from .._params import check_n_jobs
 
 
 def _forest(est: Any) -> _core.Forest:
@@ -53,12 +54,14 @@ def mdi(
     ``by_depth``, (n_trees, p, D) with both.
     """
     forest = _forest(est)
+    jobs = None if isinstance(est, _core.Forest) else check_n_jobs(est.n_jobs)
     if by_depth:
-        imp = _core.tree_mdi_by_depth(forest) if per_tree else _core.mdi_by_depth(forest)
+        by = _core.tree_mdi_by_depth if per_tree else _core.mdi_by_depth
+        imp = by(forest, n_jobs=jobs)
     elif per_tree:
-        imp = forest.tree_importances()
+        imp = forest.tree_importances(n_jobs=jobs)
     else:
-        return forest.importances(bool(normalize))
+        return forest.importances(bool(normalize), n_jobs=jobs)
     if normalize:
         axes = tuple(range(1, imp.ndim)) if per_tree else tuple(range(imp.ndim))
         total = imp.sum(axis=axes, keepdims=True)

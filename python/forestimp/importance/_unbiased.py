@@ -71,7 +71,7 @@ def unbiased(
         shadow.set_params(n_jobs=n_jobs)
     y_fit = est.classes_[y_codes.astype(np.intp)] if hasattr(est, "classes_") else y_codes
     shadow._fit(X, y_fit, sample_weight, shadows=True)
-    both = shadow.forest_.tree_importances()
+    both = shadow.forest_.tree_importances(n_jobs=jobs)
     p = both.shape[1] // 2
     per_tree = both[:, :p] - both[:, p:]
     return Importances(per_tree.mean(axis=0), per_tree, method, names)
