@@ -219,7 +219,7 @@ class Fit:
         if self.metric != "accuracy" or self.at_chance:
             return False
         margin = 2 * np.sqrt(self.chance * (1 - self.chance) / self.n_rows)
-        return self.oob_score <= self.chance + margin
+        return bool(self.oob_score <= self.chance + margin)
 
     def oob_line(self) -> str:
         if self.metric == "accuracy":
