@@ -44,8 +44,9 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 RANK_HELP = """\
-Fit a forest (always with bootstrap samples) on a CSV or Parquet file, print its out-of-bag
-score, and rank the columns by importance.
+Fit a forest on a CSV or Parquet file, print its out-of-bag score, and rank the columns by
+importance. Trees are always grown on bootstrap samples (also et, trt and patches, whose
+estimators default to no bootstrap), so that every tree has out-of-bag rows.
 
 The out-of-bag (OOB) score says whether the forest learned anything: OOB accuracy (and the
 majority-class rate it must beat) or OOB R² (which must be above 0). At chance level a warning
@@ -56,8 +57,8 @@ Measures (--measure):
                how much each tree's error on the rows it did not see grows when the column
                is permuted (0/1 loss, or squared error). Noise a tree memorised does not help
                it on unseen rows, so pure noise scores about 0 whatever its number of
-               distinct values, and the unit (accuracy points, squared target units) reads
-               directly. Correlated columns share it. No extra fit.
+               distinct values, and the unit (the trees' error rate, or squared target units)
+               reads directly. Correlated columns share it. No extra fit.
   air          actual impurity reduction (ranger's impurity_corrected): MDI minus the MDI of
                a permuted shadow copy of each column; also unbiased, costs a second fit.
   mdi_oob      MDI-oob (Li et al. 2019): impurity decreases re-scored on OOB rows.
@@ -76,6 +77,13 @@ forest average (more trees shrink it); neither includes the sampling variability
 Task (--task auto): classification for a non-numeric target or at most 20 distinct integer
 values; regression otherwise (non-integer numbers, or more than 20 distinct integers).
 """
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def _add_rank(sub: argparse._SubParsersAction) -> None:
@@ -100,17 +108,17 @@ def _add_rank(sub: argparse._SubParsersAction) -> None:
         "--task",
         choices=["auto", "classification", "regression"],
         default="auto",
-        help="default: auto (see below)",
+        help="default: auto (see above)",
     )
     rank.add_argument(
         "--measure",
         choices=list(MEASURES),
         default="permutation",
-        help="importance measure (default: permutation, out-of-bag; see below)",
+        help="importance measure (default: permutation, out-of-bag; see above)",
     )
     rank.add_argument(
         "--n-repeats",
-        type=int,
+        type=_positive,
         default=1,
         help="permutations per tree and column (permutation only; default 1)",
     )
@@ -121,10 +129,12 @@ def _add_rank(sub: argparse._SubParsersAction) -> None:
         help="rf: Random Forest (default), hist: on histograms (large files), "
         "et: Extra-Trees, trt: totally randomized trees, patches: Random Patches",
     )
-    rank.add_argument("--n-estimators", type=int, default=500)
-    rank.add_argument("--random-state", type=int, default=0)
-    rank.add_argument("--n-jobs", type=int, default=-1)
-    rank.add_argument("--top", type=int, default=None, help="show only the first TOP rows")
+    rank.add_argument("--n-estimators", type=_positive, default=500, help="default 500")
+    rank.add_argument(
+        "--random-state", type=int, default=0, help="seeds the trees and permutations"
+    )
+    rank.add_argument("--n-jobs", type=int, default=-1, help="threads (default -1: all cores)")
+    rank.add_argument("--top", type=_positive, default=None, help="show only the first TOP rows")
     rank.add_argument(
         "--output",
         choices=["table", "csv", "json"],
