@@ -204,6 +204,7 @@ class Fit:
     task: str
     task_reason: str
     n_rows: int
+    n_features: int  # source columns
     n_encoded: int
     metric: str  # "accuracy" or "r2"
     oob_score: float
@@ -270,6 +271,7 @@ def fit_forest(args: Any, table: Table) -> tuple[Any, Fit]:
         task,
         reason,
         table.X.shape[0],
+        len(table.names),
         table.X.shape[1],
         metric,
         float(est.oob_score_),
@@ -309,6 +311,7 @@ def render(fmt: str, fit: Fit, args: Any, rows: list[dict[str, Any]]) -> str:
             "task": fit.task,
             "n_estimators": args.n_estimators,
             "n_rows": fit.n_rows,
+            "n_features": fit.n_features,
             "measure": args.measure,
             "additive": args.measure in ADDITIVE,
             "oob_metric": fit.metric,
@@ -327,7 +330,7 @@ def render(fmt: str, fit: Fit, args: Any, rows: list[dict[str, Any]]) -> str:
     flag = "   <- CHANCE LEVEL" if fit.at_chance else "   <- near chance" if fit.near_chance else ""
     lines = [
         f"{fit.model}, {args.n_estimators} trees, {fit.task} ({fit.task_reason}), "
-        f"{fit.n_rows} rows, {len(rows)} features ({fit.n_encoded} encoded columns)",
+        f"{fit.n_rows} rows, {fit.n_features} features ({fit.n_encoded} encoded columns)",
         fit.oob_line() + flag,
         f"importance: {MEASURES[args.measure]}; ± standard error over trees",
         f"{'rank':>4}  {'feature':<{width}}  {'importance':>10}  {'std':>9}  {'s.e.':>9}",

@@ -172,6 +172,8 @@ def test_csv_and_json_are_the_same_ranking(csv_file, tmp_path, capsys):
     se = np.array([r["standard_error"] for r in report["features"]])
     np.testing.assert_allclose(se, table["std"] / np.sqrt(50))
     assert np.all(table["importance"].diff().dropna() <= 0)
+    top = _run_json([*argv, "--top", "2"], capsys)
+    assert (top["n_features"], _order(top)) == (4, _order(report)[:2])
 
 
 def test_machine_output_on_stdout_stays_parseable_with_a_plot(csv_file, tmp_path, capsys):
