@@ -50,7 +50,8 @@ estimators default to no bootstrap), so that every tree has out-of-bag rows.
 
 The out-of-bag (OOB) score says whether the forest learned anything: OOB accuracy (and the
 majority-class rate it must beat) or OOB R² (which must be above 0). At chance level a warning
-is printed: the importances of a forest that predicts nothing describe noise.
+is printed: the importances of a forest that predicts nothing describe noise. A milder one
+when the OOB accuracy beats the majority-class rate p by less than 2 sqrt(p(1-p)/n).
 
 Measures (--measure):
   permutation  (default) OOB permutation importance, Breiman's mean decrease of accuracy:

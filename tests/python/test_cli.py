@@ -288,3 +288,21 @@ def test_help_explains_the_default_measure(capsys):
     text = capsys.readouterr().out
     assert re.search(r"permutation\s+\(default\)", text)
     assert "additive" in text
+
+
+def test_missing_values(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.normal(size=60), "town": rng.choice(["a", "b"], 60)})
+    df["y"] = (df["x"] > 0).astype(int)
+    df.loc[3, "town"] = None  # a category of its own
+    path = tmp_path / "holes.csv"
+    df.to_csv(path, index=False)
+    argv = ["rank", str(path), "--target", "y", "--n-estimators", "20"]
+    rows = {r["feature"]: r for r in _run_json(argv, capsys)["features"]}
+    assert rows["town"]["n_columns"] == 3
+    df.loc[5, "x"] = np.nan  # a missing number is refused, by name
+    df.to_csv(path, index=False)
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    assert "missing values in x" in capsys.readouterr().err
