@@ -159,7 +159,7 @@ def _measure(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(importances (p,), per-draw values (p, n_draws))`` of the encoded columns.
 
-    The only call into :mod:`forestimp.importance`. A draw is a tree; rows of NaN mark trees
+    The only call into :mod:`forestimp.importance`. A draw is a tree; NaN columns mark trees
     on which the measure is undefined. ``X, y`` are the training data: the out-of-bag measures
     of the current API read the copy kept by ``fit`` and ignore them.
     """
@@ -247,8 +247,8 @@ class Fit:
         )
 
 
-def fit_forest(args: Any, table: Table) -> tuple[Any, Fit]:
-    """Fit the forest of ``args`` on ``table``; chance-level fits are reported on stderr."""
+def fit_forest(args: Any, table: Table) -> tuple[Any, Fit, np.ndarray]:
+    """``(estimator, summary, y it was fitted on)``; chance-level fits are reported on stderr."""
     task, reason = (args.task, "--task") if args.task != "auto" else infer_task(table.y)
     y = table.y
     if task == "regression":
@@ -279,7 +279,7 @@ def fit_forest(args: Any, table: Table) -> tuple[Any, Fit]:
     )
     if fit.warning():
         print(fit.warning(), file=sys.stderr)
-    return est, fit
+    return est, fit, y
 
 
 def _records(names: list[str], groups: list[np.ndarray], imp, std, se) -> list[dict[str, Any]]:
@@ -346,9 +346,9 @@ def render(fmt: str, fit: Fit, args: Any, rows: list[dict[str, Any]]) -> str:
 def run(args: Any) -> int:
     """``forestimp rank``."""
     table = encode(read_frame(args.file), args.target, args.drop, args.file)
-    est, fit = fit_forest(args, table)
+    est, fit, y = fit_forest(args, table)
     values, draws = _measure(
-        est, table.X, table.y, args.measure, args.random_state, args.n_jobs, args.n_repeats
+        est, table.X, y, args.measure, args.random_state, args.n_jobs, args.n_repeats
     )
     imp, std, se = by_source(values, draws, table.groups)
     rows = _records(table.names, table.groups, imp, std, se)[: args.top]

@@ -306,3 +306,24 @@ def test_missing_values(tmp_path, capsys):
         main(argv)
     assert info.value.code == 2
     assert "missing values in x" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["permutation", "air", "mdi_oob", "mdi"])
+def test_measure_contract(name):
+    """What ``_rank`` needs from forestimp.importance, whatever its API: the importances and
+    the per-tree values they average, one column per tree."""
+    from forestimp._rank import _measure, build_model
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(int)
+    est = build_model("rf", "classification", 40, 0, 1).fit(X, y)
+    values, draws = _measure(est, X, y, name, seed=0, n_jobs=1)
+    assert values.shape == (3,) and draws.shape == (3, 40)
+    assert np.argmax(values) == 0
+    if name == "mdi":  # normalized like scikit-learn; each tree normalized on its own
+        np.testing.assert_allclose(values, est.feature_importances_)
+        np.testing.assert_allclose(draws.sum(axis=0), 1.0)
+    else:
+        kept = ~np.isnan(draws).any(axis=0)
+        np.testing.assert_allclose(values, draws[:, kept].mean(axis=1), atol=1e-12)
