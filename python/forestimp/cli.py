@@ -1,5 +1,5 @@
 """The ``forestimp`` command: ``demo`` (LED, estimated vs exact importances) and ``rank``
-(features of a CSV file ranked by importance)."""
+(the columns of a CSV or Parquet file ranked by importance, ``forestimp._rank``)."""
 
 from __future__ import annotations
 
@@ -43,74 +43,109 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load_csv(path: str, target: str):
-    import pandas as pd
+RANK_HELP = """\
+Fit a forest on a CSV or Parquet file, print its out-of-bag score, and rank the columns by
+importance. Trees are always grown on bootstrap samples (also et, trt and patches, whose
+estimators default to no bootstrap), so that every tree has out-of-bag rows.
 
-    try:
-        df = pd.read_csv(path)
-    except (OSError, ValueError) as exc:
-        raise SystemExit(f"forestimp rank: cannot read {path}: {exc}") from None
-    if target not in df.columns:
-        cols = ", ".join(map(str, df.columns[:20]))
-        print(f"forestimp rank: no column {target!r} in {path} (columns: {cols})", file=sys.stderr)
-        raise SystemExit(2)
-    y = df.pop(target)
-    text = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])]
-    if text:
-        print(f"one-hot encoding non-numeric columns: {', '.join(map(str, text))}", file=sys.stderr)
-        df = pd.get_dummies(df, columns=text, dtype=float)
-    if df.isna().any().any():
-        print("forestimp rank: the features contain missing values; impute them first",
-              file=sys.stderr)  # fmt: skip
-        raise SystemExit(2)
-    return df, y
+The out-of-bag (OOB) score says whether the forest learned anything: OOB accuracy (and the
+majority-class rate it must beat) or OOB R² (which must be above 0). At chance level a warning
+is printed: the importances of a forest that predicts nothing describe noise. A milder one
+when the OOB accuracy beats the majority-class rate p by less than 2 sqrt(p(1-p)/n).
+
+Measures (--measure):
+  permutation  (default) OOB permutation importance, Breiman's mean decrease of accuracy:
+               how much each tree's error on the rows it did not see grows when the column
+               is permuted (0/1 loss, or squared error). Noise a tree memorised does not help
+               it on unseen rows, so pure noise scores about 0 whatever its number of
+               distinct values, and the unit (the trees' error rate, or squared target units)
+               reads directly. Correlated columns share it. No extra fit.
+  air          actual impurity reduction (ranger's impurity_corrected): MDI minus the MDI of
+               a permuted shadow copy of each column; also unbiased, costs a second fit.
+  mdi_oob      MDI-oob (Li et al. 2019): impurity decreases re-scored on OOB rows.
+  mdi          scikit-learn's normalized feature_importances_. Biased: a continuous noise
+               column can outrank an informative binary one (docs/importances.md). Use it
+               to see what the trees split on, not what the target depends on.
+
+Text columns are one-hot encoded; each reports one row, the sum over its encoded columns.
+air, mdi_oob and mdi are sums over the splits of the trees, so the sum is exactly the
+importance of the group. permutation is not additive: the sum of the per-column importances
+(each dummy permuted alone) approximates, but is not, the importance of permuting the
+original column. std and s.e. are always computed from the per-tree values summed over the
+group: std over trees (ddof 1) and s.e. = std / sqrt(n_trees), the Monte-Carlo error of the
+forest average (more trees shrink it); neither includes the sampling variability of the data.
+
+Task (--task auto): classification for a non-numeric target or at most 20 distinct integer
+values; regression otherwise (non-integer numbers, or more than 20 distinct integers).
+"""
 
 
-def _rank(args: argparse.Namespace) -> int:
-    import pandas as pd
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
-    from . import ensemble as E
 
-    X, y = _load_csv(args.file, args.target)
-    task = args.task
-    if task == "auto":
-        numeric = pd.api.types.is_float_dtype(y)
-        task = "regression" if numeric and y.nunique() > 20 else "classification"
-    models = {
-        "rf": (E.RandomForestClassifier, E.RandomForestRegressor),
-        "et": (E.ExtraTreesClassifier, E.ExtraTreesRegressor),
-        "trt": (E.TotallyRandomizedTreesClassifier, E.TotallyRandomizedTreesRegressor),
-        "patches": (E.RandomPatchesClassifier, E.RandomPatchesRegressor),
-    }
-    # "hist": a Random Forest on histograms, for large files (no sort per node).
-    models["hist"] = models["rf"]
-    extra = {"splitter": "hist"} if args.model == "hist" else {}
-    cls = models[args.model][task == "regression"]
-    est = cls(
-        n_estimators=args.n_estimators,
-        random_state=args.random_state,
-        n_jobs=args.n_jobs,
-        **extra,
+def _add_rank(sub: argparse._SubParsersAction) -> None:
+    from ._rank import MEASURES, run
+
+    rank = sub.add_parser(
+        "rank",
+        help="rank the columns of a CSV or Parquet file by importance",
+        description=RANK_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    est.fit(X, y)
-    imp = est.feature_importances_
-    per_tree = est.tree_importances(normalize=True)
-    std = per_tree.std(axis=0)
-    raw = est.mdi_importances_
-    order = np.argsort(-imp, kind="stable")[: args.top]
-    print(f"{cls.__name__}, {args.n_estimators} trees, {task}, {X.shape[0]} rows")
-    width = max(len(str(c)) for c in X.columns)
-    print(f"{'rank':>4}  {'feature':<{width}}  {'importance':>10}  {'std':>8}  {'raw MDI':>9}")
-    for r, j in enumerate(order, 1):
-        print(f"{r:>4}  {X.columns[j]!s:<{width}}  {imp[j]:10.4f}  {std[j]:8.4f}  {raw[j]:9.4f}")
-    if args.plot:
-        from .plotting import plot_importances
-
-        sem = std / np.sqrt(args.n_estimators)
-        plot_importances([str(c) for c in X.columns[order]], imp[order], sem[order],
-                         title=f"{cls.__name__} on {args.file}", path=args.plot)  # fmt: skip
-        print(f"plot written to {args.plot}")
-    return 0
+    rank.add_argument("file", help="CSV (.tsv: tab-separated) or Parquet (.parquet, .pq) file")
+    rank.add_argument("--target", required=True, help="the column to predict")
+    rank.add_argument(
+        "--drop",
+        nargs="+",
+        default=[],
+        metavar="COL",
+        help="columns to leave out (identifiers, leaks)",
+    )
+    rank.add_argument(
+        "--task",
+        choices=["auto", "classification", "regression"],
+        default="auto",
+        help="default: auto (see above)",
+    )
+    rank.add_argument(
+        "--measure",
+        choices=list(MEASURES),
+        default="permutation",
+        help="importance measure (default: permutation, out-of-bag; see above)",
+    )
+    rank.add_argument(
+        "--n-repeats",
+        type=_positive,
+        default=1,
+        help="permutations per tree and column (permutation only; default 1)",
+    )
+    rank.add_argument(
+        "--model",
+        choices=["rf", "hist", "et", "trt", "patches"],
+        default="rf",
+        help="rf: Random Forest (default), hist: on histograms (large files), "
+        "et: Extra-Trees, trt: totally randomized trees, patches: Random Patches",
+    )
+    rank.add_argument("--n-estimators", type=_positive, default=500, help="default 500")
+    rank.add_argument(
+        "--random-state", type=int, default=0, help="seeds the trees and permutations"
+    )
+    rank.add_argument("--n-jobs", type=int, default=-1, help="threads (default -1: all cores)")
+    rank.add_argument("--top", type=_positive, default=None, help="show only the first TOP rows")
+    rank.add_argument(
+        "--output",
+        choices=["table", "csv", "json"],
+        default="table",
+        help="table (default, for people) or csv/json with columns rank, feature, "
+        "importance, std, standard_error, n_columns",
+    )
+    rank.add_argument("--out", metavar="PATH", help="write the output there instead of stdout")
+    rank.add_argument("--plot", metavar="PNG", help="also draw the ranking as a bar chart")
+    rank.set_defaults(run=run)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -123,17 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--n-jobs", type=int, default=-1)
     demo.add_argument("--plot", metavar="PNG", help="also draw the table as a bar chart")
     demo.set_defaults(run=_demo)
-    rank = sub.add_parser("rank", help="rank the columns of a CSV file by importance")
-    rank.add_argument("file")
-    rank.add_argument("--target", required=True)
-    rank.add_argument("--task", choices=["auto", "classification", "regression"], default="auto")
-    rank.add_argument("--model", choices=["rf", "hist", "et", "trt", "patches"], default="rf")
-    rank.add_argument("--n-estimators", type=int, default=500)
-    rank.add_argument("--random-state", type=int, default=0)
-    rank.add_argument("--n-jobs", type=int, default=-1)
-    rank.add_argument("--top", type=int, default=None)
-    rank.add_argument("--plot", metavar="PNG", help="also draw the ranking as a bar chart")
-    rank.set_defaults(run=_rank)
+    _add_rank(sub)
     args = parser.parse_args(argv)
     return args.run(args)
 
