@@ -10,7 +10,7 @@
 //! 20      …     payload: postcard encoding of `ForestRepr`
 //! ```
 //! Only primary data is written (split structure, thresholds, leaf statistics), which is
-//! also all a [`Tree`] keeps in memory, so a loaded model equals the saved one. Loading
+//! also all a [`crate::Tree`] keeps in memory, so a loaded model equals the saved one. Loading
 //! validates everything a later traversal relies on (child ids, feature ids, array lengths,
 //! parameters), so no input can make it panic.
 
@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{ForestError, Result};
 use crate::forest::Forest;
 use crate::params::{CriterionKind, Resolved};
-use crate::tree::{SplitNode, Tree, LEAF};
+use crate::tree::TreeRepr;
 
 /// First bytes of every model.
 pub const MAGIC: &[u8; 4] = b"FIMP";
@@ -38,158 +38,8 @@ struct ForestRepr {
     trees: Vec<TreeRepr>,
 }
 
-/// One tree in pre-order: the left child is implicit, the right child is stored as a
-/// forward offset (0 for a leaf) so it is a small varint; split fields only for internal
-/// nodes, leaf fields only for leaves.
-#[derive(Serialize, Deserialize)]
-struct TreeRepr {
-    right: Vec<u32>,
-    feature: Vec<u32>,
-    threshold: Vec<f64>,
-    leaf_weight: Vec<f64>,
-    leaf_count: Vec<u32>,
-    leaf_value: Vec<f64>,
-    /// Regression: the leaves' impurities (version 1: every node's); empty for
-    /// classification (derived from the values).
-    impurity: Vec<f64>,
-}
-
 fn decode_err(msg: impl Into<String>) -> ForestError {
     ForestError::Decode(msg.into())
-}
-
-impl TreeRepr {
-    /// The leaf arrays of a [`Tree`] are already in pre-order, as written here.
-    fn from_tree(t: &Tree) -> Self {
-        let mut r = TreeRepr {
-            right: Vec::with_capacity(t.len()),
-            feature: Vec::new(),
-            threshold: Vec::new(),
-            leaf_weight: t.leaf_weight.clone(),
-            leaf_count: t.leaf_count.clone(),
-            leaf_value: t.leaf_value.clone(),
-            impurity: t.leaf_impurity.clone(),
-        };
-        for (i, nd) in t.nodes.iter().enumerate() {
-            if nd.right == LEAF {
-                r.right.push(0);
-            } else {
-                r.right.push(nd.right - i as u32);
-                r.feature.push(nd.feature);
-                r.threshold.push(nd.threshold);
-            }
-        }
-        r
-    }
-
-    fn into_tree(
-        self,
-        criterion: CriterionKind,
-        width: usize,
-        n_features: usize,
-        version: u16,
-    ) -> Result<Tree> {
-        let n = self.right.len();
-        let n_internal = self.right.iter().filter(|&&d| d != 0).count();
-        let n_leaves = n - n_internal;
-        if n == 0
-            || self.feature.len() != n_internal
-            || self.threshold.len() != n_internal
-            || self.leaf_weight.len() != n_leaves
-            || self.leaf_count.len() != n_leaves
-            || Some(self.leaf_value.len()) != n_leaves.checked_mul(width)
-            || n_internal + 1 != n_leaves
-        {
-            return Err(decode_err("node arrays of inconsistent lengths"));
-        }
-        let regression = criterion == CriterionKind::SquaredError;
-        let stored = match (regression, version) {
-            (false, _) => 0,
-            (true, 1) => n,
-            (true, _) => n_leaves,
-        };
-        if self.impurity.len() != stored {
-            return Err(decode_err("impurity array of the wrong length"));
-        }
-        if self.impurity.iter().any(|x| !(x.is_finite() && *x >= 0.0)) {
-            return Err(decode_err("impurity not a finite non-negative number"));
-        }
-        check_preorder(&self.right)?;
-        let leaf_ok = |k: usize| {
-            let v = &self.leaf_value[k * width..(k + 1) * width];
-            let w = self.leaf_weight[k];
-            w.is_finite() && w >= 0.0 && v.iter().all(|x| x.is_finite())
-        };
-        if !(0..n_leaves).all(leaf_ok) {
-            return Err(decode_err("non-finite leaf statistics"));
-        }
-        let (mut k_int, mut k_leaf) = (0, 0);
-        let mut nodes = Vec::with_capacity(n);
-        let mut leaf_impurity = Vec::with_capacity(if regression { n_leaves } else { 0 });
-        for (i, &dr) in self.right.iter().enumerate() {
-            if dr == 0 {
-                if regression {
-                    // Version 1 stored every node's impurity; internal ones are derived.
-                    leaf_impurity.push(self.impurity[if version == 1 { i } else { k_leaf }]);
-                }
-                nodes.push(SplitNode {
-                    threshold: 0.0,
-                    feature: k_leaf as u32,
-                    right: LEAF,
-                });
-                k_leaf += 1;
-                continue;
-            }
-            let (f, thr) = (self.feature[k_int], self.threshold[k_int]);
-            if f as usize >= n_features || thr.is_nan() {
-                return Err(decode_err("split on an unknown feature or a NaN threshold"));
-            }
-            nodes.push(SplitNode {
-                threshold: thr,
-                feature: f,
-                right: i as u32 + dr,
-            });
-            k_int += 1;
-        }
-        Ok(Tree {
-            nodes,
-            leaf_value: self.leaf_value,
-            leaf_weight: self.leaf_weight,
-            leaf_count: self.leaf_count,
-            leaf_impurity,
-            width,
-            criterion,
-        })
-    }
-}
-
-/// Checks that right-child offsets describe one binary tree in pre-order: walking it from
-/// the root must meet the ids 0, 1, 2, … in order and end exactly at the last node.
-fn check_preorder(right: &[u32]) -> Result<()> {
-    let n = right.len();
-    let mut next = 0usize;
-    let mut stack = vec![0usize];
-    while let Some(t) = stack.pop() {
-        if t != next || t >= n {
-            return Err(decode_err("child ids do not form a tree in pre-order"));
-        }
-        next += 1;
-        if right[t] != 0 {
-            let r = t
-                .checked_add(right[t] as usize)
-                .filter(|&r| r > t + 1 && r < n);
-            let Some(r) = r else {
-                return Err(decode_err("right child out of range"));
-            };
-            stack.push(r);
-            stack.push(t + 1);
-        }
-    }
-    if next == n {
-        Ok(())
-    } else {
-        Err(decode_err("nodes unreachable from the root"))
-    }
 }
 
 fn check_params(p: &Resolved, n_classes: usize, n_trees: usize) -> Result<()> {

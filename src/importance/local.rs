@@ -26,13 +26,9 @@ fn on_path<T: Feature>(
     mut visit: impl FnMut(usize, usize, usize),
 ) {
     let mut t = 0;
-    while let Some((l, r)) = tree.children(t) {
+    while !tree.is_leaf(t) {
         let f = tree.feature(t) as usize;
-        let child = if x.get(i, f).to_f64() <= tree.threshold(t) {
-            l
-        } else {
-            r
-        };
+        let child = tree.next(t, x.get(i, f).to_f64());
         visit(t, child, f);
         t = child;
     }

@@ -9,7 +9,7 @@
 //! subtree predicts one class (or value) throughout ([`NodeLoss`]).
 
 use crate::data::{Feature, Matrix, Targets};
-use crate::tree::{Tree, LEAF};
+use crate::tree::Tree;
 
 /// Leaf reached by row `i` of `x` when its feature `m` is replaced by `x[j, m]`.
 #[inline]
@@ -37,26 +37,20 @@ pub fn leaves_with_values<T: Feature>(
 ) {
     chain.clear();
     let mut t = 0usize;
-    loop {
-        let nd = &tree.nodes[t];
-        if nd.right == LEAF {
-            break;
-        }
-        let f = nd.feature as usize;
-        let left = x.get(i, f).to_f64() <= nd.threshold;
+    while !tree.is_leaf(t) {
+        let f = tree.feature(t) as usize;
+        let left = tree.goes_left(t, x.get(i, f).to_f64());
         if f == m {
             chain.push((t, left));
         }
-        t = if left { t + 1 } else { nd.right as usize };
+        t = tree.child(t, left);
     }
     for (leaf, &vm) in out.iter_mut().zip(values) {
         *leaf = t;
         for &(s, left) in chain.iter() {
-            let nd = &tree.nodes[s];
-            let go_left = vm <= nd.threshold;
+            let go_left = tree.goes_left(s, vm);
             if go_left != left {
-                let child = if go_left { s + 1 } else { nd.right as usize };
-                *leaf = descend_value(tree, x, child, i, m, vm);
+                *leaf = descend_value(tree, x, tree.child(s, go_left), i, m, vm);
                 break;
             }
         }
@@ -87,18 +81,19 @@ fn descend_value<T: Feature>(
     vm: f64,
 ) -> usize {
     let mut t = start;
-    loop {
-        let nd = &tree.nodes[t];
-        if nd.right == LEAF {
-            return t;
-        }
-        let f = nd.feature as usize;
-        let v = if f == m { vm } else { x.get(i, f).to_f64() };
-        t = if v <= nd.threshold {
-            t + 1
-        } else {
-            nd.right as usize
-        };
+    while !tree.is_leaf(t) {
+        t = tree.next(t, value_with(x, i, tree.feature(t) as usize, m, vm));
+    }
+    t
+}
+
+/// Row `i`'s value of feature `f`, feature `m` reading `vm` instead.
+#[inline(always)]
+fn value_with<T: Feature>(x: &Matrix<'_, T>, i: usize, f: usize, m: usize, vm: f64) -> f64 {
+    if f == m {
+        vm
+    } else {
+        x.get(i, f).to_f64()
     }
 }
 
@@ -189,14 +184,7 @@ impl<'a> NodeLoss<'a> {
     ) -> usize {
         let mut t = start;
         while !self.stop[t] {
-            let nd = &tree.nodes[t];
-            let f = nd.feature as usize;
-            let v = if f == m { vm } else { x.get(i, f).to_f64() };
-            t = if v <= nd.threshold {
-                t + 1
-            } else {
-                nd.right as usize
-            };
+            t = tree.next(t, value_with(x, i, tree.feature(t) as usize, m, vm));
         }
         t
     }
@@ -242,9 +230,8 @@ pub(crate) fn path_deltas<T: Feature>(
         firsts.clear();
         let mut t = 0usize;
         while !loss.stop[t] {
-            let nd = &tree.nodes[t];
-            let f = nd.feature as usize;
-            let left = x.get(i, f).to_f64() <= nd.threshold;
+            let f = tree.feature(t) as usize;
+            let left = tree.goes_left(t, x.get(i, f).to_f64());
             let q = path.len() as u32;
             if seen[f] == k {
                 path[last[f] as usize].next_same = q;
@@ -258,24 +245,19 @@ pub(crate) fn path_deltas<T: Feature>(
                 left,
                 next_same: NONE,
             });
-            t = if left { t + 1 } else { nd.right as usize };
+            t = tree.child(t, left);
         }
         let base = loss.loss(i, t);
         total += base;
         for &q0 in &firsts {
-            let f = tree.nodes[path[q0 as usize].node as usize].feature as usize;
+            let f = tree.feature(path[q0 as usize].node as usize) as usize;
             let vm = x.get(subst[f][k] as usize, f).to_f64();
             let mut q = q0;
             while q != NONE {
                 let step = path[q as usize];
-                let nd = &tree.nodes[step.node as usize];
-                let left = vm <= nd.threshold;
+                let left = tree.goes_left(step.node as usize, vm);
                 if left != step.left {
-                    let child = if left {
-                        step.node as usize + 1
-                    } else {
-                        nd.right as usize
-                    };
+                    let child = tree.child(step.node as usize, left);
                     let d = loss.loss(i, loss.descend(tree, x, child, i, f, vm)) - base;
                     if d != 0.0 {
                         emit(f, k, d);

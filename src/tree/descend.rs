@@ -6,7 +6,7 @@
 //! in cache for the whole forest. A row alone in its subtree finishes on one of
 //! [`WALK_LANES`] interleaved walks, so that the chains of dependent loads overlap.
 
-use super::{Tree, LEAF};
+use super::{goes_left, Tree, LEAF};
 use crate::data::{Feature, Matrix};
 
 /// How many rows ahead a partition asks for a row's value (the block's rows are in L2 or
@@ -101,11 +101,11 @@ impl Tree {
             for (k, &r) in rows.iter().enumerate() {
                 // Past the end, the last row again: a select, not a branch.
                 col.prefetch(*rows.get(k + PREFETCH_AHEAD).unwrap_or(&r) as usize);
-                let goes_left = col.value(r as usize) <= threshold;
+                let left = goes_left(col.value(r as usize), threshold);
                 dst[r_end - 1] = r;
                 dst[l] = r;
-                l += usize::from(goes_left);
-                r_end -= usize::from(!goes_left);
+                l += usize::from(left);
+                r_end -= usize::from(!left);
             }
             let mid = start + l;
             if mid < end {
@@ -146,11 +146,7 @@ impl Tree {
                 let t = node[l];
                 let nd = &self.nodes[t];
                 if nd.right != LEAF {
-                    node[l] = if value(r, nd.feature as usize) <= nd.threshold {
-                        t + 1
-                    } else {
-                        nd.right as usize
-                    };
+                    node[l] = nd.next(t, value(r, nd.feature as usize));
                     continue;
                 }
                 reach(t, r);

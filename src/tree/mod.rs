@@ -34,7 +34,11 @@ mod histograms;
 pub mod multiway;
 mod partition;
 pub use partition::Word;
+#[cfg(feature = "serde")]
+mod repr;
 pub(crate) mod sort;
+#[cfg(feature = "serde")]
+pub(crate) use repr::TreeRepr;
 pub(crate) mod splitter;
 
 use crate::data::{Feature, Matrix};
@@ -43,29 +47,51 @@ use crate::params::CriterionKind;
 /// Child id marking a leaf.
 pub const LEAF: u32 = u32::MAX;
 
-/// The split fields of a node, packed for prediction.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct SplitNode {
-    /// `x ≤ threshold` goes to the left child `t + 1`.
-    pub threshold: f64,
-    /// Split feature; for a leaf, its index in the leaf arrays.
-    pub feature: u32,
-    /// Right child, or `LEAF`.
-    pub right: u32,
+/// The routing rule: whether a sample whose split feature reads `value` goes to the left
+/// child of a node with this `threshold`. Every walk of a fitted tree and every partition
+/// of a growing one decides by this function (through [`Tree::goes_left`] for the walks),
+/// so a change of rule, such as where missing values go, is made here once.
+#[inline(always)]
+pub(crate) fn goes_left(value: f64, threshold: f64) -> bool {
+    value <= threshold
 }
 
-/// A fitted binary tree.
+/// The split fields of a node, packed for prediction.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct SplitNode {
+    /// `x ≤ threshold` goes to the left child `t + 1`.
+    threshold: f64,
+    /// Split feature; for a leaf, its index in the leaf arrays.
+    feature: u32,
+    /// Right child, or `LEAF`.
+    right: u32,
+}
+
+impl SplitNode {
+    /// The child a value goes to, `t` being this node's id.
+    #[inline(always)]
+    fn next(&self, t: usize, value: f64) -> usize {
+        if goes_left(value, self.threshold) {
+            t + 1
+        } else {
+            self.right as usize
+        }
+    }
+}
+
+/// A fitted binary tree. Its node arrays are private to `tree/`: the rest of the crate
+/// walks it through [`Tree::goes_left`], [`Tree::child`] and [`Tree::next`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tree {
-    pub(crate) nodes: Vec<SplitNode>,
+    nodes: Vec<SplitNode>,
     /// `n_leaves × width`: class frequencies, or the mean output.
-    pub(crate) leaf_value: Vec<f64>,
-    pub(crate) leaf_weight: Vec<f64>,
-    pub(crate) leaf_count: Vec<u32>,
+    leaf_value: Vec<f64>,
+    leaf_weight: Vec<f64>,
+    leaf_count: Vec<u32>,
     /// Regression only (empty for classification, where impurity follows from the value).
-    pub(crate) leaf_impurity: Vec<f64>,
-    pub(crate) width: usize,
-    pub(crate) criterion: CriterionKind,
+    leaf_impurity: Vec<f64>,
+    width: usize,
+    criterion: CriterionKind,
 }
 
 /// Statistics of every node of a tree, derived from its leaves by [`Tree::node_stats`].
@@ -202,6 +228,29 @@ impl Tree {
         self.nodes[node].threshold
     }
 
+    /// Whether `value` of split node `node`'s feature goes to its left child (the routing
+    /// rule, [`goes_left`]).
+    #[inline(always)]
+    pub fn goes_left(&self, node: usize, value: f64) -> bool {
+        goes_left(value, self.nodes[node].threshold)
+    }
+
+    /// The left (`left = true`) or right child of split node `node`.
+    #[inline(always)]
+    pub fn child(&self, node: usize, left: bool) -> usize {
+        if left {
+            node + 1
+        } else {
+            self.nodes[node].right as usize
+        }
+    }
+
+    /// The child of split node `node` that `value` of its feature goes to.
+    #[inline(always)]
+    pub fn next(&self, node: usize, value: f64) -> usize {
+        self.nodes[node].next(node, value)
+    }
+
     /// Leaf reached by row `i` of `x`.
     #[inline]
     pub fn leaf<T: Feature>(&self, x: &Matrix<'_, T>, i: usize) -> usize {
@@ -220,11 +269,7 @@ impl Tree {
             if nd.right == LEAF {
                 return t;
             }
-            t = if value(nd.feature as usize).to_f64() <= nd.threshold {
-                t + 1
-            } else {
-                nd.right as usize
-            };
+            t = nd.next(t, value(nd.feature as usize).to_f64());
         }
     }
 
@@ -232,12 +277,8 @@ impl Tree {
     pub fn path<T: Feature>(&self, x: &Matrix<'_, T>, i: usize, path: &mut Vec<usize>) {
         let mut t = 0usize;
         path.push(t);
-        while let Some((l, r)) = self.children(t) {
-            t = if x.get(i, self.nodes[t].feature as usize).to_f64() <= self.nodes[t].threshold {
-                l
-            } else {
-                r
-            };
+        while !self.is_leaf(t) {
+            t = self.next(t, x.get(i, self.nodes[t].feature as usize).to_f64());
             path.push(t);
         }
     }
