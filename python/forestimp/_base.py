@@ -113,7 +113,7 @@ class BaseForest(BaseEstimator):
             n_classes = 0
         self.n_outputs_ = 1
         if sw is not None and not np.any(sw > 0):
-            raise ValueError("Sample weights must contain at least one positive value.")
+            raise DataError("Sample weights must contain at least one positive value.")
 
         criterion = P.check_choice("criterion", self.criterion, self._criteria())
         if criterion == "log_loss":
@@ -122,7 +122,7 @@ class BaseForest(BaseEstimator):
         max_samples = P.resolve_max_samples(self.max_samples, n, bootstrap)
         oob = self.oob_score
         if oob and not (bootstrap or (max_samples is not None and max_samples < n)):
-            raise ValueError(
+            raise InvalidParameterError(
                 "Out of bag estimation only available if bootstrap=True or max_samples < n_samples"
             )
         n_jobs = P.check_n_jobs(self.n_jobs)

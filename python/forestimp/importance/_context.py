@@ -176,7 +176,8 @@ def context(
             UserWarning,
             stacklevel=2,
         )
-    out = context_importances(
+    # Keys present for every call; the None values are the p-values without permutations.
+    out: dict[str, Any] = context_importances(
         est.forest_,
         X,
         y_engine,

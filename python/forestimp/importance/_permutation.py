@@ -157,7 +157,7 @@ def permutation(
     PermutationImportance, or a dict of them (one per metric) for several metrics
     """
     forest = _forest_of(est)
-    n_repeats = P.check_int("n_repeats", n_repeats, 1)  # type: ignore[assignment]
+    n_repeats = P.check_int("n_repeats", n_repeats, 1)
     n_jobs = P.check_n_jobs(n_jobs)
     seed = P.seed_from(random_state)
     names = feature_names_of(est, forest.n_features)

@@ -100,7 +100,7 @@ def permuted_scores(
     permuted: Callable[[int], np.ndarray],
     permutation: Callable[[int, int], np.ndarray],
     n_repeats: int,
-    n_jobs: int,
+    n_jobs: int | None,
 ) -> tuple[Scores, dict[str | None, np.ndarray], bool]:
     """``(baseline, importances, multimetric)``: ``importances[name]`` (p, n_repeats) is
     ``baseline − score`` with column ``m`` permuted by ``permutation(m, r)``.
@@ -128,7 +128,7 @@ def permuted_scores(
                     imp[k][m, r] = baseline[k] - v
         return baseline, imp, multi
     frame = hasattr(X, "iloc")  # keep a DataFrame a DataFrame: the estimator checks names
-    base_X = X if frame else Xe
+    base_X: Any = X if frame else Xe
     baseline = _call(scorer, est, base_X, y, sw)
     imp = {k: np.empty((p, n_repeats)) for k in baseline}
     work = base_X.copy()

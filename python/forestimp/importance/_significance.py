@@ -121,7 +121,7 @@ def significance(
         observed = _measure(est, X, y, importance)
         p, null = janitza_pvalues(observed.importances_mean)
         return _result(observed, p, null, method, importance)
-    n_permutations = check_int("n_permutations", n_permutations, 1)  # type: ignore[assignment]
+    n_permutations = check_int("n_permutations", n_permutations, 1)
     observed = _measure(est, X, y, importance)
     rng = np.random.default_rng(random_state)
     y = np.asarray(y)
