@@ -191,7 +191,8 @@ def measure_python(spec: dict[str, Any], data, ops: list[str], repeats: int) -> 
 
             try:  # Breiman's OOB permutation, one permutation per tree and feature
                 row["perm_oob_s"], _ = timed(
-                    lambda: permutation(est, n_jobs=threads, random_state=0), repeats
+                    lambda: permutation(est, X_tr, y_tr, oob=True, n_jobs=threads, random_state=0),
+                    repeats,
                 )
             except Exception as exc:  # no out-of-bag rows (Extra-Trees without bootstrap)
                 row["perm_note"] = str(exc).splitlines()[0][:80]

@@ -36,8 +36,8 @@ Operations (``--ops``), all timed *inside* each library, median of ``--repeats``
   ``oob.error=TRUE`` minus ``FALSE``; note that ranger's *default* fit computes it, so its
   default fit time is fit + OOB). n/a where the model has no OOB rows (Extra-Trees, sklearn
   Bagging without bootstrap) and for LightGBM;
-* ``permutation``: forestimp ``importance.permutation(est)`` (out-of-bag, Breiman's) and
-  ``permutation(est, X_test, y_test, n_repeats=1)`` (held-out); sklearn
+* ``permutation``: forestimp ``importance.permutation(est, X_train, y_train, oob=True)``
+  (out-of-bag, Breiman's) and ``permutation(est, X_test, y_test, n_repeats=1)`` (held-out); sklearn
   ``inspection.permutation_importance(est, X_test, y_test, n_repeats=1)`` (run once);
   ranger: extra fit time of ``importance="permutation"`` (out-of-bag).
 

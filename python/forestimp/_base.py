@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import sys
 import warnings
-from typing import Any
+import zlib
+from typing import Any, TypeVar
 
 import numpy as np
 from scipy.sparse import csr_matrix
@@ -20,10 +21,26 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from . import _params as P
-from ._core import Forest, InvalidParameterError
+from ._core import DataError, Forest, InvalidParameterError
 
 # float32 and float64 reach the engine as they are; any other numeric dtype becomes float64.
 _DTYPES = [np.float64, np.float32]
+
+_Self = TypeVar("_Self", bound="BaseForest")
+
+# Rows of X hashed into the training fingerprint (evenly spaced, first and last included).
+_FINGERPRINT_ROWS = 1024
+
+
+def _fingerprint(X: np.ndarray, y: np.ndarray) -> tuple[int, int, int]:
+    """``(n_samples, n_features, crc)`` of training data: the CRC-32 of up to 1024 evenly
+    spaced rows of X (as float64, so the memory order and a float32/float64 round trip do not
+    matter) and of all of y (class codes or values, as float64). O(p + n), no copy of X."""
+    n = X.shape[0]
+    rows = np.unique(np.linspace(0, n - 1, num=min(n, _FINGERPRINT_ROWS)).astype(np.intp))
+    crc = zlib.crc32(np.ascontiguousarray(X[rows], dtype=np.float64).tobytes())
+    crc = zlib.crc32(np.ascontiguousarray(y, dtype=np.float64).tobytes(), crc)
+    return n, X.shape[1], crc
 
 
 def _as_engine_matrix(X: np.ndarray) -> np.ndarray:
@@ -51,7 +68,7 @@ class BaseForest(BaseEstimator):
         return ("gini", "entropy", "log_loss") if self._is_classifier else ("squared_error",)
 
     # ------------------------------------------------------------------------ fitting
-    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> BaseForest:
+    def fit(self: _Self, X: Any, y: Any, sample_weight: Any = None) -> _Self:
         """Grow the forest on ``(X, y)``.
 
         Parameters
@@ -70,7 +87,7 @@ class BaseForest(BaseEstimator):
         """
         return self._fit(X, y, sample_weight)
 
-    def _fit(self, X: Any, y: Any, sample_weight: Any, shadows: bool = False) -> BaseForest:
+    def _fit(self: _Self, X: Any, y: Any, sample_weight: Any, shadows: bool = False) -> _Self:
         """``fit``; with ``shadows`` the forest is grown on X and p virtual permuted copies
         of its columns (``forestimp.importance.unbiased``), and nothing else is computed."""
         X, y = validate_data(
@@ -96,7 +113,7 @@ class BaseForest(BaseEstimator):
             n_classes = 0
         self.n_outputs_ = 1
         if sw is not None and not np.any(sw > 0):
-            raise ValueError("Sample weights must contain at least one positive value.")
+            raise DataError("Sample weights must contain at least one positive value.")
 
         criterion = P.check_choice("criterion", self.criterion, self._criteria())
         if criterion == "log_loss":
@@ -105,7 +122,7 @@ class BaseForest(BaseEstimator):
         max_samples = P.resolve_max_samples(self.max_samples, n, bootstrap)
         oob = self.oob_score
         if oob and not (bootstrap or (max_samples is not None and max_samples < n)):
-            raise ValueError(
+            raise InvalidParameterError(
                 "Out of bag estimation only available if bootstrap=True or max_samples < n_samples"
             )
         n_jobs = P.check_n_jobs(self.n_jobs)
@@ -148,38 +165,57 @@ class BaseForest(BaseEstimator):
         )
         if shadows:
             return self
-        # Out-of-bag importances (forestimp.importance with X=None) need the training rows
-        # again: keep a reference to the matrix the engine read (no copy is made here), left
-        # out of pickles. release_training_data() frees it.
-        self._fit_data = (X, y_engine)
+        # No reference to the caller's X is kept (it may be changed in place, and a pickle
+        # could not restore it): out-of-bag measures take the training data again and check
+        # it against this fingerprint (_training_input).
+        self._training_fingerprint = _fingerprint(X, y_engine)
         if oob:
             self._set_oob_score(X, y)
         return self
 
-    def _training_data(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(X, y_codes)`` the forest was fitted on (class codes as float64 for classifiers)."""
-        check_is_fitted(self, "forest_")
-        data = getattr(self, "_fit_data", None)
-        if data is None:
-            raise ValueError(
-                "The training data of this estimator is not available (it is not pickled, "
-                "or release_training_data() was called): pass the training X and y explicitly."
+    def _target_codes(self, y: Any, n_samples: int) -> np.ndarray:
+        """Targets as the engine reads them: class codes (classifiers) or values, float64."""
+        y = np.asarray(y)
+        if y.ndim != 1 or y.shape[0] != n_samples:
+            raise DataError(f"y must have shape ({n_samples},), got {y.shape}.")
+        if not self._is_classifier:
+            values = np.ascontiguousarray(y, dtype=np.float64)
+            if not np.all(np.isfinite(values)):
+                raise DataError("y contains NaN or infinite values.")
+            return values
+        classes = self.classes_
+        codes = np.clip(np.searchsorted(classes, y), 0, len(classes) - 1)
+        unknown = classes[codes] != y
+        if unknown.any():
+            raise DataError(
+                f"y contains labels the classifier was not fitted on, e.g. {y[unknown][0]!r}."
             )
-        X, y = data
-        # Class codes are kept as the uint32 the fit read; the other engine calls take float64.
-        return X, y.astype(np.float64, copy=False)
+        return codes.astype(np.float64)
 
-    def release_training_data(self) -> BaseForest:
-        """Drop the reference to the training matrix kept for out-of-bag importances."""
-        self.__dict__.pop("_fit_data", None)
-        return self
+    def _training_input(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+        """``(X, y_codes)`` for an out-of-bag measure, checked to be the training data.
 
-    def __getstate__(self) -> dict[str, Any]:
-        # A copy: the base class may return the live __dict__, and pickling must not drop
-        # the training data from the estimator being pickled.
-        state = dict(super().__getstate__())
-        state.pop("_fit_data", None)
-        return state
+        The in-bag/out-of-bag rows of every tree are regenerated from its seed by row
+        *position*, so any other matrix would silently give a wrong answer. The check
+        compares the shape, up to 1024 evenly spaced rows of X and all of y with the
+        fingerprint taken at fit: it catches other data, a subset, reordered rows and any
+        change of y, but not an in-place edit of X rows outside the sampled ones.
+        """
+        if X is None or y is None:
+            raise InvalidParameterError(
+                "Out-of-bag importances need the training data: pass the X and y given to fit."
+            )
+        Xe = self._engine_input(X)
+        codes = self._target_codes(y, Xe.shape[0])
+        want = getattr(self, "_training_fingerprint", None)
+        if want is not None and _fingerprint(Xe, codes) != want:
+            n = want[0]
+            got = "" if Xe.shape[0] == n else f" ({Xe.shape[0]} rows given, {n} at fit)"
+            raise DataError(
+                "Out-of-bag importances need the exact training data (same rows, same order, "
+                f"unchanged): X, y differ from those given to fit{got}."
+            )
+        return Xe, codes
 
     def _apply_class_weight(self, y: np.ndarray, sw: np.ndarray | None) -> np.ndarray | None:
         cw = self.class_weight
@@ -267,8 +303,9 @@ class BaseForest(BaseEstimator):
 
     @property
     def importances_std_(self) -> np.ndarray:
-        """Standard deviation over trees of the raw per-tree MDI."""
-        return self.tree_importances().std(axis=0)
+        """Standard deviation over trees (``ddof=0``) of the normalized per-tree MDI, in the
+        units of ``feature_importances_`` (``mdi(est, normalize=True).importances_std``)."""
+        return self.tree_importances(normalize=True).std(axis=0)
 
 
 class ForestClassifierMixin(ClassifierMixin):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from numbers import Integral, Real
+from typing import Any, Literal, TypeGuard, overload
 
 import numpy as np
 from sklearn.utils import check_random_state
@@ -15,43 +16,50 @@ from sklearn.utils import check_random_state
 from ._core import InvalidParameterError
 
 
-def _is_int(v: object) -> bool:
+def _is_int(v: object) -> TypeGuard[int | np.integer[Any]]:
     return isinstance(v, (Integral, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
-def _is_real(v: object) -> bool:
+def _is_real(v: object) -> TypeGuard[float | np.floating[Any]]:
     return isinstance(v, (Real, np.floating)) and not isinstance(v, (bool, np.bool_))
 
 
+@overload
+def check_int(
+    name: str, value: object, low: int, high: int | None = None, *, none_ok: Literal[False] = ...
+) -> int: ...
+@overload
+def check_int(
+    name: str, value: object, low: int, high: int | None = None, *, none_ok: bool
+) -> int | None: ...
 def check_int(
     name: str, value: object, low: int, high: int | None = None, *, none_ok: bool = False
 ) -> int | None:
     """An integer in ``[low, high]`` (``high`` None: no upper bound), or None when allowed."""
     if value is None and none_ok:
         return None
-    ok = _is_int(value) and low <= int(value) <= (int(value) if high is None else high)  # type: ignore[arg-type]
-    if not ok:
+    if not (_is_int(value) and low <= int(value) <= (int(value) if high is None else high)):
         upper = f" and <= {high}" if high is not None else ""
         allowed = f"an int >= {low}{upper}" + (" or None" if none_ok else "")
         raise InvalidParameterError(f"The '{name}' parameter must be {allowed}, got {value!r}.")
-    return int(value)  # type: ignore[arg-type]
+    return int(value)
 
 
 def check_real(name: str, value: object, low: float, high: float) -> float:
     """A finite real in ``[low, high]``."""
-    if not _is_real(value) or not (low <= float(value) <= high):  # type: ignore[arg-type]
+    if not _is_real(value) or not (low <= float(value) <= high):
         raise InvalidParameterError(
             f"The '{name}' parameter must be a float in [{low}, {high}], got {value!r}."
         )
-    return float(value)  # type: ignore[arg-type]
+    return float(value)
 
 
 def resolve_min_samples(name: str, value: object, n_samples: int, low: int) -> int:
     """``min_samples_split`` / ``min_samples_leaf``: an int ``>= low`` or a fraction of n."""
     if _is_int(value):
-        return check_int(name, value, low)  # type: ignore[return-value]
-    if _is_real(value) and 0.0 < float(value) <= 1.0:  # type: ignore[arg-type]
-        return max(low, math.ceil(float(value) * n_samples))  # type: ignore[arg-type]
+        return check_int(name, value, low)
+    if _is_real(value) and 0.0 < float(value) <= 1.0:
+        return max(low, math.ceil(float(value) * n_samples))
     raise InvalidParameterError(
         f"The '{name}' parameter must be an int >= {low} or a float in (0, 1], got {value!r}."
     )
@@ -67,10 +75,10 @@ def resolve_features(name: str, value: object, n_features: int) -> int:
         if value == "log2":
             return max(1, int(math.log2(n_features)))
     elif _is_int(value):
-        if 1 <= int(value) <= n_features:  # type: ignore[arg-type]
-            return int(value)  # type: ignore[arg-type]
-    elif _is_real(value) and 0.0 < float(value) <= 1.0:  # type: ignore[arg-type]
-        return max(1, int(float(value) * n_features))  # type: ignore[arg-type]
+        if 1 <= int(value) <= n_features:
+            return int(value)
+    elif _is_real(value) and 0.0 < float(value) <= 1.0:
+        return max(1, int(float(value) * n_features))
     raise InvalidParameterError(
         f"The '{name}' parameter must be an int in [1, {n_features}], a float in (0, 1], "
         f"'sqrt', 'log2' or None, got {value!r}."
@@ -82,11 +90,11 @@ def resolve_max_samples(value: object, n_samples: int, bootstrap: bool) -> int |
     if value is None:
         return None
     if _is_int(value):
-        m = int(value)  # type: ignore[arg-type]
+        m = int(value)
         if 1 <= m and (bootstrap or m <= n_samples):
             return m
-    elif _is_real(value) and 0.0 < float(value) <= 1.0:  # type: ignore[arg-type]
-        return max(1, round(float(value) * n_samples))  # type: ignore[arg-type]
+    elif _is_real(value) and 0.0 < float(value) <= 1.0:
+        return max(1, round(float(value) * n_samples))
     raise InvalidParameterError(
         f"The 'max_samples' parameter must be None, an int in [1, {n_samples}] or a float "
         f"in (0, 1], got {value!r}."
@@ -113,8 +121,8 @@ def seed_from(random_state: object) -> int:
 def check_n_jobs(n_jobs: object) -> int | None:
     if n_jobs is None:
         return None
-    if not _is_int(n_jobs) or int(n_jobs) == 0:  # type: ignore[arg-type]
+    if not _is_int(n_jobs) or int(n_jobs) == 0:
         raise InvalidParameterError(
             f"The 'n_jobs' parameter must be None or a non-zero int, got {n_jobs!r}."
         )
-    return int(n_jobs)  # type: ignore[arg-type]
+    return int(n_jobs)

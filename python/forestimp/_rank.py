@@ -160,20 +160,26 @@ def _measure(
     """``(importances (p,), per-draw values (p, n_draws))`` of the encoded columns.
 
     The only call into :mod:`forestimp.importance`. A draw is a tree; NaN columns mark trees
-    on which the measure is undefined. ``X, y`` are the training data: the out-of-bag measures
-    of the current API read the copy kept by ``fit`` and ignore them.
+    on which the measure is undefined. ``X, y`` are the training data, which the out-of-bag
+    measures need.
     """
-    from .importance import mdi, permutation, unbiased
+    from .importance import Importances, mdi, permutation, unbiased
 
+    r: Importances
     if name == "permutation":
-        r = permutation(est, n_repeats=n_repeats, random_state=seed, n_jobs=n_jobs)
-        return r.importances_mean, r.per_tree.T
-    if name in ("air", "mdi_oob"):
-        u = unbiased(est, method=name, random_state=seed, n_jobs=n_jobs)
-        return u.importances, u.per_tree.T
-    if name == "mdi":
-        return mdi(est, normalize=True), mdi(est, normalize=True, per_tree=True).T
-    raise ValueError(f"unknown measure {name!r}")
+        res = permutation(
+            est, X, y, oob=True, n_repeats=n_repeats, random_state=seed, n_jobs=n_jobs
+        )
+        assert isinstance(res, Importances)  # one scorer gives one result, not a dict
+        r = res
+    elif name in ("air", "mdi_oob"):
+        r = unbiased(est, X, y, method=name, random_state=seed, n_jobs=n_jobs)
+    elif name == "mdi":
+        r = mdi(est, normalize=True)
+    else:
+        raise ValueError(f"unknown measure {name!r}")
+    assert r.importances is not None  # every measure here has per-tree values
+    return r.importances_mean, r.importances
 
 
 def by_source(

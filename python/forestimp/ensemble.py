@@ -58,6 +58,10 @@ def _engine_splitter(multiway: object, default: str) -> str:
 class _RandomForestLayout:
     """Best splits, exact (sorted values) or on histograms, over K = ``max_features``."""
 
+    # Parameters of the estimators this layout is mixed into (declared for type checkers).
+    splitter: str
+    max_features: Any
+
     def _engine_layout(self, n_features: int) -> tuple[str, int | None, int]:
         splitter = P.check_choice("splitter", self.splitter, ("best", "hist"))
         return splitter, None, P.resolve_features("max_features", self.max_features, n_features)
@@ -65,6 +69,9 @@ class _RandomForestLayout:
 
 class _ExtraTreesLayout:
     """Random thresholds, or multiway splits, over K = ``max_features`` candidates."""
+
+    max_features: Any
+    multiway: bool
 
     def _engine_layout(self, n_features: int) -> tuple[str, int | None, int]:
         k = P.resolve_features("max_features", self.max_features, n_features)
@@ -140,6 +147,10 @@ class _PatchesLayout:
     """Random Patches: ``max_features`` is the per-tree feature subset (BaggingClassifier's
     convention), ``max_features_node`` the K drawn at each node among them."""
 
+    splitter: str
+    max_features: Any
+    max_features_node: Any
+
     def _engine_layout(self, n_features: int) -> tuple[str, int | None, int]:
         splitter = P.check_choice("splitter", self.splitter, ("random", "best", "hist"))
         q = P.resolve_features("max_features", self.max_features, n_features)
@@ -180,6 +191,8 @@ class RandomPatchesRegressor(_PatchesLayout, ForestRegressorMixin, BaseForest):
 class _TotallyRandomizedLayout:
     """K = 1: each node splits on one feature drawn uniformly among those not constant in
     the node, at a random threshold (the trees of Louppe et al. 2013, Thm 1)."""
+
+    multiway: bool
 
     def _engine_layout(self, n_features: int) -> tuple[str, int | None, int]:
         return _engine_splitter(self.multiway, "random"), None, 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -16,7 +17,7 @@ def plot_importances(
     title: str = "",
     xlabel: str = "importance",
     path: str | None = None,
-):
+) -> Any:
     """Horizontal bars, largest on top, with optional error bars and reference markers.
 
     Parameters
@@ -34,12 +35,38 @@ def plot_importances(
     -------
     matplotlib.figure.Figure
     """
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("plots need matplotlib: pip install 'forestimp[plot]'") from exc
+    fig = bar_importances(
+        names, importances, errors, reference=reference, title=title, xlabel=xlabel
+    ).figure
+    fig.tight_layout()
+    if path:
+        fig.savefig(path, dpi=120)
+    return fig
+
+
+def bar_importances(
+    names: Sequence[str],
+    importances: np.ndarray,
+    errors: np.ndarray | None = None,
+    *,
+    ax: Any = None,
+    reference: np.ndarray | None = None,
+    title: str = "",
+    xlabel: str = "importance",
+) -> Any:
+    """Draw the bars of :func:`plot_importances` on ``ax`` (default: a new figure).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    if ax is None:
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError("plots need matplotlib: pip install 'forestimp[plot]'") from exc
+        _, ax = plt.subplots(figsize=(6.4, 0.3 * len(names) + 1.2))
     order = np.argsort(importances, kind="stable")
-    fig, ax = plt.subplots(figsize=(6.4, 0.3 * len(order) + 1.2))
     ypos = np.arange(len(order))
     xerr = None if errors is None else np.asarray(errors)[order]
     ax.barh(ypos, np.asarray(importances)[order], xerr=xerr, color="#4C72B0", capsize=2)
@@ -49,7 +76,4 @@ def plot_importances(
     ax.set_yticks(ypos, [str(names[i]) for i in order])
     ax.set_xlabel(xlabel)
     ax.set_title(title)
-    fig.tight_layout()
-    if path:
-        fig.savefig(path, dpi=120)
-    return fig
+    return ax

@@ -16,6 +16,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
 import forestimp as fi
+from forestimp.importance import mdi
 
 from conftest import CLASSIFIERS, REGRESSORS
 
@@ -376,5 +377,8 @@ def test_tree_importances_and_their_spread(cls, clf_data):
     np.testing.assert_allclose(est.feature_importances_, mean / mean.sum(), rtol=1e-12)
     std = raw.std(axis=0)
     assert np.all(std[est.mdi_importances_ > 0] > 0)
-    if hasattr(est, "importances_std_"):
-        np.testing.assert_allclose(est.importances_std_, std, rtol=1e-12)
+    # importances_std_ is in the units of feature_importances_: the spread of the normalized
+    # per-tree MDI (ddof 0), the same as mdi(normalize=True).importances_std.
+    np.testing.assert_allclose(est.importances_std_, norm.std(axis=0), rtol=1e-12)
+    np.testing.assert_array_equal(est.importances_std_, mdi(est, normalize=True).importances_std)
+    assert not np.allclose(est.importances_std_, std)

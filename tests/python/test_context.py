@@ -11,7 +11,7 @@ import pytest
 
 import forestimp
 from forestimp.datasets import make_context_problem
-from forestimp.exceptions import InvalidParameterError
+from forestimp.exceptions import DataError, InvalidParameterError
 from forestimp.importance import ContextImportances, context
 from forestimp.theory import context_importances as exact_context_importances
 
@@ -64,7 +64,7 @@ def test_problem1_reproduces_table_6_2(p1):
     est, X, y, c = p1
     r = context(est, X, y, c, naive=True)
     assert isinstance(r, ContextImportances)
-    np.testing.assert_allclose(r.importances, TABLE_6_2["importances"], atol=0.02)
+    np.testing.assert_allclose(r.importances_mean, TABLE_6_2["importances"], atol=0.02)
     np.testing.assert_allclose(r.per_context, TABLE_6_2["per_context"], atol=0.02)
     np.testing.assert_allclose(r.absolute.T, TABLE_6_2["absolute"], atol=0.02)
     np.testing.assert_allclose(r.signed.T, TABLE_6_2["signed"], atol=0.02)
@@ -81,11 +81,11 @@ def test_problem1_reproduces_table_6_2(p1):
 def test_problem2_reproduces_table_6_3(p2):
     est, X, y, c = p2
     r = context(est, X, y, c, naive=True)
-    np.testing.assert_allclose(r.importances, TABLE_6_3["importances"], atol=0.02)
+    np.testing.assert_allclose(r.importances_mean, TABLE_6_3["importances"], atol=0.02)
     np.testing.assert_allclose(r.per_context, TABLE_6_3["per_context"], atol=0.02)
     np.testing.assert_allclose(r.absolute.T, TABLE_6_3["absolute"], atol=0.02)
     np.testing.assert_allclose(r.signed.T, TABLE_6_3["signed"], atol=0.02)
-    assert np.all(r.absolute[7] < 1e-12) and r.importances[7] < 1e-12  # X8 is noise
+    assert np.all(r.absolute[7] < 1e-12) and r.importances_mean[7] < 1e-12  # X8 is noise
 
 
 def test_skip_convention_gives_the_other_context0_values(p2):
@@ -112,11 +112,10 @@ def test_imp_is_the_forest_mdi_on_its_training_data(criterion):
         n_estimators=30, max_features=3, criterion=criterion, random_state=1
     ).fit(X, y, sample_weight=w)
     r = context(est, X, y, c, sample_weight=w)
-    np.testing.assert_allclose(r.importances, est.mdi_importances_, rtol=0, atol=1e-12)
-    # X=None reads the training data kept by the estimator (weights are not kept).
-    r2 = context(est, context=c)
+    np.testing.assert_allclose(r.importances_mean, est.mdi_importances_, rtol=0, atol=1e-12)
+    # Without the fit's weights the samples weigh alike, and Imp is no longer the MDI.
     unweighted = context(est, X, y, c)
-    np.testing.assert_array_equal(r2.absolute, unweighted.absolute)
+    assert not np.allclose(unweighted.importances_mean, est.mdi_importances_)
 
 
 def test_regression_uses_the_variance_decrease():
@@ -125,7 +124,7 @@ def test_regression_uses_the_variance_decrease():
     X, y, c = problem1(2)
     est = forestimp.TotallyRandomizedTreesRegressor(n_estimators=1000, random_state=0).fit(X, y)
     r = context(est, X, y.astype(float), c)
-    np.testing.assert_allclose(r.importances, est.mdi_importances_, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(r.importances_mean, est.mdi_importances_, rtol=0, atol=1e-12)
     exact = exact_context_importances(X, y.astype(float), c, criterion="variance")
     np.testing.assert_allclose(r.absolute, exact.absolute, atol=0.02)
     np.testing.assert_allclose(r.signed, exact.signed, atol=0.02)
@@ -186,7 +185,8 @@ def test_context_labels_of_any_type_and_feature_names():
     names = ["a", "b", "d"]
     est = trt(pd.DataFrame(X, columns=names), np.array(["u", "v", "w"])[y], 100)
     r = context(est, pd.DataFrame(X, columns=names), np.array(["u", "v", "w"])[y], 1 - c)
-    s = context(est, context=np.where(c == 0, "red", "blue"))  # "blue" (c = 1) sorts first
+    df, labels = pd.DataFrame(X, columns=names), np.array(["u", "v", "w"])[y]
+    s = context(est, df, labels, np.where(c == 0, "red", "blue"))  # "blue" (c = 1) sorts first
     assert r.feature_names.tolist() == names
     assert s.context_values.tolist() == ["blue", "red"]
     np.testing.assert_array_equal(r.absolute, s.absolute)
@@ -201,7 +201,7 @@ def test_bootstrap_forests_warn():
 
 def test_bad_inputs(p1):
     est, X, y, c = p1
-    with pytest.raises(ValueError, match="context must have shape"):
+    with pytest.raises(DataError, match="context must have shape"):
         context(est, X, y, c[1:])
     with pytest.raises(InvalidParameterError, match="context"):
         context(est, np.tile(X, (20, 1)), np.tile(y, 20), np.arange(320))
@@ -213,9 +213,9 @@ def test_bad_inputs(p1):
         context(est, X, y, c, empty="drop")
     with pytest.raises(InvalidParameterError, match="alpha"):
         context(est, X, y, c, alpha=2.0)
-    with pytest.raises(ValueError, match="not seen in fit"):
+    with pytest.raises(DataError, match="not fitted on"):
         context(est, X, y + 5, c)
-    with pytest.raises(ValueError, match="without"):
+    with pytest.raises(InvalidParameterError, match="X and y"):
         context(est, X, None, c)
     with pytest.raises(ValueError):
         context(est, X[:, :2], y, c)

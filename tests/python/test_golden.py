@@ -149,7 +149,7 @@ def _data(kind: str, variant: str):
 def _context_scores(est, X, y, kind: str) -> np.ndarray:
     labels = np.asarray(y) % 2 if kind == "led" else X[:, 5]
     res = context(est, X, y, context=labels, n_permutations=3, random_state=1)
-    return np.concatenate([res.importances, res.absolute.ravel(), res.signed.ravel()])
+    return np.concatenate([res.importances_mean, res.absolute.ravel(), res.signed.ravel()])
 
 
 def _digest(parts: list[tuple[str, object]]) -> dict[str, str]:
@@ -175,12 +175,12 @@ def _outputs(case: str) -> dict[str, str]:
         ("apply", est.apply(Xt)),
         ("decision_path", est.decision_path(Xt)[0].indices),
         ("feature_importances", est.feature_importances_),
-        ("mdi", mdi(est)),
-        ("mdi_per_tree", mdi(est, per_tree=True)),
-        ("mdi_by_depth", mdi(est, by_depth=True)),
-        ("local_mdi", local_mdi(est, Xt)),
+        ("mdi", mdi(est).importances_mean),
+        ("mdi_per_tree", mdi(est).per_tree),
+        ("mdi_by_depth", mdi(est, by_depth=True).by_depth),
+        ("local_mdi", local_mdi(est, Xt).values),
         ("held_out_permutation", permutation(est, Xt, yt, n_repeats=2, random_state=1).importances),
-        ("local_permutation", local_permutation(est, Xt, yt, random_state=2)),
+        ("local_permutation", local_permutation(est, Xt, yt, random_state=2).values),
         ("context", _context_scores(est, Xt, yt, kind)),
     ]
     if hasattr(est, "predict_proba"):
@@ -197,10 +197,10 @@ def _outputs(case: str) -> dict[str, str]:
         )
     )
     if oob:
-        parts.append(("oob_permutation", permutation(est, random_state=3).per_tree))
-        parts.append(("mdi_oob", unbiased(est, method="mdi_oob").per_tree))
+        parts.append(("oob_permutation", permutation(est, X, y, oob=True, random_state=3).per_tree))
+        parts.append(("mdi_oob", unbiased(est, X, y, method="mdi_oob").per_tree))
     if kind != "led":
-        parts.append(("air", unbiased(est, method="air", random_state=4).per_tree))
+        parts.append(("air", unbiased(est, X, y, method="air", random_state=4).per_tree))
     return _digest(parts)
 
 

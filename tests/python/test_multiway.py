@@ -56,8 +56,8 @@ def test_led_converges_to_thm1_degree_by_degree(led, led_forest):
     X, y = led
     exact = asymptotic_importances(X, y)
     np.testing.assert_allclose(exact.by_degree.sum(axis=0), LED_BY_DEGREE_SUMS, atol=1e-3)
-    imp = mdi(led_forest)
-    by_depth = mdi(led_forest, by_depth=True)
+    imp = mdi(led_forest).importances_mean
+    by_depth = mdi(led_forest, by_depth=True).by_depth
     assert by_depth.shape[0] == 7 and by_depth.shape[1] <= 7
     by_depth = _pad(by_depth, 7)
     np.testing.assert_allclose(imp, exact.importances, atol=0.01)
@@ -74,8 +74,8 @@ def test_max_depth_keeps_the_low_degrees(led, depth):
         n_estimators=10_000, multiway=True, max_depth=depth, random_state=depth
     ).fit(X, y)
     exact = asymptotic_importances(X, y, max_depth=depth)
-    assert mdi(est, by_depth=True).shape == (7, depth)
-    np.testing.assert_allclose(mdi(est), exact.importances, atol=0.01)
+    assert mdi(est, by_depth=True).by_depth.shape == (7, depth)
+    np.testing.assert_allclose(mdi(est).importances_mean, exact.importances, atol=0.01)
 
 
 @pytest.mark.parametrize("k", sorted(LED_K_TABLE))
@@ -84,7 +84,7 @@ def test_led_k_columns_of_table_6_2(led, k):
     est = ExtraTreesClassifier(
         n_estimators=10_000, criterion="entropy", max_features=k, multiway=True, random_state=k
     ).fit(X, y)
-    np.testing.assert_allclose(mdi(est), LED_K_TABLE[k], atol=0.01)
+    np.testing.assert_allclose(mdi(est).importances_mean, LED_K_TABLE[k], atol=0.01)
 
 
 @pytest.mark.parametrize("k", [1, 3, 7])
@@ -93,9 +93,9 @@ def test_every_fully_grown_tree_sums_to_the_mutual_information(led, k):
     est = ExtraTreesClassifier(
         n_estimators=30, criterion="entropy", max_features=k, multiway=True, random_state=1
     ).fit(X, y)
-    np.testing.assert_allclose(mdi(est, per_tree=True).sum(axis=1), math.log2(10), atol=1e-12)
-    both = mdi(est, per_tree=True, by_depth=True)
-    np.testing.assert_allclose(both.sum(axis=2), mdi(est, per_tree=True), atol=1e-12)
+    np.testing.assert_allclose(mdi(est).per_tree.sum(axis=1), math.log2(10), atol=1e-12)
+    both = mdi(est, by_depth=True).by_depth_per_tree
+    np.testing.assert_allclose(both.sum(axis=2), mdi(est).per_tree, atol=1e-12)
 
 
 def test_example_5_2_multiway_against_binary_splits():
@@ -104,10 +104,12 @@ def test_example_5_2_multiway_against_binary_splits():
     y = X[:, 1].astype(int)
     h = -(1 / 3) * math.log2(1 / 3) - (2 / 3) * math.log2(2 / 3)
     mw = TotallyRandomizedTreesClassifier(n_estimators=20_000, multiway=True, random_state=0)
-    np.testing.assert_allclose(mdi(mw.fit(X, y)), [h / 2, h / 2], atol=0.01)  # 0.459 each
+    np.testing.assert_allclose(
+        mdi(mw.fit(X, y)).importances_mean, [h / 2, h / 2], atol=0.01
+    )  # 0.459 each
     binary = TotallyRandomizedTreesClassifier(n_estimators=20_000, random_state=0).fit(X, y)
     x1 = 0.5 * (0.5 * h + 0.5 * (h - 2 / 3 + 0.5 * 2 / 3))  # 0.376, X2 gets 0.542
-    np.testing.assert_allclose(mdi(binary), [x1, h - x1], atol=0.01)
+    np.testing.assert_allclose(mdi(binary).importances_mean, [x1, h - x1], atol=0.01)
 
 
 def test_one_child_per_observed_value():
@@ -123,7 +125,7 @@ def test_one_child_per_observed_value():
         is_leaf = arrays["children_left"] < 0
         # 1 multiway split at the root + its 3 or 4 children: 2 + 3 (or 3 + 4) chain nodes.
         assert (~is_leaf).sum() == 11 and is_leaf.sum() == 12
-    by_depth = mdi(est, by_depth=True)
+    by_depth = mdi(est, by_depth=True).by_depth
     assert by_depth.shape == (2, 2)
     # Root on X1: I(X1; Y) = log2 3, then X2 given X1: 2 bits; or the other way round.
     np.testing.assert_allclose(by_depth.sum(), math.log2(12), atol=1e-12)
@@ -135,26 +137,28 @@ def test_one_child_per_observed_value():
 def test_normalizations_and_shapes(led, led_forest):
     est = led_forest
     p, m = 7, est.n_estimators
-    d = mdi(est, by_depth=True).shape[1]
-    np.testing.assert_array_equal(mdi(est), est.mdi_importances_)
-    np.testing.assert_array_equal(mdi(est, normalize=True), est.feature_importances_)
-    np.testing.assert_array_equal(mdi(est, per_tree=True), est.tree_importances())
-    np.testing.assert_allclose(mdi(est, per_tree=True, normalize=True).sum(axis=1), 1.0)
-    both = mdi(est, per_tree=True, by_depth=True)
+    d = mdi(est, by_depth=True).by_depth.shape[1]
+    np.testing.assert_array_equal(mdi(est).importances_mean, est.mdi_importances_)
+    np.testing.assert_array_equal(
+        mdi(est, normalize=True).importances_mean, est.feature_importances_
+    )
+    np.testing.assert_array_equal(mdi(est).per_tree, est.tree_importances())
+    np.testing.assert_allclose(mdi(est, normalize=True).per_tree.sum(axis=1), 1.0)
+    both = mdi(est, by_depth=True).by_depth_per_tree
     assert both.shape == (m, p, d)
-    np.testing.assert_allclose(both.mean(axis=0), mdi(est, by_depth=True), atol=1e-12)
-    np.testing.assert_allclose(mdi(est, by_depth=True, normalize=True).sum(), 1.0)
-    normalized = mdi(est, per_tree=True, by_depth=True, normalize=True)
+    np.testing.assert_allclose(both.mean(axis=0), mdi(est, by_depth=True).by_depth, atol=1e-12)
+    np.testing.assert_allclose(mdi(est, by_depth=True, normalize=True).by_depth.sum(), 1.0)
+    normalized = mdi(est, by_depth=True, normalize=True).by_depth_per_tree
     np.testing.assert_allclose(normalized.sum(axis=(1, 2)), 1.0)
-    assert mdi(est.forest_, by_depth=True).shape == (p, d)
+    assert mdi(est.forest_, by_depth=True).by_depth.shape == (p, d)
 
 
 def test_binary_forests_have_plain_depths(led):
     X, y = led
     est = ExtraTreesClassifier(n_estimators=50, random_state=0).fit(X, y)
-    by_depth = mdi(est, by_depth=True)
+    by_depth = mdi(est, by_depth=True).by_depth
     assert by_depth.shape == (7, int(est.forest_.depths().max()))
-    np.testing.assert_allclose(by_depth.sum(axis=1), mdi(est), atol=1e-12)
+    np.testing.assert_allclose(by_depth.sum(axis=1), mdi(est).importances_mean, atol=1e-12)
 
 
 def test_regression_and_determinism(led):
@@ -164,7 +168,7 @@ def test_regression_and_determinism(led):
         a = cls(n_estimators=40, multiway=True, random_state=3, n_jobs=1).fit(X, yr)
         b = cls(n_estimators=40, multiway=True, random_state=3, n_jobs=2).fit(X, yr)
         assert a.forest_.to_bytes() == b.forest_.to_bytes()
-        np.testing.assert_allclose(mdi(a).sum(), yr.var(), rtol=1e-12)
+        np.testing.assert_allclose(mdi(a).importances_mean.sum(), yr.var(), rtol=1e-12)
         np.testing.assert_allclose(a.predict(X), yr, rtol=1e-12)
 
 
@@ -174,7 +178,7 @@ def test_pickle_round_trip(led, led_forest):
     assert twin.multiway is True
     assert twin.forest_.to_bytes() == led_forest.forest_.to_bytes()
     np.testing.assert_array_equal(
-        mdi(twin, per_tree=True, by_depth=True), mdi(led_forest, per_tree=True, by_depth=True)
+        mdi(twin, by_depth=True).by_depth_per_tree, mdi(led_forest, by_depth=True).by_depth_per_tree
     )
     np.testing.assert_array_equal(twin.predict_proba(X), led_forest.predict_proba(X))
 

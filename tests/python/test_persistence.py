@@ -25,12 +25,17 @@ HEADER = struct.Struct("<4sHHQI")
 assert HEADER.size == 20
 
 
-def _fit(cls, n_estimators=8, random_state=0):
+def _data(cls):
     X, y = make_classification(
         n_samples=120, n_features=6, n_informative=3, n_classes=3, random_state=0
     )
     if cls not in CLASSIFIERS:
         y = X[:, 0] + 2 * X[:, 1] ** 2
+    return X, y
+
+
+def _fit(cls, n_estimators=8, random_state=0):
+    X, y = _data(cls)
     return cls(n_estimators=n_estimators, random_state=random_state).fit(X, y), X
 
 
@@ -64,10 +69,12 @@ def test_pickle_round_trip(cls):
     # The forest travels as its model bytes, once: no second copy in the pickle.
     size = len(pickle.dumps(est))
     assert size < len(est.forest_.to_bytes()) + 4096
-    # Pickling leaves the training data out of the bytes, not out of the live estimator.
-    assert est._training_data()[0] is not None
-    with pytest.raises(ValueError, match="training data"):
-        restored._training_data()
+    # No training data is kept, only its fingerprint: the reloaded model accepts the same
+    # training data for out-of-bag measures and refuses other rows.
+    y = _data(cls)[1]
+    restored._training_input(X, y)
+    with pytest.raises(DataError, match="training data"):
+        restored._training_input(X[::-1], y[::-1])
 
 
 @pytest.mark.parametrize("cls", ALL_ESTIMATORS, ids=lambda c: c.__name__)

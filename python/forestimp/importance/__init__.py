@@ -1,23 +1,28 @@
 """Variable importances of fitted forestimp forests.
 
-Every function takes a fitted forestimp estimator and returns NumPy arrays or small result
-objects; the formulas are stated in each docstring and the user guide
-(``docs/importances.md``) says when to use which.
+Every function takes a fitted forestimp estimator and returns an :class:`Importances` (or
+a subclass): ``importances_mean``, ``importances`` (the per-tree / per-repeat / per-sample
+draws), ``importances_std``, ``standard_error``, ``feature_names``, ``ranking_``,
+``to_frame()`` and ``plot()``. Out-of-bag measures take the training ``X, y`` explicitly
+(the estimators keep no reference to them). The formulas are stated in each docstring and
+the user guide (``docs/importances.md``) says when to use which.
 """
 
 from __future__ import annotations
 
 from ._context import ContextImportances, context
 from ._local import local_mdi
-from ._mdi import mdi
+from ._mdi import MDIImportances, mdi
 from ._permutation import PermutationImportance, local_permutation, permutation
-from ._result import Importances
+from ._result import Importances, LocalImportances
 from ._significance import Significance, janitza_pvalues, significance
 from ._unbiased import unbiased
 
 __all__: list[str] = [
     "ContextImportances",
     "Importances",
+    "LocalImportances",
+    "MDIImportances",
     "PermutationImportance",
     "Significance",
     "context",

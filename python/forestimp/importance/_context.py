@@ -17,16 +17,21 @@ from sklearn.base import clone
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from .. import _params as P
-from .._core import InvalidParameterError, context_importances
+from .._core import DataError, InvalidParameterError, context_importances
+from ._result import Importances, feature_names_of
 
 
-@dataclass(frozen=True)
-class ContextImportances:
+@dataclass(frozen=True, kw_only=True, eq=False)
+class ContextImportances(Importances):
     """Scores of :func:`context`; ``(p, K)`` arrays are indexed (feature, context value).
+
+    An :class:`Importances` whose ``importances_mean`` is the context-free importance and
+    whose ``importances`` is None (the engine sums trees directly: no per-tree draws, so
+    ``importances_std`` and ``standard_error`` are NaN), with the context scores added.
 
     Attributes
     ----------
-    importances : ndarray of shape (p,)
+    importances_mean : ndarray of shape (p,)
         ``Imp(X_m) = (1/N_T) Σ_T Σ_{t: v(t)=m} p(t) I(Y; X_m | t)`` on the given samples (the
         forest's raw MDI when they are its training set and ``bootstrap=False``).
     absolute : ndarray of shape (p, K)
@@ -46,8 +51,6 @@ class ContextImportances:
         and carrying no information in ``x_c``) or ``"uncharacterised"`` (Thm 6.3).
     context_values : ndarray of shape (K,)
         The context labels, sorted (column ``k`` of the arrays is ``context_values[k]``).
-    feature_names : ndarray of shape (p,) or None
-        Column names when the estimator was fitted on a DataFrame.
     per_context : ndarray of shape (K, p) or None
         Naive ``Imp(X_m | X_c = x_c)``: raw MDI of a clone of the estimator refitted on the
         rows of each context (``naive=True``).
@@ -55,7 +58,6 @@ class ContextImportances:
         ``Imp^|`` and ``Imp^Δ`` under each permutation of the context.
     """
 
-    importances: np.ndarray
     absolute: np.ndarray
     signed: np.ndarray
     global_signed: np.ndarray
@@ -63,7 +65,6 @@ class ContextImportances:
     pvalues_signed: np.ndarray | None
     labels: np.ndarray
     context_values: np.ndarray
-    feature_names: np.ndarray | None = None
     per_context: np.ndarray | None = None
     null_absolute: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 0)), repr=False)
     null_signed: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 0)), repr=False)
@@ -71,8 +72,8 @@ class ContextImportances:
 
 def context(
     est: Any,
-    X: Any = None,
-    y: Any = None,
+    X: Any,
+    y: Any,
     context: Any = None,
     *,
     empty: str = "zero",
@@ -104,8 +105,9 @@ def context(
     Parameters
     ----------
     est : fitted forestimp estimator
-    X : array-like of shape (n_samples, n_features), default=None
-        Samples to route; None uses the training data (``y`` must then be None too).
+    X : array-like of shape (n_samples, n_features)
+        Samples to route: the training data for the thesis' scores (the estimator keeps no
+        reference to it), or any other sample of the same population.
     y : array-like of shape (n_samples,), default=None
         Their outputs (class labels of ``est.classes_``, or real values).
     context : array-like of shape (n_samples,)
@@ -158,7 +160,7 @@ def context(
     n = X.shape[0]
     c = np.asarray(context)
     if c.ndim != 1 or c.shape[0] != n:
-        raise ValueError(f"context must have shape ({n},), got {c.shape}")
+        raise DataError(f"context must have shape ({n},), got {c.shape}")
     values, codes = np.unique(c, return_inverse=True)
     empty = P.check_choice("empty", empty, ("zero", "skip"))
     n_perm = P.check_int("n_permutations", n_permutations, 0)
@@ -174,7 +176,8 @@ def context(
             UserWarning,
             stacklevel=2,
         )
-    out = context_importances(
+    # Keys present for every call; the None values are the p-values without permutations.
+    out: dict[str, Any] = context_importances(
         est.forest_,
         X,
         y_engine,
@@ -189,9 +192,11 @@ def context(
     per_context = None
     if naive:
         per_context = _naive(est, X, y_labels, codes, len(values), sw)
-    names = getattr(est, "feature_names_in_", None)
     return ContextImportances(
-        importances=out["importances"],
+        importances_mean=out["importances"],
+        importances=None,
+        method="context",
+        feature_names=feature_names_of(est, X.shape[1]),
         absolute=out["absolute"],
         signed=out["signed"],
         global_signed=out["global_signed"],
@@ -199,7 +204,6 @@ def context(
         pvalues_signed=out["pvalues_signed"],
         labels=_labels(out, alpha, rtol),
         context_values=values,
-        feature_names=None if names is None else np.asarray(names, dtype=object),
         per_context=per_context,
         null_absolute=out["null_absolute"],
         null_signed=out["null_signed"],
@@ -208,27 +212,11 @@ def context(
 
 def _data(est: Any, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(X for the engine, y for the engine, y as labels for refitting)``."""
-    classifier = hasattr(est, "classes_")
-    if X is None:
-        if y is not None:
-            raise ValueError("y was given without X")
-        X, y_engine = est._training_data()
-        labels = est.classes_[y_engine.astype(np.intp)] if classifier else y_engine
-        return X, y_engine, labels
-    if y is None:
-        raise ValueError("X was given without y")
+    if X is None or y is None:
+        raise InvalidParameterError("Pass the samples to route and their outputs: X and y.")
     X = est._engine_input(X)
     y = np.asarray(y)
-    if y.ndim != 1 or y.shape[0] != X.shape[0]:
-        raise ValueError(f"y must have shape ({X.shape[0]},), got {y.shape}")
-    if not classifier:
-        return X, np.ascontiguousarray(y, dtype=np.float64), y
-    classes = est.classes_
-    codes = np.searchsorted(classes, y)
-    known = (codes < len(classes)) & (classes[np.minimum(codes, len(classes) - 1)] == y)
-    if not known.all():
-        raise ValueError(f"y has labels not seen in fit: {np.unique(y[~known])[:5]}")
-    return X, codes.astype(np.float64), y
+    return X, est._target_codes(y, X.shape[0]), y
 
 
 def _naive(

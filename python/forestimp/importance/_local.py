@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from .. import _core
 from .._params import check_n_jobs
+from ._result import LocalImportances, feature_names_of, local_result
 
 
-def local_mdi(est: Any, X: Any, *, n_jobs: int | None = None) -> np.ndarray:
+def local_mdi(est: Any, X: Any, *, n_jobs: int | None = None) -> LocalImportances:
     """Local MDI of every sample (Sutera, Louppe, Huynh-Thu, Wehenkel & Geurts, 2021).
 
     For a sample ``x`` and a tree, every node ``t`` on ``x``'s path that splits on ``X_m``
@@ -33,8 +32,12 @@ def local_mdi(est: Any, X: Any, *, n_jobs: int | None = None) -> np.ndarray:
 
     Returns
     -------
-    ndarray of shape (n_samples, n_features)
+    LocalImportances
+        ``values`` (n_samples, n_features); ``importances_mean`` is their mean over the
+        samples (the MDI when ``X`` is the training set of a forest grown without row
+        sampling), ``importances`` is ``values.T``.
     """
     X = est._engine_input(X)
     jobs = check_n_jobs(est.n_jobs if n_jobs is None else n_jobs)
-    return _core.local_mdi(est.forest_, X, n_jobs=jobs)
+    values = _core.local_mdi(est.forest_, X, n_jobs=jobs)
+    return local_result(values, "local_mdi", feature_names_of(est, X.shape[1]))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -9,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import _core
 from .._params import check_n_jobs
+from ._result import Importances, feature_names_of
 
 
 def _forest(est: Any) -> _core.Forest:
@@ -18,9 +20,24 @@ def _forest(est: Any) -> _core.Forest:
     return est.forest_
 
 
-def mdi(
-    est: Any, *, normalize: bool = False, per_tree: bool = False, by_depth: bool = False
-) -> np.ndarray:
+@dataclass(frozen=True, kw_only=True, eq=False)
+class MDIImportances(Importances):
+    """Result of :func:`mdi`: an :class:`Importances` (draws are trees) and, with
+    ``by_depth=True``, the split by node depth.
+
+    Attributes
+    ----------
+    by_depth : ndarray of shape (n_features, D) or None
+        ``Imp_d(X_m)``, see :func:`mdi`.
+    by_depth_per_tree : ndarray of shape (n_trees, n_features, D) or None
+        The same for every tree.
+    """
+
+    by_depth: np.ndarray | None = None
+    by_depth_per_tree: np.ndarray | None = None
+
+
+def mdi(est: Any, *, normalize: bool = False, by_depth: bool = False) -> MDIImportances:
     """Mean decrease of impurity (MDI) of a fitted forest.
 
     A split node ``t`` of a tree earns ``p(t) Δi(t)`` with ``p(t) = N_t / N`` (weighted, in-bag)
@@ -33,14 +50,13 @@ def mdi(
     ----------
     est : fitted forestimp estimator or ``forestimp._core.Forest``
     normalize : bool, default=False
-        Without ``by_depth`` or ``per_tree``: scikit-learn's ``feature_importances_`` (each
-        tree's vector divided by its sum, trees without a split left out, averaged, divided
-        by the sum again). With ``per_tree``: each tree divided by its own total. With
-        ``by_depth`` alone: the matrix divided by its grand total. Totals of 0 give zeros.
-    per_tree : bool, default=False
-        Return every tree's MDI instead of the mean over trees.
+        ``importances_mean`` is scikit-learn's ``feature_importances_`` (each tree's vector
+        divided by its sum, trees without a split left out, averaged, divided by the sum
+        again); every tree's column of ``importances`` is divided by its own total; the
+        ``by_depth`` matrix by its grand total and each tree's by its own. Totals of 0 give
+        zeros.
     by_depth : bool, default=False
-        Split each importance by the depth ``d`` of the nodes that earn it:
+        Also split each importance by the depth ``d`` of the nodes that earn it:
         ``Imp_d(X_m) = (1/M) Σ_trees Σ_{t splits on X_m, depth(t) = d} p(t) Δi(t)``; summed
         over ``d`` it is the raw MDI. ``D`` = 1 + the deepest split node of the forest. For
         multiway forests (``multiway=True``) depth is the logical depth, the number of
@@ -50,20 +66,33 @@ def mdi(
 
     Returns
     -------
-    ndarray of float64, shape (p,), (n_trees, p) with ``per_tree``, (p, D) with
-    ``by_depth``, (n_trees, p, D) with both.
+    MDIImportances
+        ``importances_mean`` (p,), ``importances`` (p, n_trees): every tree's MDI, hence
+        ``importances_std`` and ``standard_error`` over trees (``ddof=0``); ``by_depth``
+        (p, D) and ``by_depth_per_tree`` (n_trees, p, D) with ``by_depth=True``.
     """
     forest = _forest(est)
     jobs = None if isinstance(est, _core.Forest) else check_n_jobs(est.n_jobs)
+    per_tree = _normalized(forest.tree_importances(n_jobs=jobs), normalize, (1,))
+    depth = depth_trees = None
     if by_depth:
-        by = _core.tree_mdi_by_depth if per_tree else _core.mdi_by_depth
-        imp = by(forest, n_jobs=jobs)
-    elif per_tree:
-        imp = forest.tree_importances(n_jobs=jobs)
-    else:
-        return forest.importances(bool(normalize), n_jobs=jobs)
-    if normalize:
-        axes = tuple(range(1, imp.ndim)) if per_tree else tuple(range(imp.ndim))
-        total = imp.sum(axis=axes, keepdims=True)
-        imp = np.divide(imp, total, out=np.zeros_like(imp), where=total > 0)
-    return imp
+        depth = _normalized(_core.mdi_by_depth(forest, n_jobs=jobs), normalize, (0, 1))
+        by_tree = _core.tree_mdi_by_depth(forest, n_jobs=jobs)
+        depth_trees = _normalized(by_tree, normalize, (1, 2))
+    return MDIImportances(
+        importances_mean=forest.importances(bool(normalize), n_jobs=jobs),
+        importances=per_tree.T,
+        method="mdi",
+        feature_names=feature_names_of(est, forest.n_features),
+        draws="trees",
+        by_depth=depth,
+        by_depth_per_tree=depth_trees,
+    )
+
+
+def _normalized(imp: np.ndarray, normalize: bool, axes: tuple[int, ...]) -> np.ndarray:
+    """``imp`` divided by its sum over ``axes`` when ``normalize`` (sums of 0 give zeros)."""
+    if not normalize:
+        return imp
+    total = imp.sum(axis=axes, keepdims=True)
+    return np.divide(imp, total, out=np.zeros_like(imp), where=total > 0)

@@ -9,30 +9,35 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 
+from .._core import DataError, InvalidParameterError
+from .._params import check_choice, check_int
+from ._mdi import mdi
+from ._result import Importances
 from ._unbiased import unbiased
 
 MEASURES = ("air", "mdi_oob", "mdi")
 
 
-@dataclass(frozen=True)
-class Significance:
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Significance(Importances):
     """Importances with one p-value per feature.
+
+    An :class:`Importances` of the tested measure (``importances_mean``, its per-tree
+    ``importances`` and standard errors) with ``method`` the test (``"altmann"`` or
+    ``"janitza"``) and:
 
     Attributes
     ----------
-    importances : ndarray of shape (n_features,)
     pvalues : ndarray of shape (n_features,)
         Small values: the importance is larger than the null distribution explains.
     null : ndarray
         The null sample: (n_permutations, n_features) for Altmann, 1-D for Janitza.
-    method : str
     measure : str
+        The measure tested (``"air"``, ``"mdi_oob"`` or ``"mdi"``).
     """
 
-    importances: np.ndarray
     pvalues: np.ndarray
     null: np.ndarray
-    method: str
     measure: str
 
     def selected(self, alpha: float = 0.05) -> np.ndarray:
@@ -52,7 +57,7 @@ def janitza_pvalues(importances: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     imp = np.asarray(importances, dtype=float)
     neg = imp[imp < 0]
     if len(neg) == 0:
-        raise ValueError(
+        raise DataError(
             "no negative importance: the Janitza null distribution is empty; use method='altmann'"
         )
     if len(neg) < 100:
@@ -69,8 +74,8 @@ def janitza_pvalues(importances: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def significance(
     est: Any,
-    X: Any = None,
-    y: Any = None,
+    X: Any,
+    y: Any,
     *,
     method: str = "altmann",
     importance: str = "air",
@@ -89,40 +94,62 @@ def significance(
     Parameters
     ----------
     est : fitted forestimp estimator
-    X, y : training data (default: kept by ``fit``)
+    X, y : the training data
+        Exactly those given to ``fit`` (checked, :class:`~forestimp.exceptions.DataError`
+        otherwise): the null forests are refitted on ``X``, and the observed importance is
+        that of ``est``.
+    method : {"altmann", "janitza"}, default="altmann"
     importance : {"air", "mdi_oob", "mdi"}
         The measure tested. Raw MDI is never negative and biased: Altmann only.
+    n_permutations : int, default=100
+        Altmann: permutations of the output (refits).
+    random_state : int or None, default=None
+        Altmann: seed of the output permutations.
+
+    Returns
+    -------
+    Significance
     """
-    if importance not in MEASURES:
-        raise ValueError(f"importance must be one of {MEASURES}, got {importance!r}")
-    if X is None and y is None:
-        X, y_codes = est._training_data()
-        y = est.classes_[y_codes.astype(np.intp)] if hasattr(est, "classes_") else y_codes
-    elif X is None or y is None:
-        raise ValueError("pass both X and y, or neither (the training data)")
+    importance = check_choice("importance", importance, MEASURES)
+    method = check_choice("method", method, ("altmann", "janitza"))
+    est._training_input(X, y)  # raises unless X, y are the training data
     if method == "janitza":
         if importance == "mdi":
-            raise ValueError("Janitza p-values need a measure centred on 0 for noise: 'air'")
+            raise InvalidParameterError(
+                "Janitza p-values need a measure centred on 0 for noise: 'air' or 'mdi_oob'"
+            )
         observed = _measure(est, X, y, importance)
-        p, null = janitza_pvalues(observed)
-        return Significance(observed, p, null, method, importance)
-    if method != "altmann":
-        raise ValueError(f"method must be 'altmann' or 'janitza', got {method!r}")
-    if not (isinstance(n_permutations, int | np.integer) and n_permutations >= 1):
-        raise ValueError(f"n_permutations must be an integer >= 1, got {n_permutations!r}")
+        p, null = janitza_pvalues(observed.importances_mean)
+        return _result(observed, p, null, method, importance)
+    n_permutations = check_int("n_permutations", n_permutations, 1)
     observed = _measure(est, X, y, importance)
     rng = np.random.default_rng(random_state)
     y = np.asarray(y)
-    null = np.empty((n_permutations, len(observed)))
+    null = np.empty((n_permutations, len(observed.importances_mean)))
     for k in range(n_permutations):
         y_null = y[rng.permutation(len(y))]
-        null[k] = _measure(clone(est).fit(X, y_null), X, y_null, importance)
-    p = (1.0 + (null >= observed).sum(axis=0)) / (1.0 + n_permutations)
-    return Significance(observed, p, null, method, importance)
+        null[k] = _measure(clone(est).fit(X, y_null), X, y_null, importance).importances_mean
+    p = (1.0 + (null >= observed.importances_mean).sum(axis=0)) / (1.0 + n_permutations)
+    return _result(observed, p, null, method, importance)
 
 
-def _measure(est: Any, X: Any, y: Any, importance: str) -> np.ndarray:
+def _result(
+    observed: Importances, p: np.ndarray, null: np.ndarray, method: str, measure: str
+) -> Significance:
+    return Significance(
+        importances_mean=observed.importances_mean,
+        importances=observed.importances,
+        feature_names=observed.feature_names,
+        draws=observed.draws,
+        method=method,
+        pvalues=p,
+        null=null,
+        measure=measure,
+    )
+
+
+def _measure(est: Any, X: Any, y: Any, importance: str) -> Importances:
     """``importance`` of ``est``, fitted on ``(X, y)``."""
     if importance == "mdi":
-        return est.mdi_importances_
-    return unbiased(est, X, y, method=importance).importances
+        return mdi(est)
+    return unbiased(est, X, y, method=importance)

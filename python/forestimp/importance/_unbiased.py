@@ -6,18 +6,20 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.utils.validation import check_is_fitted
 
 from .. import _core
-from .._params import check_n_jobs
-from ._result import Importances
+from .._core import InvalidParameterError
+from .._params import check_choice, check_n_jobs
+from ._result import Importances, feature_names_of
 
 METHODS = ("air", "mdi_oob")
 
 
 def unbiased(
     est: Any,
-    X: Any = None,
-    y: Any = None,
+    X: Any,
+    y: Any,
     *,
     method: str = "air",
     sample_weight: Any = None,
@@ -37,33 +39,55 @@ def unbiased(
         virtual: X is not copied); ``AIR(X_j) = MDI(X_j) - MDI(shadow_j)``. A shadow has the
         same marginal distribution as its feature but no link to ``y``, so an irrelevant
         feature scores about 0, sometimes below (which :func:`significance` with
-        ``method="janitza"`` uses). Needs the data: ``X, y`` (default: the training data).
+        ``method="janitza"`` uses). ``X, y`` are the data the shadow forest is grown on:
+        pass the training data for the importance of ``est``'s model.
     ``method="mdi_oob"`` — MDI-oob (Li, Wang, Basu, Kumbier & Yu 2019) of the fitted forest:
         along the path of each out-of-bag sample, the change of the node value times the
         sample's centred target, ``sum_t <v(t_x) - v(t), y - v(root)>``, averaged over the
         OOB samples of each tree and over trees. On in-bag samples the same sum is exactly the
-        Gini / variance MDI. Needs ``bootstrap=True`` (or ``max_samples < n``) and the
-        training ``X, y`` (default: those kept by ``fit``).
+        Gini / variance MDI. Needs ``bootstrap=True`` (or ``max_samples < n``) and the exact
+        training ``X, y`` (checked: :class:`~forestimp.exceptions.DataError` otherwise).
+
+    Parameters
+    ----------
+    est : fitted forestimp estimator
+    X : array-like of shape (n_samples, n_features)
+        The training inputs (the estimator keeps no reference to them).
+    y : array-like of shape (n_samples,)
+        The training targets.
+    method : {"air", "mdi_oob"}, default="air"
+    sample_weight : array-like of shape (n_samples,), default=None
+        ``"air"``: weights of the shadow forest's fit.
+    random_state : int or None, default=None
+        ``"air"``: seed of the shadow forest (default: the estimator's).
+    n_jobs : int or None, default=None
+        Threads (default: the estimator's ``n_jobs``).
 
     Returns
     -------
     Importances
-        ``importances`` (p,), ``per_tree`` (n_estimators, p) and standard errors.
+        ``importances_mean`` (p,) and ``importances`` (p, n_estimators), one column per
+        tree (NaN for a tree without out-of-bag rows, ``"mdi_oob"``), with
+        ``importances_std`` / ``standard_error`` over trees (``ddof=0``).
     """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    names = getattr(est, "feature_names_in_", None)
-    if X is None or y is None:
-        if X is not None or y is not None:
-            raise ValueError("pass both X and y, or neither (the training data)")
-        X, y_codes = est._training_data()
-    else:
-        X = est._engine_input(X)
-        y_codes = _codes(est, y)
+    method = check_choice("method", method, METHODS)
+    check_is_fitted(est, "forest_")
+    names = feature_names_of(est, est.forest_.n_features)
     jobs = check_n_jobs(est.n_jobs if n_jobs is None else n_jobs)
     if method == "mdi_oob":
-        mean, per_tree = _core.mdi_oob(est.forest_, X, y_codes, n_jobs=jobs)
-        return Importances(mean, per_tree, method, names)
+        Xt, y_codes = est._training_input(X, y)
+        mean, per_tree = _core.mdi_oob(est.forest_, Xt, y_codes, n_jobs=jobs)
+        return Importances(
+            importances_mean=mean,
+            importances=per_tree.T,
+            method=method,
+            feature_names=names,
+            draws="trees",
+        )
+    if X is None or y is None:
+        raise InvalidParameterError("AIR grows a shadow forest: pass X and y (training data).")
+    X = est._engine_input(X)
+    y_codes = est._target_codes(y, X.shape[0])
     shadow = clone(est)
     if random_state is not None:
         shadow.set_params(random_state=random_state)
@@ -74,19 +98,10 @@ def unbiased(
     both = shadow.forest_.tree_importances(n_jobs=jobs)
     p = both.shape[1] // 2
     per_tree = both[:, :p] - both[:, p:]
-    return Importances(per_tree.mean(axis=0), per_tree, method, names)
-
-
-def _codes(est: Any, y: Any) -> np.ndarray:
-    """Targets as the engine sees them: class codes (float64) or float64 values."""
-    y = np.asarray(y)
-    if y.ndim != 1:
-        raise ValueError(f"y must be 1-D, got shape {y.shape}")
-    if not hasattr(est, "classes_"):
-        return np.ascontiguousarray(y, dtype=np.float64)
-    codes = np.searchsorted(est.classes_, y)
-    codes = np.clip(codes, 0, len(est.classes_) - 1)
-    unknown = est.classes_[codes] != y
-    if unknown.any():
-        raise ValueError(f"y has labels unseen in fit, e.g. {y[unknown][0]!r}")
-    return codes.astype(np.float64)
+    return Importances(
+        importances_mean=per_tree.mean(axis=0),
+        importances=per_tree.T,
+        method=method,
+        feature_names=names,
+        draws="trees",
+    )

@@ -77,6 +77,7 @@ class _Enumerator:
 
     def solve(self, rows: np.ndarray, used: int) -> np.ndarray:
         """Expected Σ p(t) Δi(t) per variable over the subtree rooted at this node."""
+        key: bytes | tuple[bytes, int]
         if self.candidates == "unused":
             key = (rows.tobytes(), used)
         else:
