@@ -6,7 +6,7 @@
 mod common;
 
 use common::{led, LED_EXACT};
-use forestimp::importance::mdi::mdi_node_depths;
+
 use forestimp::parallel::install;
 use forestimp::tree::multiway::NO_OP_THRESHOLD;
 use forestimp::{
@@ -198,7 +198,7 @@ fn a_quaternary_variable_gets_one_child_per_observed_value() {
     for tree in forest.trees() {
         // Chain of 3 links on X_0 (thresholds 0.5, 2, 5) and 4 pure leaves.
         assert_eq!(tree.len(), 7);
-        let depths = mdi_node_depths(tree, true);
+        let depths = tree.node_depths(true);
         let leaves: Vec<usize> = (0..7).filter(|&t| tree.is_leaf(t)).collect();
         assert_eq!(leaves.len(), 4);
         assert!(leaves.iter().all(|&t| depths[t] == 1));

@@ -162,46 +162,6 @@ impl Forest {
         }
         Ok((indptr, indices, offsets))
     }
-
-    /// Raw MDI of every tree (see [`Tree::mdi`]), in tree order.
-    pub fn tree_importances(&self) -> Vec<Vec<f64>> {
-        crate::parallel::map_ordered(self.trees.len(), |i| self.trees[i].mdi(self.n_features()))
-    }
-
-    /// Mean decrease of impurity.
-    ///
-    /// Raw (`normalize = false`): `Imp(X_m) = (1/M) Σ_trees Σ_{t splits on X_m} p(t) Δi(t)`
-    /// (Louppe 2014, Eq. 6.2), in bits for entropy; for fully grown totally randomized trees
-    /// it sums to `I(X; Y)`. Normalized: scikit-learn's `feature_importances_`: each tree
-    /// with a split normalized to sum 1, averaged, and normalized again.
-    pub fn importances(&self, normalize: bool) -> Vec<f64> {
-        let per_tree = self.tree_importances();
-        let mut acc = vec![0.0; self.n_features()];
-        if !normalize {
-            for imp in &per_tree {
-                acc.iter_mut().zip(imp).for_each(|(a, v)| *a += v);
-            }
-            let m = per_tree.len() as f64;
-            acc.iter_mut().for_each(|a| *a /= m);
-            return acc;
-        }
-        let mut n_split = 0usize;
-        for (imp, tree) in per_tree.iter().zip(&self.trees) {
-            if tree.len() <= 1 {
-                continue; // scikit-learn leaves single-leaf trees out of the average
-            }
-            n_split += 1;
-            let s: f64 = imp.iter().sum();
-            if s > 0.0 {
-                acc.iter_mut().zip(imp).for_each(|(a, v)| *a += v / s);
-            }
-        }
-        let s: f64 = acc.iter().sum();
-        if n_split > 0 && s > 0.0 {
-            acc.iter_mut().for_each(|a| *a /= s);
-        }
-        acc
-    }
 }
 
 /// Checked classification targets from `f64` class codes (the form arrays arrive in from

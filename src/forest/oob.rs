@@ -23,23 +23,37 @@ pub(crate) fn in_bag_bits(forest: &Forest, tree: usize) -> Vec<u64> {
 }
 
 impl Forest {
+    /// The check every out-of-bag measure makes first: the forest has out-of-bag rows,
+    /// `x` has the forest's features and exactly its training rows, and `n_targets` (when
+    /// given) is one target per row. `what` names the measure in the messages.
+    pub(crate) fn check_training<T: Feature>(
+        &self,
+        x: &Matrix<'_, T>,
+        n_targets: Option<usize>,
+        what: &str,
+    ) -> Result<()> {
+        if !self.params.has_oob() {
+            return Err(ForestError::Unsupported(format!(
+                "{what} needs out-of-bag rows: bootstrap=True or max_samples < n_samples"
+            )));
+        }
+        self.check_input(x)?;
+        let n = self.params.n_samples;
+        if x.n_rows() != n || n_targets.is_some_and(|m| m != n) {
+            return Err(ForestError::Shape(format!(
+                "{what} needs the {n} training rows and their targets, got X with {} rows{}",
+                x.n_rows(),
+                n_targets.map_or(String::new(), |m| format!(" and {m} targets")),
+            )));
+        }
+        Ok(())
+    }
+
     /// Out-of-bag prediction for the training matrix `x`: the mean leaf value over the trees
     /// for which each row is out of bag (`n_rows × width`, NaN where there is none), and
     /// that number of trees per row.
     pub fn oob_predict<T: Feature>(&self, x: Matrix<'_, T>) -> Result<(Vec<f64>, Vec<u32>)> {
-        if !self.params.has_oob() {
-            return Err(ForestError::Unsupported(
-                "out-of-bag estimates need bootstrap=True or max_samples < n_samples".into(),
-            ));
-        }
-        self.check_input(&x)?;
-        if x.n_rows() != self.params.n_samples {
-            return Err(ForestError::Shape(format!(
-                "OOB estimates need the {} training rows, got {}",
-                self.params.n_samples,
-                x.n_rows()
-            )));
-        }
+        self.check_training(&x, None, "out-of-bag prediction")?;
         let bags = map_ordered(self.trees.len(), |t| in_bag_bits(self, t));
         let w = self.width();
         let n = x.n_rows();

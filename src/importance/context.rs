@@ -17,7 +17,9 @@ use crate::forest::Forest;
 use crate::parallel::{chunks_mut, map_ordered};
 use crate::params::CriterionKind;
 use crate::rng::{tree_seed, TreeRng};
-use crate::tree::criterion::xlog2x;
+use crate::tree::criterion::{
+    xlog2x, ClassImpurity, Criterion, GiniIndex, ShannonEntropy, SquaredError,
+};
 use crate::tree::Tree;
 
 /// RNG stream of the context permutations (the forest's streams are 1–3).
@@ -111,7 +113,9 @@ impl Impurity<'_> {
         }
     }
 
-    /// `i(t)` of a statistics slot (0 for an empty one): entropy in bits, Gini, or variance.
+    /// `i(t)` of a statistics slot (0 for an empty one): entropy in bits, Gini, or variance,
+    /// the criteria's own impurities (`crate::tree::criterion`). Only integer-weighted
+    /// entropy has its own form here, by table look-ups.
     fn of(&self, slot: &[f64]) -> f64 {
         let w = slot[0];
         if w <= 0.0 {
@@ -126,16 +130,9 @@ impl Impurity<'_> {
                 let t = |c: f64| xlogx[c as usize];
                 (t(w) - slot[1..].iter().map(|&c| t(c)).sum::<f64>()) / w
             }
-            Impurity::Classes { entropy: true, .. } => {
-                -slot[1..].iter().map(|&c| xlog2x(c / w)).sum::<f64>()
-            }
-            Impurity::Classes { .. } => {
-                1.0 - slot[1..].iter().map(|&c| (c / w) * (c / w)).sum::<f64>()
-            }
-            Impurity::Variance(_) => {
-                let mean = slot[1] / w;
-                (slot[2] / w - mean * mean).max(0.0)
-            }
+            Impurity::Classes { entropy: true, .. } => ShannonEntropy::impurity(&slot[1..], w),
+            Impurity::Classes { .. } => GiniIndex::impurity(&slot[1..], w),
+            Impurity::Variance(_) => SquaredError { y: &[] }.impurity(slot),
         }
     }
 }

@@ -65,7 +65,7 @@ impl Forest {
     /// `O_T`, `(1/|O_T|) Σ_{i ∈ O_T} Σ_{t ∈ path(x_i), v(t) = m} ⟨v(t_{x_i}) − v(t), y_i − v(root)⟩`.
     /// The row of a tree without out-of-bag samples is NaN; see [`Forest::mdi_oob`].
     pub fn tree_mdi_oob<T: Feature>(&self, x: Matrix<'_, T>, y: &[f64]) -> Result<Vec<Vec<f64>>> {
-        self.check_training(&x, y)?;
+        self.check_training(&x, Some(y.len()), "MDI-oob")?;
         let targets = self.target_rows(y)?;
         Ok(map_ordered(self.trees.len(), |k| {
             let counts = in_bag_counts(&self.params, k);
@@ -110,20 +110,6 @@ impl Forest {
         }
         acc.iter_mut().for_each(|a| *a /= used as f64);
         Ok((acc, per_tree))
-    }
-
-    fn check_training<T: Feature>(&self, x: &Matrix<'_, T>, y: &[f64]) -> Result<()> {
-        self.check_input(x)?;
-        if x.n_rows() != self.params.n_samples || y.len() != x.n_rows() {
-            return Err(ForestError::Shape(format!(
-                "out-of-bag importances need the {} training rows and targets, got X with {} \
-                 rows and y with {} values",
-                self.params.n_samples,
-                x.n_rows(),
-                y.len()
-            )));
-        }
-        Ok(())
     }
 
     /// Targets as rows of `width` values: one-hot class codes, or the regression value.
@@ -217,8 +203,12 @@ mod tests {
                     .map(|i| (i, f64::from(counts[i])))
                     .collect();
                 let gain = path_gain(tree, &m, &rows_y, f.width(), &rows, 3);
-                for (a, b) in gain.iter().zip(tree.mdi(3)) {
-                    assert!((a - b).abs() < 1e-10, "{gain:?} vs {:?}", tree.mdi(3));
+                for (a, b) in gain.iter().zip(crate::importance::mdi::tree_mdi(tree, 3)) {
+                    assert!(
+                        (a - b).abs() < 1e-10,
+                        "{gain:?} vs {:?}",
+                        crate::importance::mdi::tree_mdi(tree, 3)
+                    );
                 }
             }
         }

@@ -1,8 +1,10 @@
-//! Mean decrease of impurity split by the depth of the nodes that earn it.
+//! Mean decrease of impurity: per tree, for the forest (raw or normalized), and split by
+//! the depth of the nodes that earn it.
 //!
 //! A split node `t` earns `p(t) Δi(t) = (w_t i(t) − w_L i(t_L) − w_R i(t_R)) / w_root`
-//! (Louppe 2014, Eq. 6.2), credited here to its feature **and** its depth, so that summing
-//! over depths gives [`crate::Tree::mdi`] back.
+//! (Louppe 2014, Eq. 6.2), computed once by [`weighted_decreases`]; MDI credits it to its
+//! feature, MDI by depth to its feature **and** its depth, so summing over depths gives
+//! [`tree_mdi`] back.
 //!
 //! Depth is the number of nodes above `t` on its path, except in multiway forests
 //! ([`SplitterKind::Multiway`]), where it is the *logical* depth: the links of a multiway
@@ -20,60 +22,105 @@ use crate::forest::Forest;
 use crate::params::SplitterKind;
 use crate::tree::Tree;
 
-/// Depth of every node of `tree` as MDI by depth counts it: the plain depth (root 0), or,
-/// with `multiway`, the logical depth, where a right child splitting on its parent's
-/// feature (a chain link) stays at its parent's depth.
-pub fn mdi_node_depths(tree: &Tree, multiway: bool) -> Vec<usize> {
-    let mut depth = vec![0usize; tree.len()];
-    // Pre-order: a parent's depth is final before its children are visited.
-    for t in 0..tree.len() {
-        let Some((l, r)) = tree.children(t) else {
-            continue;
-        };
-        let link = multiway && !tree.is_leaf(r) && tree.feature(r) == tree.feature(t);
-        depth[l] = depth[t] + 1;
-        depth[r] = depth[t] + usize::from(!link);
+/// `(node, feature, p(t) Δi(t))` for every split node of `tree`, in pre-order: the one
+/// quantity every MDI sums. Empty when the root has no weight.
+pub fn weighted_decreases(tree: &Tree) -> Vec<(usize, usize, f64)> {
+    let s = tree.node_stats();
+    let (w, i) = (&s.weight, &s.impurity);
+    let root = w.first().copied().unwrap_or(0.0);
+    if root <= 0.0 {
+        return Vec::new();
     }
-    depth
+    (0..tree.len())
+        .filter_map(|t| {
+            let (l, r) = tree.children(t)?;
+            let dec = w[t] * i[t] - w[l] * i[l] - w[r] * i[r];
+            Some((t, tree.feature(t) as usize, dec / root))
+        })
+        .collect()
+}
+
+/// Raw MDI of each of the `n_features` features in one tree (Louppe 2014, Eq. 6.2):
+/// `Imp(X_m) = Σ_{t splits on X_m} p(t) Δi(t)`, in bits for entropy.
+pub fn tree_mdi(tree: &Tree, n_features: usize) -> Vec<f64> {
+    let mut imp = vec![0.0; n_features];
+    for (_, f, dec) in weighted_decreases(tree) {
+        imp[f] += dec;
+    }
+    imp
 }
 
 /// Raw MDI of `tree` by depth into `out` (`n_features × n_depths`, row-major, zeroed by the
 /// caller): `out[m, d] = Σ_{t splits on X_m, depth(t) = d} p(t) Δi(t)`. Nodes deeper than
 /// `n_depths − 1` are credited to the last column (never the case with
-/// [`Forest::mdi_depth_count`]).
+/// [`Forest::mdi_depth_count`]). `multiway` counts logical depths ([`Tree::node_depths`]).
 pub fn tree_mdi_by_depth(tree: &Tree, multiway: bool, n_depths: usize, out: &mut [f64]) {
-    let stats = tree.node_stats();
-    let (w, imp) = (&stats.weight, &stats.impurity);
-    let root = w.first().copied().unwrap_or(0.0);
-    if root <= 0.0 || n_depths == 0 {
+    if n_depths == 0 {
         return;
     }
-    let depth = mdi_node_depths(tree, multiway);
-    for t in 0..tree.len() {
-        let Some((l, r)) = tree.children(t) else {
-            continue;
-        };
-        let dec = w[t] * imp[t] - w[l] * imp[l] - w[r] * imp[r];
-        let cell = tree.feature(t) as usize * n_depths + depth[t].min(n_depths - 1);
-        if let Some(o) = out.get_mut(cell) {
-            *o += dec / root;
+    let depth = tree.node_depths(multiway);
+    for (t, f, dec) in weighted_decreases(tree) {
+        if let Some(o) = out.get_mut(f * n_depths + depth[t].min(n_depths - 1)) {
+            *o += dec;
         }
     }
 }
 
 impl Forest {
+    /// Raw MDI of every tree (see [`tree_mdi`]), in tree order.
+    pub fn tree_importances(&self) -> Vec<Vec<f64>> {
+        crate::parallel::map_ordered(self.trees.len(), |i| {
+            tree_mdi(&self.trees[i], self.n_features())
+        })
+    }
+
+    /// Mean decrease of impurity.
+    ///
+    /// Raw (`normalize = false`): `Imp(X_m) = (1/M) Σ_trees Σ_{t splits on X_m} p(t) Δi(t)`
+    /// (Louppe 2014, Eq. 6.2), in bits for entropy; for fully grown totally randomized trees
+    /// it sums to `I(X; Y)`. Normalized: scikit-learn's `feature_importances_`: each tree
+    /// with a split normalized to sum 1, averaged, and normalized again.
+    pub fn importances(&self, normalize: bool) -> Vec<f64> {
+        let per_tree = self.tree_importances();
+        let mut acc = vec![0.0; self.n_features()];
+        if !normalize {
+            for imp in &per_tree {
+                acc.iter_mut().zip(imp).for_each(|(a, v)| *a += v);
+            }
+            let m = per_tree.len() as f64;
+            acc.iter_mut().for_each(|a| *a /= m);
+            return acc;
+        }
+        let mut n_split = 0usize;
+        for (imp, tree) in per_tree.iter().zip(&self.trees) {
+            if tree.len() <= 1 {
+                continue; // scikit-learn leaves single-leaf trees out of the average
+            }
+            n_split += 1;
+            let s: f64 = imp.iter().sum();
+            if s > 0.0 {
+                acc.iter_mut().zip(imp).for_each(|(a, v)| *a += v / s);
+            }
+        }
+        let s: f64 = acc.iter().sum();
+        if n_split > 0 && s > 0.0 {
+            acc.iter_mut().for_each(|a| *a /= s);
+        }
+        acc
+    }
+
     /// Whether the trees are multiway trees stored as binary chains.
     pub fn is_multiway(&self) -> bool {
         self.params.splitter == SplitterKind::Multiway
     }
 
     /// Number of depth columns of MDI by depth: 1 + the largest depth (see
-    /// [`mdi_node_depths`]) of a split node in any tree; 1 when no tree splits.
+    /// [`Tree::node_depths`]) of a split node in any tree; 1 when no tree splits.
     pub fn mdi_depth_count(&self) -> usize {
         let multiway = self.is_multiway();
         let deepest = crate::parallel::map_ordered(self.trees.len(), |i| {
             let tree = &self.trees[i];
-            let depth = mdi_node_depths(tree, multiway);
+            let depth = tree.node_depths(multiway);
             (0..tree.len())
                 .filter(|&t| !tree.is_leaf(t))
                 .map(|t| depth[t] + 1)

@@ -102,24 +102,6 @@ fn check_targets<T: Feature>(
     Ok(())
 }
 
-fn check_training<T: Feature>(forest: &Forest, x: &Matrix<'_, T>) -> Result<()> {
-    if !forest.params.has_oob() {
-        return Err(ForestError::Unsupported(
-            "out-of-bag permutation importance needs bootstrap=True or max_samples < n_samples; \
-             pass held-out X and y instead"
-                .into(),
-        ));
-    }
-    if x.n_rows() != forest.params.n_samples {
-        return Err(ForestError::Shape(format!(
-            "OOB importances need the {} training rows, got {}",
-            forest.params.n_samples,
-            x.n_rows()
-        )));
-    }
-    Ok(())
-}
-
 /// Substitute rows of `rows` for every feature `tree` splits on, for repeat `repeat`:
 /// `subst[f][k] = rows[π[k]]`; features the tree never uses get no permutation.
 fn substitutes(
@@ -154,7 +136,7 @@ impl Forest {
         n_repeats: usize,
         seed: u64,
     ) -> Result<OobPermutation> {
-        check_training(self, &x)?;
+        self.check_training(&x, Some(targets.len()), "out-of-bag permutation importance")?;
         check_targets(self, &x, &targets)?;
         if n_repeats == 0 {
             return Err(invalid("n_repeats", "must be at least 1, got 0"));
@@ -287,7 +269,8 @@ impl Forest {
         seed: u64,
     ) -> Result<Vec<f64>> {
         if oob {
-            check_training(self, &x)?;
+            let what = "out-of-bag local permutation importance";
+            self.check_training(&x, Some(targets.len()), what)?;
         }
         check_targets(self, &x, &targets)?;
         let (n, p) = (x.n_rows(), self.n_features());

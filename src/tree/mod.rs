@@ -283,41 +283,26 @@ impl Tree {
         }
     }
 
-    /// Depth of every node (root 0).
-    pub fn node_depths(&self) -> Vec<usize> {
+    /// Depth of every node, root 0. With `logical`, for multiway trees stored as binary
+    /// chains ([`multiway`]): a right child that splits on its parent's feature is a link of
+    /// the parent's chain and stays at the parent's depth, so a node's depth is the number
+    /// of variables it is conditioned on.
+    pub fn node_depths(&self, logical: bool) -> Vec<usize> {
         let mut depth = vec![0usize; self.len()];
+        // Pre-order: a parent's depth is final before its children are visited.
         for t in 0..self.len() {
-            if let Some((l, r)) = self.children(t) {
-                depth[l] = depth[t] + 1;
-                depth[r] = depth[t] + 1;
-            }
+            let Some((l, r)) = self.children(t) else {
+                continue;
+            };
+            let link = logical && !self.is_leaf(r) && self.feature(r) == self.feature(t);
+            depth[l] = depth[t] + 1;
+            depth[r] = depth[t] + usize::from(!link);
         }
         depth
     }
 
     /// Maximum depth of a leaf.
     pub fn max_depth(&self) -> usize {
-        self.node_depths().into_iter().max().unwrap_or(0)
-    }
-
-    /// Raw mean decrease of impurity of each of `n_features` features (Louppe 2014, Eq. 6.2):
-    /// `Imp(X_m) = Σ_{t splits on X_m} p(t) · Δi(t)` with `p(t) = w_t / w_root` and
-    /// `Δi(t) = i(t) − (w_L/w_t) i(t_L) − (w_R/w_t) i(t_R)`. In bits for entropy.
-    pub fn mdi(&self, n_features: usize) -> Vec<f64> {
-        let mut imp = vec![0.0; n_features];
-        let s = self.node_stats();
-        let (w, i) = (&s.weight, &s.impurity);
-        let root = w.first().copied().unwrap_or(0.0);
-        if root <= 0.0 {
-            return imp;
-        }
-        for t in 0..self.len() {
-            let Some((l, r)) = self.children(t) else {
-                continue;
-            };
-            let dec = w[t] * i[t] - w[l] * i[l] - w[r] * i[r];
-            imp[self.nodes[t].feature as usize] += dec / root;
-        }
-        imp
+        self.node_depths(false).into_iter().max().unwrap_or(0)
     }
 }
