@@ -8,11 +8,11 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use super::code_lists::{find_split_listed, list_rows, lists_pay, CodeLists};
 use super::criterion::Criterion;
 use super::growing::GrowingTree;
-use super::histograms::{find_split_binned, BinStack, NodeBins};
-use super::splitter::{find_split, NodeCtx, NodeRows, Scratch, Split, ThresholdRule};
+use super::split::code_lists::{find_split_listed, list_rows, lists_pay, CodeLists};
+use super::split::histograms::{find_split_binned, BinStack, NodeBins};
+use super::split::{find_split, NodeCtx, NodeRows, Scratch, Split, ThresholdRule};
 use super::LEAF;
 use crate::data::{Feature, Matrix};
 use crate::params::Resolved;

@@ -494,7 +494,7 @@ mod tests {
             fn check<C: Criterion>(c: &C, (total, left, shift): (Vec<f64>, Vec<f64>, f64)) {
                 let proxy = c.proxy(&total, &left);
                 let bar = proxy * (1.0 + shift);
-                if super::super::splitter::better(proxy, bar) {
+                if crate::tree::split::better(proxy, bar) {
                     assert!(c.may_beat(&total, &left, bar), "{total:?} {left:?} {bar}");
                 }
             }

@@ -23,19 +23,13 @@
 //! trees stored as binary chains), `descend` (prediction: the leaf each row reaches).
 
 pub(crate) mod builder;
-mod code_lists;
 pub mod criterion;
 mod descend;
 pub(crate) use descend::max_block_rows;
-mod bin_scans;
-mod gather;
 pub(crate) mod growing;
-mod histograms;
 pub mod multiway;
-mod partition;
-pub use partition::Word;
-pub(crate) mod sort;
-pub(crate) mod splitter;
+pub(crate) mod split;
+pub use split::Word;
 
 use crate::data::{Feature, Matrix};
 use crate::params::CriterionKind;

@@ -13,13 +13,22 @@
 //! * ties between candidates (within a relative 1e-12) keep the first one drawn, so a fixed
 //!   RNG stream gives a fixed tree, whatever the scale of the sample weights.
 
-use super::bin_scans::scan_occupied;
-use super::criterion::{weight_if_le, Criterion};
-use super::gather::{batch_len, gather_many, MAX_BATCH};
-use super::partition::{stable_partition, Word};
-use super::sort::sort_packed;
+mod bin_scans;
+pub(crate) mod code_lists;
+mod gather;
+pub(crate) mod histograms;
+mod partition;
+pub(crate) mod sort;
+
+pub use self::partition::Word;
+
+use self::bin_scans::scan_occupied;
+use self::gather::{batch_len, gather_many, MAX_BATCH};
+use self::partition::stable_partition;
+use self::sort::sort_packed;
 use crate::data::{Feature, Matrix, Packed};
 use crate::rng::TreeRng;
+use crate::tree::criterion::{weight_if_le, Criterion};
 
 /// A chosen split of a node.
 #[derive(Clone, Copy, Debug)]

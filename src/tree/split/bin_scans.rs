@@ -4,9 +4,9 @@
 //! weight, the criterion's sums and the row count of the rows with one code; every
 //! boundary between non-empty bins is a cut, and its threshold is the code below it.
 
-use super::criterion::Criterion;
-use super::splitter::{BestCut, Cut, NodeCtx};
+use super::{BestCut, Cut, NodeCtx};
 use crate::data::Feature;
+use crate::tree::criterion::Criterion;
 
 /// Bin codes are bytes.
 pub(crate) const BINS: usize = 256;
@@ -165,7 +165,7 @@ mod tests {
     use super::*;
     use crate::rng::TreeRng;
     use crate::tree::criterion::{Gini, SquaredError};
-    use crate::tree::splitter::better;
+    use crate::tree::split::better;
 
     /// The best cut by brute force: every code but the largest, the rows at or below it
     /// summed in position order, the first best in code order kept.

@@ -15,15 +15,13 @@
 //! counts and integer weights add up exactly, so classification grows the same tree
 //! either way, bit for bit.
 
-use super::criterion::Criterion;
 use super::gather::{batch_len, gather, set_len, MAX_BATCH};
 use super::partition::{stable_partition, Word};
 use super::sort::sort_packed;
-use super::splitter::{
-    better, floor, partition, BestCut, Cut, Draws, NodeCtx, NodeRows, Scratch, Split,
-};
+use super::{better, floor, partition, BestCut, Cut, Draws, NodeCtx, NodeRows, Scratch, Split};
 use crate::data::{Feature, Matrix, Packed};
 use crate::rng::TreeRng;
+use crate::tree::criterion::Criterion;
 
 /// Rows of the largest node whose subtree is grown from lists (wall time of a fully grown
 /// regression forest, 80 000 × 50, against 512–65 536: within 2 % from 512 to 4 096, +10 %
@@ -181,7 +179,7 @@ impl<T: Feature, Y: Word> CodeLists<T, Y> {
     }
 }
 
-/// [`super::splitter::find_split`] for a node of the listed subtree (at `start` in the
+/// [`super::find_split`] for a node of the listed subtree (at `start` in the
 /// sample buffer) with the histogram search: the same draws, the same cuts, read from the
 /// lists. Applies the split to the rows, and to every list unless neither child reaches
 /// `split_rows`, the fewest rows a node needs to be split (no list of a leaf is read).

@@ -16,11 +16,11 @@
 //! Counts and integer weights subtract exactly.
 
 use super::bin_scans::{add_rows, scan_bins, BINS};
-use super::criterion::Criterion;
 use super::gather::{batch_len, gather, gather_many, MAX_BATCH};
-use super::splitter::{better, floor, partition, Cut, Draws, NodeCtx, NodeRows, Scratch, Split};
+use super::{better, floor, partition, Cut, Draws, NodeCtx, NodeRows, Scratch, Split};
 use crate::data::{Feature, Matrix};
 use crate::rng::TreeRng;
+use crate::tree::criterion::Criterion;
 
 /// Bytes of node bins a tree may hold at once. Each [`NodeBins`] takes
 /// `p · 256 · (stats + 1) · 8` bytes (410 KB for 50 features and regression); a pending
@@ -118,7 +118,7 @@ impl BinStack {
 
     /// The bins of the rows `samples` (at `start` in the tree's sample buffer, with their
     /// targets `ys` and weights `ws`) for the features `fs`, summed in the rows' order (as
-    /// [`super::splitter::HistThreshold`] sums one candidate).
+    /// [`super::HistThreshold`] sums one candidate).
     #[allow(clippy::too_many_arguments)]
     pub fn fill<T: Feature, C: Criterion>(
         &mut self,
@@ -211,7 +211,7 @@ impl BinStack {
     }
 }
 
-/// [`super::splitter::find_split`] for a node with bins `nb`: the same draws, every
+/// [`super::find_split`] for a node with bins `nb`: the same draws, every
 /// candidate scored from its bins by [`scan_bins`]. Applies the split to the rows.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn find_split_binned<T: Feature, C: Criterion>(
