@@ -12,7 +12,7 @@ use super::criterion::Criterion;
 use super::growing::GrowingTree;
 use super::split::code_lists::{find_split_listed, list_rows, lists_pay, CodeLists};
 use super::split::histograms::{find_split_binned, BinStack, NodeBins};
-use super::split::{find_split, NodeCtx, NodeRows, Scratch, Split, ThresholdRule};
+use super::split::{find_split, NodeCtx, NodeRows, Split, SplitBufs, ThresholdRule};
 use super::LEAF;
 use crate::data::{Feature, Matrix};
 use crate::params::Resolved;
@@ -40,7 +40,7 @@ pub(crate) struct Grower<'a, T: Feature, C: Criterion> {
     ys: Vec<C::Y>,
     ws: Vec<f64>,
     params: &'a Resolved,
-    scratch: Scratch<T>,
+    scratch: SplitBufs<T>,
     /// The listed subtree of the histogram splitter (unused by the other splitters).
     lists: CodeLists<T, C::Y>,
     /// The bins of the histogram splitter's pending nodes, when they are subtracted.
@@ -76,7 +76,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             ys: samples.iter().map(|&i| crit.target(i as usize)).collect(),
             ws,
             params,
-            scratch: Scratch::new(samples.len(), k),
+            scratch: SplitBufs::new(samples.len(), k),
             lists: CodeLists::new(),
             bins: None,
             total: vec![0.0; k],

@@ -4,8 +4,10 @@
 //! weight, the criterion's sums and the row count of the rows with one code; every
 //! boundary between non-empty bins is a cut, and its threshold is the code below it.
 
-use super::{BestCut, Cut, NodeCtx};
+use super::gathered::{SearchBufs, ThresholdRule};
+use super::{BestCut, Cut, NodeCtx, NodeRows};
 use crate::data::Feature;
+use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
 
 /// Bin codes are bytes.
@@ -158,6 +160,26 @@ fn scan_bins_into<C: Criterion>(
         }
     }
     best.cut()
+}
+
+/// Histogram CART on bin codes (`u8`): one pass fills per-bin statistics, then every
+/// boundary between non-empty bins is scored; the threshold is a code.
+pub(crate) struct HistThreshold;
+
+impl ThresholdRule for HistThreshold {
+    const LISTED: bool = true;
+    fn search<T: Feature, C: Criterion>(
+        xf: &[T],
+        s: &mut SearchBufs<T>,
+        ctx: &NodeCtx<'_, C>,
+        rows: &NodeRows<'_, C::Y>,
+        bar: f64,
+        _lo: T,
+        _hi: T,
+        _rng: &mut TreeRng,
+    ) -> Option<Cut> {
+        scan_occupied(&mut s.bins, xf, rows.ys, rows.ws, &mut s.left, ctx, bar)
+    }
 }
 
 #[cfg(test)]

@@ -15,10 +15,12 @@
 //! counts and integer weights add up exactly, so classification grows the same tree
 //! either way, bit for bit.
 
-use super::gather::{batch_len, gather, set_len, MAX_BATCH};
+use super::draw::{draw_split, CandidateSource};
+use super::gather::{batch_len, gather, set_len};
+use super::partition::partition_rows;
 use super::partition::{stable_partition, Word};
 use super::sort::sort_packed;
-use super::{better, floor, partition, BestCut, Cut, Draws, NodeCtx, NodeRows, Scratch, Split};
+use super::{BestCut, Cut, NodeCtx, NodeRows, Split, SplitBufs};
 use crate::data::{Feature, Matrix, Packed};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
@@ -179,56 +181,63 @@ impl<T: Feature, Y: Word> CodeLists<T, Y> {
     }
 }
 
-/// [`super::find_split`] for a node of the listed subtree (at `start` in the
-/// sample buffer) with the histogram search: the same draws, the same cuts, read from the
-/// lists. Applies the split to the rows, and to every list unless neither child reaches
-/// `split_rows`, the fewest rows a node needs to be split (no list of a leaf is read).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn find_split_listed<T: Feature, C: Criterion>(
-    lists: &mut CodeLists<T, C::Y>,
-    ctx: &NodeCtx<'_, C>,
-    s: &mut Scratch<T>,
-    rows: &mut NodeRows<'_, C::Y>,
+/// A node of the listed subtree (at `start` in the sample buffer), its candidates scored
+/// from the lists.
+struct Listed<'a, 'r, T: Feature, C: Criterion> {
+    lists: &'a mut CodeLists<T, C::Y>,
+    ctx: &'a NodeCtx<'a, C>,
+    s: &'a mut SplitBufs<T>,
+    rows: &'a mut NodeRows<'r, C::Y>,
     start: usize,
-    features: &mut [u32],
-    n_constant: usize,
-    max_features: usize,
+    /// The node's rows.
+    n: usize,
     split_rows: usize,
-    rng: &mut TreeRng,
-) -> (Option<Split>, usize) {
-    let n = rows.samples.len();
-    let mut draws = Draws::new(features, n_constant, max_features);
-    let mut best: Option<(u32, Cut)> = None;
-    let mut drawn = [0u32; MAX_BATCH];
-    // The batches of the gathered search, so that a constant feature is met at the same
-    // point of the draws.
-    let cap = batch_len::<T>(n);
-    loop {
-        let b = draws.next_batch(cap, &mut drawn, rng);
-        if b == 0 {
-            break;
-        }
-        for &f in &drawn[..b] {
-            let items = &lists.lists[lists.list(f, start, n)];
-            let (lo, hi) = (items[0].code(), items[n - 1].code());
-            if hi <= lo {
-                draws.constant(f);
-                continue;
-            }
-            draws.visited();
-            set_len(&mut lists.run, s.search.left.len(), 0.0);
-            let sums = (&mut s.search.left[..], &mut lists.run[..]);
-            let bar = floor(best.map(|(_, b)| b.proxy));
-            let Some(cut) = search(items, lo, hi, &lists.ys, &lists.ws, sums, ctx, bar) else {
-                continue;
-            };
-            if best.is_none_or(|(_, b)| better(cut.proxy, b.proxy)) {
-                best = Some((f, cut));
-            }
-        }
+}
+
+impl<T: Feature, C: Criterion> CandidateSource for Listed<'_, '_, T, C> {
+    /// Where the candidate's rows start in the lists, and its first and last codes.
+    type Bounds = (usize, usize, usize);
+
+    /// The batches of the gathered search, so that a constant feature is met at the same
+    /// point of the draws.
+    #[inline(always)]
+    fn batch_len(&self) -> usize {
+        batch_len::<T>(self.n)
     }
-    let split = best.map(|(feature, cut)| {
+
+    #[inline(always)]
+    fn bounds(&mut self, _k: usize, f: u32) -> Option<Self::Bounds> {
+        let range = self.lists.list(f, self.start, self.n);
+        let items = &self.lists.lists[range.clone()];
+        let (lo, hi) = (items[0].code(), items[self.n - 1].code());
+        if hi <= lo {
+            return None;
+        }
+        Some((range.start, lo, hi))
+    }
+
+    #[inline(always)]
+    fn search(
+        &mut self,
+        _k: usize,
+        _f: u32,
+        (at, lo, hi): Self::Bounds,
+        bar: f64,
+        _rng: &mut TreeRng,
+    ) -> Option<Cut> {
+        let lists = &mut *self.lists;
+        let items = &lists.lists[at..at + self.n];
+        set_len(&mut lists.run, self.s.search.left.len(), 0.0);
+        let sums = (&mut self.s.search.left[..], &mut lists.run[..]);
+        search(items, lo, hi, &lists.ys, &lists.ws, sums, self.ctx, bar)
+    }
+
+    /// Applies the split to the rows, and to every list unless neither child reaches
+    /// `split_rows`, the fewest rows a node needs to be split (no list of a leaf is read).
+    fn apply(&mut self, feature: u32, cut: Cut, varying: &[u32]) -> Split {
+        let (n, start) = (self.n, self.start);
         let n_left = cut.n_left.expect("histogram cuts count their rows");
+        let lists = &mut *self.lists;
         let (len, off) = (lists.end - lists.start, start - lists.start);
         let CodeLists {
             lists: all,
@@ -247,32 +256,56 @@ pub(crate) fn find_split_listed<T: Feature, C: Criterion>(
             goes_left[it.local()] = u8::from(i < n_left);
         }
         let goes_left = &goes_left[..];
-        let buf = &mut s.partition_buf;
+        let buf = &mut self.s.partition_buf;
         let node_locals = &mut locals[off..off + n];
         let node_locals_now = &*node_locals;
-        partition(Some(n_left), rows, buf, ctx.unit_weights, |r| {
+        partition_rows(Some(n_left), self.rows, buf, self.ctx.unit_weights, |r| {
             goes_left[node_locals_now[r] as usize] != 0
         });
-        if n_left.max(n - n_left) < split_rows {
-            return Split {
-                feature,
-                threshold: cut.threshold,
-                n_left,
-            };
+        let split = Split {
+            feature,
+            threshold: cut.threshold,
+            n_left,
+        };
+        if n_left.max(n - n_left) < self.split_rows {
+            return split;
         }
         stable_partition(node_locals, buf, n_left, |_, w| goes_left[w as usize] != 0);
-        for &f in draws.varying().1.iter().filter(|&&f| f != feature) {
+        for &f in varying.iter().filter(|&&f| f != feature) {
             stable_partition(&mut all[range(f)], buf, n_left, |_, w| {
                 goes_left[Item::from_word(w).local()] != 0
             });
         }
-        Split {
-            feature,
-            threshold: cut.threshold,
-            n_left,
-        }
-    });
-    (split, draws.varying().0)
+        split
+    }
+}
+
+/// [`super::find_split`] for a node of the listed subtree (at `start` in the sample
+/// buffer) with the histogram search: the same draws, the same cuts, read from the lists.
+/// Applies the split to the rows, and to the lists (see [`Listed::apply`]).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn find_split_listed<T: Feature, C: Criterion>(
+    lists: &mut CodeLists<T, C::Y>,
+    ctx: &NodeCtx<'_, C>,
+    s: &mut SplitBufs<T>,
+    rows: &mut NodeRows<'_, C::Y>,
+    start: usize,
+    features: &mut [u32],
+    n_constant: usize,
+    max_features: usize,
+    split_rows: usize,
+    rng: &mut TreeRng,
+) -> (Option<Split>, usize) {
+    let mut source = Listed {
+        lists,
+        ctx,
+        s,
+        n: rows.samples.len(),
+        rows,
+        start,
+        split_rows,
+    };
+    draw_split(&mut source, features, n_constant, max_features, rng)
 }
 
 /// The histogram search of one candidate's listed rows, codes `lo..=hi`: summed row by
@@ -355,6 +388,7 @@ fn scan<C: Criterion, const BY_BIN: bool>(
 mod tests {
     use super::*;
     use crate::tree::criterion::{Gini, SquaredError};
+    use crate::tree::split::{better, floor};
 
     /// Random lists of `n` rows over `codes` codes, by weights drawn from `wmax` values.
     fn lists(rng: &mut TreeRng, n: usize, codes: usize, wmax: usize) -> (Vec<Item>, Vec<f64>) {

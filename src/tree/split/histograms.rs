@@ -16,8 +16,10 @@
 //! Counts and integer weights subtract exactly.
 
 use super::bin_scans::{add_rows, scan_bins, BINS};
+use super::draw::{draw_split, CandidateSource};
 use super::gather::{batch_len, gather, gather_many, MAX_BATCH};
-use super::{better, floor, partition, Cut, Draws, NodeCtx, NodeRows, Scratch, Split};
+use super::partition::partition_rows;
+use super::{Cut, NodeCtx, NodeRows, Split, SplitBufs};
 use crate::data::{Feature, Matrix};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
@@ -124,7 +126,7 @@ impl BinStack {
         &mut self,
         x: &Matrix<'_, T>,
         crit: &C,
-        s: &mut Scratch<T>,
+        s: &mut SplitBufs<T>,
         (samples, ys, ws): (&[u32], &[C::Y], &[f64]),
         start: usize,
         fs: &[u32],
@@ -162,7 +164,7 @@ impl BinStack {
         &mut self,
         x: &Matrix<'_, T>,
         crit: &C,
-        s: &mut Scratch<T>,
+        s: &mut SplitBufs<T>,
         mut nb: NodeBins,
         rows: &NodeRows<'_, C::Y>,
         n_left: usize,
@@ -211,57 +213,57 @@ impl BinStack {
     }
 }
 
-/// [`super::find_split`] for a node with bins `nb`: the same draws, every
-/// candidate scored from its bins by [`scan_bins`]. Applies the split to the rows.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn find_split_binned<T: Feature, C: Criterion>(
-    x: &Matrix<'_, T>,
-    stack: &BinStack,
-    nb: &mut NodeBins,
-    ctx: &NodeCtx<'_, C>,
-    s: &mut Scratch<T>,
-    rows: &mut NodeRows<'_, C::Y>,
-    features: &mut [u32],
-    n_constant: usize,
-    max_features: usize,
-    rng: &mut TreeRng,
-) -> (Option<Split>, usize) {
-    let n = rows.samples.len();
-    let stride = stack.stride;
-    let mut draws = Draws::new(features, n_constant, max_features);
-    let mut best: Option<(u32, Cut)> = None;
-    let mut drawn = [0u32; MAX_BATCH];
-    // The batches of the gathered search, so that a constant feature is met at the same
-    // point of the draws.
-    let cap = batch_len::<T>(n);
-    loop {
-        let b = draws.next_batch(cap, &mut drawn, rng);
-        if b == 0 {
-            break;
-        }
-        for &f in &drawn[..b] {
-            let sl = stack.slot[f as usize] as usize;
-            let (lo, hi) = nb.trimmed(sl, stride);
-            if hi <= lo {
-                draws.constant(f);
-                continue;
-            }
-            draws.visited();
-            let bins = &nb.feature(sl, stride)[lo * stride..(hi + 1) * stride];
-            let bar = floor(best.map(|(_, b)| b.proxy));
-            let left = &mut s.search.left;
-            let Some(cut) = scan_bins(bins, lo, hi - lo + 1, n, left, ctx, bar) else {
-                continue;
-            };
-            if best.is_none_or(|(_, b)| better(cut.proxy, b.proxy)) {
-                best = Some((f, cut));
-            }
-        }
+/// A node's candidates scored from its kept bins by [`scan_bins`].
+struct Binned<'a, 'r, T: Feature, C: Criterion> {
+    x: &'a Matrix<'a, T>,
+    stack: &'a BinStack,
+    nb: &'a mut NodeBins,
+    ctx: &'a NodeCtx<'a, C>,
+    s: &'a mut SplitBufs<T>,
+    rows: &'a mut NodeRows<'r, C::Y>,
+    /// The node's rows.
+    n: usize,
+}
+
+impl<T: Feature, C: Criterion> CandidateSource for Binned<'_, '_, T, C> {
+    /// The candidate's bin slot and its first and last non-empty codes.
+    type Bounds = (usize, usize, usize);
+
+    #[inline(always)]
+    fn batch_len(&self) -> usize {
+        batch_len::<T>(self.n)
     }
-    let split = best.map(|(feature, cut)| {
-        gather(x, feature as usize, rows.samples, &mut s.batch[0]);
+
+    #[inline(always)]
+    fn bounds(&mut self, _k: usize, f: u32) -> Option<Self::Bounds> {
+        let sl = self.stack.slot[f as usize] as usize;
+        let (lo, hi) = self.nb.trimmed(sl, self.stack.stride);
+        if hi <= lo {
+            return None;
+        }
+        Some((sl, lo, hi))
+    }
+
+    #[inline(always)]
+    fn search(
+        &mut self,
+        _k: usize,
+        _f: u32,
+        (sl, lo, hi): Self::Bounds,
+        bar: f64,
+        _rng: &mut TreeRng,
+    ) -> Option<Cut> {
+        let stride = self.stack.stride;
+        let bins = &self.nb.feature(sl, stride)[lo * stride..(hi + 1) * stride];
+        let left = &mut self.s.search.left;
+        scan_bins(bins, lo, hi - lo + 1, self.n, left, self.ctx, bar)
+    }
+
+    fn apply(&mut self, feature: u32, cut: Cut, _varying: &[u32]) -> Split {
+        let s = &mut *self.s;
+        gather(self.x, feature as usize, self.rows.samples, &mut s.batch[0]);
         let (col, buf, t) = (&s.batch[0], &mut s.partition_buf, cut.threshold);
-        let n_left = partition(cut.n_left, rows, buf, ctx.unit_weights, |r| {
+        let n_left = partition_rows(cut.n_left, self.rows, buf, self.ctx.unit_weights, |r| {
             col[r].to_f64() <= t
         });
         Split {
@@ -269,8 +271,34 @@ pub(crate) fn find_split_binned<T: Feature, C: Criterion>(
             threshold: t,
             n_left,
         }
-    });
-    (split, draws.varying().0)
+    }
+}
+
+/// [`super::find_split`] for a node with bins `nb`: the same draws, every candidate
+/// scored from its bins by [`scan_bins`]. Applies the split to the rows.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn find_split_binned<T: Feature, C: Criterion>(
+    x: &Matrix<'_, T>,
+    stack: &BinStack,
+    nb: &mut NodeBins,
+    ctx: &NodeCtx<'_, C>,
+    s: &mut SplitBufs<T>,
+    rows: &mut NodeRows<'_, C::Y>,
+    features: &mut [u32],
+    n_constant: usize,
+    max_features: usize,
+    rng: &mut TreeRng,
+) -> (Option<Split>, usize) {
+    let mut source = Binned {
+        x,
+        stack,
+        nb,
+        ctx,
+        s,
+        n: rows.samples.len(),
+        rows,
+    };
+    draw_split(&mut source, features, n_constant, max_features, rng)
 }
 
 #[cfg(test)]
@@ -288,7 +316,7 @@ mod tests {
         start: usize,
         fs: &[u32],
     ) -> NodeBins {
-        let mut s = Scratch::new(rows.0.len(), 3);
+        let mut s = SplitBufs::new(rows.0.len(), 3);
         stack.fill(x, crit, &mut s, rows, start, fs)
     }
 
@@ -310,7 +338,7 @@ mod tests {
         samples.extend(rest);
         let mut ys: Vec<f64> = samples.iter().map(|&i| y[i as usize]).collect();
         let mut ws: Vec<f64> = samples.iter().map(|&i| f64::from(1 + i % 3)).collect();
-        let mut s = Scratch::new(n, 3);
+        let mut s = SplitBufs::new(n, 3);
         let parent = stack.fill(&x, &crit, &mut s, (&samples, &ys, &ws), 10, &fs);
         let rows = NodeRows {
             samples: &mut samples[..],
@@ -355,7 +383,7 @@ mod tests {
         let mut stack = BinStack::new(&[0], 1, 3, 150).unwrap();
         let mut samples: Vec<u32> = (0..400).collect();
         let (mut ys, mut ws) = (y.clone(), vec![1.0; 400]);
-        let mut s = Scratch::new(400, 3);
+        let mut s = SplitBufs::new(400, 3);
         for (n_left, kept) in [(100, 1), (300, 1), (200, 2), (150, 1)] {
             let parent = stack.fill(&x, &crit, &mut s, (&samples, &ys, &ws), 0, &[0]);
             let rows = NodeRows {
