@@ -3,7 +3,7 @@
 //! One draw loop ([`draw`]) serves every candidate source: the gathered one ([`gathered`],
 //! searched by the [`exact`], [`random`] or histogram-code rule of [`bin_scans`]), a node's
 //! kept bins ([`histograms`]) and the code lists of small subtrees ([`code_lists`]).
-//! [`NodeSplitter`] holds what the search keeps from node to node; [`gather`] reads a
+//! [`Splitter`] holds what the search keeps from node to node; [`gather`] reads a
 //! node's candidates, [`sort`] and [`partition`] order and split its rows.
 //!
 //! Invariants kept for the builder:
@@ -29,12 +29,14 @@ pub(crate) mod histograms;
 mod partition;
 mod random;
 pub(crate) mod sort;
+mod splitter;
 
 pub(crate) use self::bin_scans::HistThreshold;
 pub(crate) use self::exact::BestThreshold;
 pub(crate) use self::gathered::{find_split, SplitBufs, ThresholdRule};
 pub use self::partition::Word;
 pub(crate) use self::random::RandomThreshold;
+pub(crate) use self::splitter::Splitter;
 
 use crate::tree::criterion::Criterion;
 
