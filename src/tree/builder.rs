@@ -11,7 +11,7 @@ use std::collections::BinaryHeap;
 
 use super::criterion::Criterion;
 use super::growing::GrowingTree;
-use super::split::{NodeCtx, NodeRows, Split, Splitter, ThresholdRule};
+use super::split::{ChosenSplit, NodeCtx, NodeRows, Splitter, ThresholdRule};
 use super::LEAF;
 use crate::data::{Feature, Matrix};
 use crate::params::Resolved;
@@ -26,7 +26,7 @@ struct Pending {
     start: usize,
     end: usize,
     depth: usize,
-    split: Split,
+    split: ChosenSplit,
     improvement: f64,
     n_constant: usize,
 }

@@ -10,8 +10,8 @@ use crate::data::Feature;
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
 
-/// Bin codes are bytes.
-pub(crate) const BINS: usize = 256;
+/// Bin codes are bytes: a feature has at most this many bins.
+pub(crate) const N_CODES: usize = 256;
 
 /// Adds rows (codes `xf`, targets `ys`, weights `ws`) to one feature's bins, the first of
 /// which holds code `lo`. A bin is `stride` values: weight, criterion sums, row count.
@@ -75,8 +75,8 @@ pub(crate) fn scan_occupied<T: Feature, C: Criterion>(
     bar: f64,
 ) -> Option<Cut> {
     let stride = left.len() + 1;
-    table.resize(BINS * stride, 0.0);
-    let mut occupied = [0u64; BINS / 64];
+    table.resize(N_CODES * stride, 0.0);
+    let mut occupied = [0u64; N_CODES / 64];
     for v in xf {
         let c = v.code();
         occupied[c / 64] |= 1 << (c % 64);
@@ -94,7 +94,7 @@ pub(crate) fn scan_occupied<T: Feature, C: Criterion>(
 #[inline(always)]
 fn scan_occupied_into<C: Criterion>(
     table: &mut [f64],
-    occupied: &[u64; BINS / 64],
+    occupied: &[u64; N_CODES / 64],
     n: usize,
     left: &mut [f64],
     ctx: &NodeCtx<'_, C>,

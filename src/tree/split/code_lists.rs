@@ -20,7 +20,7 @@ use super::gather::{batch_len, gather, set_len};
 use super::partition::partition_rows;
 use super::partition::{stable_partition, Word};
 use super::sort::sort_packed;
-use super::{BestCut, Cut, NodeCtx, NodeRows, Split, SplitBufs};
+use super::{BestCut, ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
 use crate::data::{Feature, Matrix, Packed};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
@@ -234,7 +234,7 @@ impl<T: Feature, C: Criterion> CandidateSource for Listed<'_, '_, T, C> {
 
     /// Applies the split to the rows, and to every list unless neither child reaches
     /// `split_rows`, the fewest rows a node needs to be split (no list of a leaf is read).
-    fn apply(&mut self, feature: u32, cut: Cut, varying: &[u32]) -> Split {
+    fn apply(&mut self, feature: u32, cut: Cut, varying: &[u32]) -> ChosenSplit {
         let (n, start) = (self.n, self.start);
         let n_left = cut.n_left.expect("histogram cuts count their rows");
         let lists = &mut *self.lists;
@@ -262,7 +262,7 @@ impl<T: Feature, C: Criterion> CandidateSource for Listed<'_, '_, T, C> {
         partition_rows(Some(n_left), self.rows, buf, self.ctx.unit_weights, |r| {
             goes_left[node_locals_now[r] as usize] != 0
         });
-        let split = Split {
+        let split = ChosenSplit {
             feature,
             threshold: cut.threshold,
             n_left,
@@ -295,7 +295,7 @@ pub(crate) fn find_split_listed<T: Feature, C: Criterion>(
     max_features: usize,
     split_rows: usize,
     rng: &mut TreeRng,
-) -> (Option<Split>, usize) {
+) -> (Option<ChosenSplit>, usize) {
     let mut source = Listed {
         lists,
         ctx,

@@ -10,7 +10,7 @@
 //! thresholds), is the same.
 
 use super::gather::MAX_BATCH;
-use super::{better, floor, Cut, Split};
+use super::{better, floor, ChosenSplit, Cut};
 use crate::rng::TreeRng;
 
 /// Where the candidates of one node are read and scored: gathered columns (the exact,
@@ -41,7 +41,7 @@ pub(crate) trait CandidateSource {
     fn new_best(&mut self, _k: usize, _cut: &Cut) {}
     /// Applies the best split (feature `f`, `cut`) to the node's rows; `varying` are the
     /// features not constant in the node.
-    fn apply(&mut self, f: u32, cut: Cut, varying: &[u32]) -> Split;
+    fn apply(&mut self, f: u32, cut: Cut, varying: &[u32]) -> ChosenSplit;
 }
 
 /// Draws candidate features for the node from `features` (the first `n_constant` known
@@ -54,7 +54,7 @@ pub(crate) fn draw_split<S: CandidateSource>(
     n_constant: usize,
     max_features: usize,
     rng: &mut TreeRng,
-) -> (Option<Split>, usize) {
+) -> (Option<ChosenSplit>, usize) {
     let mut draws = Draws::new(features, n_constant, max_features);
     let mut best: Option<(u32, Cut)> = None;
     let mut drawn = [0u32; MAX_BATCH];

@@ -9,7 +9,7 @@
 use super::draw::{draw_split, CandidateSource};
 use super::gather::{batch_len, gather_many, MAX_BATCH};
 use super::partition::partition_rows;
-use super::{Cut, NodeCtx, NodeRows, Split};
+use super::{ChosenSplit, Cut, NodeCtx, NodeRows};
 use crate::data::{Feature, Matrix};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
@@ -144,7 +144,7 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
         self.best_threshold = cut.threshold;
     }
 
-    fn apply(&mut self, feature: u32, cut: Cut, _varying: &[u32]) -> Split {
+    fn apply(&mut self, feature: u32, cut: Cut, _varying: &[u32]) -> ChosenSplit {
         let (s, unit) = (&mut *self.s, self.ctx.unit_weights);
         let buf = &mut s.partition_buf;
         let n_left = match self.best_in_batch {
@@ -157,7 +157,7 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
                 partition_rows(cut.n_left, self.rows, buf, unit, |r| flags[r] != 0)
             }
         };
-        Split {
+        ChosenSplit {
             feature,
             threshold: cut.threshold,
             n_left,
@@ -178,7 +178,7 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
     n_constant: usize,
     max_features: usize,
     rng: &mut TreeRng,
-) -> (Option<Split>, usize) {
+) -> (Option<ChosenSplit>, usize) {
     let mut source = Gathered::<T, C, R> {
         x,
         ctx,

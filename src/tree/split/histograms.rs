@@ -15,11 +15,11 @@
 //! candidates were within rounding of each other (ties within 1e-12 are ties anyway).
 //! Counts and integer weights subtract exactly.
 
-use super::bin_scans::{add_rows, scan_bins, BINS};
+use super::bin_scans::{add_rows, scan_bins, N_CODES};
 use super::draw::{draw_split, CandidateSource};
 use super::gather::{batch_len, gather, gather_many, MAX_BATCH};
 use super::partition::partition_rows;
-use super::{Cut, NodeCtx, NodeRows, Split, SplitBufs};
+use super::{ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
 use crate::data::{Feature, Matrix};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
@@ -43,7 +43,7 @@ impl NodeBins {
     /// Feature slot `s`'s non-empty codes, trimmed (a subtraction can empty the ends).
     fn trimmed(&mut self, s: usize, stride: usize) -> (usize, usize) {
         let (mut lo, mut hi) = self.range[s];
-        let count = |c: usize| self.bins[(s * BINS + c) * stride + stride - 1];
+        let count = |c: usize| self.bins[(s * N_CODES + c) * stride + stride - 1];
         while lo < hi && count(lo) == 0.0 {
             lo += 1;
         }
@@ -55,7 +55,7 @@ impl NodeBins {
     }
 
     fn feature(&self, s: usize, stride: usize) -> &[f64] {
-        &self.bins[s * BINS * stride..(s + 1) * BINS * stride]
+        &self.bins[s * N_CODES * stride..(s + 1) * N_CODES * stride]
     }
 }
 
@@ -84,7 +84,7 @@ impl BinStack {
         list_rows: usize,
     ) -> Option<Self> {
         let stride = stats_len + 1;
-        let node_bytes = features.len() * BINS * stride * 8;
+        let node_bytes = features.len() * N_CODES * stride * 8;
         let max_nodes = BINS_BYTES / node_bytes.max(1);
         if max_nodes < 3 {
             return None;
@@ -135,7 +135,7 @@ impl BinStack {
         let mut nb = self.spare.pop().unwrap_or_else(|| NodeBins {
             start: 0,
             end: 0,
-            bins: vec![0.0; self.n_slots * BINS * stride],
+            bins: vec![0.0; self.n_slots * N_CODES * stride],
             range: vec![(0, 0); self.n_slots],
         });
         (nb.start, nb.end) = (start, start + samples.len());
@@ -146,7 +146,8 @@ impl BinStack {
                 let sl = self.slot[f as usize] as usize;
                 let (lo, hi) = (lo.code(), hi.code());
                 nb.range[sl] = (lo, hi);
-                let bins = &mut nb.bins[(sl * BINS + lo) * stride..(sl * BINS + hi + 1) * stride];
+                let bins =
+                    &mut nb.bins[(sl * N_CODES + lo) * stride..(sl * N_CODES + hi + 1) * stride];
                 bins.fill(0.0);
                 add_rows(bins, lo, xf, ys, ws, crit);
             }
@@ -193,7 +194,7 @@ impl BinStack {
         for &f in varying {
             let sl = self.slot[f as usize] as usize;
             let (lo, hi) = sb.range[sl];
-            let codes = (sl * BINS + lo) * stride..(sl * BINS + hi + 1) * stride;
+            let codes = (sl * N_CODES + lo) * stride..(sl * N_CODES + hi + 1) * stride;
             for (p, c) in nb.bins[codes.clone()].iter_mut().zip(&sb.bins[codes]) {
                 *p -= c;
             }
@@ -259,14 +260,14 @@ impl<T: Feature, C: Criterion> CandidateSource for Binned<'_, '_, T, C> {
         scan_bins(bins, lo, hi - lo + 1, self.n, left, self.ctx, bar)
     }
 
-    fn apply(&mut self, feature: u32, cut: Cut, _varying: &[u32]) -> Split {
+    fn apply(&mut self, feature: u32, cut: Cut, _varying: &[u32]) -> ChosenSplit {
         let s = &mut *self.s;
         gather(self.x, feature as usize, self.rows.samples, &mut s.batch[0]);
         let (col, buf, t) = (&s.batch[0], &mut s.partition_buf, cut.threshold);
         let n_left = partition_rows(cut.n_left, self.rows, buf, self.ctx.unit_weights, |r| {
             col[r].to_f64() <= t
         });
-        Split {
+        ChosenSplit {
             feature,
             threshold: t,
             n_left,
@@ -288,7 +289,7 @@ pub(crate) fn find_split_binned<T: Feature, C: Criterion>(
     n_constant: usize,
     max_features: usize,
     rng: &mut TreeRng,
-) -> (Option<Split>, usize) {
+) -> (Option<ChosenSplit>, usize) {
     let mut source = Binned {
         x,
         stack,

@@ -32,7 +32,7 @@ pub(crate) mod sort;
 mod splitter;
 
 pub(crate) use self::bin_scans::HistThreshold;
-pub(crate) use self::exact::BestThreshold;
+pub(crate) use self::exact::{midpoint, BestThreshold};
 pub(crate) use self::gathered::{find_split, SplitBufs, ThresholdRule};
 pub use self::partition::Word;
 pub(crate) use self::random::RandomThreshold;
@@ -42,7 +42,7 @@ use crate::tree::criterion::Criterion;
 
 /// A chosen split of a node.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Split {
+pub(crate) struct ChosenSplit {
     pub feature: u32,
     pub threshold: f64,
     /// Samples in the left child (`x ≤ threshold`), counted from the node start.

@@ -6,7 +6,7 @@
 
 use super::code_lists::{find_split_listed, list_rows, lists_pay, CodeLists};
 use super::histograms::{find_split_binned, BinStack, NodeBins};
-use super::{find_split, NodeCtx, NodeRows, Split, SplitBufs, ThresholdRule};
+use super::{find_split, ChosenSplit, NodeCtx, NodeRows, SplitBufs, ThresholdRule};
 use crate::data::{Feature, Matrix};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
@@ -87,7 +87,7 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
         max_features: usize,
         split_rows: usize,
         rng: &mut TreeRng,
-    ) -> (Option<Split>, usize) {
+    ) -> (Option<ChosenSplit>, usize) {
         let n = rows.samples.len();
         let bufs = &mut self.bufs;
         if self.listed && n <= self.list_rows {
