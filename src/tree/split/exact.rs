@@ -61,7 +61,7 @@ fn best_sorted<T: Feature, C: Criterion>(
     let n = xf.len();
     if s.left.len() == 3 {
         // Regression and two classes: the sums in a local array, kept in registers (see
-        // `code_lists::search`).
+        // `listed::search`).
         let mut left = [0.0; 3];
         return scan_sorted(n, at, rows.ys, rows.ws, &mut left, ctx, bar, cut);
     }

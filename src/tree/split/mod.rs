@@ -26,6 +26,7 @@ mod exact;
 mod gather;
 mod gathered;
 pub(crate) mod histograms;
+mod listed;
 mod partition;
 mod random;
 pub(crate) mod sort;
@@ -113,8 +114,7 @@ pub(crate) fn floor(best: Option<f64>) -> f64 {
 /// best's proxy, or before any the node's [`floor`]. Scans test every cut with
 /// [`BestCut::worth`], branch-free, and score only those that pass: whether a row ends a
 /// run of equal values and whether a cut beats the last were coin tosses for the branch
-/// predictor in nodes of a few rows (cachegrind: a quarter and a sixth of those branches
-/// mispredicted in the listed scans).
+/// predictor in nodes of a few rows.
 pub(crate) struct BestCut {
     best: Option<Cut>,
     bar: f64,

@@ -4,8 +4,9 @@
 //! ([`super::histograms`]). The builder only says which node to split and whether a
 //! split is kept; which candidate source scores a node is decided here.
 
-use super::code_lists::{find_split_listed, list_rows, lists_pay, CodeLists};
+use super::code_lists::{list_rows, lists_pay, CodeLists};
 use super::histograms::{find_split_binned, BinStack, NodeBins};
+use super::listed::find_split_listed;
 use super::{find_split, ChosenSplit, NodeCtx, NodeRows, SplitBufs, ThresholdRule};
 use crate::data::{Feature, Matrix};
 use crate::rng::TreeRng;
