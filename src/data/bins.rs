@@ -20,7 +20,7 @@
 use super::{Feature, Layout, Matrix, Packed};
 use crate::parallel::{map_each_mut, map_ordered};
 use crate::rng::{tree_seed, TreeRng};
-use crate::tree::sort::sort_packed;
+use crate::tree::split::sort::sort_packed;
 use std::ops::Range;
 
 /// Rows used to place the edges (LightGBM samples 200 000 rows for the same purpose).

@@ -18,7 +18,7 @@ use crate::tree::builder::Grower;
 use crate::tree::criterion::{Criterion, Entropy, Gini, SquaredError};
 use crate::tree::growing::GrowingTree;
 use crate::tree::multiway;
-use crate::tree::splitter::{BestThreshold, HistThreshold, RandomThreshold, ThresholdRule};
+use crate::tree::split::{BestThreshold, HistThreshold, RandomThreshold, ThresholdRule};
 use crate::tree::Tree;
 
 /// Trees grown between two waits in [`FitSession::fit_range_watched`].

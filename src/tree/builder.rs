@@ -1,18 +1,17 @@
 //! Growing one tree: depth-first with an explicit stack, or best-first when
 //! `max_leaf_nodes` is set.
 //!
-//! The builder owns the stopping rules; [`super::splitter`] owns the choice of a split.
-//! No allocation happens per node: statistics and gather buffers live in [`Grower`] and
-//! are reused, and samples are partitioned in place in one buffer.
+//! The builder owns the stopping rules and the tree's assembly; [`super::split`] owns the
+//! choice of a split and everything the search keeps from node to node ([`Splitter`]). No
+//! allocation happens per node: the node statistics live in [`Grower`] and are reused, and
+//! samples are partitioned in place in one buffer.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use super::code_lists::{find_split_listed, list_rows, lists_pay, CodeLists};
 use super::criterion::Criterion;
 use super::growing::GrowingTree;
-use super::histograms::{find_split_binned, BinStack, NodeBins};
-use super::splitter::{find_split, NodeCtx, NodeRows, Scratch, Split, ThresholdRule};
+use super::split::{ChosenSplit, NodeCtx, NodeRows, Splitter, ThresholdRule};
 use super::LEAF;
 use crate::data::{Feature, Matrix};
 use crate::params::Resolved;
@@ -27,7 +26,7 @@ struct Pending {
     start: usize,
     end: usize,
     depth: usize,
-    split: Split,
+    split: ChosenSplit,
     improvement: f64,
     n_constant: usize,
 }
@@ -40,11 +39,7 @@ pub(crate) struct Grower<'a, T: Feature, C: Criterion> {
     ys: Vec<C::Y>,
     ws: Vec<f64>,
     params: &'a Resolved,
-    scratch: Scratch<T>,
-    /// The listed subtree of the histogram splitter (unused by the other splitters).
-    lists: CodeLists<T, C::Y>,
-    /// The bins of the histogram splitter's pending nodes, when they are subtracted.
-    bins: Option<BinStack>,
+    splitter: Splitter<T, C::Y>,
     total: Vec<f64>,
     left: Vec<f64>,
     /// The rows `start..end` whose statistics `left` holds: the left child of the last
@@ -76,9 +71,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             ys: samples.iter().map(|&i| crit.target(i as usize)).collect(),
             ws,
             params,
-            scratch: Scratch::new(samples.len(), k),
-            lists: CodeLists::new(),
-            bins: None,
+            splitter: Splitter::new(samples.len(), k),
             total: vec![0.0; k],
             left: vec![0.0; k],
             left_rows: (0, 0),
@@ -114,19 +107,14 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         features: &mut [u32],
         rng: &mut TreeRng,
     ) {
-        let listed = R::LISTED && lists_pay(self.params.max_features, features.len());
-        let list_rows = list_rows(features.len());
-        if listed {
-            let k = self.crit.stats_len();
-            self.bins = BinStack::new(features, self.x.n_cols(), k, list_rows);
-        }
+        let (n_cols, k) = (self.x.n_cols(), self.crit.stats_len());
+        let max_features = self.params.max_features;
+        (self.splitter).depth_first::<R>(features, n_cols, k, max_features);
         // (start, end, depth, parent, is_left, n_constant)
         let mut stack = vec![(0usize, samples.len(), 0usize, LEAF, false, 0usize)];
         while let Some((start, end, depth, parent, is_left, n_constant)) = stack.pop() {
-            let listed = listed && end - start <= list_rows;
-            let (node, pending) = self.evaluate::<R>(
-                samples, features, start, end, depth, n_constant, listed, rng,
-            );
+            let (node, pending) =
+                self.evaluate::<R>(samples, features, start, end, depth, n_constant, rng);
             if parent != LEAF {
                 self.tree.link(parent, is_left, node);
             }
@@ -153,7 +141,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         // = 0), which changes the work done, never the drawing rule.
         let mut frontier = BinaryHeap::new();
         let n = samples.len();
-        let (_, root) = self.evaluate::<R>(samples, features, 0, n, 0, 0, false, rng);
+        let (_, root) = self.evaluate::<R>(samples, features, 0, n, 0, 0, rng);
         frontier.extend(root.map(ByImprovement));
         let mut leaves = 1;
         while leaves < max_leaves {
@@ -165,7 +153,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             let mid = p.start + p.split.n_left;
             for (is_left, s, e) in [(true, p.start, mid), (false, mid, p.end)] {
                 let (child, pending) =
-                    self.evaluate::<R>(samples, features, s, e, p.depth + 1, 0, false, rng);
+                    self.evaluate::<R>(samples, features, s, e, p.depth + 1, 0, rng);
                 self.tree.link(p.node, is_left, child);
                 frontier.extend(pending.map(ByImprovement));
             }
@@ -174,8 +162,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
     }
 
     /// Adds the node `samples[start..end]` to the tree as a leaf and, unless a stopping rule
-    /// holds, chooses and applies its split (from code-ordered lists when `listed`, from
-    /// its bins when they are kept).
+    /// holds, chooses and applies its split.
     #[allow(clippy::too_many_arguments)]
     fn evaluate<R: ThresholdRule>(
         &mut self,
@@ -185,23 +172,16 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         end: usize,
         depth: usize,
         n_constant: usize,
-        listed: bool,
         rng: &mut TreeRng,
     ) -> (u32, Option<Pending>) {
-        // Bins kept for this node by its parent are the innermost pending ones: taken now,
-        // so that a node that turns out a leaf leaves none behind.
-        let mut bins = self.bins.as_mut().and_then(|b| b.take(start, end));
-        let evaluated = self.evaluate_node::<R>(
-            samples, features, start, end, depth, n_constant, listed, &mut bins, rng,
-        );
-        if let (Some(stack), Some(b)) = (self.bins.as_mut(), bins) {
-            stack.recycle(b);
-        }
+        self.splitter.begin_node(start, end);
+        let evaluated =
+            self.evaluate_node::<R>(samples, features, start, end, depth, n_constant, rng);
+        self.splitter.end_node();
         evaluated
     }
 
-    /// [`Grower::evaluate`] with the node's `bins` if kept (taken when its children keep
-    /// theirs).
+    /// [`Grower::evaluate`] between the splitter's `begin_node` and `end_node`.
     #[allow(clippy::too_many_arguments)]
     fn evaluate_node<R: ThresholdRule>(
         &mut self,
@@ -211,8 +191,6 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         end: usize,
         depth: usize,
         n_constant: usize,
-        listed: bool,
-        bins: &mut Option<NodeBins>,
         rng: &mut TreeRng,
     ) -> (u32, Option<Pending>) {
         let mut rows = NodeRows {
@@ -256,53 +234,17 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
                 .min_samples_split
                 .max(p.min_samples_leaf.saturating_mul(2)),
         };
-        let (split, n_constant) = if listed {
-            if !self.lists.covers(start, end) {
-                self.lists
-                    .build(&self.x, &rows, start, &features[n_constant..]);
-            }
-            find_split_listed(
-                &mut self.lists,
-                &ctx,
-                &mut self.scratch,
-                &mut rows,
-                start,
-                features,
-                n_constant,
-                p.max_features,
-                split_rows,
-                rng,
-            )
-        } else if let Some(stack) = self.bins.as_mut() {
-            let nb = bins.get_or_insert_with(|| {
-                let node = (&rows.samples[..], &rows.ys[..], &rows.ws[..]);
-                let varying = &features[n_constant..];
-                stack.fill(&self.x, self.crit, &mut self.scratch, node, start, varying)
-            });
-            find_split_binned(
-                &self.x,
-                stack,
-                nb,
-                &ctx,
-                &mut self.scratch,
-                &mut rows,
-                features,
-                n_constant,
-                p.max_features,
-                rng,
-            )
-        } else {
-            find_split::<T, C, R>(
-                &self.x,
-                &ctx,
-                &mut self.scratch,
-                &mut rows,
-                features,
-                n_constant,
-                p.max_features,
-                rng,
-            )
-        };
+        let (split, n_constant) = self.splitter.find::<C, R>(
+            &self.x,
+            &ctx,
+            &mut rows,
+            start,
+            features,
+            n_constant,
+            p.max_features,
+            split_rows,
+            rng,
+        );
         let split = match split {
             Some(s) => s,
             None => return (node, None),
@@ -324,20 +266,8 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         if improvement + EPSILON < p.min_impurity_decrease {
             return (node, None);
         }
-        if let (Some(stack), Some(nb)) = (self.bins.as_mut(), bins.take()) {
-            let varying = &features[n_constant..];
-            let (x, s) = (&self.x, &mut self.scratch);
-            stack.keep_children(
-                x,
-                self.crit,
-                s,
-                nb,
-                &rows,
-                split.n_left,
-                varying,
-                split_rows,
-            );
-        }
+        let varying = &features[n_constant..];
+        (self.splitter).keep_children(&self.x, self.crit, &rows, split.n_left, varying, split_rows);
         (
             node,
             Some(Pending {

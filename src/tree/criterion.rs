@@ -39,7 +39,8 @@ fn by_lanes<Y: Copy>(ys: &[Y], ws: &[f64], mut body: impl FnMut(usize, usize, Y,
 
 /// `w` if `v ≤ t`, else 0, without a branch (the side of a sample is unpredictable). LLVM
 /// turns a plain select of floats into a branch when an operand is a load; the SSE2
-/// compare-and-mask is kept as written.
+/// compare-and-mask is kept as written. It is [`crate::tree::goes_left`] in SSE2: a change
+/// of the routing rule must be made here too (a unit test compares the two).
 #[inline(always)]
 pub(crate) fn weight_if_le(v: f64, t: f64, w: f64) -> f64 {
     #[cfg(target_arch = "x86_64")]
@@ -425,6 +426,30 @@ pub fn impurity_of_frequencies(kind: CriterionKind, p: &[f64]) -> f64 {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_sse_select_follows_the_routing_rule() {
+        let values = [
+            -1.5,
+            -0.0,
+            0.0,
+            0.5,
+            1.0,
+            2.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ];
+        for v in values {
+            for t in [-1.5, 0.0, 0.5, 1.0] {
+                let want = if crate::tree::goes_left(v, t) {
+                    3.0
+                } else {
+                    0.0
+                };
+                assert_eq!(weight_if_le(v, t, 3.0), want, "v = {v}, t = {t}");
+            }
+        }
+    }
+
     fn stats<C: Criterion>(c: &C, idx: &[usize], w: f64) -> Vec<f64> {
         let mut s = vec![0.0; c.stats_len()];
         let ys: Vec<C::Y> = idx.iter().map(|&i| c.target(i)).collect();
@@ -494,7 +519,7 @@ mod tests {
             fn check<C: Criterion>(c: &C, (total, left, shift): (Vec<f64>, Vec<f64>, f64)) {
                 let proxy = c.proxy(&total, &left);
                 let bar = proxy * (1.0 + shift);
-                if super::super::splitter::better(proxy, bar) {
+                if crate::tree::split::better(proxy, bar) {
                     assert!(c.may_beat(&total, &left, bar), "{total:?} {left:?} {bar}");
                 }
             }

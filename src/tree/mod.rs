@@ -14,32 +14,27 @@
 //! varints; heaptrack, RF and ET at 100k × 50), and a fitted tree and the same tree loaded
 //! from bytes are identical bit for bit.
 //!
-//! Module map: `criterion` (impurities), `splitter` (one node's split), `gather` (reading
-//! candidate features at a node's rows), `sort` (radix sort of packed keys), `partition` (a
-//! node's rows between its children), `bin_scans` (the histogram splitter's cuts scored
-//! from bins), `histograms` (a node's bins kept for its children, and their subtraction),
-//! `code_lists` (its small subtrees, grown from presorted lists), `builder` (growing a tree
-//! depth-first or best-first), `growing` (the tree while it grows), `multiway` (multiway
-//! trees stored as binary chains), `descend` (prediction: the leaf each row reaches).
+//! Module map: `criterion` (impurities), `builder` (growing a tree depth-first or
+//! best-first: stopping rules and assembly), `growing` (the tree while it grows), `split`
+//! (one node's split: the candidate draw loop `split::draw` over the candidate sources —
+//! gathered columns searched `exact`ly, at a `random` threshold or by histogram codes
+//! `bin_scans`, a node's kept `histograms`, the `code_lists` of small subtrees searched by
+//! `listed` — with `gather`, `sort` and `partition` of a node's rows, and the `splitter`
+//! state a tree keeps between nodes), `multiway` (multiway trees stored as binary chains),
+//! `descend` (prediction: the leaf each row reaches).
 
 pub(crate) mod builder;
-mod code_lists;
 pub mod criterion;
 mod descend;
 pub(crate) use descend::max_block_rows;
-mod bin_scans;
-mod gather;
 pub(crate) mod growing;
-mod histograms;
 pub mod multiway;
-mod partition;
-pub use partition::Word;
 #[cfg(feature = "serde")]
 mod repr;
-pub(crate) mod sort;
 #[cfg(feature = "serde")]
 pub(crate) use repr::TreeRepr;
-pub(crate) mod splitter;
+pub(crate) mod split;
+pub use split::Word;
 
 use crate::data::{Feature, Matrix};
 use crate::params::CriterionKind;

@@ -31,6 +31,7 @@
 
 use super::criterion::Criterion;
 use super::growing::GrowingTree;
+use super::split::midpoint;
 use super::LEAF;
 use crate::data::{Feature, Matrix};
 use crate::error::{ForestError, Result};
@@ -85,24 +86,15 @@ enum Item {
 }
 
 /// Whether a candidate decrease beats the best so far; `scale` is the node impurity, so
-/// decreases that differ by rounding only (e.g. 0 and 1e-17) are ties.
+/// decreases that differ by rounding only (e.g. 0 and 1e-17) are ties. (The binary search
+/// ranks proxies instead, with [`super::split::better`].)
 #[inline]
-fn better(dec: f64, best: f64, scale: f64) -> bool {
+fn decrease_beats(dec: f64, best: f64, scale: f64) -> bool {
     dec - best > 1e-12 * scale.max(dec.abs()).max(best.abs())
 }
 
-/// Mid-point of two consecutive distinct values, never equal to the upper one.
-#[inline]
-fn midpoint(a: f64, b: f64) -> f64 {
-    let m = a / 2.0 + b / 2.0;
-    if m >= b || !m.is_finite() {
-        a
-    } else {
-        m
-    }
-}
-
-struct Grower<'a, T, C: Criterion> {
+/// The multiway tree being grown and the buffers reused across its nodes.
+struct MultiwayGrower<'a, T, C: Criterion> {
     x: Matrix<'a, T>,
     crit: &'a C,
     /// Targets and weights aligned with `samples`, permuted with it.
@@ -141,7 +133,7 @@ pub(crate) fn grow<T: Feature, C: Criterion>(
     let root_weight: f64 = ws.iter().sum();
     let k = crit.stats_len();
     let n = samples.len();
-    let mut g = Grower {
+    let mut g = MultiwayGrower {
         x,
         crit,
         ys: samples.iter().map(|&i| crit.target(i as usize)).collect(),
@@ -199,7 +191,7 @@ pub(crate) fn grow<T: Feature, C: Criterion>(
     g.tree
 }
 
-impl<T: Feature, C: Criterion> Grower<'_, T, C> {
+impl<T: Feature, C: Criterion> MultiwayGrower<'_, T, C> {
     /// Pushes a node with the statistics of `rows[start..end]`, linked to `parent`.
     fn push_node(&mut self, start: usize, end: usize, parent: u32, is_left: bool) -> (u32, f64) {
         self.crit
@@ -365,7 +357,7 @@ impl<T: Feature, C: Criterion> Grower<'_, T, C> {
             else {
                 continue;
             };
-            if best.is_none_or(|(_, bd, _)| better(dec, bd, impurity)) {
+            if best.is_none_or(|(_, bd, _)| decrease_beats(dec, bd, impurity)) {
                 best = Some((undrawn, dec, constant));
                 std::mem::swap(&mut self.sorted, &mut self.best_sorted);
             }

@@ -7,20 +7,22 @@
 //! every node anyway) the bins of *every* varying feature are kept with the node
 //! ([`NodeBins`]), and a split gathers only its smaller child's rows: the larger child's
 //! bins are its parent's minus its sibling's, bin by bin (LightGBM's subtraction). That
-//! saves the larger children's gathers: −11 % of the instructions of a fully grown
-//! regression forest on 80 000 rows (callgrind).
+//! saves the larger children's gathers.
 //!
 //! Subtracted sums of `w·y` round differently from sums over the rows, so a proxy may
 //! differ in its last bits from the gathered search's; a different cut wins only where two
 //! candidates were within rounding of each other (ties within 1e-12 are ties anyway).
 //! Counts and integer weights subtract exactly.
 
-use super::bin_scans::{add_rows, scan_bins, BINS};
-use super::criterion::Criterion;
+use super::bin_scans::{add_rows, scan_bins, N_CODES};
+use super::draw::{draw_split, CandidateSource};
 use super::gather::{batch_len, gather, gather_many, MAX_BATCH};
-use super::splitter::{better, floor, partition, Cut, Draws, NodeCtx, NodeRows, Scratch, Split};
+use super::partition::partition_rows;
+use super::{ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
 use crate::data::{Feature, Matrix};
 use crate::rng::TreeRng;
+use crate::tree::criterion::Criterion;
+use crate::tree::goes_left;
 
 /// Bytes of node bins a tree may hold at once. Each [`NodeBins`] takes
 /// `p · 256 · (stats + 1) · 8` bytes (410 KB for 50 features and regression); a pending
@@ -41,7 +43,7 @@ impl NodeBins {
     /// Feature slot `s`'s non-empty codes, trimmed (a subtraction can empty the ends).
     fn trimmed(&mut self, s: usize, stride: usize) -> (usize, usize) {
         let (mut lo, mut hi) = self.range[s];
-        let count = |c: usize| self.bins[(s * BINS + c) * stride + stride - 1];
+        let count = |c: usize| self.bins[(s * N_CODES + c) * stride + stride - 1];
         while lo < hi && count(lo) == 0.0 {
             lo += 1;
         }
@@ -53,7 +55,7 @@ impl NodeBins {
     }
 
     fn feature(&self, s: usize, stride: usize) -> &[f64] {
-        &self.bins[s * BINS * stride..(s + 1) * BINS * stride]
+        &self.bins[s * N_CODES * stride..(s + 1) * N_CODES * stride]
     }
 }
 
@@ -82,7 +84,7 @@ impl BinStack {
         list_rows: usize,
     ) -> Option<Self> {
         let stride = stats_len + 1;
-        let node_bytes = features.len() * BINS * stride * 8;
+        let node_bytes = features.len() * N_CODES * stride * 8;
         let max_nodes = BINS_BYTES / node_bytes.max(1);
         if max_nodes < 3 {
             return None;
@@ -118,13 +120,13 @@ impl BinStack {
 
     /// The bins of the rows `samples` (at `start` in the tree's sample buffer, with their
     /// targets `ys` and weights `ws`) for the features `fs`, summed in the rows' order (as
-    /// [`super::splitter::HistThreshold`] sums one candidate).
+    /// [`super::HistThreshold`] sums one candidate).
     #[allow(clippy::too_many_arguments)]
     pub fn fill<T: Feature, C: Criterion>(
         &mut self,
         x: &Matrix<'_, T>,
         crit: &C,
-        s: &mut Scratch<T>,
+        s: &mut SplitBufs<T>,
         (samples, ys, ws): (&[u32], &[C::Y], &[f64]),
         start: usize,
         fs: &[u32],
@@ -133,7 +135,7 @@ impl BinStack {
         let mut nb = self.spare.pop().unwrap_or_else(|| NodeBins {
             start: 0,
             end: 0,
-            bins: vec![0.0; self.n_slots * BINS * stride],
+            bins: vec![0.0; self.n_slots * N_CODES * stride],
             range: vec![(0, 0); self.n_slots],
         });
         (nb.start, nb.end) = (start, start + samples.len());
@@ -144,7 +146,8 @@ impl BinStack {
                 let sl = self.slot[f as usize] as usize;
                 let (lo, hi) = (lo.code(), hi.code());
                 nb.range[sl] = (lo, hi);
-                let bins = &mut nb.bins[(sl * BINS + lo) * stride..(sl * BINS + hi + 1) * stride];
+                let bins =
+                    &mut nb.bins[(sl * N_CODES + lo) * stride..(sl * N_CODES + hi + 1) * stride];
                 bins.fill(0.0);
                 add_rows(bins, lo, xf, ys, ws, crit);
             }
@@ -162,7 +165,7 @@ impl BinStack {
         &mut self,
         x: &Matrix<'_, T>,
         crit: &C,
-        s: &mut Scratch<T>,
+        s: &mut SplitBufs<T>,
         mut nb: NodeBins,
         rows: &NodeRows<'_, C::Y>,
         n_left: usize,
@@ -191,7 +194,7 @@ impl BinStack {
         for &f in varying {
             let sl = self.slot[f as usize] as usize;
             let (lo, hi) = sb.range[sl];
-            let codes = (sl * BINS + lo) * stride..(sl * BINS + hi + 1) * stride;
+            let codes = (sl * N_CODES + lo) * stride..(sl * N_CODES + hi + 1) * stride;
             for (p, c) in nb.bins[codes.clone()].iter_mut().zip(&sb.bins[codes]) {
                 *p -= c;
             }
@@ -211,66 +214,92 @@ impl BinStack {
     }
 }
 
-/// [`super::splitter::find_split`] for a node with bins `nb`: the same draws, every
-/// candidate scored from its bins by [`scan_bins`]. Applies the split to the rows.
+/// A node's candidates scored from its kept bins by [`scan_bins`].
+struct Binned<'a, 'r, T: Feature, C: Criterion> {
+    x: &'a Matrix<'a, T>,
+    stack: &'a BinStack,
+    nb: &'a mut NodeBins,
+    ctx: &'a NodeCtx<'a, C>,
+    s: &'a mut SplitBufs<T>,
+    rows: &'a mut NodeRows<'r, C::Y>,
+    /// The node's rows.
+    n: usize,
+}
+
+impl<T: Feature, C: Criterion> CandidateSource for Binned<'_, '_, T, C> {
+    /// The candidate's bin slot and its first and last non-empty codes.
+    type Bounds = (usize, usize, usize);
+
+    #[inline(always)]
+    fn batch_len(&self) -> usize {
+        batch_len::<T>(self.n)
+    }
+
+    #[inline(always)]
+    fn bounds(&mut self, _k: usize, f: u32) -> Option<Self::Bounds> {
+        let sl = self.stack.slot[f as usize] as usize;
+        let (lo, hi) = self.nb.trimmed(sl, self.stack.stride);
+        if hi <= lo {
+            return None;
+        }
+        Some((sl, lo, hi))
+    }
+
+    #[inline(always)]
+    fn search(
+        &mut self,
+        _k: usize,
+        _f: u32,
+        (sl, lo, hi): Self::Bounds,
+        bar: f64,
+        _rng: &mut TreeRng,
+    ) -> Option<Cut> {
+        let stride = self.stack.stride;
+        let bins = &self.nb.feature(sl, stride)[lo * stride..(hi + 1) * stride];
+        let left = &mut self.s.search.left;
+        scan_bins(bins, lo, hi - lo + 1, self.n, left, self.ctx, bar)
+    }
+
+    fn apply(&mut self, feature: u32, cut: Cut, _varying: &[u32]) -> ChosenSplit {
+        let s = &mut *self.s;
+        gather(self.x, feature as usize, self.rows.samples, &mut s.batch[0]);
+        let (col, buf, t) = (&s.batch[0], &mut s.partition_buf, cut.threshold);
+        let n_left = partition_rows(cut.n_left, self.rows, buf, self.ctx.unit_weights, |r| {
+            goes_left(col[r].to_f64(), t)
+        });
+        ChosenSplit {
+            feature,
+            threshold: t,
+            n_left,
+        }
+    }
+}
+
+/// [`super::find_split`] for a node with bins `nb`: the same draws, every candidate
+/// scored from its bins by [`scan_bins`]. Applies the split to the rows.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn find_split_binned<T: Feature, C: Criterion>(
     x: &Matrix<'_, T>,
     stack: &BinStack,
     nb: &mut NodeBins,
     ctx: &NodeCtx<'_, C>,
-    s: &mut Scratch<T>,
+    s: &mut SplitBufs<T>,
     rows: &mut NodeRows<'_, C::Y>,
     features: &mut [u32],
     n_constant: usize,
     max_features: usize,
     rng: &mut TreeRng,
-) -> (Option<Split>, usize) {
-    let n = rows.samples.len();
-    let stride = stack.stride;
-    let mut draws = Draws::new(features, n_constant, max_features);
-    let mut best: Option<(u32, Cut)> = None;
-    let mut drawn = [0u32; MAX_BATCH];
-    // The batches of the gathered search, so that a constant feature is met at the same
-    // point of the draws.
-    let cap = batch_len::<T>(n);
-    loop {
-        let b = draws.next_batch(cap, &mut drawn, rng);
-        if b == 0 {
-            break;
-        }
-        for &f in &drawn[..b] {
-            let sl = stack.slot[f as usize] as usize;
-            let (lo, hi) = nb.trimmed(sl, stride);
-            if hi <= lo {
-                draws.constant(f);
-                continue;
-            }
-            draws.visited();
-            let bins = &nb.feature(sl, stride)[lo * stride..(hi + 1) * stride];
-            let bar = floor(best.map(|(_, b)| b.proxy));
-            let left = &mut s.search.left;
-            let Some(cut) = scan_bins(bins, lo, hi - lo + 1, n, left, ctx, bar) else {
-                continue;
-            };
-            if best.is_none_or(|(_, b)| better(cut.proxy, b.proxy)) {
-                best = Some((f, cut));
-            }
-        }
-    }
-    let split = best.map(|(feature, cut)| {
-        gather(x, feature as usize, rows.samples, &mut s.batch[0]);
-        let (col, buf, t) = (&s.batch[0], &mut s.partition_buf, cut.threshold);
-        let n_left = partition(cut.n_left, rows, buf, ctx.unit_weights, |r| {
-            col[r].to_f64() <= t
-        });
-        Split {
-            feature,
-            threshold: t,
-            n_left,
-        }
-    });
-    (split, draws.varying().0)
+) -> (Option<ChosenSplit>, usize) {
+    let mut source = Binned {
+        x,
+        stack,
+        nb,
+        ctx,
+        s,
+        n: rows.samples.len(),
+        rows,
+    };
+    draw_split(&mut source, features, n_constant, max_features, rng)
 }
 
 #[cfg(test)]
@@ -288,7 +317,7 @@ mod tests {
         start: usize,
         fs: &[u32],
     ) -> NodeBins {
-        let mut s = Scratch::new(rows.0.len(), 3);
+        let mut s = SplitBufs::new(rows.0.len(), 3);
         stack.fill(x, crit, &mut s, rows, start, fs)
     }
 
@@ -310,7 +339,7 @@ mod tests {
         samples.extend(rest);
         let mut ys: Vec<f64> = samples.iter().map(|&i| y[i as usize]).collect();
         let mut ws: Vec<f64> = samples.iter().map(|&i| f64::from(1 + i % 3)).collect();
-        let mut s = Scratch::new(n, 3);
+        let mut s = SplitBufs::new(n, 3);
         let parent = stack.fill(&x, &crit, &mut s, (&samples, &ys, &ws), 10, &fs);
         let rows = NodeRows {
             samples: &mut samples[..],
@@ -355,7 +384,7 @@ mod tests {
         let mut stack = BinStack::new(&[0], 1, 3, 150).unwrap();
         let mut samples: Vec<u32> = (0..400).collect();
         let (mut ys, mut ws) = (y.clone(), vec![1.0; 400]);
-        let mut s = Scratch::new(400, 3);
+        let mut s = SplitBufs::new(400, 3);
         for (n_left, kept) in [(100, 1), (300, 1), (200, 2), (150, 1)] {
             let parent = stack.fill(&x, &crit, &mut s, (&samples, &ys, &ws), 0, &[0]);
             let rows = NodeRows {

@@ -6,6 +6,7 @@
 //! buffer per array holding a whole node took 16 bytes per in-bag row of every thread.
 
 use super::gather::set_len;
+use super::NodeRows;
 
 /// A value that travels through the partition buffer as a 64-bit word.
 pub trait Word: Copy {
@@ -150,6 +151,26 @@ pub(crate) fn stable_partition(
             data.set(k, w);
         }
     }
+}
+
+/// Stable partition of the node rows, rows with `is_left` first, both sides in their
+/// previous order. `n_left` is the search's count of them, counted here when None.
+/// Returns the left count. Weights that are all 1 stay where they are.
+pub(crate) fn partition_rows<Y: Word>(
+    n_left: Option<usize>,
+    rows: &mut NodeRows<'_, Y>,
+    buf: &mut Vec<u64>,
+    unit_weights: bool,
+    is_left: impl Fn(usize) -> bool + Copy,
+) -> usize {
+    let count = || (0..rows.samples.len()).filter(|&k| is_left(k)).count();
+    let n_left = n_left.unwrap_or_else(count);
+    debug_assert_eq!(n_left, count());
+    Y::partition_with_samples(rows.samples, rows.ys, buf, n_left, is_left);
+    if !unit_weights {
+        stable_partition(&mut rows.ws[..], buf, n_left, |k, _| is_left(k));
+    }
+    n_left
 }
 
 #[cfg(test)]

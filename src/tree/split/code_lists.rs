@@ -1,0 +1,172 @@
+//! The histogram splitter's small subtrees, grown from code-ordered row lists.
+//!
+//! Once a node has at most [`LIST_ROWS`] rows, its whole subtree is split from lists: for
+//! every feature that can still split it, the node's rows in (code, position) order, each
+//! row one `u32` (code above its *local* index, its position in the subtree root). A split
+//! partitions every list stably, so each descendant's rows stay a contiguous, sorted range
+//! of each list, and no node below needs a gather or a sort. Before lists, gathering and
+//! sorting the codes of the nodes smaller than the bin count, for every candidate, were
+//! most of a fully grown regression tree (K = p, leaves of one row).
+//!
+//! The nodes of a listed subtree are split by [`super::listed`], which reads these lists.
+
+use super::gather::{gather, set_len};
+use super::partition::Word;
+use super::sort::sort_packed;
+use super::NodeRows;
+use crate::data::{Feature, Matrix, Packed};
+
+/// Rows of the largest node whose subtree is grown from lists (a broad optimum of the wall
+/// time, see BENCHMARKS.md). Larger nodes gather their candidates into histograms.
+const LIST_ROWS: usize = 1024;
+
+/// The lists of a subtree take at most this many bytes (4 per row and feature), so wide
+/// data lists smaller subtrees.
+const LIST_BYTES: usize = 8 << 20;
+
+/// Rows of the largest node whose subtree is grown from lists, with `n_features` features.
+pub(crate) fn list_rows(n_features: usize) -> usize {
+    LIST_ROWS.min(LIST_BYTES / (4 * n_features.max(1)))
+}
+
+/// Whether lists pay for a fit drawing `max_features` candidates among `n_features`: every
+/// split partitions the list of every feature, so most of them must be read.
+pub(crate) fn lists_pay(max_features: usize, n_features: usize) -> bool {
+    2 * max_features >= n_features
+}
+
+/// One row of a list: its bin code above its local index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Item(u32);
+
+const LOCAL_BITS: u32 = 24;
+
+impl Item {
+    #[inline(always)]
+    pub(super) fn new(code: usize, local: usize) -> Item {
+        Item((code as u32) << LOCAL_BITS | local as u32)
+    }
+    #[inline(always)]
+    pub(super) fn code(self) -> usize {
+        (self.0 >> LOCAL_BITS) as usize
+    }
+    #[inline(always)]
+    pub(super) fn local(self) -> usize {
+        (self.0 & ((1 << LOCAL_BITS) - 1)) as usize
+    }
+}
+
+impl Packed for Item {
+    const KEY_BYTES: usize = 1;
+    #[inline(always)]
+    fn key_byte(self, _b: usize) -> usize {
+        self.code()
+    }
+    #[inline(always)]
+    fn position(self) -> u32 {
+        self.local() as u32
+    }
+}
+
+impl Word for Item {
+    #[inline(always)]
+    fn to_word(self) -> u64 {
+        u64::from(self.0)
+    }
+    #[inline(always)]
+    fn from_word(w: u64) -> Self {
+        Item(w as u32)
+    }
+}
+
+/// The lists of the subtree being grown, and the buffers reused from subtree to subtree.
+pub(crate) struct CodeLists<T, Y> {
+    /// The subtree root's rows `start..end` in the tree's sample buffer (empty: none).
+    pub(super) start: usize,
+    pub(super) end: usize,
+    /// The list of feature `f` is `lists[s * n..(s + 1) * n]` with `s = slot[f]` and
+    /// `n = end - start`.
+    pub(super) lists: Vec<Item>,
+    pub(super) slot: Vec<u32>,
+    /// The local index of each row, aligned with the node rows and partitioned with them.
+    pub(super) locals: Vec<u32>,
+    /// Targets and weights by local index.
+    pub(super) ys: Vec<Y>,
+    pub(super) ws: Vec<f64>,
+    /// 1 for each local index that goes left in the split being applied.
+    pub(super) goes_left: Vec<u8>,
+    /// The sums of the bin being scanned.
+    pub(super) run: Vec<f64>,
+    column: Vec<T>,
+    keys: Vec<Item>,
+    radix: Vec<Item>,
+}
+
+impl<T: Feature, Y: Word> CodeLists<T, Y> {
+    /// Empty: buffers are sized by the first subtree listed, so other splitters pay nothing.
+    pub fn new() -> Self {
+        CodeLists {
+            start: 0,
+            end: 0,
+            lists: Vec::new(),
+            slot: Vec::new(),
+            locals: Vec::new(),
+            ys: Vec::new(),
+            ws: Vec::new(),
+            goes_left: Vec::new(),
+            run: Vec::new(),
+            column: Vec::new(),
+            keys: Vec::new(),
+            radix: Vec::new(),
+        }
+    }
+
+    /// Whether the rows `start..end` are a node of the listed subtree. Depth-first growth
+    /// splits every node of a subtree before any row outside it, so a node inside the range
+    /// is always a descendant whose lists are up to date.
+    pub fn covers(&self, start: usize, end: usize) -> bool {
+        self.start <= start && end <= self.end && start < end
+    }
+
+    /// Lists the node `rows` (at `start` in the sample buffer) for the features `varying`.
+    pub fn build(
+        &mut self,
+        x: &Matrix<'_, T>,
+        rows: &NodeRows<'_, Y>,
+        start: usize,
+        varying: &[u32],
+    ) {
+        let n = rows.samples.len();
+        debug_assert!(n < 1 << LOCAL_BITS);
+        self.start = start;
+        self.end = start + n;
+        set_len(&mut self.lists, varying.len() * n, Item(0));
+        set_len(&mut self.slot, x.n_cols(), u32::MAX);
+        self.locals.clear();
+        self.locals.extend(0..n as u32);
+        self.ys.clear();
+        self.ys.extend_from_slice(rows.ys);
+        self.ws.clear();
+        self.ws.extend_from_slice(rows.ws);
+        for (s, (&f, list)) in varying
+            .iter()
+            .zip(self.lists.chunks_exact_mut(n))
+            .enumerate()
+        {
+            self.slot[f as usize] = s as u32;
+            gather(x, f as usize, rows.samples, &mut self.column);
+            self.keys.clear();
+            let items = self.column.iter().enumerate();
+            self.keys.extend(items.map(|(k, v)| Item::new(v.code(), k)));
+            sort_packed(&mut self.keys, &mut self.radix);
+            list.copy_from_slice(&self.keys);
+        }
+    }
+
+    /// The rows of the node at `start..start + n`, in feature `f`'s list.
+    pub(super) fn list(&self, f: u32, start: usize, n: usize) -> std::ops::Range<usize> {
+        let (len, off) = (self.end - self.start, start - self.start);
+        let s = self.slot[f as usize] as usize * len + off;
+        s..s + n
+    }
+}

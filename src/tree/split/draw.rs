@@ -1,0 +1,157 @@
+//! The candidate draw of a node, written once for every candidate source.
+//!
+//! [`draw_split`] owns the rule of the module ([`super`]): K candidates drawn uniformly
+//! without replacement among the features not known constant in the node, a drawn feature
+//! found constant joining the constant prefix without counting towards K, ties kept by the
+//! first drawn. It draws in batches of [`CandidateSource::batch_len`] (the gathered
+//! source reads a batch of columns in one pass), and every source batches alike, so a
+//! constant feature is met at the same point of the draws whichever source scores the
+//! node: the RNG stream, consumed by the draws and by the searches in between (random
+//! thresholds), is the same.
+
+use super::gather::MAX_BATCH;
+use super::{better, floor, ChosenSplit, Cut};
+use crate::rng::TreeRng;
+
+/// Where the candidates of one node are read and scored: gathered columns (the exact,
+/// random-threshold and histogram searches), a node's kept bins, or code lists.
+pub(crate) trait CandidateSource {
+    /// What the bounds test learns about a candidate that its search needs.
+    type Bounds: Copy;
+    /// Candidates drawn together, one batch at a time.
+    fn batch_len(&self) -> usize;
+    /// Readies the batch `drawn` (the gathered source reads their columns).
+    #[inline(always)]
+    fn prepare(&mut self, _drawn: &[u32]) {}
+    /// The bounds of candidate `k` of the batch (feature `f`), or None when it is constant
+    /// in the node.
+    fn bounds(&mut self, k: usize, f: u32) -> Option<Self::Bounds>;
+    /// The best cut of candidate `k` (feature `f`), or None when no cut satisfies the leaf
+    /// constraints. Cuts not above `bar` may be skipped (see [`floor`]).
+    fn search(
+        &mut self,
+        k: usize,
+        f: u32,
+        bounds: Self::Bounds,
+        bar: f64,
+        rng: &mut TreeRng,
+    ) -> Option<Cut>;
+    /// Candidate `k` of the current batch is the best so far, with `cut`.
+    #[inline(always)]
+    fn new_best(&mut self, _k: usize, _cut: &Cut) {}
+    /// Applies the best split (feature `f`, `cut`) to the node's rows; `varying` are the
+    /// features not constant in the node.
+    fn apply(&mut self, f: u32, cut: Cut, varying: &[u32]) -> ChosenSplit;
+}
+
+/// Draws candidate features for the node from `features` (the first `n_constant` known
+/// constant in it), scores each with `source`, and returns the best split (already applied
+/// to the rows) with the new length of the constant prefix.
+#[inline(always)]
+pub(crate) fn draw_split<S: CandidateSource>(
+    source: &mut S,
+    features: &mut [u32],
+    n_constant: usize,
+    max_features: usize,
+    rng: &mut TreeRng,
+) -> (Option<ChosenSplit>, usize) {
+    let mut draws = Draws::new(features, n_constant, max_features);
+    let mut best: Option<(u32, Cut)> = None;
+    let mut drawn = [0u32; MAX_BATCH];
+    let cap = source.batch_len();
+    loop {
+        let b = draws.next_batch(cap, &mut drawn, rng);
+        if b == 0 {
+            break;
+        }
+        source.prepare(&drawn[..b]);
+        for (k, &f) in drawn[..b].iter().enumerate() {
+            let Some(bounds) = source.bounds(k, f) else {
+                draws.constant(f);
+                continue;
+            };
+            draws.visited();
+            let bar = floor(best.map(|(_, b)| b.proxy));
+            let Some(cut) = source.search(k, f, bounds, bar, rng) else {
+                continue;
+            };
+            if best.is_none_or(|(_, b)| better(cut.proxy, b.proxy)) {
+                best = Some((f, cut));
+                source.new_best(k, &cut);
+            }
+        }
+    }
+    let (n_constant, varying) = draws.varying();
+    let split = best.map(|(f, cut)| source.apply(f, cut, varying));
+    (split, n_constant)
+}
+
+/// The candidate draws of one node, in batches (see the module's invariants):
+/// `features[..constant]` are constant in the node, `features[constant..undrawn]` are not
+/// drawn yet, and the current batch is `features[undrawn..batch_end]`.
+struct Draws<'f> {
+    features: &'f mut [u32],
+    constant: usize,
+    undrawn: usize,
+    batch_end: usize,
+    visited: usize,
+    max_features: usize,
+}
+
+impl<'f> Draws<'f> {
+    fn new(features: &'f mut [u32], n_constant: usize, max_features: usize) -> Self {
+        let undrawn = features.len();
+        Draws {
+            features,
+            constant: n_constant,
+            undrawn,
+            batch_end: undrawn,
+            visited: 0,
+            max_features,
+        }
+    }
+
+    /// Draws the candidates still needed, at most `cap`, into `drawn` and returns how many
+    /// (0 once K were visited or every feature was drawn). Each draw is uniform among the
+    /// features not drawn and not known constant, so the sequence is that of drawing one at
+    /// a time; a constant one is only recognized later ([`Draws::constant`]).
+    fn next_batch(&mut self, cap: usize, drawn: &mut [u32; MAX_BATCH], rng: &mut TreeRng) -> usize {
+        if self.visited >= self.max_features || self.constant >= self.undrawn {
+            return 0;
+        }
+        let b = (self.max_features - self.visited)
+            .min(self.undrawn - self.constant)
+            .min(cap);
+        for d in &mut drawn[..b] {
+            let j = self.constant + rng.below(self.undrawn - self.constant);
+            self.undrawn -= 1;
+            self.features.swap(j, self.undrawn);
+            *d = self.features[self.undrawn];
+        }
+        self.batch_end = self.undrawn + b;
+        b
+    }
+
+    /// Feature `f` of the current batch turned out constant: it leaves the batch for the
+    /// constant prefix (it joins the undrawn range at its end, then swaps with the range's
+    /// first feature), and does not count towards K.
+    fn constant(&mut self, f: u32) {
+        let batch = &self.features[self.undrawn..self.batch_end];
+        let q = self.undrawn + batch.iter().position(|&g| g == f).unwrap_or(0);
+        self.features.swap(q, self.undrawn);
+        self.features.swap(self.undrawn, self.constant);
+        self.undrawn += 1;
+        self.constant += 1;
+    }
+
+    /// A drawn candidate that is not constant was searched.
+    fn visited(&mut self) {
+        self.visited += 1;
+    }
+
+    /// The length of the constant prefix, and the features after it (which may still
+    /// split the node's descendants).
+    fn varying(&self) -> (usize, &[u32]) {
+        (self.constant, &self.features[self.constant..])
+    }
+}

@@ -1,0 +1,301 @@
+//! The histogram search of the nodes of a listed subtree ([`super::code_lists`]): every
+//! candidate's rows read, in code order, from its list, with the cuts of the gathered
+//! histogram search.
+//!
+//! Stable partitions keep local indices in the nodes' position order, so a search here
+//! sums each bin's rows in the order the gathered search would. Nodes with fewer rows
+//! than bins are summed row by row in code order (cheaper than bin by bin), which differs
+//! from the gathered search's bins by rounding only: counts and integer weights add up
+//! exactly, so classification grows the same tree either way, bit for bit.
+
+use super::code_lists::{CodeLists, Item};
+use super::draw::{draw_split, CandidateSource};
+use super::gather::{batch_len, set_len};
+use super::partition::{partition_rows, stable_partition, Word};
+use super::{BestCut, ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
+use crate::data::Feature;
+use crate::rng::TreeRng;
+use crate::tree::criterion::Criterion;
+
+/// A node of the listed subtree (at `start` in the sample buffer), its candidates scored
+/// from the lists.
+struct Listed<'a, 'r, T: Feature, C: Criterion> {
+    lists: &'a mut CodeLists<T, C::Y>,
+    ctx: &'a NodeCtx<'a, C>,
+    s: &'a mut SplitBufs<T>,
+    rows: &'a mut NodeRows<'r, C::Y>,
+    start: usize,
+    /// The node's rows.
+    n: usize,
+    split_rows: usize,
+}
+
+impl<T: Feature, C: Criterion> CandidateSource for Listed<'_, '_, T, C> {
+    /// Where the candidate's rows start in the lists, and its first and last codes.
+    type Bounds = (usize, usize, usize);
+
+    /// The batches of the gathered search, so that a constant feature is met at the same
+    /// point of the draws.
+    #[inline(always)]
+    fn batch_len(&self) -> usize {
+        batch_len::<T>(self.n)
+    }
+
+    #[inline(always)]
+    fn bounds(&mut self, _k: usize, f: u32) -> Option<Self::Bounds> {
+        let range = self.lists.list(f, self.start, self.n);
+        let items = &self.lists.lists[range.clone()];
+        let (lo, hi) = (items[0].code(), items[self.n - 1].code());
+        if hi <= lo {
+            return None;
+        }
+        Some((range.start, lo, hi))
+    }
+
+    #[inline(always)]
+    fn search(
+        &mut self,
+        _k: usize,
+        _f: u32,
+        (at, lo, hi): Self::Bounds,
+        bar: f64,
+        _rng: &mut TreeRng,
+    ) -> Option<Cut> {
+        let lists = &mut *self.lists;
+        let items = &lists.lists[at..at + self.n];
+        set_len(&mut lists.run, self.s.search.left.len(), 0.0);
+        let sums = (&mut self.s.search.left[..], &mut lists.run[..]);
+        search(items, lo, hi, &lists.ys, &lists.ws, sums, self.ctx, bar)
+    }
+
+    /// Applies the split to the rows, and to every list unless neither child reaches
+    /// `split_rows`, the fewest rows a node needs to be split (no list of a leaf is read).
+    fn apply(&mut self, feature: u32, cut: Cut, varying: &[u32]) -> ChosenSplit {
+        let (n, start) = (self.n, self.start);
+        let n_left = cut.n_left.expect("histogram cuts count their rows");
+        let lists = &mut *self.lists;
+        let (len, off) = (lists.end - lists.start, start - lists.start);
+        let CodeLists {
+            lists: all,
+            slot,
+            locals,
+            goes_left,
+            ..
+        } = lists;
+        let range = |f: u32| {
+            let s = slot[f as usize] as usize * len + off;
+            s..s + n
+        };
+        // The best candidate's list is already split: its first n_left rows go left.
+        set_len(goes_left, len, 0);
+        for (i, it) in all[range(feature)].iter().enumerate() {
+            goes_left[it.local()] = u8::from(i < n_left);
+        }
+        let goes_left = &goes_left[..];
+        let buf = &mut self.s.partition_buf;
+        let node_locals = &mut locals[off..off + n];
+        let node_locals_now = &*node_locals;
+        partition_rows(Some(n_left), self.rows, buf, self.ctx.unit_weights, |r| {
+            goes_left[node_locals_now[r] as usize] != 0
+        });
+        let split = ChosenSplit {
+            feature,
+            threshold: cut.threshold,
+            n_left,
+        };
+        if n_left.max(n - n_left) < self.split_rows {
+            return split;
+        }
+        stable_partition(node_locals, buf, n_left, |_, w| goes_left[w as usize] != 0);
+        for &f in varying.iter().filter(|&&f| f != feature) {
+            stable_partition(&mut all[range(f)], buf, n_left, |_, w| {
+                goes_left[Item::from_word(w).local()] != 0
+            });
+        }
+        split
+    }
+}
+
+/// [`super::find_split`] for a node of the listed subtree (at `start` in the sample
+/// buffer) with the histogram search: the same draws, the same cuts, read from the lists.
+/// Applies the split to the rows, and to the lists (see [`Listed::apply`]).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn find_split_listed<T: Feature, C: Criterion>(
+    lists: &mut CodeLists<T, C::Y>,
+    ctx: &NodeCtx<'_, C>,
+    s: &mut SplitBufs<T>,
+    rows: &mut NodeRows<'_, C::Y>,
+    start: usize,
+    features: &mut [u32],
+    n_constant: usize,
+    max_features: usize,
+    split_rows: usize,
+    rng: &mut TreeRng,
+) -> (Option<ChosenSplit>, usize) {
+    let mut source = Listed {
+        lists,
+        ctx,
+        s,
+        n: rows.samples.len(),
+        rows,
+        start,
+        split_rows,
+    };
+    draw_split(&mut source, features, n_constant, max_features, rng)
+}
+
+/// The histogram search of one candidate's listed rows, codes `lo..=hi`: summed row by
+/// row into the left side when the node has fewer rows than bins, bin by bin otherwise
+/// (as the gathered search does).
+/// The rows of a bin are consecutive here, so one bin's sums (`run`) stand for the
+/// whole histogram.
+#[inline(never)]
+fn search<C: Criterion>(
+    items: &[Item],
+    lo: usize,
+    hi: usize,
+    ys: &[C::Y],
+    ws: &[f64],
+    sums: (&mut [f64], &mut [f64]),
+    ctx: &NodeCtx<'_, C>,
+    bar: f64,
+) -> Option<Cut> {
+    let by_row = items.len() < hi - lo + 1;
+    if sums.0.len() == 3 {
+        // Regression and two classes: sums in local arrays, which the compiler keeps in
+        // registers where the slices made every row's addition wait on the previous store.
+        let (mut left, mut run) = ([0.0; 3], [0.0; 3]);
+        let sums = (&mut left[..], &mut run[..]);
+        return match by_row {
+            true => scan::<C, false>(items, ys, ws, sums, ctx, bar),
+            false => scan::<C, true>(items, ys, ws, sums, ctx, bar),
+        };
+    }
+    match by_row {
+        true => scan::<C, false>(items, ys, ws, sums, ctx, bar),
+        false => scan::<C, true>(items, ys, ws, sums, ctx, bar),
+    }
+}
+
+/// [`search`] in one summation order: `BY_BIN`, or row by row. Only cuts above `bar` are
+/// scored (see [`BestCut`]).
+#[inline(always)]
+fn scan<C: Criterion, const BY_BIN: bool>(
+    items: &[Item],
+    ys: &[C::Y],
+    ws: &[f64],
+    (left, run): (&mut [f64], &mut [f64]),
+    ctx: &NodeCtx<'_, C>,
+    bar: f64,
+) -> Option<Cut> {
+    let n = items.len();
+    left.fill(0.0);
+    run.fill(0.0);
+    let mut wl = 0.0;
+    let mut best = BestCut::above(bar);
+    // Cuts leave at least min_samples_leaf rows on the right.
+    for i in 0..n.saturating_sub(ctx.min_samples_leaf.max(1)) {
+        let (item, next) = (items[i], items[i + 1].code());
+        let (y, w) = (ys[item.local()], ws[item.local()]);
+        let ends_bin = next != item.code();
+        if BY_BIN {
+            run[0] += w;
+            ctx.crit.add_for_proxy(run, y, w);
+            // The bin joins the left side at its last row: `r · 1` or `r · 0`, exactly.
+            let m = f64::from(u8::from(ends_bin));
+            for (l, r) in left.iter_mut().zip(run.iter_mut()) {
+                *l += *r * m;
+                *r -= *r * m;
+            }
+        } else {
+            wl += w;
+            ctx.crit.add_for_proxy(left, y, w);
+            left[0] = wl;
+        }
+        if ends_bin & best.worth(ctx, i + 1, left) {
+            best.offer(ctx, left, item.code() as f64, i + 1);
+        }
+    }
+    best.cut()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tree::criterion::{Gini, SquaredError};
+    use crate::tree::split::{better, floor};
+
+    /// Random lists of `n` rows over `codes` codes, by weights drawn from `wmax` values.
+    fn lists(rng: &mut TreeRng, n: usize, codes: usize, wmax: usize) -> (Vec<Item>, Vec<f64>) {
+        let mut items: Vec<Item> = (0..n).map(|k| Item::new(rng.below(codes), k)).collect();
+        items.sort();
+        let ws = (0..n).map(|_| (1 + rng.below(wmax)) as f64).collect();
+        (items, ws)
+    }
+
+    /// The best cut of a scan of `items` that scores only cuts above `bar`.
+    fn run<C: Criterion>(
+        items: &[Item],
+        ys: &[C::Y],
+        ws: &[f64],
+        ctx: &NodeCtx<'_, C>,
+        bar: f64,
+    ) -> Option<Cut> {
+        let (lo, hi) = (items[0].code(), items[items.len() - 1].code());
+        let (mut left, mut run) = (vec![0.0; ctx.total.len()], vec![0.0; ctx.total.len()]);
+        search(items, lo, hi, ys, ws, (&mut left, &mut run), ctx, bar)
+    }
+
+    /// A scan that skips the cuts below the floor of the node's best `g` finds the same
+    /// cut as a full scan whenever that cut beats `g`, and none that beats it otherwise:
+    /// with `g` at, just below and just above the full scan's best, and far from it.
+    #[test]
+    fn floored_scans_agree_with_full_scans_where_it_matters() {
+        let mut rng = TreeRng::new(5);
+        for trial in 0..400 {
+            let n = 2 + rng.below(if trial % 2 == 0 { 40 } else { 600 });
+            let codes = 2 + rng.below(255);
+            let (items, ws) = lists(&mut rng, n, codes, 1 + trial % 3);
+            let yr: Vec<f64> = (0..n).map(|_| (rng.unit() * 8.0).round() - 2.0).collect();
+            let yc: Vec<u32> = (0..n).map(|_| rng.below(2 + trial % 3) as u32).collect();
+            let (m, g) = (SquaredError { y: &yr }, Gini::new(&yc, 2 + trial % 3));
+            check(&m, &items, &yr, &ws, trial);
+            check(&g, &items, &yc, &ws, trial);
+        }
+        fn check<C: Criterion>(c: &C, items: &[Item], ys: &[C::Y], ws: &[f64], trial: usize) {
+            let mut total = vec![0.0; c.stats_len()];
+            c.accumulate(&mut total, ys, ws);
+            let ctx = NodeCtx {
+                crit: c,
+                total: &total,
+                min_samples_leaf: 1 + trial % 4,
+                min_weight_leaf: (trial % 5) as f64,
+                unit_weights: false,
+            };
+            let Some(full) = run(items, ys, ws, &ctx, f64::NEG_INFINITY) else {
+                return;
+            };
+            let p = full.proxy;
+            for g in [
+                p,
+                p * (1.0 - 1e-13),
+                p * (1.0 - 1e-11),
+                p * (1.0 + 1e-13),
+                p * 0.9,
+                p * 1.1,
+                0.0,
+            ] {
+                let floored = run(items, ys, ws, &ctx, floor(Some(g)));
+                if better(p, g) {
+                    let f = floored.expect("the full scan's cut passes the floor");
+                    assert_eq!((f.proxy.to_bits(), f.n_left), (p.to_bits(), full.n_left));
+                } else if let Some(f) = floored {
+                    assert!(
+                        !better(f.proxy, g),
+                        "{trial}: {f:?} beats {g} but {full:?} does not"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! Finding the split of one node: which candidate features, which threshold.
+//!
+//! One draw loop ([`draw`]) serves every candidate source: the gathered one ([`gathered`],
+//! searched by the [`exact`], [`random`] or histogram-code rule of [`bin_scans`]), a node's
+//! kept bins ([`histograms`]) and the code lists of small subtrees ([`code_lists`]).
+//! [`Splitter`] holds what the search keeps from node to node; [`gather`] reads a
+//! node's candidates, [`sort`] and [`partition`] order and split its rows.
+//!
+//! Invariants kept for the builder:
+//! * the node's samples are the contiguous slice `samples[start..end]`, with their targets
+//!   and weights in the aligned slices `ys`, `ws` (so scans read memory sequentially); after
+//!   a split all three are partitioned in place, left child (`x ≤ threshold`) first;
+//! * `features[..n_constant]` are known to be constant in the node (so in all its
+//!   descendants) and are never drawn. Candidates are drawn uniformly **without replacement
+//!   among the features not constant in the node**: a drawn feature found constant joins the
+//!   constant prefix and does not count towards K. With K = 1 this is exactly the totally
+//!   randomized tree of Louppe et al. (2013, Thm 1): one variable chosen uniformly among
+//!   those that can still split the node.
+//! * ties between candidates (within a relative 1e-12) keep the first one drawn, so a fixed
+//!   RNG stream gives a fixed tree, whatever the scale of the sample weights.
+
+mod bin_scans;
+pub(crate) mod code_lists;
+mod draw;
+mod exact;
+mod gather;
+mod gathered;
+pub(crate) mod histograms;
+mod listed;
+mod partition;
+mod random;
+pub(crate) mod sort;
+mod splitter;
+
+pub(crate) use self::bin_scans::HistThreshold;
+pub(crate) use self::exact::{midpoint, BestThreshold};
+pub(crate) use self::gathered::{find_split, SplitBufs, ThresholdRule};
+pub use self::partition::Word;
+pub(crate) use self::random::RandomThreshold;
+pub(crate) use self::splitter::Splitter;
+
+use crate::tree::criterion::Criterion;
+
+/// A chosen split of a node.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ChosenSplit {
+    pub feature: u32,
+    pub threshold: f64,
+    /// Samples in the left child (`x ≤ threshold`), counted from the node start.
+    pub n_left: usize,
+}
+
+/// The samples of one node with their targets and weights, aligned position by position.
+pub(crate) struct NodeRows<'s, Y> {
+    pub samples: &'s mut [u32],
+    pub ys: &'s mut [Y],
+    pub ws: &'s mut [f64],
+}
+
+/// The threshold a search chose for one candidate feature.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Cut {
+    /// The criterion's proxy: larger is better.
+    pub proxy: f64,
+    pub threshold: f64,
+    /// Rows with `x ≤ threshold`, when the search counted them (the partition counts
+    /// them otherwise).
+    pub n_left: Option<usize>,
+}
+/// What a search needs about the node besides its rows.
+pub(crate) struct NodeCtx<'a, C> {
+    pub crit: &'a C,
+    pub total: &'a [f64],
+    pub min_samples_leaf: usize,
+    pub min_weight_leaf: f64,
+    /// Every weight of the tree is 1 (no bootstrap, no sample weights: Extra-Trees by
+    /// default), so scans need not read them.
+    pub unit_weights: bool,
+}
+
+impl<C: Criterion> NodeCtx<'_, C> {
+    #[inline(always)]
+    pub(crate) fn admissible(&self, n_left: usize, n: usize, left: &[f64]) -> bool {
+        n_left >= self.min_samples_leaf
+            && n - n_left >= self.min_samples_leaf
+            && left[0] >= self.min_weight_leaf
+            && self.total[0] - left[0] >= self.min_weight_leaf
+    }
+}
+
+/// Whether a candidate beats the best so far. Candidates within a relative 1e-12 of each
+/// other are ties (they usually are exact ties, e.g. two features inducing the same
+/// partition, that rounding makes differ), and ties keep the earlier candidate. This keeps
+/// the tree unchanged when all sample weights are scaled by a constant.
+#[inline(always)]
+pub(crate) fn better(proxy: f64, best: f64) -> bool {
+    // The first test settles most candidates (they are not better) in one comparison.
+    proxy > best && proxy - best > 1e-12 * best.abs().max(proxy.abs())
+}
+
+/// The bar below which a candidate's cuts cannot matter, when the node's best cut so far
+/// has proxy `best`. A scan that skips the cuts below it finds the same best cut as one
+/// that scores all of them whenever that cut beats `best`: the two can differ only while
+/// their bests are within `better`'s tolerance (1e-12, relative) of each other, and so
+/// climb by at most that much per cut, and 1e-3 leaves room for 10⁹ cuts.
+pub(crate) fn floor(best: Option<f64>) -> f64 {
+    match best {
+        Some(b) if b.is_finite() => b - 1e-3 * b.abs(),
+        _ => f64::NEG_INFINITY,
+    }
+}
+
+/// The best cut of one candidate's scan, and the bar a cut must pass to be scored: the
+/// best's proxy, or before any the node's [`floor`]. Scans test every cut with
+/// [`BestCut::worth`], branch-free, and score only those that pass: whether a row ends a
+/// run of equal values and whether a cut beats the last were coin tosses for the branch
+/// predictor in nodes of a few rows.
+pub(crate) struct BestCut {
+    best: Option<Cut>,
+    bar: f64,
+}
+
+impl BestCut {
+    #[inline(always)]
+    pub(crate) fn above(bar: f64) -> Self {
+        BestCut { best: None, bar }
+    }
+
+    /// Whether the cut with `n_left` rows and sums `left` meets the leaf constraints and
+    /// may beat the bar. The scans stop before the right side gets too few rows.
+    #[inline(always)]
+    pub(crate) fn worth<C: Criterion>(
+        &self,
+        ctx: &NodeCtx<'_, C>,
+        n_left: usize,
+        left: &[f64],
+    ) -> bool {
+        let min_w = ctx.min_weight_leaf;
+        (n_left >= ctx.min_samples_leaf)
+            & (left[0] >= min_w)
+            & (ctx.total[0] - left[0] >= min_w)
+            & ((self.bar == f64::NEG_INFINITY) | ctx.crit.may_beat(ctx.total, left, self.bar))
+    }
+
+    /// Scores a cut that is [`BestCut::worth`] it, and keeps it if better.
+    #[inline(always)]
+    pub(crate) fn offer<C: Criterion>(
+        &mut self,
+        ctx: &NodeCtx<'_, C>,
+        left: &[f64],
+        threshold: f64,
+        n_left: usize,
+    ) {
+        let proxy = ctx.crit.proxy(ctx.total, left);
+        if self.best.is_none_or(|b| better(proxy, b.proxy)) {
+            self.bar = proxy;
+            self.best = Some(Cut {
+                proxy,
+                threshold,
+                n_left: Some(n_left),
+            });
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn cut(self) -> Option<Cut> {
+        self.best
+    }
+}

@@ -1,0 +1,63 @@
+//! The Extra-Trees search: one threshold drawn uniformly in `[min, max)` of a candidate's
+//! values in the node, from the tree's RNG between the draws of the candidates.
+
+use super::gathered::{SearchBufs, ThresholdRule};
+use super::{Cut, NodeCtx, NodeRows};
+use crate::data::Feature;
+use crate::rng::TreeRng;
+use crate::tree::criterion::{weight_if_le, Criterion};
+use crate::tree::goes_left;
+
+/// Extra-Trees: one threshold uniform in `[min, max)` of the node values.
+pub(crate) struct RandomThreshold;
+
+impl ThresholdRule for RandomThreshold {
+    fn search<T: Feature, C: Criterion>(
+        xf: &[T],
+        s: &mut SearchBufs<T>,
+        ctx: &NodeCtx<'_, C>,
+        rows: &NodeRows<'_, C::Y>,
+        _bar: f64,
+        lo: T,
+        hi: T,
+        rng: &mut TreeRng,
+    ) -> Option<Cut> {
+        let (lo, hi) = (lo.to_f64(), hi.to_f64());
+        let mut t = lo + rng.unit() * (hi - lo);
+        if !t.is_finite() {
+            t = lo / 2.0 + hi / 2.0;
+        }
+        if t >= hi {
+            t = lo;
+        }
+        if ctx.unit_weights {
+            // The same sums (w = 1 exactly), without loading the weights.
+            ctx.crit.count_left(&mut s.left, rows.ys, rows.ws, |j| {
+                goes_left(xf[j].to_f64(), t)
+            });
+        } else {
+            ctx.crit
+                .accumulate_weighted(&mut s.left, rows.ys, rows.ws, |j, w| {
+                    weight_if_le(xf[j].to_f64(), t, w)
+                });
+        }
+        // Unit weights sum to the left count exactly. Otherwise: t is in [min, max), so the
+        // minimum goes left and the maximum right, and the count matters only when leaves
+        // need more than one sample.
+        let n_left = if ctx.unit_weights {
+            Some(s.left[0] as usize)
+        } else if ctx.min_samples_leaf > 1 {
+            Some(xf.iter().filter(|v| goes_left(v.to_f64(), t)).count())
+        } else {
+            None
+        };
+        if !ctx.admissible(n_left.unwrap_or(1), rows.samples.len(), &s.left) {
+            return None;
+        }
+        Some(Cut {
+            proxy: ctx.crit.proxy(ctx.total, &s.left),
+            threshold: t,
+            n_left,
+        })
+    }
+}

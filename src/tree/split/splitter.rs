@@ -1,0 +1,150 @@
+//! The split search of one tree, and what it keeps from node to node: the buffers of
+//! every search and, for the histogram search, the code lists of the small subtree being
+//! grown ([`super::code_lists`]) and the bins kept for pending nodes
+//! ([`super::histograms`]). The builder only says which node to split and whether a
+//! split is kept; which candidate source scores a node is decided here.
+
+use super::code_lists::{list_rows, lists_pay, CodeLists};
+use super::histograms::{find_split_binned, BinStack, NodeBins};
+use super::listed::find_split_listed;
+use super::{find_split, ChosenSplit, NodeCtx, NodeRows, SplitBufs, ThresholdRule};
+use crate::data::{Feature, Matrix};
+use crate::rng::TreeRng;
+use crate::tree::criterion::Criterion;
+use crate::tree::Word;
+
+/// The split search of one tree (rows of type `T`, targets of type `Y`).
+pub(crate) struct Splitter<T: Feature, Y> {
+    bufs: SplitBufs<T>,
+    /// The listed subtree of the histogram search (unused by the other searches).
+    lists: CodeLists<T, Y>,
+    /// Whether nodes of at most `list_rows` rows are split from lists.
+    listed: bool,
+    list_rows: usize,
+    /// The bins of the histogram search's pending nodes, when they are subtracted.
+    bins: Option<BinStack>,
+    /// The bins of the node being split, when kept.
+    node_bins: Option<NodeBins>,
+}
+
+impl<T: Feature, Y: Word> Splitter<T, Y> {
+    /// A search for trees of up to `n` rows and a criterion of `stats_len` statistics,
+    /// reading every node's candidates from gathered columns.
+    pub fn new(n: usize, stats_len: usize) -> Self {
+        Splitter {
+            bufs: SplitBufs::new(n, stats_len),
+            lists: CodeLists::new(),
+            listed: false,
+            list_rows: 0,
+            bins: None,
+            node_bins: None,
+        }
+    }
+
+    /// Prepares depth-first growth with the threshold rule `R` over `features` (of X's
+    /// `n_cols`): the histogram search then grows small subtrees from lists and keeps the
+    /// bins of larger nodes, when K (`max_features`) is large enough for that to pay.
+    pub fn depth_first<R: ThresholdRule>(
+        &mut self,
+        features: &[u32],
+        n_cols: usize,
+        stats_len: usize,
+        max_features: usize,
+    ) {
+        self.listed = R::LISTED && lists_pay(max_features, features.len());
+        self.list_rows = list_rows(features.len());
+        if self.listed {
+            self.bins = BinStack::new(features, n_cols, stats_len, self.list_rows);
+        }
+    }
+
+    /// Starts the node `start..end`. Bins kept for it by its parent are the innermost
+    /// pending ones: taken now, so that a node that turns out a leaf leaves none behind.
+    pub fn begin_node(&mut self, start: usize, end: usize) {
+        self.node_bins = self.bins.as_mut().and_then(|b| b.take(start, end));
+    }
+
+    /// Ends the node started last: its bins, unless handed to its children, are recycled.
+    pub fn end_node(&mut self) {
+        if let (Some(stack), Some(b)) = (self.bins.as_mut(), self.node_bins.take()) {
+            stack.recycle(b);
+        }
+    }
+
+    /// Draws candidates for the node `rows` (at `start` in the sample buffer) and returns
+    /// the best split found, already applied to the rows, with the new length of the
+    /// constant prefix of `features` (see [`super`]). Nodes of the listed subtree are
+    /// split from lists, nodes with kept bins from their bins, others from gathered
+    /// columns. `split_rows` is the fewest rows a child needs to be split.
+    #[allow(clippy::too_many_arguments)]
+    pub fn find<C: Criterion<Y = Y>, R: ThresholdRule>(
+        &mut self,
+        x: &Matrix<'_, T>,
+        ctx: &NodeCtx<'_, C>,
+        rows: &mut NodeRows<'_, Y>,
+        start: usize,
+        features: &mut [u32],
+        n_constant: usize,
+        max_features: usize,
+        split_rows: usize,
+        rng: &mut TreeRng,
+    ) -> (Option<ChosenSplit>, usize) {
+        let n = rows.samples.len();
+        let bufs = &mut self.bufs;
+        if self.listed && n <= self.list_rows {
+            if !self.lists.covers(start, start + n) {
+                self.lists.build(x, rows, start, &features[n_constant..]);
+            }
+            find_split_listed(
+                &mut self.lists,
+                ctx,
+                bufs,
+                rows,
+                start,
+                features,
+                n_constant,
+                max_features,
+                split_rows,
+                rng,
+            )
+        } else if let Some(stack) = self.bins.as_mut() {
+            let nb = self.node_bins.get_or_insert_with(|| {
+                let node = (&rows.samples[..], &rows.ys[..], &rows.ws[..]);
+                let varying = &features[n_constant..];
+                stack.fill(x, ctx.crit, bufs, node, start, varying)
+            });
+            find_split_binned(
+                x,
+                stack,
+                nb,
+                ctx,
+                bufs,
+                rows,
+                features,
+                n_constant,
+                max_features,
+                rng,
+            )
+        } else {
+            find_split::<T, C, R>(x, ctx, bufs, rows, features, n_constant, max_features, rng)
+        }
+    }
+
+    /// The builder keeps the split of the node: the bins of its children that will be
+    /// split from bins are kept (see [`BinStack::keep_children`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn keep_children<C: Criterion<Y = Y>>(
+        &mut self,
+        x: &Matrix<'_, T>,
+        crit: &C,
+        rows: &NodeRows<'_, Y>,
+        n_left: usize,
+        varying: &[u32],
+        split_rows: usize,
+    ) {
+        if let (Some(stack), Some(nb)) = (self.bins.as_mut(), self.node_bins.take()) {
+            let bufs = &mut self.bufs;
+            stack.keep_children(x, crit, bufs, nb, rows, n_left, varying, split_rows);
+        }
+    }
+}
