@@ -21,6 +21,44 @@ pub fn tree_seed(master: u64, tree: u64, stream: u64) -> u64 {
     splitmix64(splitmix64(master ^ splitmix64(tree)) ^ stream.wrapping_mul(0xD1B5_4A32_D192_ED03))
 }
 
+/// Every random stream of the crate. A draw's seed is [`tree_seed`]`(seed, index, stream)`,
+/// so two uses of randomness are independent exactly when their streams differ: each use
+/// has its constant here, and a test checks that they are distinct. Changing a value
+/// changes models or importances: bump the model format version then.
+pub mod stream {
+    /// A tree's rows (bootstrap or subsample).
+    pub const ROWS: u64 = 1;
+    /// A tree's feature subset (Random Subspace / Patches).
+    pub const FEATURES: u64 = 2;
+    /// Growing a tree: candidate features and random thresholds.
+    pub const SPLITS: u64 = 3;
+    /// The row sample from which the histogram splitter's bin edges are computed.
+    pub const BIN_EDGES: u64 = 4;
+    /// The row permutation of the shadow features (importance::corrected).
+    pub const SHADOWS: u64 = 0x5348_4144;
+    /// Context permutations for the p-values of context importances.
+    pub const CONTEXT_PERMUTATIONS: u64 = 0xC0_47E7;
+    /// Out-of-bag permutation importance: per tree, feature and repeat.
+    pub const OOB_PERMUTATIONS: u64 = 0x7065_726d_006f_6f62;
+    /// Held-out permutation importance: per feature and repeat.
+    pub const HELD_OUT_PERMUTATIONS: u64 = 0x7065_726d_0068_6c64;
+
+    /// The index of draws made once per forest rather than per tree (no tree has it).
+    pub const FOREST: u64 = u64::MAX;
+
+    /// Every stream, for the distinctness test.
+    pub const ALL: [u64; 8] = [
+        ROWS,
+        FEATURES,
+        SPLITS,
+        BIN_EDGES,
+        SHADOWS,
+        CONTEXT_PERMUTATIONS,
+        OOB_PERMUTATIONS,
+        HELD_OUT_PERMUTATIONS,
+    ];
+}
+
 /// xoshiro256++ generator.
 #[derive(Clone, Debug)]
 pub struct TreeRng {
@@ -112,6 +150,14 @@ mod tests {
         5_881_210_131_331_364_753,
         18_149_643_915_985_481_100,
     ];
+
+    #[test]
+    fn streams_are_distinct() {
+        let mut all = stream::ALL.to_vec();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), stream::ALL.len());
+    }
 
     #[test]
     fn below_is_in_range_and_roughly_uniform() {

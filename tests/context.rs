@@ -2,9 +2,7 @@
 //! totally randomized trees on the exhaustive data reproduces Table 6.2, `Imp` is the
 //! forest's MDI, and the scores do not depend on the thread count.
 
-use forestimp::importance::context::{
-    context_importances, ContextImportances, ContextOptions, EmptyContext,
-};
+use forestimp::importance::context::{ContextImportances, ContextOptions, EmptyContext};
 use forestimp::parallel::install;
 use forestimp::{CriterionKind, Forest, ForestError, ForestParams, Layout, Matrix, Targets};
 
@@ -43,7 +41,9 @@ fn scores(trees: usize, empty: EmptyContext, perms: usize) -> (ContextImportance
         n_permutations: perms,
         seed: 5,
     };
-    let s = context_importances(&forest, x, t, &c, 2, None, &options).unwrap();
+    let s = forest
+        .context_importances(x, t, &c, 2, None, &options)
+        .unwrap();
     (s, forest)
 }
 
@@ -132,7 +132,7 @@ fn bad_inputs_are_errors() {
         seed: 0,
     };
     let run = |c: &[u32], k: usize, w: Option<&[f64]>, t: Targets<'_>| {
-        context_importances(&forest, x, t, c, k, w, &o)
+        forest.context_importances(x, t, c, k, w, &o)
     };
     assert!(matches!(
         run(&c[1..], 2, None, t),

@@ -19,15 +19,12 @@
 
 use super::{Feature, Layout, Matrix, Packed};
 use crate::parallel::{map_each_mut, map_ordered};
-use crate::rng::{tree_seed, TreeRng};
+use crate::rng::{stream, tree_seed, TreeRng};
 use crate::tree::split::sort::sort_packed;
 use std::ops::Range;
 
 /// Rows used to place the edges (LightGBM samples 200 000 rows for the same purpose).
 pub const SAMPLE_ROWS: usize = 200_000;
-
-/// RNG stream of the edge sample (tree index `u64::MAX` is never a real tree).
-const BINS: u64 = 4;
 
 /// A matrix of bin codes with the edges that give them meaning.
 #[derive(Clone, Debug)]
@@ -209,7 +206,8 @@ fn sample_rows(n: usize, seed: u64) -> Option<Vec<u32>> {
         return None;
     }
     let mut rows: Vec<u32> = (0..n as u32).collect();
-    TreeRng::new(tree_seed(seed, u64::MAX, BINS)).partial_shuffle(&mut rows, SAMPLE_ROWS);
+    TreeRng::new(tree_seed(seed, stream::FOREST, stream::BIN_EDGES))
+        .partial_shuffle(&mut rows, SAMPLE_ROWS);
     rows.truncate(SAMPLE_ROWS);
     rows.sort_unstable();
     Some(rows)

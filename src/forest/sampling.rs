@@ -3,14 +3,8 @@
 //! (OOB estimates, importances), never stored in the model.
 
 use crate::params::Resolved;
+use crate::rng::stream::{FEATURES, ROWS, SPLITS};
 use crate::rng::{tree_seed, TreeRng};
-
-/// RNG stream drawing a tree's rows.
-const ROWS: u64 = 1;
-/// RNG stream drawing a tree's feature subset.
-const FEATURES: u64 = 2;
-/// RNG stream used while growing a tree (candidate features, random thresholds).
-const SPLITS: u64 = 3;
 
 /// How many times each row is drawn for tree `tree` (0 = out of bag).
 ///

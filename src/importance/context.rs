@@ -16,14 +16,12 @@ use crate::error::{invalid, ForestError, Result};
 use crate::forest::Forest;
 use crate::parallel::{chunks_mut, map_ordered};
 use crate::params::CriterionKind;
-use crate::rng::{tree_seed, TreeRng};
+use crate::rng::{stream, tree_seed, TreeRng};
 use crate::tree::criterion::{
     xlog2x, ClassImpurity, Criterion, GiniIndex, ShannonEntropy, SquaredError,
 };
 use crate::tree::Tree;
 
-/// RNG stream of the context permutations (the forest's streams are 1–3).
-const PERMUTATIONS: u64 = 0xC0_47E7;
 /// At most this many context values: the scores need `nodes × contexts × classes` floats
 /// per tree, and a context is a categorical variable.
 pub const MAX_CONTEXTS: usize = 256;
@@ -41,7 +39,7 @@ pub enum EmptyContext {
     Skip,
 }
 
-/// Options of [`context_importances`].
+/// Options of [`Forest::context_importances`].
 #[derive(Clone, Copy, Debug)]
 pub struct ContextOptions {
     /// Convention for nodes without samples of a context value.
@@ -138,7 +136,7 @@ impl Impurity<'_> {
 }
 
 /// A split node reached by the data, with the context-free part of its scores.
-struct Split {
+struct ReachedSplit {
     node: usize,
     feature: usize,
     /// `p(t) = w_t / W`.
@@ -150,11 +148,11 @@ struct Split {
 /// One tree's routing of the data: the leaf of every sample and its reached splits.
 struct Routed {
     leaf: Vec<u32>,
-    splits: Vec<Split>,
+    splits: Vec<ReachedSplit>,
 }
 
 /// Per-tree scratch of per-(node, context) statistics and impurities.
-struct Scratch {
+struct ContextStats {
     stats: Vec<f64>,
     imp: Vec<f64>,
 }
@@ -191,78 +189,81 @@ impl Scores {
     }
 }
 
-/// Context-dependent importances of `forest` on the data `(x, targets)` with context codes
-/// `context[i] ∈ 0..n_contexts` and optional sample weights.
-///
-/// `p(t)` and every `I(·|t)` are measured on the samples given here, all of them (not only
-/// a tree's in-bag rows), as the thesis grows its forest on all samples: with bootstrap or
-/// subsampled trees the scores are those of the given data routed through the trees, and
-/// `Imp` no longer equals the forest's MDI. `I(Y; S_t | t)` is the decrease of the forest's
-/// impurity (entropy in bits, Gini, or variance, Sutera Eq. 6.13) at the binary split `S_t`;
-/// it equals `I(Y; X_m | t)` when `X_m` is binary.
-pub fn context_importances<T: Feature>(
-    forest: &Forest,
-    x: Matrix<'_, T>,
-    targets: Targets<'_>,
-    context: &[u32],
-    n_contexts: usize,
-    sample_weight: Option<&[f64]>,
-    options: &ContextOptions,
-) -> Result<ContextImportances> {
-    forest.check_input(&x)?;
-    let n = x.n_rows();
-    check_context(context, n_contexts, n)?;
-    let weights = checked_weights(sample_weight, n)?;
-    let impurity = checked_impurity(forest, targets, n, weights.as_deref())?;
-    if n == 0 {
-        return Err(ForestError::Shape("X has no rows".into()));
-    }
-    let total: f64 = weights.as_deref().map_or(n as f64, |w| w.iter().sum());
-    if total <= 0.0 {
-        return Err(ForestError::InvalidTarget(
-            "the sample weights sum to zero".into(),
-        ));
-    }
-    let (p, k, s) = (forest.n_features(), n_contexts, impurity.width());
-    let weight = |i: usize| weights.as_deref().map_or(1.0, |w| w[i]);
-    let trees = forest.trees();
-    let n_perm = options.n_permutations;
-    let mut observed = Scores::zeros(p, k, true);
-    let mut nulls: Vec<Scores> = (0..n_perm).map(|_| Scores::zeros(p, k, false)).collect();
-    let block = (BLOCK_SLOTS / n.max(1)).clamp(1, trees.len().max(1));
-    let mut start = 0;
-    while start < trees.len() {
-        let end = (start + block).min(trees.len());
-        let routed = map_ordered(end - start, |j| {
-            route(&trees[start + j], &x, &impurity, &weight, total)
-        });
-        let per_tree = map_ordered(end - start, |j| {
-            let mut out = Scores::zeros(p, k, true);
-            let mut scratch = Scratch::new();
-            let tree = &trees[start + j];
-            scratch.fill(tree, &routed[j], context, k, &impurity, &weight);
-            accumulate(tree, &routed[j], &scratch, k, s, options.empty, &mut out);
-            out
-        });
-        per_tree.iter().for_each(|s| observed.add(s));
-        chunks_mut(&mut nulls, 1, |perm, acc| {
-            let shuffled = permuted(context, options.seed, perm);
-            let mut scratch = Scratch::new();
-            for (j, r) in routed.iter().enumerate() {
+impl Forest {
+    /// Context-dependent importances of `forest` on the data `(x, targets)` with context codes
+    /// `context[i] ∈ 0..n_contexts` and optional sample weights.
+    ///
+    /// `p(t)` and every `I(·|t)` are measured on the samples given here, all of them (not only
+    /// a tree's in-bag rows), as the thesis grows its forest on all samples: with bootstrap or
+    /// subsampled trees the scores are those of the given data routed through the trees, and
+    /// `Imp` no longer equals the forest's MDI. `I(Y; S_t | t)` is the decrease of the forest's
+    /// impurity (entropy in bits, Gini, or variance, Sutera Eq. 6.13) at the binary split `S_t`;
+    /// it equals `I(Y; X_m | t)` when `X_m` is binary.
+    pub fn context_importances<T: Feature>(
+        &self,
+        x: Matrix<'_, T>,
+        targets: Targets<'_>,
+        context: &[u32],
+        n_contexts: usize,
+        sample_weight: Option<&[f64]>,
+        options: &ContextOptions,
+    ) -> Result<ContextImportances> {
+        let forest = self;
+        forest.check_input(&x)?;
+        let n = x.n_rows();
+        check_context(context, n_contexts, n)?;
+        let weights = checked_weights(sample_weight, n)?;
+        let impurity = checked_impurity(forest, targets, n, weights.as_deref())?;
+        if n == 0 {
+            return Err(ForestError::Shape("X has no rows".into()));
+        }
+        let total: f64 = weights.as_deref().map_or(n as f64, |w| w.iter().sum());
+        if total <= 0.0 {
+            return Err(ForestError::InvalidTarget(
+                "the sample weights sum to zero".into(),
+            ));
+        }
+        let (p, k, s) = (forest.n_features(), n_contexts, impurity.width());
+        let weight = |i: usize| weights.as_deref().map_or(1.0, |w| w[i]);
+        let trees = forest.trees();
+        let n_perm = options.n_permutations;
+        let mut observed = Scores::zeros(p, k, true);
+        let mut nulls: Vec<Scores> = (0..n_perm).map(|_| Scores::zeros(p, k, false)).collect();
+        let block = (BLOCK_SLOTS / n.max(1)).clamp(1, trees.len().max(1));
+        let mut start = 0;
+        while start < trees.len() {
+            let end = (start + block).min(trees.len());
+            let routed = map_ordered(end - start, |j| {
+                route(&trees[start + j], &x, &impurity, &weight, total)
+            });
+            let per_tree = map_ordered(end - start, |j| {
+                let mut out = Scores::zeros(p, k, true);
+                let mut scratch = ContextStats::new();
                 let tree = &trees[start + j];
-                scratch.fill(tree, r, &shuffled, k, &impurity, &weight);
-                accumulate(tree, r, &scratch, k, s, options.empty, &mut acc[0]);
-            }
-        });
-        start = end;
+                scratch.fill(tree, &routed[j], context, k, &impurity, &weight);
+                accumulate(tree, &routed[j], &scratch, k, s, options.empty, &mut out);
+                out
+            });
+            per_tree.iter().for_each(|s| observed.add(s));
+            chunks_mut(&mut nulls, 1, |perm, acc| {
+                let shuffled = permuted(context, options.seed, perm);
+                let mut scratch = ContextStats::new();
+                for (j, r) in routed.iter().enumerate() {
+                    let tree = &trees[start + j];
+                    scratch.fill(tree, r, &shuffled, k, &impurity, &weight);
+                    accumulate(tree, r, &scratch, k, s, options.empty, &mut acc[0]);
+                }
+            });
+            start = end;
+        }
+        let scale = 1.0 / trees.len().max(1) as f64;
+        let mut result = finish(observed, &nulls, scale, p, k);
+        if n_perm == 0 {
+            result.pvalues_absolute = None;
+            result.pvalues_signed = None;
+        }
+        Ok(result)
     }
-    let scale = 1.0 / trees.len().max(1) as f64;
-    let mut result = finish(observed, &nulls, scale, p, k);
-    if n_perm == 0 {
-        result.pvalues_absolute = None;
-        result.pvalues_signed = None;
-    }
-    Ok(result)
 }
 
 /// Largest total weight for which entropies use a table of `k log₂ k` (8 MiB).
@@ -388,7 +389,7 @@ fn route<T: Feature>(
             let wt = stats[t * s];
             if wt > 0.0 {
                 let info = imp[t] - stats[l * s] / wt * imp[l] - stats[r * s] / wt * imp[r];
-                splits.push(Split {
+                splits.push(ReachedSplit {
                     node: t,
                     feature: tree.feature(t) as usize,
                     mass: wt / total,
@@ -401,9 +402,9 @@ fn route<T: Feature>(
     Routed { leaf, splits }
 }
 
-impl Scratch {
+impl ContextStats {
     fn new() -> Self {
-        Scratch {
+        ContextStats {
             stats: Vec::new(),
             imp: Vec::new(),
         }
@@ -447,7 +448,7 @@ impl Scratch {
 fn accumulate(
     tree: &Tree,
     routed: &Routed,
-    scratch: &Scratch,
+    scratch: &ContextStats,
     k: usize,
     s: usize,
     empty: EmptyContext,
@@ -491,7 +492,7 @@ fn accumulate(
 
 /// The context codes under permutation `perm` (Fisher–Yates from `(seed, perm)`).
 fn permuted(context: &[u32], seed: u64, perm: usize) -> Vec<u32> {
-    let mut rng = TreeRng::new(tree_seed(seed, perm as u64, PERMUTATIONS));
+    let mut rng = TreeRng::new(tree_seed(seed, perm as u64, stream::CONTEXT_PERMUTATIONS));
     let mut out = context.to_vec();
     let n = out.len();
     rng.partial_shuffle(&mut out, n);

@@ -12,22 +12,19 @@ use crate::data::{Feature, Matrix, Targets};
 use crate::error::{ForestError, Result};
 use crate::forest::Forest;
 use crate::params::ForestParams;
-use crate::rng::{tree_seed, TreeRng};
-
-/// RNG stream of the shadow permutation (tree index `u64::MAX`: no tree uses it).
-const SHADOW_STREAM: u64 = 0x5348_4144;
+use crate::rng::{stream, tree_seed, TreeRng};
 
 /// The row permutation of the shadow columns for master seed `seed` (a full Fisher–Yates
 /// shuffle of `0..n` on the named generator, so it never depends on the thread count).
 pub fn shadow_permutation(n: usize, seed: u64) -> Vec<u32> {
     let mut rows: Vec<u32> = (0..n as u32).collect();
-    let mut rng = TreeRng::new(tree_seed(seed, u64::MAX, SHADOW_STREAM));
+    let mut rng = TreeRng::new(tree_seed(seed, stream::FOREST, stream::SHADOWS));
     rng.partial_shuffle(&mut rows, n);
     rows
 }
 
 /// Grows `params` on `x` plus its `p` shadow columns (permutation from `params.seed`).
-/// The result has `2p` features: use [`actual_impurity_reduction`] on it.
+/// The result has `2p` features: use [`Forest::actual_impurity_reduction`] on it.
 pub fn fit_with_shadows<T: Feature>(
     params: &ForestParams,
     x: Matrix<'_, T>,
@@ -38,18 +35,20 @@ pub fn fit_with_shadows<T: Feature>(
     Forest::fit(params, x.with_shadows(&perm)?, targets, sample_weight)
 }
 
-/// `MDI(X_j) − MDI(shadow_j)` for `j < p`, from a forest grown with shadows (raw MDI, in
-/// bits for entropy), averaged over the trees.
-pub fn actual_impurity_reduction(forest: &Forest) -> Result<Vec<f64>> {
-    let p2 = forest.n_features();
-    if p2 % 2 != 0 {
-        return Err(ForestError::Unsupported(
-            "the forest was not grown with shadow features (odd feature count)".into(),
-        ));
+impl Forest {
+    /// `MDI(X_j) − MDI(shadow_j)` for `j < p`, from a forest grown with shadows (raw MDI,
+    /// in bits for entropy), averaged over the trees.
+    pub fn actual_impurity_reduction(&self) -> Result<Vec<f64>> {
+        let p2 = self.n_features();
+        if p2 % 2 != 0 {
+            return Err(ForestError::Unsupported(
+                "the forest was not grown with shadow features (odd feature count)".into(),
+            ));
+        }
+        let imp = self.importances(false);
+        let (real, shadow) = imp.split_at(p2 / 2);
+        Ok(real.iter().zip(shadow).map(|(r, s)| r - s).collect())
     }
-    let imp = forest.importances(false);
-    let (real, shadow) = imp.split_at(p2 / 2);
-    Ok(real.iter().zip(shadow).map(|(r, s)| r - s).collect())
 }
 
 #[cfg(test)]
@@ -94,7 +93,7 @@ mod tests {
         assert!(raw[1] > raw[0], "raw MDI should favour the noise: {raw:?}");
         let shadowed = fit_with_shadows(&params, m, targets, None).unwrap();
         assert_eq!(shadowed.n_features(), 4);
-        let air = actual_impurity_reduction(&shadowed).unwrap();
+        let air = shadowed.actual_impurity_reduction().unwrap();
         assert!(air[0] > 0.05 && air[1].abs() < 0.02, "{air:?}");
     }
 }

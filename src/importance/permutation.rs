@@ -15,12 +15,8 @@ use crate::error::{invalid, ForestError, Result};
 use crate::forest::sampling::in_bag_counts;
 use crate::forest::{row_chunk, sum_by_halves, Forest};
 use crate::parallel::{chunks_mut, map_ordered};
-use crate::rng::{tree_seed, TreeRng};
+use crate::rng::{stream, tree_seed, TreeRng};
 
-/// RNG stream of the OOB permutations (per tree, feature and repeat).
-const OOB_STREAM: u64 = 0x7065_726d_006f_6f62;
-/// RNG stream of the held-out permutations (per feature and repeat).
-const HELD_OUT_STREAM: u64 = 0x7065_726d_0068_6c64;
 /// Trees whose sparse casewise deltas are held at once (bounds memory, not the result).
 const TREE_WAVE: usize = 32;
 
@@ -49,8 +45,11 @@ fn shuffled(
 ) -> Vec<u32> {
     let key = (feature as u64) << 32 | repeat as u64;
     let s = match tree {
-        Some(t) => tree_seed(tree_seed(seed, t as u64, OOB_STREAM), key, OOB_STREAM),
-        None => tree_seed(seed, key, HELD_OUT_STREAM),
+        Some(t) => {
+            const OOB: u64 = stream::OOB_PERMUTATIONS;
+            tree_seed(tree_seed(seed, t as u64, OOB), key, OOB)
+        }
+        None => tree_seed(seed, key, stream::HELD_OUT_PERMUTATIONS),
     };
     let n = items.len();
     TreeRng::new(s).partial_shuffle(&mut items, n);

@@ -10,7 +10,7 @@ use super::arrays::{to_shape, vector, with_matrix, XArray, YArray};
 use super::doorway::run;
 use super::model::PyForest;
 use crate::error::{invalid, ForestError};
-use crate::importance::context::{context_importances, ContextOptions, EmptyContext};
+use crate::importance::context::{ContextOptions, EmptyContext};
 
 fn empty_of(name: &str) -> Result<EmptyContext, ForestError> {
     match name {
@@ -72,7 +72,7 @@ pub fn context_importances_py<'py>(
         let ctx = context_codes(ctx)?;
         let mut codes = Vec::new();
         let targets = labels.targets(f.n_classes(), &mut codes)?;
-        context_importances(f, m, targets, &ctx, n_contexts, sw, &options)
+        f.context_importances(m, targets, &ctx, n_contexts, sw, &options)
     })?);
     let (p, k, q) = (s.n_features, s.n_contexts, n_permutations);
     let d = PyDict::new(py);
