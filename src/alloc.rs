@@ -6,17 +6,9 @@
 //! raises its mmap threshold to that size (up to 32 MiB) and its trim threshold to twice
 //! that, and from then on serves such buffers from per-thread heaps, where a slightly
 //! larger buffer for the next tree does not fit the hole of the last one, the holes stay
-//! resident between the trees kept, and a heap's free top is never handed back. Measured:
-//!
-//! * 10M × 20 float32 (10 trees, 2 threads, `benches/bench_memory.py`), mapping from 4 MiB
-//!   against glibc alone: peak RSS 2065 → 2006 MiB with the best splitter, 1902 → 1884 MiB
-//!   with hist.
-//! * 100k × 50 (50 trees, 2 threads), peak increase of the fit (`benches/peers.py …
-//!   --ops fit`), mapping from 1 MiB against 4 MiB: RF 24.2 → 21.2 MiB, ET 57.0 → 51.8
-//!   MiB, hist 23.6 → 21.5 MiB, with fit and prediction times unchanged. Lower thresholds
-//!   cost time: from 512 KiB fits took 2–7 % longer for about 1.5 MiB less (RF), and from
-//!   256 KiB down the prediction's per-call buffers took fresh zeroed pages on every call
-//!   (`predict_proba` of 20 000 rows 16 → 28 ms).
+//! resident between the trees kept, and a heap's free top is never handed back. The
+//! threshold is the lowest that costs no time: below it the prediction's per-call buffers
+//! take fresh zeroed pages on every call (measurements in `BENCHMARKS.md`, Memory).
 //!
 //! Installed by the extension module (Rust users of the crate keep their own allocator)
 //! and by the crate's unit tests, which then exercise it; Linux only (`mremap` grows a

@@ -2,9 +2,8 @@
 //!
 //! A block of rows goes down a tree as one task ([`Tree::descend`] reads the tree's nodes
 //! once per block, so the larger the block the cheaper each row). Threads therefore share
-//! the trees rather than the rows: Extra-Trees, 50 trees, one thread, took 36 ms for 10 000
-//! rows and 54 ms for 20 000, so two threads each taking half the trees for all the rows
-//! beat two threads each taking half the rows for all the trees.
+//! the trees rather than the rows: two threads each taking half the trees for all the rows
+//! beat two threads each taking half the rows for all the trees (`BENCHMARKS.md`).
 //!
 //! The trees are summed in one fixed order ([`sum_by_halves`]): a range of trees as two
 //! halves, the right one into its own buffer, then added to the left. The order depends on
@@ -101,8 +100,7 @@ impl Forest {
             job.sum(out);
         };
         // With trees enough to share, the threads go through one block at a time, which
-        // they then share in cache (1 000 float32 features, 8 000 rows, 2 threads: 0.013 s
-        // against 0.023 s with a block per thread).
+        // they then share in cache (faster than a block per thread: `BENCHMARKS.md`).
         if self.trees.len() >= 4 * current_threads() {
             let blocks = out.chunks_mut(block * stride).enumerate();
             blocks.for_each(|(b, out)| each_block(b, out));

@@ -18,8 +18,7 @@ const WALK_LANES: usize = 8;
 
 /// Most rows of `x` in one block. A block reads each tree's nodes once, so the more rows the
 /// cheaper each, until their values no longer stay in cache while the block goes down every
-/// tree. 50 trees, 2 threads, blocks of 4 / 8 / 16 MiB: 100 000 rows × 50 float32 features
-/// took 0.086 / 0.082 / 0.12 s; 8 000 rows × 1 000 features, 0.018 / 0.015 / 0.013 s.
+/// tree (8 MiB was measured against 4 and 16: `BENCHMARKS.md`).
 pub(crate) fn max_block_rows<T: Feature>(x: &Matrix<'_, T>) -> usize {
     const BLOCK_BYTES: usize = 8 << 20;
     (BLOCK_BYTES / (x.n_cols().max(1) * std::mem::size_of::<T>())).max(64)

@@ -9,9 +9,9 @@
 //! Only primary data is kept: the split fields of every node and the statistics of the
 //! leaves (a leaf's `feature` field holds its index in the leaf arrays). The weight, sample
 //! count, value and impurity of an internal node follow from its leaves and are derived on
-//! demand ([`Tree::node_stats`]) by the importance code. A forest in memory is then about
-//! 1.8× its model bytes (fixed-size nodes for prediction, where the model format packs
-//! varints; heaptrack, RF and ET at 100k × 50), and a fitted tree and the same tree loaded
+//! demand ([`Tree::node_stats`]) by the importance code. A forest in memory is then a small
+//! multiple of its model bytes (fixed-size nodes for prediction, where the model format
+//! packs varints; measured in `BENCHMARKS.md`), and a fitted tree and the same tree loaded
 //! from bytes are identical bit for bit.
 //!
 //! Module map: `criterion` (impurities), `builder` (growing a tree depth-first or
