@@ -26,9 +26,11 @@
 //! assert!(imp[0] > 0.9 && imp[1].abs() < 1e-12);
 //! ```
 //!
-//! Module map: [`data`] (input views), [`params`], [`tree`] (criteria, splitter, builder,
-//! node arrays), [`forest`] (sampling, fitting, OOB), [`parallel`], `persist` (model bytes),
-//! `alloc` (the Python module's allocator).
+//! Module map: [`data`] (input views), [`params`], [`tree`] (node arrays and the one routing
+//! rule, criteria, the one candidate-draw loop and its candidate sources in `tree::split`,
+//! builder), [`forest`] (sampling, fitting, OOB), [`importance`] (every importance, as
+//! methods of [`Forest`]), [`rng`] (the generator and its streams), [`parallel`], `persist`
+//! (model bytes), `alloc` (the Python module's allocator).
 
 pub mod data;
 pub mod error;

@@ -308,14 +308,13 @@ impl PyForest {
         let v: Vec<i64> = self.inner.trees().iter().map(|t| t.len() as i64).collect();
         v.into_pyarray(py)
     }
-    fn depths<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
-        let v: Vec<i64> = self
-            .inner
-            .trees()
-            .iter()
-            .map(|t| t.max_depth() as i64)
-            .collect();
-        v.into_pyarray(py)
+    /// Depth of every tree (a walk of every node: through the doorway).
+    fn depths<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<i64>>> {
+        let trees = self.inner.trees();
+        let v = run(py, None, || {
+            Ok(trees.iter().map(|t| t.max_depth() as i64).collect::<Vec<_>>())
+        })?;
+        Ok(v.into_pyarray(py))
     }
     fn __repr__(&self) -> String {
         let f = &self.inner;

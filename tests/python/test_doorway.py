@@ -22,6 +22,7 @@ from forestimp.importance import (
     local_permutation,
     mdi,
     permutation,
+    significance,
     unbiased,
 )
 
@@ -50,6 +51,7 @@ def _calls(clf, reg, X, y, Xr, yr):
         ("unbiased-air", lambda: unbiased(clf, X, y, method="air", n_jobs=2)),
         ("unbiased-mdi_oob", lambda: unbiased(clf, X, y, method="mdi_oob", n_jobs=2)),
         ("context", lambda: context(clf, X[:200], y[:200], context=X[:200, 0] > 0, n_jobs=2)),
+        ("significance", lambda: significance(clf, X, y, n_permutations=2, random_state=0)),
         ("pickle", lambda: pickle.loads(pickle.dumps(clf)).predict(X[:5])),
         ("tree_arrays", lambda: clf.forest_.tree_arrays(0)),
     ]
