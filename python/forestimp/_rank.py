@@ -187,19 +187,16 @@ def by_source(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(importance, std, standard error)`` of each source column.
 
-    Importance and every draw are summed over the column's encoded columns; ``std`` is the
-    standard deviation (ddof 1) of the summed draws, the standard error ``std / sqrt(n)`` over
-    the ``n`` draws defined for every column.
+    Importance and every draw are summed over the column's encoded columns; ``std`` and the
+    standard error follow the package's one rule over the summed draws
+    (:func:`forestimp.importance._result.spread`: ddof 0, draws with a NaN left out).
     """
+    from .importance._result import spread
+
     imp = np.array([values[g].sum() for g in groups])
     summed = np.stack([draws[g].sum(axis=0) for g in groups])
-    summed = summed[:, ~np.isnan(summed).any(axis=0)]
-    n = summed.shape[1]
-    if n < 2:
-        nan = np.full(len(groups), np.nan)
-        return imp, nan, nan
-    std = summed.std(axis=1, ddof=1)
-    return imp, std, std / np.sqrt(n)
+    std, se = spread(summed, len(groups))
+    return imp, std, se
 
 
 @dataclass

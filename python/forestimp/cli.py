@@ -72,8 +72,9 @@ air, mdi_oob and mdi are sums over the splits of the trees, so the sum is exactl
 importance of the group. permutation is not additive: the sum of the per-column importances
 (each dummy permuted alone) approximates, but is not, the importance of permuting the
 original column. std and s.e. are always computed from the per-tree values summed over the
-group: std over trees (ddof 1) and s.e. = std / sqrt(n_trees), the Monte-Carlo error of the
-forest average (more trees shrink it); neither includes the sampling variability of the data.
+group: std over trees (ddof 0, as every forestimp measure) and s.e. = std / sqrt(n_trees),
+the Monte-Carlo error of the forest average (more trees shrink it); neither includes the
+sampling variability of the data.
 
 Task (--task auto): classification for a non-numeric target or at most 20 distinct integer
 values; regression otherwise (non-integer numbers, or more than 20 distinct integers).

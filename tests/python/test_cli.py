@@ -241,12 +241,12 @@ def test_group_standard_error_is_that_of_the_summed_draws():
     draws = np.array([[1.0, 2.0, 3.0, 4.0], [4.0, 3.0, 2.0, 1.0], [0.0, 2.0, 0.0, 2.0]])
     imp, std, se = by_source(draws.mean(axis=1), draws, [np.array([0, 1]), np.array([2])])
     np.testing.assert_allclose(imp, [5.0, 1.0])
-    np.testing.assert_allclose(std, [0.0, np.sqrt(4 / 3)])
+    np.testing.assert_allclose(std, [0.0, 1.0])  # ddof 0, the package's rule
     np.testing.assert_allclose(se, std / 2)
     # A tree on which the measure is undefined (NaN) is left out of every column's error.
     draws[2, 0] = np.nan
     _, std, _ = by_source(draws.mean(axis=1), draws, [np.array([0, 1]), np.array([2])])
-    np.testing.assert_allclose(std, [0.0, np.std([2.0, 0.0, 2.0], ddof=1)])
+    np.testing.assert_allclose(std, [0.0, np.std([2.0, 0.0, 2.0])])
 
 
 @pytest.mark.parametrize(
