@@ -14,14 +14,15 @@
 //! packs varints; measured in `BENCHMARKS.md`), and a fitted tree and the same tree loaded
 //! from bytes are identical bit for bit.
 //!
-//! Module map: `criterion` (impurities), `builder` (growing a tree depth-first or
-//! best-first: stopping rules and assembly), `growing` (the tree while it grows), `split`
-//! (one node's split: the candidate draw loop `split::draw` over the candidate sources —
-//! gathered columns searched `exact`ly, at a `random` threshold or by histogram codes
-//! `bin_scans`, a node's kept `histograms`, the `code_lists` of small subtrees searched by
-//! `listed` — with `gather`, `sort` and `partition` of a node's rows, and the `splitter`
-//! state a tree keeps between nodes), `multiway` (multiway trees stored as binary chains),
-//! `descend` (prediction: the leaf each row reaches).
+//! Module map: `criterion` (the criterion contract, with the impurities of `classes` and
+//! `regression`), `builder` (growing a tree depth-first or best-first: stopping rules and
+//! assembly), `growing` (the tree while it grows), `split` (one node's split: the candidate
+//! draw loop `split::draw` over the candidate sources — gathered columns searched
+//! `exact`ly, at a `random` threshold or by histogram codes `bin_scans`, a node's kept
+//! `histograms`, the `code_lists` of small subtrees searched by `listed` — with `gather`,
+//! `sort` and `partition` of a node's rows, and the `splitter` state a tree keeps between
+//! nodes), `multiway` (multiway trees stored as binary chains: `grow` a tree, `choose` a
+//! node's split), `descend` (prediction: the leaf each row reaches).
 
 pub(crate) mod builder;
 pub mod criterion;
