@@ -312,7 +312,10 @@ impl PyForest {
     fn depths<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<i64>>> {
         let trees = self.inner.trees();
         let v = run(py, None, || {
-            Ok(trees.iter().map(|t| t.max_depth() as i64).collect::<Vec<_>>())
+            Ok(trees
+                .iter()
+                .map(|t| t.max_depth() as i64)
+                .collect::<Vec<_>>())
         })?;
         Ok(v.into_pyarray(py))
     }

@@ -9,7 +9,7 @@
 //! broken uniformly at random.
 //!
 //! Storage keeps the binary node arrays of [`Tree`](super::Tree), so prediction, `apply`,
-//! persistence and [`Tree::mdi`](super::Tree::mdi) work unchanged:
+//! persistence and MDI (`crate::importance::mdi`) work unchanged:
 //! * a split on `X_m` with observed values `v_1 < … < v_k` is a right-leaning **chain** of
 //!   `k − 1` binary nodes on `X_m`: `x ≤ (v_j + v_{j+1})/2` goes to the child of `v_j`,
 //!   otherwise to the next chain node. The chain's weighted decreases telescope to the
