@@ -3,9 +3,11 @@
 //! Results never depend on the number of threads: every loop here returns its items in
 //! index order, and callers reduce them sequentially.
 //!
-//! The pool is dedicated (rayon's global pool is never touched, so a host application's
+//! Pools are dedicated (rayon's global pool is never touched, so a host application's
 //! pool is not disturbed) and cached per process id: after `fork()` the child sees a new
-//! pid and builds a fresh pool instead of waiting forever on threads that did not survive.
+//! pid and builds fresh pools instead of waiting forever on threads that did not survive.
+//! The last [`KEPT_POOLS`] sizes asked for are kept, so calls alternating between `n_jobs`
+//! values (a parallel predict, then a sequential pickle) do not rebuild a pool each time.
 
 use crate::error::{invalid, Result};
 
@@ -13,7 +15,10 @@ use crate::error::{invalid, Result};
 /// `-k` → all but `k − 1`, `k > 0` → `k`, capped at 4 threads per core (more only adds
 /// overhead, and an absurd request must not try to spawn millions of threads).
 pub fn resolve_n_jobs(n_jobs: Option<i64>) -> Result<usize> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as i64;
+    // Read once: the query walks cgroup files, tens of microseconds on every call.
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let cores = cores as i64;
     let threads = match n_jobs {
         None => 1,
         Some(0) => return Err(invalid("n_jobs", "0 is not a valid number of jobs")),
@@ -28,24 +33,51 @@ mod imp {
     use rayon::prelude::*;
     use std::sync::{Arc, Mutex};
 
-    type Cached = Option<(u32, usize, Arc<rayon::ThreadPool>)>;
-    static POOL: Mutex<Cached> = Mutex::new(None);
+    /// The pools of this process, least recently used first, and how many times work was
+    /// installed on a pool of each size.
+    struct Pools {
+        pid: u32,
+        pools: Vec<(usize, Arc<rayon::ThreadPool>)>,
+        installs: Vec<(usize, u64)>,
+    }
+
+    static POOLS: Mutex<Pools> = Mutex::new(Pools {
+        pid: 0,
+        pools: Vec::new(),
+        installs: Vec::new(),
+    });
 
     fn pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
         let pid = std::process::id();
-        let mut guard = POOL.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((p, n, pool)) = guard.as_ref() {
-            if *p == pid && *n == threads {
-                return Some(pool.clone());
-            }
+        let mut guard = POOLS.lock().unwrap_or_else(|e| e.into_inner());
+        let cache = &mut *guard;
+        if cache.pid != pid {
+            // A forked child: the parent's threads are gone, and so are its counts.
+            *cache = Pools {
+                pid,
+                pools: Vec::new(),
+                installs: Vec::new(),
+            };
+        }
+        match cache.installs.iter_mut().find(|(n, _)| *n == threads) {
+            Some((_, count)) => *count += 1,
+            None => cache.installs.push((threads, 1)),
+        }
+        if let Some(k) = cache.pools.iter().position(|(n, _)| *n == threads) {
+            let kept = cache.pools.remove(k);
+            cache.pools.push(kept.clone());
+            return Some(kept.1);
         }
         let built = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
-            .thread_name(|i| format!("forestimp-{i}"))
+            .thread_name(move |i| format!("forestimp-{threads}.{i}"))
             .build()
             .ok()
             .map(Arc::new)?;
-        *guard = Some((pid, threads, built.clone()));
+        if cache.pools.len() == super::KEPT_POOLS {
+            cache.pools.remove(0);
+        }
+        cache.pools.push((threads, built.clone()));
         Some(built)
     }
 
@@ -56,6 +88,15 @@ mod imp {
             Some(p) => p.install(f),
             // Could not spawn threads (resource limits): correct, just sequential.
             None => f(),
+        }
+    }
+
+    pub fn install_counts() -> Vec<(usize, u64)> {
+        let guard = POOLS.lock().unwrap_or_else(|e| e.into_inner());
+        if guard.pid == std::process::id() {
+            guard.installs.clone()
+        } else {
+            Vec::new()
         }
     }
 
@@ -102,6 +143,10 @@ mod imp {
         1
     }
 
+    pub fn install_counts() -> Vec<(usize, u64)> {
+        Vec::new()
+    }
+
     pub fn install<R: Send>(_threads: usize, f: impl FnOnce() -> R + Send) -> R {
         f()
     }
@@ -133,6 +178,16 @@ mod imp {
     ) -> Vec<R> {
         items.iter_mut().enumerate().map(|(k, t)| f(k, t)).collect()
     }
+}
+
+/// Pool sizes kept per process (see the module docs); the pool threads of a size not used
+/// lately are ended.
+pub const KEPT_POOLS: usize = 4;
+
+/// How many times [`install`] ran work on a pool of each size in this process, as
+/// `(threads, count)`: lets a caller check that its `n_jobs` was honoured.
+pub fn install_counts() -> Vec<(usize, u64)> {
+    imp::install_counts()
 }
 
 /// Runs `f` on a dedicated pool of `threads` threads; the parallel loops below then use

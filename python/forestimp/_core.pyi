@@ -243,3 +243,7 @@ def permutation_indices(
 
 def oob_indices(forest: Forest, tree: int) -> npt.NDArray[np.int64]:
     """Out-of-bag rows of tree ``tree``, increasing."""
+
+def _install_counts() -> list[tuple[int, int]]:
+    """``(threads, count)``: how many times work ran on a pool of each size in this process
+    (for tests that ``n_jobs`` is honoured)."""

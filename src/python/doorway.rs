@@ -7,10 +7,13 @@
 //! child inherits without its threads and would wait on forever. Core errors come back as
 //! the typed exceptions of `errors.rs`.
 //!
-//! The work runs on a scoped thread while the calling thread, holding the GIL only briefly
-//! every [`WATCH_EVERY`], checks for Ctrl-C and reports progress. Work that can stop early
-//! reads [`Watch::stop_flag`]; other work runs to its end and the interrupt is raised then.
+//! [`run`] works on the calling thread: work that cannot stop early gains nothing from a
+//! watcher, since Python raises a Ctrl-C that came meanwhile as soon as the call returns.
+//! [`run_watched`] (the fit) works on a scoped thread while the calling thread, holding the
+//! GIL only briefly every [`WATCH_EVERY`], checks for Ctrl-C and reports progress; the work
+//! reads [`Watch::stop_flag`] and stops early.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
@@ -51,7 +54,20 @@ pub(crate) fn run<R: Send>(
     n_jobs: Option<i64>,
     work: impl FnOnce() -> Result<R> + Send,
 ) -> PyResult<R> {
-    run_watched(py, n_jobs, None, |_| work())
+    let threads = resolve_n_jobs(n_jobs)?;
+    let out = py.detach(|| std::panic::catch_unwind(AssertUnwindSafe(|| install(threads, work))));
+    finish(out)
+}
+
+/// The work's result as Python sees it: core errors typed, a panic (never expected from
+/// the core, on any input) an exception rather than an abort.
+fn finish<R>(out: std::thread::Result<Result<R>>) -> PyResult<R> {
+    match out {
+        Ok(result) => Ok(result?),
+        Err(_) => Err(pyo3::exceptions::PyRuntimeError::new_err(
+            "internal error: the engine panicked",
+        )),
+    }
 }
 
 /// [`run`] for work that reports progress through [`Watch::done_counter`] and can stop
@@ -99,13 +115,13 @@ pub(crate) fn run_watched<R: Send>(
         }
         let out = py.detach(|| worker.join());
         watched?;
-        match out {
-            Ok(result) => Ok(result?),
-            // The core does not panic on any input; if it ever does, Python gets an
-            // exception, not an abort.
-            Err(_) => Err(pyo3::exceptions::PyRuntimeError::new_err(
-                "internal error: the engine panicked",
-            )),
-        }
+        finish(out)
     })
+}
+
+/// `[(threads, count)]`: how many times work ran on a pool of each size in this process
+/// (`crate::parallel::install_counts`), for the tests that `n_jobs` is honoured.
+#[pyfunction]
+pub(crate) fn _install_counts() -> Vec<(usize, u64)> {
+    crate::parallel::install_counts()
 }

@@ -24,6 +24,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FORMAT_VERSION", crate::persist::FORMAT_VERSION)?;
     m.add_class::<model::PyForest>()?;
     m.add_function(wrap_pyfunction!(context::context_importances_py, m)?)?;
+    m.add_function(wrap_pyfunction!(doorway::_install_counts, m)?)?;
     m.add_function(wrap_pyfunction!(importance::local_mdi, m)?)?;
     m.add_function(wrap_pyfunction!(importance::mdi_oob, m)?)?;
     mdi::register(m)?;

@@ -106,9 +106,9 @@ def test_the_issue_reproducer_does_not_hang():
 
 # Runs in a fresh interpreter, so that the threads it sees are its own.
 _THREADS_SCRIPT = """
-import os, pickle, sys, time
-import numpy as np
+import os, sys
 sys.path.insert(0, {tests!r})
+from forestimp import _core
 from test_doorway import _calls, fitted_objects
 
 def threads():
@@ -121,29 +121,14 @@ def threads():
             pass
     return out
 
-def settled_pool():
-    # A replaced pool's threads exit shortly after it is dropped, and a new thread takes
-    # its name only once it runs: wait until two reads agree and every name is unique.
-    last = None
-    for _ in range(300):
-        now = threads()
-        names = sorted(n for n in now.values() if n.startswith("forestimp-"))
-        new = sorted(n for t, n in now.items() if t not in before)
-        if new == names and len(names) == len(set(names)) and names == last:
-            return names
-        last = names
-        time.sleep(0.01)
-    return names
-
 before = set(threads())
-objs = fitted_objects(n_jobs=1)
+objs = fitted_objects(n_jobs=3)
 report = {{}}
 for name, thunk in _calls(*objs):
-    objs[0].set_params(n_jobs=1); objs[1].set_params(n_jobs=1)
+    counts = dict(_core._install_counts())
     thunk()
-    objs[0].set_params(n_jobs=3); objs[1].set_params(n_jobs=3)
-    thunk()
-    report[name] = settled_pool()
+    after = dict(_core._install_counts())
+    report[name] = sorted(k for k, c in after.items() if c > counts.get(k, 0))
 strangers = [n for t, n in threads().items() if t not in before and not n.startswith("forestimp-")]
 print(repr((report, strangers)))
 """
@@ -170,11 +155,15 @@ def test_n_jobs_sizes_the_pool_and_the_global_pool_is_never_used():
         check=True,
     )
     report, strangers = eval(out.stdout.strip().splitlines()[-1])
-    assert strangers == [], f"threads outside the n_jobs pool: {strangers}"
+    assert strangers == [], f"threads outside the n_jobs pools: {strangers}"
     explicit = {name for name, _ in _calls(*fitted_objects(1)) if _passes_n_jobs(name)}
-    for name, pool in report.items():
-        k = 1 if name == "tree_arrays" else 2 if name in explicit else 3
-        assert pool == [f"forestimp-{i}" for i in range(k)], (name, pool)
+    for name, sizes in report.items():
+        if name == "tree_arrays":  # sequential: a one-thread pool
+            assert sizes == [1], (name, sizes)
+            continue
+        k = 2 if name in explicit else 3
+        sequential = {1} if name == "pickle" else set()  # the bytes, then a predict
+        assert k in sizes and set(sizes) <= {k} | sequential, (name, sizes)
 
 
 def _passes_n_jobs(name: str) -> bool:
