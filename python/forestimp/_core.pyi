@@ -19,6 +19,7 @@ __all__ = [
     "InvalidParameterError",
     "ModelFormatError",
     "__version__",
+    "_install_counts",
     "context_importances",
     "local_mdi",
     "local_permutation_importance",
