@@ -6,8 +6,9 @@ of these fits made by the engine *before* the codes existed (every column sorted
 test checks that the trees are the same, bit for bit: model bytes and predictions.
 
 The data mix what the codes must get right: few levels, exactly 256 and 257 levels,
-negative and fractional levels, a column holding both -0.0 and 0.0, huge values, constant and continuous columns, integer and real regression targets
-(bins are exact for the first only), unit, integer and fractional weights.
+negative and fractional levels, a column holding both -0.0 and 0.0, huge values,
+constant and continuous columns, integer and real regression targets (bins are exact for
+the first only), unit, integer and fractional weights.
 
 Regenerate only for a change meant to change models:
 ``FORESTIMP_GOLDEN_WRITE=1 python -m pytest tests/python/test_lossless_codes.py``.
