@@ -113,19 +113,19 @@ impl Binned {
 
 /// Columns binned together: a row-major row is read once per block, one cache line of
 /// `f32` values, instead of once per column (which read a whole line for each value).
-const BLOCK: usize = 16;
+pub(super) const BLOCK: usize = 16;
 
 /// Rows of a tile of the coding pass, so that narrow data still splits into many tasks.
 const TILE_ROWS: usize = 1 << 16;
 
 /// Columns of block `b` of a matrix of `p` columns.
-fn block(b: usize, p: usize) -> Range<usize> {
+pub(super) fn block(b: usize, p: usize) -> Range<usize> {
     b * BLOCK..p.min((b + 1) * BLOCK)
 }
 
 /// Calls `put(c, v)` for the value `v` of row `i` in the `c`-th of the columns `cols`.
 #[inline(always)]
-fn read_row<T: Feature>(
+pub(super) fn read_row<T: Feature>(
     x: &Matrix<'_, T>,
     i: usize,
     cols: Range<usize>,

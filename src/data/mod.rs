@@ -9,14 +9,17 @@
 //! permutation π, column `p + j` is column `j` read at row `π(i)`. Shadows are virtual: they
 //! double the feature count without a copy of X.
 //!
-//! Map: `matrix` (the view), `bins` (one-byte codes for the histogram splitter), `targets`
+//! Map: `matrix` (the view), `bins` (one-byte codes for the histogram splitter), `levels`
+//! (lossless one-byte codes of the columns with few distinct values), `targets`
 //! (class codes or real outputs); the [`Feature`] element types live here.
 
 mod bins;
+mod levels;
 mod matrix;
 mod targets;
 
 pub use bins::{Binned, SAMPLE_ROWS};
+pub use levels::{Coded, Levels, MAX_LEVELS};
 pub(crate) use matrix::prefetch;
 pub use matrix::{Layout, Matrix};
 pub use targets::Targets;

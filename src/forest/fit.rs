@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::sampling::{in_bag_counts, split_rng, tree_features};
 use super::Forest;
-use crate::data::{Binned, Feature, Matrix, Targets};
+use crate::data::{Binned, Feature, Levels, Matrix, Targets};
 use crate::error::{ForestError, Result};
 use crate::parallel::map_ordered;
 use crate::params::{CriterionKind, ForestParams, Resolved, SplitterKind};
@@ -32,6 +32,9 @@ pub struct FitSession<'a, T> {
     params: Resolved,
     /// Bin codes of `x`, for the histogram splitter only.
     binned: Option<Binned>,
+    /// Lossless codes of the columns of `x` with few values, for the exact splitter
+    /// (which then grows the same trees faster).
+    levels: Option<Levels>,
 }
 
 impl<'a, T: Feature> FitSession<'a, T> {
@@ -92,12 +95,19 @@ impl<'a, T: Feature> FitSession<'a, T> {
             }
             _ => None,
         };
+        // Codes save the exact search a sort per candidate; random thresholds read the
+        // values once per candidate and were no faster from codes (BENCHMARKS.md).
+        let levels = match params.splitter {
+            SplitterKind::Best => Levels::new(&x),
+            _ => None,
+        };
         Ok(FitSession {
             x,
             targets,
             sample_weight,
             params,
             binned,
+            levels,
         })
     }
 
@@ -184,6 +194,7 @@ impl<'a, T: Feature> FitSession<'a, T> {
                 grow(
                     self.x,
                     self.binned.as_ref(),
+                    self.levels.as_ref(),
                     &$crit,
                     ws,
                     &mut samples,
@@ -215,6 +226,7 @@ impl<'a, T: Feature> FitSession<'a, T> {
 fn grow<T: Feature, C: Criterion>(
     x: Matrix<'_, T>,
     binned: Option<&Binned>,
+    levels: Option<&Levels>,
     crit: &C,
     ws: Vec<f64>,
     samples: &mut [u32],
@@ -225,6 +237,7 @@ fn grow<T: Feature, C: Criterion>(
 ) -> GrowingTree {
     fn binary<T: Feature, C: Criterion, R: ThresholdRule>(
         x: Matrix<'_, T>,
+        levels: Option<&Levels>,
         crit: &C,
         ws: Vec<f64>,
         samples: &mut [u32],
@@ -233,7 +246,7 @@ fn grow<T: Feature, C: Criterion>(
         width: usize,
         rng: &mut crate::rng::TreeRng,
     ) -> GrowingTree {
-        let mut g = Grower::new(x, crit, ws, samples, p, width);
+        let mut g = Grower::new(x, levels, crit, ws, samples, p, width);
         g.grow::<R>(samples, features, rng);
         g.tree
     }
@@ -241,6 +254,7 @@ fn grow<T: Feature, C: Criterion>(
         (SplitterKind::Histogram { .. }, Some(b)) => {
             let mut tree = binary::<u8, C, HistThreshold>(
                 b.matrix(),
+                None,
                 crit,
                 ws,
                 samples,
@@ -253,13 +267,13 @@ fn grow<T: Feature, C: Criterion>(
             tree
         }
         (SplitterKind::Random, _) => {
-            binary::<T, C, RandomThreshold>(x, crit, ws, samples, features, p, width, rng)
+            binary::<T, C, RandomThreshold>(x, levels, crit, ws, samples, features, p, width, rng)
         }
         (SplitterKind::Multiway, _) => {
             multiway::grow(x, crit, ws, samples, features, p, width, rng)
         }
         // Best (a histogram session always has its codes).
-        _ => binary::<T, C, BestThreshold>(x, crit, ws, samples, features, p, width, rng),
+        _ => binary::<T, C, BestThreshold>(x, levels, crit, ws, samples, features, p, width, rng),
     }
 }
 

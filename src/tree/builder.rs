@@ -13,7 +13,7 @@ use super::criterion::Criterion;
 use super::growing::GrowingTree;
 use super::split::{ChosenSplit, NodeCtx, NodeRows, Splitter, ThresholdRule};
 use super::LEAF;
-use crate::data::{Feature, Matrix};
+use crate::data::{Feature, Levels, Matrix};
 use crate::params::Resolved;
 use crate::rng::TreeRng;
 
@@ -34,6 +34,8 @@ struct Pending {
 /// The tree being grown and everything reused across its nodes.
 pub(crate) struct Grower<'a, T: Feature, C: Criterion> {
     x: Matrix<'a, T>,
+    /// Lossless codes of X's columns with few values, searched instead of their values.
+    levels: Option<&'a Levels>,
     crit: &'a C,
     /// Targets and weights aligned with the tree's `samples` buffer, permuted with it.
     ys: Vec<C::Y>,
@@ -50,12 +52,14 @@ pub(crate) struct Grower<'a, T: Feature, C: Criterion> {
     root_weight: f64,
     min_weight_leaf: f64,
     unit_weights: bool,
+    whole_sums: bool,
     pub tree: GrowingTree,
 }
 
 impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
     pub fn new(
         x: Matrix<'a, T>,
+        levels: Option<&'a Levels>,
         crit: &'a C,
         ws: Vec<f64>,
         samples: &[u32],
@@ -65,10 +69,13 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         let root_weight: f64 = ws.iter().sum();
         let unit_weights = ws.iter().all(|&w| w == 1.0);
         let k = crit.stats_len();
+        let ys: Vec<C::Y> = samples.iter().map(|&i| crit.target(i as usize)).collect();
+        let whole_sums = levels.is_some() && crit.whole_sums(&ys, &ws);
         Grower {
             x,
+            levels,
             crit,
-            ys: samples.iter().map(|&i| crit.target(i as usize)).collect(),
+            ys,
             ws,
             params,
             splitter: Splitter::new(samples.len(), k),
@@ -80,6 +87,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             root_weight,
             min_weight_leaf: params.min_weight_fraction_leaf * root_weight,
             unit_weights,
+            whole_sums,
             tree: GrowingTree::with_capacity(
                 width,
                 2 * samples.len().min(1 << 16),
@@ -226,6 +234,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             min_samples_leaf: p.min_samples_leaf,
             min_weight_leaf: self.min_weight_leaf,
             unit_weights: self.unit_weights,
+            whole_sums: self.whole_sums,
         };
         // The fewest rows of a child that may be split (the others are leaves by size).
         let split_rows = match depth + 1 >= p.max_depth {
@@ -236,6 +245,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         };
         let (split, n_constant) = self.splitter.find::<C, R>(
             &self.x,
+            self.levels,
             &ctx,
             &mut rows,
             start,

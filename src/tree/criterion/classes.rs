@@ -6,7 +6,7 @@
 //! path summed them (lane sums, `add`, or the integer counts of two classes), so that every
 //! path gives the same sums bit for bit (tested in the parent module).
 
-use super::{by_lanes, merge, xlog2x, Criterion, LANES};
+use super::{by_lanes, merge, whole_terms, xlog2x, Criterion, LANES};
 
 /// Longest statistics vector summed in registers (15 classes); longer ones use `add`.
 const MAX_LANE_STATS: usize = 16;
@@ -188,6 +188,10 @@ impl<M: ClassImpurity> Criterion for ClassCounts<'_, M> {
             return 0.0;
         }
         M::impurity(&stats[1..], stats[0])
+    }
+    /// The sums are of weights only.
+    fn whole_sums(&self, _ys: &[u32], ws: &[f64]) -> bool {
+        whole_terms(ws.iter().copied())
     }
     #[inline(always)]
     fn proxy(&self, total: &[f64], left: &[f64]) -> f64 {

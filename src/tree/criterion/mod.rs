@@ -142,6 +142,23 @@ pub trait Criterion: Sync {
     }
     /// Node prediction: class frequencies, or the weighted mean.
     fn value(&self, stats: &[f64], out: &mut [f64]);
+    /// Whether every sum a split search adds for the samples with targets `ys` and weights
+    /// `ws` is a whole number below 2⁵³, so that the sums are the same in any order of
+    /// addition (and bins may replace a sorted scan without changing a bit).
+    fn whole_sums(&self, ys: &[Self::Y], ws: &[f64]) -> bool;
+}
+
+/// Whether the non-negative `terms` are whole numbers with a sum below 2⁵³ (every partial
+/// sum is then exact).
+fn whole_terms(terms: impl Iterator<Item = f64>) -> bool {
+    let mut sum = 0.0;
+    for t in terms {
+        if t.fract() != 0.0 {
+            return false;
+        }
+        sum += t;
+    }
+    sum < 9_007_199_254_740_992.0
 }
 
 /// `x · log₂ x`, with the continuous extension `0 · log 0 = 0`.

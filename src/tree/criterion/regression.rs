@@ -4,7 +4,7 @@
 //! Invariant: the proxy reads only `w` and `Σ w·y`, so the split search may leave the sum of
 //! squares out ([`Criterion::add_for_proxy`]); impurities and values read all three.
 
-use super::{by_lanes, merge, Criterion, LANES};
+use super::{by_lanes, merge, whole_terms, Criterion, LANES};
 
 /// Weighted variance `i(t) = Σ w (y − ȳ)² / Σ w` (regression).
 pub struct SquaredError<'a> {
@@ -49,6 +49,11 @@ impl Criterion for SquaredError<'_> {
         stats[0] = merge(&w0);
         stats[1] = merge(&w1);
         stats[2] = merge(&w2);
+    }
+    /// The proxy's sums: of `w` and of `w·y`.
+    fn whole_sums(&self, ys: &[f64], ws: &[f64]) -> bool {
+        whole_terms(ws.iter().copied())
+            && whole_terms(ys.iter().zip(ws).map(|(&y, &w)| (w * y).abs()))
     }
     fn impurity(&self, stats: &[f64]) -> f64 {
         let w = stats[0];

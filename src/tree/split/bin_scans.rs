@@ -56,14 +56,15 @@ pub(crate) fn scan_bins<C: Criterion>(
 /// The best cut of one feature of a node from its gathered codes `xf`: the rows are summed
 /// into the bins of the codes they occupy, which a bitmap then visits in code order, so
 /// the work is linear in the rows and the occupied bins, whatever the bin count, and needs
-/// no sort. `table` holds 256 zeroed bins between calls: each occupied bin is cleared as
-/// it is scanned.
+/// no sort. The cut between occupied codes `a < b` has threshold `cut(a, b)`. `table`
+/// holds 256 zeroed bins between calls: each occupied bin is cleared as it is scanned.
 ///
 /// This replaced two searches: a sort of the codes for nodes with fewer rows than bins
 /// between their min and max code, and a scan of every one of those bins for the others.
 /// The cuts are the same; the sums are the dense scan's, and the sort's for counts and
 /// integer weights (other sums differ from the sort's by rounding only), with fewer
 /// mispredicted branches.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn scan_occupied<T: Feature, C: Criterion>(
     table: &mut Vec<f64>,
     xf: &[T],
@@ -72,6 +73,7 @@ pub(crate) fn scan_occupied<T: Feature, C: Criterion>(
     left: &mut [f64],
     ctx: &NodeCtx<'_, C>,
     bar: f64,
+    cut: impl Fn(usize, usize) -> f64,
 ) -> Option<Cut> {
     let stride = left.len() + 1;
     table.resize(N_CODES * stride, 0.0);
@@ -83,13 +85,15 @@ pub(crate) fn scan_occupied<T: Feature, C: Criterion>(
     add_rows(table, 0, xf, ys, ws, ctx.crit);
     if left.len() == 3 {
         // Regression and two classes: the sums in registers (see `listed::search`).
-        return scan_occupied_into(table, &occupied, xf.len(), &mut [0.0; 3], ctx, bar);
+        let left = &mut [0.0; 3];
+        return scan_occupied_into(table, &occupied, xf.len(), left, ctx, bar, cut);
     }
-    scan_occupied_into(table, &occupied, xf.len(), left, ctx, bar)
+    scan_occupied_into(table, &occupied, xf.len(), left, ctx, bar, cut)
 }
 
 /// [`scan_occupied`] with the left sums in `left`: the occupied bins in code order, each
-/// added to the left sums and cleared, the cut after it scored as [`scan_bins`] does.
+/// added to the left sums and cleared; the cut below each but the first is scored as
+/// [`scan_bins`] does, once the code above it is known.
 #[inline(always)]
 fn scan_occupied_into<C: Criterion>(
     table: &mut [f64],
@@ -98,28 +102,31 @@ fn scan_occupied_into<C: Criterion>(
     left: &mut [f64],
     ctx: &NodeCtx<'_, C>,
     bar: f64,
+    cut: impl Fn(usize, usize) -> f64,
 ) -> Option<Cut> {
     let k = left.len();
     let stride = k + 1;
     left.fill(0.0);
     let mut n_left = 0;
     let mut best = BestCut::above(bar);
-    // The last occupied bin leaves no row on the right: never scored.
     let right_rows = ctx.min_samples_leaf.max(1);
+    // The last code added to the left (none yet).
+    let mut below = usize::MAX;
     for (word, &bits) in occupied.iter().enumerate() {
         let mut bits = bits;
         while bits != 0 {
             let code = word * 64 + bits.trailing_zeros() as usize;
             bits &= bits - 1;
+            if (below != usize::MAX) & (n - n_left >= right_rows) & best.worth(ctx, n_left, left) {
+                best.offer(ctx, left, cut(below, code), n_left);
+            }
             let stats = &mut table[code * stride..(code + 1) * stride];
             n_left += stats[k] as usize;
             for (l, h) in left.iter_mut().zip(stats.iter()) {
                 *l += h;
             }
             stats.fill(0.0);
-            if (n - n_left >= right_rows) & best.worth(ctx, n_left, left) {
-                best.offer(ctx, left, code as f64, n_left);
-            }
+            below = code;
         }
     }
     best.cut()
@@ -177,7 +184,9 @@ impl ThresholdRule for HistThreshold {
         _hi: T,
         _rng: &mut TreeRng,
     ) -> Option<Cut> {
-        scan_occupied(&mut s.bins, xf, rows.ys, rows.ws, &mut s.left, ctx, bar)
+        let (ys, ws) = (&*rows.ys, &*rows.ws);
+        let code_below = |a: usize, _| a as f64;
+        scan_occupied(&mut s.bins, xf, ys, ws, &mut s.left, ctx, bar, code_below)
     }
 }
 
@@ -244,6 +253,7 @@ mod tests {
                         min_samples_leaf: msl,
                         min_weight_leaf: min_w,
                         unit_weights: false,
+                        whole_sums: false,
                     };
                     let mut left = vec![0.0; total.len()];
                     let got = scan_occupied(
@@ -254,6 +264,7 @@ mod tests {
                         &mut left,
                         &ctx,
                         f64::NEG_INFINITY,
+                        |a, _| a as f64,
                     )
                     .map(|c| (c.proxy, c.threshold, c.n_left.expect("counted")));
                     let want = best_cut_by_brute_force(&codes, &ys, &ws, &ctx);

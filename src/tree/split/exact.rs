@@ -1,6 +1,14 @@
 //! The exact (CART) search: a candidate's gathered values sorted, and the cut between
 //! every two consecutive distinct values scored at their [`midpoint`].
+//!
+//! A candidate with lossless codes is not sorted by value: its rows are summed into one
+//! bin per code when every sum is a whole number ([`NodeCtx::whole_sums`]: counts, or
+//! integer weights and targets), whose sums are then those of the sorted scan in any
+//! order; otherwise its codes are sorted (one counting pass), and the rows scanned in the
+//! order of the value sort. Either way the cuts, their scores and thresholds are the
+//! value search's, bit for bit.
 
+use super::bin_scans::scan_occupied;
 use super::gathered::{SearchBufs, ThresholdRule};
 use super::sort::sort_packed;
 use super::{BestCut, Cut, NodeCtx, NodeRows};
@@ -33,39 +41,62 @@ impl ThresholdRule for BestThreshold {
         _hi: T,
         _rng: &mut TreeRng,
     ) -> Option<Cut> {
-        best_sorted(xf, s, ctx, rows, bar)
+        let cut = |a: T, b: T| midpoint(a.to_f64(), b.to_f64());
+        let keys = (&mut s.packed, &mut s.radix);
+        best_sorted(xf, keys, &mut s.left, ctx, rows, bar, cut)
+    }
+
+    fn search_coded<T: Feature, C: Criterion>(
+        codes: &[u8],
+        levels: &[f64],
+        s: &mut SearchBufs<T>,
+        ctx: &NodeCtx<'_, C>,
+        rows: &NodeRows<'_, C::Y>,
+        bar: f64,
+        _lo: u8,
+        _hi: u8,
+        _rng: &mut TreeRng,
+    ) -> Option<Cut> {
+        let cut = |a: usize, b: usize| midpoint(levels[a], levels[b]);
+        if ctx.whole_sums {
+            let (ys, ws) = (&*rows.ys, &*rows.ws);
+            return scan_occupied(&mut s.bins, codes, ys, ws, &mut s.left, ctx, bar, cut);
+        }
+        let keys = (&mut s.code_keys, &mut s.code_radix);
+        let cut = |a: u8, b: u8| cut(usize::from(a), usize::from(b));
+        best_sorted(codes, keys, &mut s.left, ctx, rows, bar, cut)
     }
 }
 
-/// Sorts the gathered values and scores the cut between every two consecutive distinct
-/// ones, at their [`midpoint`].
+/// Sorts the gathered values (with the key buffers `keys`) and scores the cut between
+/// every two consecutive distinct ones, at `cut(a, b)`.
 #[inline(never)] // inlined, its scan compiled to more instructions per row (callgrind)
-fn best_sorted<T: Feature, C: Criterion>(
-    xf: &[T],
-    s: &mut SearchBufs<T>,
+fn best_sorted<V: Feature, C: Criterion>(
+    xf: &[V],
+    (packed, radix): (&mut Vec<V::Packed>, &mut Vec<V::Packed>),
+    left: &mut [f64],
     ctx: &NodeCtx<'_, C>,
     rows: &NodeRows<'_, C::Y>,
     bar: f64,
+    cut: impl Fn(V, V) -> f64,
 ) -> Option<Cut> {
     // Positions are distinct, so the order (value, position) is unique.
-    s.packed.clear();
-    s.packed
-        .extend(xf.iter().enumerate().map(|(k, v)| v.pack(k as u32)));
-    sort_packed(&mut s.packed, &mut s.radix);
-    let packed = &s.packed;
+    packed.clear();
+    packed.extend(xf.iter().enumerate().map(|(k, v)| v.pack(k as u32)));
+    sort_packed(packed, radix);
+    let packed = &*packed;
     let at = |i: usize| {
         let k = packed[i].position() as usize;
         (xf[k], k)
     };
-    let cut = |a: T, b: T| midpoint(a.to_f64(), b.to_f64());
     let n = xf.len();
-    if s.left.len() == 3 {
+    if left.len() == 3 {
         // Regression and two classes: the sums in a local array, kept in registers (see
         // `listed::search`).
         let mut left = [0.0; 3];
         return scan_sorted(n, at, rows.ys, rows.ws, &mut left, ctx, bar, cut);
     }
-    scan_sorted(n, at, rows.ys, rows.ws, &mut s.left, ctx, bar, cut)
+    scan_sorted(n, at, rows.ys, rows.ws, left, ctx, bar, cut)
 }
 
 /// Scores the cut between every two consecutive distinct values of a node of `n` rows

@@ -20,6 +20,20 @@ pub(crate) fn batch_len<T>(n: usize) -> usize {
     (BATCH_BYTES / (n * std::mem::size_of::<T>()).max(1)).clamp(1, MAX_BATCH)
 }
 
+/// Copies the codes `column` of `samples` into `out` and returns their (min, max). The
+/// codes of a column are a byte a row, so even deep nodes mostly read them from cache.
+pub(crate) fn gather_codes(column: &[u8], samples: &[u32], out: &mut Vec<u8>) -> (u8, u8) {
+    set_len(out, samples.len(), 0);
+    for (o, &i) in out.iter_mut().zip(samples) {
+        *o = column[i as usize];
+    }
+    // Apart from the copy, min and max vectorize (together they chained each row's load
+    // through two scalar compares).
+    let lo = out.iter().copied().min().unwrap_or(0);
+    let hi = out.iter().copied().max().unwrap_or(0);
+    (lo, hi)
+}
+
 /// How many samples ahead the gather asks for a value.
 const PREFETCH_AHEAD: usize = 32;
 

@@ -1,16 +1,17 @@
 //! The gathered candidate source: each drawn candidate's values at the node's rows are
 //! copied into a column ([`gather_many`]) and searched there by a [`ThresholdRule`]
-//! (exact, random threshold, or histogram codes).
+//! (exact, random threshold, or histogram codes). A candidate with lossless codes
+//! ([`Levels`]) is gathered and searched as codes instead ([`ThresholdRule::search_coded`]).
 //!
 //! Columns are gathered a batch at a time into the per-tree [`SplitBufs`]. The best
 //! candidate's column is needed again to partition the rows, so before a new gather
 //! overwrites it, its rows' sides are kept as one flag a row.
 
 use super::draw::{draw_split, CandidateSource};
-use super::gather::{batch_len, gather_many, MAX_BATCH};
+use super::gather::{batch_len, gather_codes, gather_many, MAX_BATCH};
 use super::partition::partition_rows;
 use super::{ChosenSplit, Cut, NodeCtx, NodeRows};
-use crate::data::{Feature, Matrix};
+use crate::data::{CodeKey, Feature, Levels, Matrix};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
 use crate::tree::goes_left;
@@ -34,12 +35,37 @@ pub(crate) trait ThresholdRule: Sync {
         hi: T,
         rng: &mut TreeRng,
     ) -> Option<Cut>;
+    /// [`ThresholdRule::search`] of a candidate with lossless codes: `codes` are the node's
+    /// codes (between `lo` and `hi`), which index the column's increasing `levels`. The
+    /// cut, its threshold and the RNG draws must be those of `search` on the values,
+    /// which is what this default does, on the values read back from the codes. Only the
+    /// exact search is given codes (see `forest::fit`): it saves a sort per candidate,
+    /// where a random threshold's one pass over the values gained nothing.
+    #[allow(clippy::too_many_arguments)]
+    fn search_coded<T: Feature, C: Criterion>(
+        codes: &[u8],
+        levels: &[f64],
+        s: &mut SearchBufs<T>,
+        ctx: &NodeCtx<'_, C>,
+        rows: &NodeRows<'_, C::Y>,
+        bar: f64,
+        lo: u8,
+        hi: u8,
+        rng: &mut TreeRng,
+    ) -> Option<Cut> {
+        let values: Vec<f64> = codes.iter().map(|&c| levels[usize::from(c)]).collect();
+        let (lo, hi) = (levels[usize::from(lo)], levels[usize::from(hi)]);
+        let mut bufs = SearchBufs::new(s.left.len());
+        Self::search(&values, &mut bufs, ctx, rows, bar, lo, hi, rng)
+    }
 }
 
 /// Per-tree buffers of the split search, allocated once and reused by every node.
 pub(crate) struct SplitBufs<T: Feature> {
     /// Candidates gathered together (see [`gather_many`]), each scored where it lies.
     pub(crate) batch: Vec<Vec<T>>,
+    /// The codes of the batch's coded candidates, at the candidate's place in the batch.
+    codes: Vec<Vec<u8>>,
     /// 1 for each row of the node that goes left under the best cut so far, written only
     /// when a new gather is about to overwrite the best candidate's column: one byte a row
     /// instead of another buffer of the root's size.
@@ -54,6 +80,9 @@ pub(crate) struct SearchBufs<T: Feature> {
     /// Packed sort keys (value, position), and the radix sort's second buffer.
     pub(crate) packed: Vec<T::Packed>,
     pub(crate) radix: Vec<T::Packed>,
+    /// The same for codes.
+    pub(crate) code_keys: Vec<CodeKey>,
+    pub(crate) code_radix: Vec<CodeKey>,
     pub(crate) left: Vec<f64>,
     /// The 256 bins of the histogram search, zero between searches
     /// ([`super::bin_scans::scan_occupied`]).
@@ -65,34 +94,71 @@ impl<T: Feature> SplitBufs<T> {
     pub fn new(n: usize, stats_len: usize) -> Self {
         SplitBufs {
             batch: (0..MAX_BATCH).map(|_| Vec::new()).collect(),
+            codes: (0..MAX_BATCH).map(|_| Vec::new()).collect(),
             best_left: Vec::new(),
             partition_buf: Vec::with_capacity(n / 2 + 1),
-            search: SearchBufs {
-                packed: Vec::new(),
-                radix: Vec::new(),
-                left: vec![0.0; stats_len],
-                bins: Vec::new(),
-            },
+            search: SearchBufs::new(stats_len),
         }
     }
 }
 
+impl<T: Feature> SearchBufs<T> {
+    fn new(stats_len: usize) -> Self {
+        SearchBufs {
+            packed: Vec::new(),
+            radix: Vec::new(),
+            code_keys: Vec::new(),
+            code_radix: Vec::new(),
+            left: vec![0.0; stats_len],
+            bins: Vec::new(),
+        }
+    }
+}
+
+/// The columns a node's candidates are read from: X, and the lossless codes of those of
+/// its columns that have them.
+#[derive(Clone, Copy)]
+pub(crate) struct Columns<'a, T> {
+    pub x: &'a Matrix<'a, T>,
+    pub levels: Option<&'a Levels>,
+}
+
+/// Where a gathered candidate lies, with its bounds in the node.
+#[derive(Clone, Copy)]
+enum Span<T> {
+    /// Values in batch column `column`, between `lo` and `hi`.
+    Values { column: usize, lo: T, hi: T },
+    /// Codes in the candidate's own place of the code batch, between `lo` and `hi`.
+    Codes { lo: u8, hi: u8 },
+}
+
 /// A node's candidates gathered into columns and searched by `R`.
 struct Gathered<'a, 'r, T: Feature, C: Criterion, R> {
-    x: &'a Matrix<'a, T>,
+    cols: Columns<'a, T>,
     ctx: &'a NodeCtx<'a, C>,
     s: &'a mut SplitBufs<T>,
     rows: &'a mut NodeRows<'r, C::Y>,
-    bounds: [(T, T); MAX_BATCH],
-    /// The batch column holding the best candidate's values, until a new gather would
-    /// overwrite them: they are then kept as flags in `best_left`.
+    spans: [Span<T>; MAX_BATCH],
+    /// The candidates of the batch.
+    drawn: [u32; MAX_BATCH],
+    /// The batch place of the best candidate, until a new gather would overwrite its
+    /// column: its sides are then kept as flags in `best_left`.
     best_in_batch: Option<usize>,
     best_threshold: f64,
     rule: std::marker::PhantomData<R>,
 }
 
+impl<'a, T: Feature> Columns<'a, T> {
+    /// The increasing levels of feature `f`, when it is coded.
+    #[inline(always)]
+    fn levels(self, f: u32) -> &'a [f64] {
+        let coded = self.levels.and_then(|l| l.column(f as usize));
+        coded.map_or(&[], |c| &c.values)
+    }
+}
+
 impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_, '_, T, C, R> {
-    type Bounds = (T, T);
+    type Bounds = Span<T>;
 
     #[inline(always)]
     fn batch_len(&self) -> usize {
@@ -101,42 +167,93 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
 
     #[inline(always)]
     fn prepare(&mut self, drawn: &[u32]) {
+        let (cols, s) = (self.cols, &mut *self.s);
         if let Some(k) = self.best_in_batch.take() {
-            mark_left(&self.s.batch[k], self.best_threshold, &mut self.s.best_left);
+            let (t, flags) = (self.best_threshold, &mut s.best_left);
+            match self.spans[k] {
+                Span::Values { column, .. } => mark_left(&s.batch[column], T::to_f64, t, flags),
+                Span::Codes { .. } => {
+                    let levels = cols.levels(self.drawn[k]);
+                    mark_left(&s.codes[k], |c| levels[c as usize], t, flags);
+                }
+            }
         }
-        let (samples, s) = (&*self.rows.samples, &mut *self.s);
-        gather_many(self.x, drawn, samples, &mut s.batch, &mut self.bounds);
+        let samples = &*self.rows.samples;
+        let mut values = [0u32; MAX_BATCH];
+        let mut n_values = 0;
+        for (k, &f) in drawn.iter().enumerate() {
+            self.drawn[k] = f;
+            self.spans[k] = match cols.levels.and_then(|l| l.column(f as usize)) {
+                Some(coded) => {
+                    let (lo, hi) = gather_codes(&coded.codes, samples, &mut s.codes[k]);
+                    Span::Codes { lo, hi }
+                }
+                None => {
+                    values[n_values] = f;
+                    n_values += 1;
+                    let column = n_values - 1;
+                    let lo = T::default();
+                    Span::Values { column, lo, hi: lo }
+                }
+            };
+        }
+        if n_values == 0 {
+            return;
+        }
+        let mut bounds = [(T::default(), T::default()); MAX_BATCH];
+        gather_many(
+            cols.x,
+            &values[..n_values],
+            samples,
+            &mut s.batch,
+            &mut bounds,
+        );
+        for span in &mut self.spans[..drawn.len()] {
+            if let Span::Values { column, lo, hi } = span {
+                (*lo, *hi) = bounds[*column];
+            }
+        }
     }
 
     #[inline(always)]
-    fn bounds(&mut self, k: usize, _f: u32) -> Option<(T, T)> {
-        let (lo, hi) = self.bounds[k];
-        if hi <= lo {
-            return None;
-        }
-        Some((lo, hi))
+    fn bounds(&mut self, k: usize, _f: u32) -> Option<Span<T>> {
+        let span = self.spans[k];
+        let constant = match span {
+            Span::Values { lo, hi, .. } => hi <= lo,
+            Span::Codes { lo, hi } => hi <= lo,
+        };
+        (!constant).then_some(span)
     }
 
     #[inline(always)]
     fn search(
         &mut self,
         k: usize,
-        _f: u32,
-        (lo, hi): (T, T),
+        f: u32,
+        span: Span<T>,
         bar: f64,
         rng: &mut TreeRng,
     ) -> Option<Cut> {
-        let s = &mut *self.s;
-        R::search(
-            &s.batch[k],
-            &mut s.search,
-            self.ctx,
-            self.rows,
-            bar,
-            lo,
-            hi,
-            rng,
-        )
+        let (s, ctx, rows) = (&mut *self.s, self.ctx, &*self.rows);
+        match span {
+            Span::Values { column, lo, hi } => {
+                R::search(&s.batch[column], &mut s.search, ctx, rows, bar, lo, hi, rng)
+            }
+            Span::Codes { lo, hi } => {
+                let levels = self.cols.levels(f);
+                R::search_coded(
+                    &s.codes[k],
+                    levels,
+                    &mut s.search,
+                    ctx,
+                    rows,
+                    bar,
+                    lo,
+                    hi,
+                    rng,
+                )
+            }
+        }
     }
 
     #[inline(always)]
@@ -147,17 +264,26 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
 
     fn apply(&mut self, feature: u32, cut: Cut, _varying: &[u32]) -> ChosenSplit {
         let (s, unit) = (&mut *self.s, self.ctx.unit_weights);
-        let buf = &mut s.partition_buf;
-        let n_left = match self.best_in_batch {
-            Some(k) => {
-                let (xf, t) = (&s.batch[k], cut.threshold);
-                partition_rows(cut.n_left, self.rows, buf, unit, |r| {
+        let (buf, t, rows) = (&mut s.partition_buf, cut.threshold, &mut *self.rows);
+        let n_left = match self.best_in_batch.map(|k| (k, self.spans[k])) {
+            Some((_, Span::Values { column, .. })) => {
+                let xf = &s.batch[column];
+                partition_rows(cut.n_left, rows, buf, unit, |r| {
                     goes_left(xf[r].to_f64(), t)
                 })
             }
+            Some((k, Span::Codes { .. })) => {
+                // The codes that go left: those of the levels that do.
+                let levels = self.cols.levels(feature);
+                let last = levels
+                    .partition_point(|&v| goes_left(v, t))
+                    .saturating_sub(1) as u8;
+                let codes = &s.codes[k];
+                partition_rows(cut.n_left, rows, buf, unit, |r| codes[r] <= last)
+            }
             None => {
                 let flags = &s.best_left;
-                partition_rows(cut.n_left, self.rows, buf, unit, |r| flags[r] != 0)
+                partition_rows(cut.n_left, rows, buf, unit, |r| flags[r] != 0)
             }
         };
         ChosenSplit {
@@ -173,7 +299,7 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
 /// prefix of `features`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
-    x: &Matrix<'_, T>,
+    cols: Columns<'_, T>,
     ctx: &NodeCtx<'_, C>,
     s: &mut SplitBufs<T>,
     rows: &mut NodeRows<'_, C::Y>,
@@ -182,12 +308,18 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
     max_features: usize,
     rng: &mut TreeRng,
 ) -> (Option<ChosenSplit>, usize) {
+    let lo = T::default();
     let mut source = Gathered::<T, C, R> {
-        x,
+        cols,
         ctx,
         s,
         rows,
-        bounds: [(T::default(), T::default()); MAX_BATCH],
+        spans: [Span::Values {
+            column: 0,
+            lo,
+            hi: lo,
+        }; MAX_BATCH],
+        drawn: [0; MAX_BATCH],
         best_in_batch: None,
         best_threshold: 0.0,
         rule: std::marker::PhantomData,
@@ -195,11 +327,121 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
     draw_split(&mut source, features, n_constant, max_features, rng)
 }
 
-/// Flags the rows that go left (`xf[k] ≤ threshold`).
-fn mark_left<T: Feature>(xf: &[T], threshold: f64, flags: &mut Vec<u8>) {
+/// Flags the rows that go left (`value(xf[k]) ≤ threshold`).
+fn mark_left<V: Copy>(xf: &[V], value: impl Fn(V) -> f64, threshold: f64, flags: &mut Vec<u8>) {
     flags.clear();
-    flags.extend(
-        xf.iter()
-            .map(|v| u8::from(goes_left(v.to_f64(), threshold))),
-    );
+    flags.extend(xf.iter().map(|&v| u8::from(goes_left(value(v), threshold))));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tree::criterion::{Gini, SquaredError};
+    use crate::tree::split::{BestThreshold, RandomThreshold};
+
+    /// Searches one candidate as values and as codes, with the same RNG stream, and
+    /// checks that both find the same cut, bit for bit.
+    fn same_cut<C: Criterion, R: ThresholdRule>(
+        crit: &C,
+        ys: &[C::Y],
+        ws: &[f64],
+        rng: &mut TreeRng,
+    ) {
+        let n = ys.len();
+        let spread = if rng.below(2) == 0 { 4 } else { 256 };
+        let n_levels = 1 + rng.below(spread);
+        let mut distinct: Vec<f32> = (0..n_levels)
+            .map(|_| (rng.unit() * 20.0 - 10.0) as f32)
+            .collect();
+        distinct.sort_by(f32::total_cmp);
+        distinct.dedup();
+        let codes: Vec<u8> = (0..n).map(|_| rng.below(distinct.len()) as u8).collect();
+        let values: Vec<f32> = codes.iter().map(|&c| distinct[c as usize]).collect();
+        // Levels as the fit computes them: the f64 of each distinct value.
+        let levels: Vec<f64> = distinct.iter().map(|&v| f64::from(v)).collect();
+        let (lo, hi) = (*codes.iter().min().unwrap(), *codes.iter().max().unwrap());
+        if hi == lo {
+            return;
+        }
+        let mut total = vec![0.0; crit.stats_len()];
+        crit.accumulate(&mut total, ys, ws);
+        for (msl, whole) in [(1, false), (1, true), (3, false)] {
+            let whole_sums = whole && crit.whole_sums(ys, ws);
+            let ctx = NodeCtx {
+                crit,
+                total: &total,
+                min_samples_leaf: msl,
+                min_weight_leaf: 0.0,
+                unit_weights: ws.iter().all(|&w| w == 1.0),
+                whole_sums,
+            };
+            let (mut samples, mut ys, mut ws) =
+                ((0..n as u32).collect::<Vec<_>>(), ys.to_vec(), ws.to_vec());
+            let rows = NodeRows {
+                samples: &mut samples,
+                ys: &mut ys,
+                ws: &mut ws,
+            };
+            let seed = rng.next_u64();
+            let mut s = SearchBufs::<f32>::new(total.len());
+            let (vlo, vhi) = (
+                values[codes.iter().position(|&c| c == lo).unwrap()],
+                values[codes.iter().position(|&c| c == hi).unwrap()],
+            );
+            let bar = f64::NEG_INFINITY;
+            let by_values = R::search(
+                &values,
+                &mut s,
+                &ctx,
+                &rows,
+                bar,
+                vlo,
+                vhi,
+                &mut TreeRng::new(seed),
+            );
+            let by_codes = R::search_coded(
+                &codes,
+                &levels,
+                &mut s,
+                &ctx,
+                &rows,
+                bar,
+                lo,
+                hi,
+                &mut TreeRng::new(seed),
+            );
+            let bits =
+                |c: Option<Cut>| c.map(|c| (c.proxy.to_bits(), c.threshold.to_bits(), c.n_left));
+            assert_eq!(
+                bits(by_values),
+                bits(by_codes),
+                "n {n} levels {} msl {msl} whole {whole_sums}",
+                levels.len()
+            );
+        }
+    }
+
+    #[test]
+    fn codes_and_values_give_the_same_cut() {
+        let mut rng = TreeRng::new(21);
+        let none_u32: Vec<u32> = Vec::new();
+        let gini = Gini::new(&none_u32, 3);
+        let squared = SquaredError { y: &[] };
+        for _ in 0..300 {
+            let n = 2 + rng.below(600);
+            let classes: Vec<u32> = (0..n).map(|_| rng.below(3) as u32).collect();
+            let real: Vec<f64> = (0..n).map(|_| rng.unit() * 7.0 - 2.0).collect();
+            let whole: Vec<f64> = (0..n).map(|_| rng.below(30) as f64 - 10.0).collect();
+            let unit = vec![1.0; n];
+            let counts: Vec<f64> = (0..n).map(|_| (1 + rng.below(3)) as f64).collect();
+            let fractions: Vec<f64> = (0..n).map(|_| 0.1 + rng.unit()).collect();
+            for ws in [&unit, &counts, &fractions] {
+                same_cut::<_, BestThreshold>(&gini, &classes, ws, &mut rng);
+                same_cut::<_, BestThreshold>(&squared, &real, ws, &mut rng);
+                same_cut::<_, BestThreshold>(&squared, &whole, ws, &mut rng);
+                same_cut::<_, RandomThreshold>(&gini, &classes, ws, &mut rng);
+                same_cut::<_, RandomThreshold>(&squared, &real, ws, &mut rng);
+            }
+        }
+    }
 }

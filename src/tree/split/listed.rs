@@ -271,6 +271,7 @@ mod tests {
                 min_samples_leaf: 1 + trial % 4,
                 min_weight_leaf: (trial % 5) as f64,
                 unit_weights: false,
+                whole_sums: false,
             };
             let Some(full) = run(items, ys, ws, &ctx, f64::NEG_INFINITY) else {
                 return;

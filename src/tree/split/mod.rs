@@ -34,7 +34,7 @@ mod splitter;
 
 pub(crate) use self::bin_scans::HistThreshold;
 pub(crate) use self::exact::{midpoint, BestThreshold};
-pub(crate) use self::gathered::{find_split, SplitBufs, ThresholdRule};
+pub(crate) use self::gathered::{find_split, Columns, SplitBufs, ThresholdRule};
 pub use self::partition::Word;
 pub(crate) use self::random::RandomThreshold;
 pub(crate) use self::splitter::Splitter;
@@ -76,6 +76,9 @@ pub(crate) struct NodeCtx<'a, C> {
     /// Every weight of the tree is 1 (no bootstrap, no sample weights: Extra-Trees by
     /// default), so scans need not read them.
     pub unit_weights: bool,
+    /// Every sum of the search is exact in any order ([`Criterion::whole_sums`]), so a
+    /// coded column may be summed in bins instead of sorted.
+    pub whole_sums: bool,
 }
 
 impl<C: Criterion> NodeCtx<'_, C> {

@@ -7,8 +7,8 @@
 use super::code_lists::{list_rows, lists_pay, CodeLists};
 use super::histograms::{find_split_binned, BinStack, NodeBins};
 use super::listed::find_split_listed;
-use super::{find_split, ChosenSplit, NodeCtx, NodeRows, SplitBufs, ThresholdRule};
-use crate::data::{Feature, Matrix};
+use super::{find_split, ChosenSplit, Columns, NodeCtx, NodeRows, SplitBufs, ThresholdRule};
+use crate::data::{Feature, Levels, Matrix};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
 use crate::tree::Word;
@@ -75,11 +75,12 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
     /// the best split found, already applied to the rows, with the new length of the
     /// constant prefix of `features` (see [`super`]). Nodes of the listed subtree are
     /// split from lists, nodes with kept bins from their bins, others from gathered
-    /// columns. `split_rows` is the fewest rows a child needs to be split.
+    /// columns (of X, or of the lossless codes `levels` for the columns that have them). `split_rows` is the fewest rows a child needs to be split.
     #[allow(clippy::too_many_arguments)]
     pub fn find<C: Criterion<Y = Y>, R: ThresholdRule>(
         &mut self,
         x: &Matrix<'_, T>,
+        levels: Option<&Levels>,
         ctx: &NodeCtx<'_, C>,
         rows: &mut NodeRows<'_, Y>,
         start: usize,
@@ -126,7 +127,17 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
                 rng,
             )
         } else {
-            find_split::<T, C, R>(x, ctx, bufs, rows, features, n_constant, max_features, rng)
+            let cols = Columns { x, levels };
+            find_split::<T, C, R>(
+                cols,
+                ctx,
+                bufs,
+                rows,
+                features,
+                n_constant,
+                max_features,
+                rng,
+            )
         }
     }
 
