@@ -3,7 +3,9 @@ child-process memory probe and the R/ranger runner. Imported as a sibling module
 script only as the memory child (``python benches/_peerlib.py SPEC_JSON``).
 
 A *spec* is a dict ``{task, n, p, n_estimators, threads, library, model}`` where ``model``
-is the library's own model (``rf``, ``et``, ``patches`` or ``hist``).
+is the library's own model (``rf``, ``et``, ``patches`` or ``hist``), and optionally
+``max_features`` (K for ``rf``/``et``/``hist`` and LightGBM; absent or None: the defaults).
+Also used by ``benches/bench_real_tables.py`` and ``benches/complexity.py``.
 """
 
 from __future__ import annotations
@@ -68,6 +70,10 @@ def make_model(spec: dict[str, Any], **extra: Any) -> Any:
     lib, model, cls_task = spec["library"], spec["model"], spec["task"] == "classification"
     common = dict(n_estimators=spec["n_estimators"], n_jobs=spec["threads"], random_state=0)
     common.update(extra)
+    # K per node (RF, ET, hist); Random Patches keep their own per-tree / per-node pair
+    max_features = spec.get("max_features")
+    if max_features is not None and model != "patches" and lib != "lightgbm":
+        common["max_features"] = max_features
     if lib == "forestimp":
         import forestimp as fi
 
@@ -124,7 +130,7 @@ def make_model(spec: dict[str, Any], **extra: Any) -> Any:
             # K candidate features drawn at each node, as RF: sqrt(p) (classification) or all
             # (regression). A per-tree feature_fraction would give each tree only sqrt(p)
             # features (held-out accuracy 0.76 instead of 0.92 on the --quick data).
-            feature_fraction_bynode=max(1, int(np.sqrt(p))) / p if cls_task else 1.0,
+            feature_fraction_bynode=n_node_features(spec["task"], p, spec.get("max_features")) / p,
             # A fully grown tree has at most n_train leaves; 32767 caps deeper trees. LightGBM
             # sizes its histogram cache by num_leaves (2.6 GB and 5 s per 10 trees at n=5000
             # with 32767): min(., n_train) and a 1 GiB pool keep that finite.
@@ -137,6 +143,20 @@ def make_model(spec: dict[str, Any], **extra: Any) -> Any:
             verbose=-1,
         )
     raise ValueError(lib)
+
+
+def n_node_features(task: str, p: int, max_features: Any = None) -> int:
+    """K, the features drawn at each node, by scikit-learn's rule (None: its default,
+    ``"sqrt"`` for classification and all for regression); ranger's ``mtry`` is set to it."""
+    if max_features is None:
+        max_features = "sqrt" if task == "classification" else 1.0
+    if max_features == "sqrt":
+        return max(1, int(np.sqrt(p)))
+    if max_features == "log2":
+        return max(1, int(np.log2(p)))
+    if isinstance(max_features, float):
+        return max(1, int(max_features * p))
+    return int(max_features)
 
 
 def model_bytes(est: Any) -> int:
@@ -154,9 +174,14 @@ def score(task: str, est: Any, pred: np.ndarray, y: np.ndarray) -> float:
     return float(r2_score(y, pred))
 
 
-def timed(fn: Callable[[], Any], repeats: int, warm_up: bool = False) -> tuple[float, Any]:
-    """Median wall-clock seconds of ``repeats`` calls (after an untimed one if ``warm_up``),
-    and the last result."""
+def timed(
+    fn: Callable[[], Any],
+    repeats: int,
+    warm_up: bool = False,
+    stat: Callable[[list[float]], float] = statistics.median,
+) -> tuple[float, Any]:
+    """``stat`` (median; ``min`` for best-of) of the wall-clock seconds of ``repeats`` calls
+    (after an untimed one if ``warm_up``), and the last result."""
     times, out = [], None
     if warm_up:
         fn()
@@ -164,7 +189,7 @@ def timed(fn: Callable[[], Any], repeats: int, warm_up: bool = False) -> tuple[f
         t0 = time.perf_counter()
         out = fn()
         times.append(time.perf_counter() - t0)
-    return statistics.median(times), out
+    return stat(times), out
 
 
 # ------------------------------------------------------------------ python libraries
@@ -361,8 +386,16 @@ class RangerData:
         self.tmp.cleanup()
 
 
-def measure_ranger(spec: dict[str, Any], rdata: RangerData, ops: list[str], repeats: int):
-    """One Rscript run: all timings inside R (``Sys.time`` around ``ranger()``/``predict``).
+def measure_ranger(
+    spec: dict[str, Any],
+    rdata: RangerData,
+    ops: list[str],
+    repeats: int,
+    stat: str = "median",
+    mtry: int | None = None,
+):
+    """One Rscript run: all timings inside R (``Sys.time`` around ``ranger()``/``predict``),
+    reduced by ``stat`` (``"median"`` or ``"min"``); ``mtry`` None: floor(sqrt(p)) or p.
 
     Returns the row, or None (message on stderr) when R fails.
     """
@@ -379,6 +412,8 @@ def measure_ranger(spec: dict[str, Any], rdata: RangerData, ops: list[str], repe
         str(spec["threads"]),
         str(repeats),
         ",".join(ops),
+        stat,
+        str(mtry or 0),  # 0: the script's default
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:

@@ -1,11 +1,16 @@
-# ranger side of benches/peers.py: one workload, timings inside R, one JSON line on stdout.
+# ranger side of benches/peers.py and bench_real_tables.py: one workload, timings inside R,
+# one JSON line on stdout.
 # Args: dir n_train n_test p task model(rf|et|hist) n_trees threads repeats ops(comma list)
+#       [stat(median|min) [mtry]]   -- optional: how repeats are reduced (default median) and
+#       K per node (missing or 0: the default below).
 # The data are raw column-major binaries (X float32, y float64) read before any timing.
 suppressMessages(library(ranger))
 a <- commandArgs(trailingOnly = TRUE)
 dir <- a[1]; n_tr <- as.integer(a[2]); n_te <- as.integer(a[3]); p <- as.integer(a[4])
 task <- a[5]; model <- a[6]; trees <- as.integer(a[7]); threads <- as.integer(a[8])
 reps <- max(1L, as.integer(a[9])); ops <- strsplit(a[10], ",")[[1]]
+stat <- if (length(a) >= 11 && a[11] == "min") min else median
+mtry_arg <- if (length(a) >= 12) as.integer(a[12]) else 0L
 
 rd <- function(name, n, size) readBin(file.path(dir, name), "numeric", n = n, size = size)
 x_tr <- matrix(rd("xtr", n_tr * p, 4), nrow = n_tr)
@@ -19,6 +24,7 @@ extra <- model == "et"
 # (regression), fully grown trees (min.node.size = 1), bootstrap for RF and the whole
 # learning set for Extra-Trees (one random threshold per candidate feature).
 mtry <- if (cls) max(1L, as.integer(floor(sqrt(p)))) else p
+if (mtry_arg > 0L) mtry <- mtry_arg  # the caller's K (e.g. max_features=0.5)
 rule <- if (extra) "extratrees" else if (cls) "gini" else "variance"
 
 fit <- function(oob = FALSE, imp = "none", x = x_tr, y = y_tr, ntree = trees) {
@@ -27,9 +33,9 @@ fit <- function(oob = FALSE, imp = "none", x = x_tr, y = y_tr, ntree = trees) {
          replace = !extra, sample.fraction = 1, oob.error = oob, importance = imp)
 }
 secs <- function(f) { t0 <- Sys.time(); r <- f(); list(s = as.numeric(Sys.time() - t0, units = "secs"), r = r) }
-med <- function(f, n = reps) {  # median seconds of n calls, and the last result
+med <- function(f, n = reps) {  # stat (median or min) of the seconds of n calls, last result
   runs <- lapply(seq_len(n), function(i) secs(f))
-  list(s = median(vapply(runs, function(r) r$s, 0)), r = runs[[n]]$r)
+  list(s = stat(vapply(runs, function(r) r$s, 0)), r = runs[[n]]$r)
 }
 kib <- function(field) {
   line <- grep(paste0("^", field, ":"), readLines("/proc/self/status"), value = TRUE)
@@ -48,9 +54,9 @@ before <- kib("VmRSS")
 first <- secs(function() fit())
 peak <- (kib("VmHWM") - if (exact) before else 0) / 1024
 rest <- if (reps > 1) vapply(seq_len(reps - 1), function(i) secs(function() fit())$s, 0) else c()
-fit_s <- median(c(first$s, rest))
+fit_s <- stat(c(first$s, rest))
 model_fit <- first$r
-# As for the Python libraries: one untimed prediction, then the median of at least 5.
+# As for the Python libraries: one untimed prediction, then the stat of at least 5.
 predict_te <- function() predict(model_fit, data = x_te, num.threads = threads)$predictions
 invisible(predict_te())
 pr <- med(predict_te, max(reps, 5L))
