@@ -20,6 +20,7 @@
 use super::{Feature, Layout, Matrix, Packed};
 use crate::parallel::{map_each_mut, map_ordered};
 use crate::rng::{stream, tree_seed, TreeRng};
+use crate::tree::split::midpoint;
 use crate::tree::split::sort::sort_packed;
 use std::ops::Range;
 
@@ -218,16 +219,6 @@ fn sample_rows(n: usize, seed: u64) -> Option<Vec<u32>> {
 fn code(edges: &[f64], v: f64) -> u8 {
     // At most 255 edges, so the count fits a byte.
     edges.partition_point(|&e| e < v) as u8
-}
-
-/// Mid-point of two consecutive distinct values, never equal to the upper one.
-fn midpoint(a: f64, b: f64) -> f64 {
-    let m = a / 2.0 + b / 2.0;
-    if m >= b || !m.is_finite() {
-        a
-    } else {
-        m
-    }
 }
 
 /// Edges for the `sorted` values: at most `max_bins − 1` of them, each between two
