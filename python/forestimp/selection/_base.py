@@ -1,0 +1,189 @@
+"""What every selector in :mod:`forestimp.selection` shares.
+
+* the scikit-learn selector contract (:class:`BaseSelector`: ``fit`` sets ``support_`` and
+  ``ranking_``; ``transform``, ``get_support`` and ``get_feature_names_out`` come from
+  :class:`~sklearn.feature_selection.SelectorMixin`);
+* the default model (``estimator=None``) and the one place where an ``importance=`` name is
+  turned into numbers (:func:`importances_of`), for forestimp forests and for any fitted
+  scikit-learn estimator with ``feature_importances_`` (GradientBoosting, LightGBM);
+* the record of each step, :class:`SelectionStep`, kept in ``history_``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, clone, is_classifier
+from sklearn.feature_selection import SelectorMixin
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_is_fitted
+
+from .._core import InvalidParameterError
+from .._params import check_choice
+
+# Names accepted by ``importance=``; each is a measure of ``forestimp.importance``.
+#   "mdi"          normalized MDI (``feature_importances_``; the only one a foreign model has)
+#   "permutation"  out-of-bag permutation importance (forestimp forests grown with bootstrap);
+#                  held-out on the training data for other models (sklearn's function)
+#   "air"          MDI corrected with shadow features (``importance.unbiased``)
+#   "mdi_oob"      out-of-bag MDI (``importance.unbiased(method="mdi_oob")``)
+IMPORTANCES = ("mdi", "permutation", "air", "mdi_oob")
+
+
+def is_forestimp(est: Any) -> bool:
+    """Whether ``est`` is one of forestimp's own forests (it has the engine's measures)."""
+    from .._base import BaseForest
+
+    return isinstance(est, BaseForest)
+
+
+def default_estimator(y: Any, random_state: Any, n_jobs: int | None) -> Any:
+    """The model of ``estimator=None``: a forestimp random forest (bootstrap, so every
+    out-of-bag measure is available) for the kind of target ``y`` is."""
+    from ..ensemble import RandomForestClassifier, RandomForestRegressor
+
+    kind = type_of_target(y)
+    cls = (
+        RandomForestRegressor
+        if kind in ("continuous", "continuous-multioutput")
+        else (RandomForestClassifier)
+    )
+    return cls(n_estimators=100, random_state=random_state, n_jobs=n_jobs)
+
+
+def resolve_estimator(estimator: Any, y: Any, random_state: Any, n_jobs: int | None) -> Any:
+    """An unfitted clone of ``estimator``, or the default model; forestimp models get the
+    selector's ``random_state`` and ``n_jobs`` unless the user set their own."""
+    if estimator is None:
+        return default_estimator(y, random_state, n_jobs)
+    est = clone(estimator)
+    if is_forestimp(est):
+        params = est.get_params(deep=False)
+        update: dict[str, Any] = {}
+        if params.get("random_state") is None and random_state is not None:
+            update["random_state"] = random_state
+        if params.get("n_jobs") is None and n_jobs is not None:
+            update["n_jobs"] = n_jobs
+        est.set_params(**update)
+    return est
+
+
+def check_importance(importance: object, estimator: Any) -> str:
+    """``importance`` validated against what ``estimator`` (None: the default) offers."""
+    name = check_choice("importance", importance, IMPORTANCES)
+    if estimator is not None and not is_forestimp(estimator) and name in ("air", "mdi_oob"):
+        raise InvalidParameterError(
+            f"importance={name!r} needs a forestimp forest; {type(estimator).__name__} "
+            "offers 'mdi' (its feature_importances_) and 'permutation'."
+        )
+    return name
+
+
+def importances_of(
+    est: Any, X: Any, y: Any, importance: str, *, random_state: Any = None, n_jobs: Any = None
+) -> np.ndarray:
+    """The ``importance`` of each column of ``X`` for ``est``, fitted on ``(X, y)``."""
+    if importance == "mdi":
+        return np.asarray(est.feature_importances_, dtype=np.float64)
+    if not is_forestimp(est):
+        from sklearn.inspection import permutation_importance
+
+        res = permutation_importance(est, X, y, random_state=random_state, n_jobs=n_jobs)
+        return np.asarray(res.importances_mean, dtype=np.float64)
+    from .. import importance as imp
+
+    if importance == "permutation":
+        if not est.bootstrap and est.max_samples is None:
+            raise InvalidParameterError(
+                "importance='permutation' is out-of-bag: the forest needs bootstrap=True or "
+                "max_samples < n_samples."
+            )
+        result = imp.permutation(est, X, y, oob=True, random_state=random_state, n_jobs=n_jobs)
+    else:
+        result = imp.unbiased(est, X, y, method=importance, random_state=random_state,
+                              n_jobs=n_jobs)  # fmt: skip
+    return np.asarray(result.importances_mean, dtype=np.float64)
+
+
+def is_classification(estimator: Any, y: Any) -> bool:
+    """Whether the selection models a class label."""
+    if estimator is not None:
+        return bool(is_classifier(estimator))
+    return type_of_target(y) not in ("continuous", "continuous-multioutput")
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class SelectionStep:
+    """One step of a selection, as kept in a selector's ``history_``.
+
+    Attributes
+    ----------
+    step : int
+        0-based position in the history.
+    features : ndarray of int
+        Columns (indices into the input) the model of this step saw.
+    scores : ndarray of float
+        Their importances, in the order of ``features``.
+    kept : ndarray of int
+        Columns still selected (or found) after the step.
+    dropped : ndarray of int
+        Columns removed (or rejected) at this step.
+    """
+
+    step: int
+    features: np.ndarray
+    scores: np.ndarray
+    kept: np.ndarray
+    dropped: np.ndarray
+
+    def summary(self) -> dict[str, Any]:
+        """The step's scalar fields, with array fields reduced to their lengths."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, np.ndarray):
+                out[f"n_{f.name}"] = len(value)
+            else:
+                out[f.name] = value
+        return out
+
+
+def history_frame(history: list[SelectionStep]) -> Any:
+    """``history`` as a pandas DataFrame, one row per step (array fields as counts)."""
+    import pandas as pd
+
+    return pd.DataFrame([s.summary() for s in history])
+
+
+class BaseSelector(SelectorMixin, BaseEstimator):
+    """A feature selector whose ``fit`` sets ``support_`` (bool, one per column),
+    ``ranking_`` (1 = best; selected columns rank before the rest) and ``history_``."""
+
+    support_: np.ndarray
+    ranking_: np.ndarray
+    history_: list[SelectionStep]
+
+    def _get_support_mask(self) -> np.ndarray:
+        check_is_fitted(self, "support_")
+        return self.support_
+
+    def history_frame(self) -> Any:
+        """``history_`` as a pandas DataFrame, one row per step."""
+        check_is_fitted(self, "history_")
+        return history_frame(self.history_)
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        return tags
+
+
+def ranking_from(order_of_removal: list[np.ndarray], n_features: int) -> np.ndarray:
+    """``ranking_`` from the groups of columns in the order they were eliminated: the last
+    group (the survivors) ranks 1, the group removed just before ranks 2, and so on."""
+    ranking = np.zeros(n_features, dtype=np.intp)
+    for rank, group in enumerate(reversed(order_of_removal), start=1):
+        ranking[np.asarray(group, dtype=np.intp)] = rank
+    return ranking
