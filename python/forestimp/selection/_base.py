@@ -100,10 +100,10 @@ def importances_of(
                 "importance='permutation' is out-of-bag: the forest needs bootstrap=True or "
                 "max_samples < n_samples."
             )
-        result = imp.permutation(est, X, y, oob=True, random_state=random_state, n_jobs=n_jobs)
-    else:
-        result = imp.unbiased(est, X, y, method=importance, random_state=random_state,
-                              n_jobs=n_jobs)  # fmt: skip
+        perm = imp.permutation(est, X, y, oob=True, random_state=random_state, n_jobs=n_jobs)
+        assert not isinstance(perm, dict)  # one scorer: one result
+        return np.asarray(perm.importances_mean, dtype=np.float64)
+    result = imp.unbiased(est, X, y, method=importance, random_state=random_state, n_jobs=n_jobs)
     return np.asarray(result.importances_mean, dtype=np.float64)
 
 
