@@ -49,7 +49,7 @@ mod python;
 #[cfg(all(target_os = "linux", any(test, feature = "python")))]
 mod alloc;
 
-pub use data::{Feature, Layout, Matrix, Targets};
+pub use data::{Feature, Layout, Matrix, Shadows, Targets};
 pub use error::{ForestError, Result};
 pub use forest::{class_codes, FitSession, Forest};
 pub use params::{CriterionKind, FeatureCount, ForestParams, Resolved, SampleCount, SplitterKind};

@@ -34,8 +34,10 @@ pub mod stream {
     pub const SPLITS: u64 = 3;
     /// The row sample from which the histogram splitter's bin edges are computed.
     pub const BIN_EDGES: u64 = 4;
-    /// The row permutation of the shadow features (importance::corrected).
+    /// The row permutation of the shadow features (data::shadows).
     pub const SHADOWS: u64 = 0x5348_4144;
+    /// The row shifts of independent shadow features (data::shadows).
+    pub const SHADOW_SHIFTS: u64 = 0x5348_4144_5348;
     /// Context permutations for the p-values of context importances.
     pub const CONTEXT_PERMUTATIONS: u64 = 0xC0_47E7;
     /// Out-of-bag permutation importance: per tree, feature and repeat.
@@ -47,12 +49,13 @@ pub mod stream {
     pub const FOREST: u64 = u64::MAX;
 
     /// Every stream, for the distinctness test.
-    pub const ALL: [u64; 8] = [
+    pub const ALL: [u64; 9] = [
         ROWS,
         FEATURES,
         SPLITS,
         BIN_EDGES,
         SHADOWS,
+        SHADOW_SHIFTS,
         CONTEXT_PERMUTATIONS,
         OOB_PERMUTATIONS,
         HELD_OUT_PERMUTATIONS,

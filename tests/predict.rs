@@ -6,7 +6,7 @@ mod common;
 
 use forestimp::forest::sampling::in_bag_counts;
 use forestimp::parallel::install;
-use forestimp::{CriterionKind, Forest, ForestParams, Layout, Matrix, Targets};
+use forestimp::{CriterionKind, Forest, ForestParams, Layout, Matrix, Shadows, Targets};
 
 const N: usize = 2500;
 const P: usize = 6;
@@ -158,16 +158,23 @@ fn many_classes_go_down_in_several_blocks() {
     sums_match_a_plain_walk(&forest, m);
 }
 
-/// A matrix with shadow columns (each column again, rows permuted) reads its values one at
+/// A matrix with shadow columns (columns again, rows permuted; shared or independent) reads its values one at
 /// a time instead of as strided columns: its descent must reach the walk's leaves too.
 #[test]
 fn shadow_columns_reach_the_walks_leaves() {
     let (x, y) = common::classification(N, P, 7);
     let perm: Vec<u32> = (0..N as u32).map(|i| (i * 7 + 3) % N as u32).collect();
-    for layout in [Layout::RowMajor, Layout::ColumnMajor] {
+    let shadows = [
+        Shadows::shared_with(perm, P).unwrap(),
+        Shadows::independent(N, (0..P as u32).rev().collect(), 5),
+    ];
+    for (layout, shadows) in [Layout::RowMajor, Layout::ColumnMajor]
+        .into_iter()
+        .flat_map(|layout| shadows.iter().map(move |s| (layout, s)))
+    {
         let m = Matrix::new(&x, N, P, layout)
             .unwrap()
-            .with_shadows(&perm)
+            .with_shadows(shadows)
             .unwrap();
         let mut params = ForestParams::random_forest(CriterionKind::Gini);
         params.n_estimators = 4;

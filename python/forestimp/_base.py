@@ -87,14 +87,28 @@ class BaseForest(BaseEstimator):
         """
         return self._fit(X, y, sample_weight)
 
-    def _fit(self: _Self, X: Any, y: Any, sample_weight: Any, shadows: bool = False) -> _Self:
-        """``fit``; with ``shadows`` the forest is grown on X and p virtual permuted copies
-        of its columns (``forestimp.importance.unbiased``), and nothing else is computed."""
+    def _fit(
+        self: _Self,
+        X: Any,
+        y: Any,
+        sample_weight: Any,
+        shadows: bool | np.ndarray = False,
+        columns: np.ndarray | None = None,
+    ) -> _Self:
+        """``fit``; with ``shadows`` or ``columns`` the forest is grown on a view of X
+        (``Forest.fit``: the ``columns`` of X, then virtual permuted copies of columns, as
+        ``forestimp.importance.unbiased`` and ``forestimp.selection`` use them), and nothing
+        else is computed: such a forest is read through its engine object only."""
         X, y = validate_data(
             self, X, y, dtype=_DTYPES, ensure_all_finite=True, y_numeric=not self._is_classifier
         )
         n, p = X.shape
-        splitter, tree_features, k = self._engine_layout(p)
+        # max_features counts the columns the forest is grown on. Independent shadows are
+        # columns of that data (Boruta); shared ones are not (ranger's impurity_corrected).
+        seen = p if columns is None else len(columns)
+        if isinstance(shadows, np.ndarray):
+            seen += len(shadows)
+        splitter, tree_features, k = self._engine_layout(seen)
         X = _as_engine_matrix(X)
         sw = None
         if sample_weight is not None:
@@ -161,9 +175,10 @@ class BaseForest(BaseEstimator):
             n_jobs=n_jobs,
             progress=progress,
             shadows=shadows,
+            columns=columns,
             max_bins=P.check_int("max_bins", getattr(self, "max_bins", 255), 2, 256),
         )
-        if shadows:
+        if shadows is not False or columns is not None:
             return self
         # No reference to the caller's X is kept (it may be changed in place, and a pickle
         # could not restore it): out-of-bag measures take the training data again and check

@@ -76,7 +76,8 @@ class Forest:
         random_state: int,
         n_jobs: int | None,
         progress: Callable[[int, int], None] | None = None,
-        shadows: bool = False,
+        shadows: bool | npt.NDArray[np.int64] = False,
+        columns: npt.NDArray[np.int64] | None = None,
         max_bins: int = 255,
     ) -> Forest:
         """Fit a forest.
@@ -94,8 +95,14 @@ class Forest:
         of binary nodes; see ``forestimp.ensemble``).
         ``progress(done, total)`` is called about every 0.1 s while trees grow, and once at
         the end, with the GIL held; an exception it raises stops the fit (no new tree starts).
-        With ``shadows`` the forest is grown on 2p features: X and, as features p..2p-1,
-        its columns read at a row permutation drawn from ``random_state`` (no copy).
+        With ``shadows=True`` the forest is grown on 2p features: X and, as features
+        p..2p-1, its columns read at one row permutation drawn from ``random_state`` (no
+        copy). With an int64 array ``sources`` it is grown on ``p + len(sources)`` features:
+        feature ``p + k`` is column ``sources[k]`` read through its own row permutation
+        (Boruta's shadows, random probes). ``columns`` (int64 indices of X's columns) grows
+        the forest on those columns only, in that order, without a copy; shadows follow them
+        (``True``: one per selected column). The forest keeps this view while it lives (not
+        in its bytes): ``oob_permutation_importance`` on the training X reads it again.
         """
 
     def predict(self, x: _Matrix, n_jobs: int | None = None) -> npt.NDArray[np.float64]:

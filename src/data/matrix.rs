@@ -1,6 +1,6 @@
 //! The borrowed input matrix: layouts, element access, shadow columns, prefetching.
 
-use super::Feature;
+use super::{Feature, Shadows};
 use crate::error::{ForestError, Result};
 
 /// Memory order of a [`Matrix`] buffer.
@@ -32,13 +32,17 @@ pub(crate) fn prefetch<T>(v: &T) {
 pub struct Matrix<'a, T> {
     data: &'a [T],
     n_rows: usize,
-    /// Columns seen by users of the view (twice `stored_cols` with shadows).
+    /// Columns seen by users of the view (`n_real` plus the shadows).
     n_cols: usize,
     /// Columns stored in `data`.
     stored_cols: usize,
+    /// Columns of the view that read a stored column as it is.
+    n_real: usize,
+    /// The stored column of each real column of the view (None: all, in order).
+    columns: Option<&'a [u32]>,
     layout: Layout,
-    /// Row permutation of the shadow columns.
-    shadow: Option<&'a [u32]>,
+    /// The shadow columns after the stored ones.
+    shadow: Option<&'a Shadows>,
 }
 
 impl<'a, T: Feature> Matrix<'a, T> {
@@ -55,33 +59,49 @@ impl<'a, T: Feature> Matrix<'a, T> {
             n_rows,
             n_cols,
             stored_cols: n_cols,
+            n_real: n_cols,
+            columns: None,
             layout,
             shadow: None,
         })
     }
 
-    /// The same matrix followed by `n_cols` shadow columns: column `n_cols + j` at row `i`
-    /// reads column `j` at row `permutation[i]`. Fails unless `permutation` is a permutation
-    /// of the rows.
-    pub fn with_shadows(self, permutation: &'a [u32]) -> Result<Self> {
-        let mut seen = vec![false; self.n_rows];
-        let ok = permutation.len() == self.n_rows
-            && permutation.iter().all(|&r| {
-                let fresh = seen.get(r as usize).is_some_and(|s| !s);
-                if fresh {
-                    seen[r as usize] = true;
-                }
-                fresh
-            });
-        if !ok || self.shadow.is_some() {
+    /// The view of the stored columns `columns` (in that order, repeats allowed), without a
+    /// copy. Fails if one is out of range, or on a view that already has shadows or a
+    /// column selection.
+    pub fn with_columns(self, columns: &'a [u32]) -> Result<Self> {
+        let fits = columns.iter().all(|&j| (j as usize) < self.stored_cols);
+        if !fits || self.shadow.is_some() || self.columns.is_some() {
             return Err(ForestError::Shape(format!(
-                "shadow columns need a permutation of the {} rows",
-                self.n_rows
+                "a column selection must name columns of the {} stored ones, before shadows",
+                self.stored_cols
             )));
         }
         Ok(Matrix {
-            n_cols: 2 * self.stored_cols,
-            shadow: Some(permutation),
+            n_cols: columns.len(),
+            n_real: columns.len(),
+            columns: Some(columns),
+            ..self
+        })
+    }
+
+    /// The same matrix followed by the columns of `shadows` (column `n_cols + k` is shadow
+    /// `k`). Fails unless `shadows` permutes this matrix's rows and reads its columns.
+    pub fn with_shadows(self, shadows: &'a Shadows) -> Result<Self> {
+        let fits = shadows.n_rows() == self.n_rows
+            && shadows
+                .sources()
+                .iter()
+                .all(|&j| (j as usize) < self.stored_cols);
+        if !fits || self.shadow.is_some() {
+            return Err(ForestError::Shape(format!(
+                "shadow columns must permute the {} rows and read the {} columns of the matrix",
+                self.n_rows, self.stored_cols
+            )));
+        }
+        Ok(Matrix {
+            n_cols: self.n_real + shadows.len(),
+            shadow: Some(shadows),
             ..self
         })
     }
@@ -106,12 +126,25 @@ impl<'a, T: Feature> Matrix<'a, T> {
         self.layout
     }
 
+    /// The stored `(row, column)` of the view's `x[i, j]`, None for an out-of-range shadow
+    /// row (real columns are bounds-checked where `data` is indexed).
+    #[inline(always)]
+    fn stored_at(&self, i: usize, j: usize) -> Option<(usize, usize)> {
+        if j < self.n_real {
+            return Some((i, self.columns.map_or(j, |c| c[j] as usize)));
+        }
+        match self.shadow {
+            Some(s) => s.try_locate(i, j - self.n_real),
+            None => Some((i, j)),
+        }
+    }
+
     /// Value at row `i`, column `j`.
     #[inline(always)]
     pub fn get(&self, i: usize, j: usize) -> T {
         let (i, j) = match self.shadow {
-            Some(perm) if j >= self.stored_cols => (perm[i] as usize, j - self.stored_cols),
-            _ => (i, j),
+            Some(s) if j >= self.n_real => s.locate(i, j - self.n_real),
+            _ => (i, self.columns.map_or(j, |c| c[j] as usize)),
         };
         match self.layout {
             Layout::RowMajor => self.data[i * self.stored_cols + j],
@@ -123,12 +156,8 @@ impl<'a, T: Feature> Matrix<'a, T> {
     /// unless requested early); never faults and changes no result.
     #[inline(always)]
     pub fn prefetch(&self, i: usize, j: usize) {
-        let (i, j) = match self.shadow {
-            Some(perm) if j >= self.stored_cols => match perm.get(i) {
-                Some(&r) => (r as usize, j - self.stored_cols),
-                None => return,
-            },
-            _ => (i, j),
+        let Some((i, j)) = self.stored_at(i, j) else {
+            return;
         };
         let k = match self.layout {
             Layout::RowMajor => i * self.stored_cols + j,
@@ -143,30 +172,38 @@ impl<'a, T: Feature> Matrix<'a, T> {
     #[inline]
     pub fn column(&self, j: usize) -> Option<&'a [T]> {
         match self.layout {
-            Layout::ColumnMajor if j < self.stored_cols => {
+            Layout::ColumnMajor if j < self.n_real => {
+                let j = self.columns.map_or(j, |c| c[j] as usize);
                 Some(&self.data[j * self.n_rows..(j + 1) * self.n_rows])
             }
             _ => None,
         }
     }
 
-    /// The stored values when they are the rows one after another (row-major, no
-    /// shadows): `x[i, j]` is `data[i * n_cols + j]`.
+    /// Whether every column is a contiguous slice ([`Self::column`] never returns None).
     #[inline]
-    pub fn row_major_data(&self) -> Option<&'a [T]> {
-        match (self.layout, self.shadow) {
-            (Layout::RowMajor, None) => Some(self.data),
-            _ => None,
-        }
+    pub fn columns_are_slices(&self) -> bool {
+        self.layout == Layout::ColumnMajor && self.shadow.is_none()
     }
 
-    /// Row `i` as a contiguous slice, when the layout allows it (never with shadows).
+    /// Whether the view reads the stored matrix as it is (no selection, no shadows).
+    #[inline]
+    fn plain(&self) -> bool {
+        self.shadow.is_none() && self.columns.is_none()
+    }
+
+    /// The stored values when they are the rows one after another (row-major, a plain
+    /// view): `x[i, j]` is `data[i * n_cols + j]`.
+    #[inline]
+    pub fn row_major_data(&self) -> Option<&'a [T]> {
+        (self.layout == Layout::RowMajor && self.plain()).then_some(self.data)
+    }
+
+    /// Row `i` as a contiguous slice, when the layout allows it (a plain row-major view).
     #[inline]
     pub fn row(&self, i: usize) -> Option<&'a [T]> {
-        match (self.layout, self.shadow) {
-            (Layout::RowMajor, None) => Some(&self.data[i * self.n_cols..(i + 1) * self.n_cols]),
-            _ => None,
-        }
+        (self.layout == Layout::RowMajor && self.plain())
+            .then(|| &self.data[i * self.n_cols..(i + 1) * self.n_cols])
     }
 
     /// Fails on the first NaN or infinite value (scanned in memory order).
@@ -224,11 +261,12 @@ mod tests {
         let c = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]; // 3 x 2
         let f = [1.0f32, 3.0, 5.0, 2.0, 4.0, 6.0];
         let perm = [2u32, 0, 1];
+        let shadows = Shadows::shared_with(perm.to_vec(), 2).unwrap();
         for m in [
             Matrix::new(&c, 3, 2, Layout::RowMajor).unwrap(),
             Matrix::new(&f, 3, 2, Layout::ColumnMajor).unwrap(),
         ] {
-            let s = m.with_shadows(&perm).unwrap();
+            let s = m.with_shadows(&shadows).unwrap();
             assert_eq!(s.n_cols(), 4);
             assert!(s.row(0).is_none() && s.column(2).is_none());
             for i in 0..3 {
@@ -239,9 +277,33 @@ mod tests {
             }
         }
         let m = Matrix::new(&c, 3, 2, Layout::RowMajor).unwrap();
-        assert!(m.with_shadows(&[0, 0, 1]).is_err());
-        assert!(m.with_shadows(&[0, 1]).is_err());
-        assert!(m.with_shadows(&[0, 1, 3]).is_err());
+        let two_rows = Shadows::shared_with(vec![0, 1], 2).unwrap();
+        let third_column = Shadows::independent(3, vec![2], 0);
+        assert!(m.with_shadows(&two_rows).is_err());
+        assert!(m.with_shadows(&third_column).is_err());
+        let twice = m.with_shadows(&shadows).unwrap();
+        assert!(twice.with_shadows(&shadows).is_err());
+    }
+    #[test]
+    fn column_selections_read_stored_columns_then_shadows() {
+        let c = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]; // 2 x 3
+        let f = [1.0f32, 4.0, 2.0, 5.0, 3.0, 6.0];
+        let shadows = Shadows::independent(2, vec![2], 4);
+        for m in [
+            Matrix::new(&c, 2, 3, Layout::RowMajor).unwrap(),
+            Matrix::new(&f, 2, 3, Layout::ColumnMajor).unwrap(),
+        ] {
+            let v = m.with_columns(&[2, 0]).unwrap();
+            assert_eq!((v.n_cols(), v.row(0)), (2, None));
+            assert_eq!([v.get(1, 0), v.get(1, 1)], [6.0, 4.0]);
+            assert_eq!(v.column(0).is_some(), m.layout() == Layout::ColumnMajor);
+            let s = v.with_shadows(&shadows).unwrap();
+            assert_eq!(s.n_cols(), 3);
+            let mut shadow = [s.get(0, 2), s.get(1, 2)];
+            shadow.sort_by(f32::total_cmp);
+            assert_eq!(shadow, [3.0, 6.0]);
+            assert!(m.with_columns(&[3]).is_err() && s.with_columns(&[0]).is_err());
+        }
     }
     #[test]
     fn non_finite_is_located() {

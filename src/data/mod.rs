@@ -5,9 +5,9 @@
 //! same speed (a node reads its candidate features row by row in C order, column by column
 //! in Fortran order); row-major is the faster one for prediction.
 //!
-//! A matrix may also carry *shadow* columns (Nembrini et al. 2018, as in ranger): with a row
-//! permutation π, column `p + j` is column `j` read at row `π(i)`. Shadows are virtual: they
-//! double the feature count without a copy of X.
+//! A matrix may also carry *shadow* columns (`shadows`; Nembrini et al. 2018 and Boruta, as
+//! in ranger): column `p + k` is a column read at permuted rows. Shadows are virtual: they
+//! add features without a copy of X.
 //!
 //! Map: `matrix` (the view), `bins` (one-byte codes for the histogram splitter), `levels`
 //! (lossless one-byte codes of the columns with few distinct values), `targets`
@@ -16,12 +16,14 @@
 mod bins;
 mod levels;
 mod matrix;
+mod shadows;
 mod targets;
 
 pub use bins::{Binned, SAMPLE_ROWS};
 pub use levels::{Coded, Levels, MAX_LEVELS};
 pub(crate) use matrix::prefetch;
 pub use matrix::{Layout, Matrix};
+pub use shadows::{shadow_permutation, Shadows};
 pub use targets::Targets;
 
 /// A feature type the engine reads directly: `f32` or `f64` inputs, `u8` bin codes.

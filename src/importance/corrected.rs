@@ -5,23 +5,13 @@
 //! feature `j` read at a permuted row, so it has the same marginal distribution (the same
 //! cardinality, hence the same MDI bias) but no relation to the output. The corrected
 //! importance `AIR(X_j) = MDI(X_j) − MDI(shadow_j)` is ≈ 0 in expectation for an irrelevant
-//! feature, and may be negative. Shadows are virtual ([`Matrix::with_shadows`]): X is never
+//! feature, and may be negative. Shadows are virtual ([`Shadows::shared`]): X is never
 //! copied.
 
-use crate::data::{Feature, Matrix, Targets};
+use crate::data::{Feature, Matrix, Shadows, Targets};
 use crate::error::{ForestError, Result};
 use crate::forest::Forest;
 use crate::params::ForestParams;
-use crate::rng::{stream, tree_seed, TreeRng};
-
-/// The row permutation of the shadow columns for master seed `seed` (a full Fisher–Yates
-/// shuffle of `0..n` on the named generator, so it never depends on the thread count).
-pub fn shadow_permutation(n: usize, seed: u64) -> Vec<u32> {
-    let mut rows: Vec<u32> = (0..n as u32).collect();
-    let mut rng = TreeRng::new(tree_seed(seed, stream::FOREST, stream::SHADOWS));
-    rng.partial_shuffle(&mut rows, n);
-    rows
-}
 
 /// Grows `params` on `x` plus its `p` shadow columns (permutation from `params.seed`).
 /// The result has `2p` features: use [`Forest::actual_impurity_reduction`] on it.
@@ -31,8 +21,8 @@ pub fn fit_with_shadows<T: Feature>(
     targets: Targets<'_>,
     sample_weight: Option<&[f64]>,
 ) -> Result<Forest> {
-    let perm = shadow_permutation(x.n_rows(), params.seed);
-    Forest::fit(params, x.with_shadows(&perm)?, targets, sample_weight)
+    let shadows = Shadows::shared(x.n_rows(), (0..x.n_cols() as u32).collect(), params.seed);
+    Forest::fit(params, x.with_shadows(&shadows)?, targets, sample_weight)
 }
 
 impl Forest {
@@ -56,16 +46,7 @@ mod tests {
     use super::*;
     use crate::data::Layout;
     use crate::params::CriterionKind;
-
-    #[test]
-    fn permutation_is_a_permutation_and_seeded() {
-        let p = shadow_permutation(1000, 7);
-        let mut s = p.clone();
-        s.sort_unstable();
-        assert!(s.iter().enumerate().all(|(i, &v)| v as usize == i));
-        assert_eq!(p, shadow_permutation(1000, 7));
-        assert_ne!(p, shadow_permutation(1000, 8));
-    }
+    use crate::rng::TreeRng;
 
     #[test]
     fn irrelevant_high_cardinality_feature_is_corrected_to_about_zero() {

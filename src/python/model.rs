@@ -11,9 +11,9 @@ use pyo3::types::{PyBytes, PyDict};
 
 use super::arrays::{to_rows, vector, with_matrix, XArray, YArray};
 use super::doorway::{run, run_watched};
+use crate::data::{Feature, Matrix, Shadows};
 use crate::error::ForestError;
 use crate::forest::{FitSession, Forest};
-use crate::importance::corrected::shadow_permutation;
 use crate::params::{CriterionKind, FeatureCount, ForestParams, SampleCount, SplitterKind};
 
 type Csr<'py> = (
@@ -27,6 +27,76 @@ type OobArrays<'py> = (Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<f64>>);
 #[pyclass(frozen, module = "forestimp._core", name = "Forest")]
 pub struct PyForest {
     pub(crate) inner: Arc<Forest>,
+    /// The column selection and shadows the forest was grown with, while this object lives
+    /// (not saved): out-of-bag measures on the training X read them again.
+    pub(crate) view: Option<Arc<FitView>>,
+}
+
+/// The view of X a forest was grown on: stored columns `columns`, then `shadows`.
+pub(crate) struct FitView {
+    columns: Option<Vec<u32>>,
+    shadows: Option<Shadows>,
+}
+
+impl FitView {
+    /// `m` seen as the forest saw it at fit.
+    pub(crate) fn apply<'a, T: Feature>(
+        &'a self,
+        m: Matrix<'a, T>,
+    ) -> Result<Matrix<'a, T>, ForestError> {
+        let m = match &self.columns {
+            Some(c) => m.with_columns(c)?,
+            None => m,
+        };
+        match &self.shadows {
+            Some(s) => m.with_shadows(s),
+            None => Ok(m),
+        }
+    }
+}
+
+/// Stored column indices from Python, each in `0..p`.
+fn column_indices(
+    a: &PyReadonlyArray1<'_, i64>,
+    what: &str,
+    p: usize,
+) -> Result<Vec<u32>, ForestError> {
+    a.as_array()
+        .iter()
+        .map(|&j| u32::try_from(j).ok().filter(|&j| (j as usize) < p))
+        .collect::<Option<Vec<u32>>>()
+        .ok_or_else(|| ForestError::Shape(format!("{what} must be columns 0..{p} of X")))
+}
+
+/// `shadows` of `Forest.fit`: `False`, `True` (a shared-permutation shadow of every column)
+/// or the source columns of independent shadows.
+#[derive(FromPyObject)]
+pub(crate) enum ShadowArg<'py> {
+    All(bool),
+    Sources(PyReadonlyArray1<'py, i64>),
+}
+
+impl ShadowArg<'_> {
+    /// The shadows of an `n × p` X: shared ones shadow the columns the forest sees.
+    fn build(
+        &self,
+        n: usize,
+        p: usize,
+        seen: Option<&[u32]>,
+        seed: u64,
+    ) -> Result<Option<Shadows>, ForestError> {
+        match self {
+            ShadowArg::All(false) => Ok(None),
+            ShadowArg::All(true) => {
+                let seen = seen.map_or_else(|| (0..p as u32).collect(), <[u32]>::to_vec);
+                Ok(Some(Shadows::shared(n, seen, seed)))
+            }
+            ShadowArg::Sources(a) => {
+                let sources = column_indices(a, "shadow sources", p)?;
+                Ok(Some(Shadows::independent(n, sources, seed)))
+            }
+        }
+    }
 }
 
 fn criterion_of(name: &str) -> Result<CriterionKind, ForestError> {
@@ -65,7 +135,7 @@ impl PyForest {
         x, y, sample_weight, *, n_classes, criterion, splitter, n_estimators, max_features,
         max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
         min_impurity_decrease, max_leaf_nodes, bootstrap, max_samples, tree_features,
-        balanced_subsample, random_state, n_jobs, progress = None, shadows = false, max_bins = 255
+        balanced_subsample, random_state, n_jobs, progress = None, shadows = ShadowArg::All(false), columns = None, max_bins = 255
     ))]
     fn fit(
         py: Python<'_>,
@@ -90,7 +160,8 @@ impl PyForest {
         random_state: u64,
         n_jobs: Option<i64>,
         progress: Option<Bound<'_, PyAny>>,
-        shadows: bool,
+        shadows: ShadowArg<'_>,
+        columns: Option<PyReadonlyArray1<'_, i64>>,
         max_bins: usize,
     ) -> PyResult<Self> {
         let params = ForestParams {
@@ -119,13 +190,20 @@ impl PyForest {
         };
         let total = params.n_estimators;
         let progress = progress.as_ref().map(|cb| (cb, total));
+        let (n, p) = with_matrix!(x, |m| (m.n_rows(), m.n_cols()));
+        let columns = match &columns {
+            Some(c) => Some(column_indices(c, "columns", p)?),
+            None => None,
+        };
+        let view = match shadows.build(n, p, columns.as_deref(), random_state)? {
+            None if columns.is_none() => None,
+            shadows => Some(FitView { columns, shadows }),
+        };
         let forest = with_matrix!(x, |m| run_watched(py, n_jobs, progress, |watch| {
             let mut codes = Vec::new();
             let targets = labels.targets(n_classes, &mut codes)?;
-            // Shadow features (importance::corrected): p virtual permuted columns.
-            let perm = shadows.then(|| shadow_permutation(m.n_rows(), random_state));
-            let m = match &perm {
-                Some(perm) => m.with_shadows(perm)?,
+            let m = match &view {
+                Some(v) => v.apply(m)?,
                 None => m,
             };
             // In the pool: the histogram splitter bins the features in parallel here.
@@ -139,6 +217,7 @@ impl PyForest {
         })?);
         Ok(PyForest {
             inner: Arc::new(forest),
+            view: view.map(Arc::new),
         })
     }
 
@@ -268,6 +347,7 @@ impl PyForest {
         let forest = run(py, None, || Forest::from_bytes(data))?;
         Ok(PyForest {
             inner: Arc::new(forest),
+            view: None,
         })
     }
 

@@ -31,9 +31,14 @@ pub fn oob_permutation_importance<'py>(
     let x = XArray::extract(x)?;
     let y = YArray::extract(y)?;
     let labels = y.labels()?;
+    let view = forest.view.as_deref();
     let res = with_matrix!(x, |m| run(py, n_jobs, || {
         let mut codes = Vec::new();
         let targets = labels.targets(f.n_classes(), &mut codes)?;
+        let m = match view {
+            Some(v) => v.apply(m)?,
+            None => m,
+        };
         f.oob_permutation_importance(m, targets, n_repeats, seed)
     })?);
     let (trees, p) = (res.n_oob.len(), f.n_features());

@@ -45,16 +45,16 @@ impl Tree {
         reach: impl FnMut(usize, usize),
     ) {
         let p = x.n_cols();
-        match (x.row_major_data(), x.has_shadows()) {
+        match (x.row_major_data(), x.columns_are_slices()) {
             (Some(data), _) => {
                 let column = |f| Strided::new(&data[first * p + f..], p);
                 self.descend_by(rows, column, reach)
             }
-            (None, false) => {
+            (None, true) => {
                 let column = |f| Strided::new(&x.column(f).unwrap_or_default()[first..], 1);
                 self.descend_by(rows, column, reach)
             }
-            (None, true) => {
+            (None, false) => {
                 let column = |f| Entries { x, first, f };
                 self.descend_by(rows, column, reach)
             }

@@ -12,5 +12,6 @@ path in ``history_`` (a list of :class:`SelectionStep`) and ranks columns in ``r
 from __future__ import annotations
 
 from ._base import IMPORTANCES, BaseSelector, SelectionStep
+from ._boruta import Boruta, BorutaStep
 
-__all__ = ["IMPORTANCES", "BaseSelector", "SelectionStep"]
+__all__ = ["IMPORTANCES", "BaseSelector", "Boruta", "BorutaStep", "SelectionStep"]
