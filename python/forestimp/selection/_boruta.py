@@ -168,7 +168,7 @@ class Boruta(BaseSelector):
     importance_history_ : ndarray of shape (n_iterations, n_features)
         Importances per iteration (NaN once rejected).
     history_ : list of BorutaStep
-    n_iterations_ : int
+    n_iter_ : int
     """
 
     def __init__(
@@ -283,4 +283,4 @@ class Boruta(BaseSelector):
         self.hit_rates_ = hits / np.maximum(runs_in, 1)
         self.importance_history_ = imp
         self.history_ = list(history)
-        self.n_iterations_ = len(history)
+        self.n_iter_ = len(history)
