@@ -178,8 +178,11 @@ def _markov_chain(scenario: str, p: int, q: int, r: int, slots: int) -> float:
         acc = 1.0 + sum(nums[j] / den * times[i + j] for j in reach)
         stay_out = leave / den
         times[i] = acc / stay_out if stay_out > 0 else math.inf
-    if math.isinf(times[0]) and not infinite[0]:
-        raise OverflowError("the expected number of iterations exceeds the float range (~1.8e308)")
+        # Checked per state: a later 0.0 * inf (underflowed probability) would give NaN.
+        if not math.isfinite(times[i]):
+            raise OverflowError(
+                "the expected number of iterations exceeds the float range (~1.8e308)"
+            )
     return times[0]
 
 
@@ -248,7 +251,8 @@ def expected_srs_iterations(
         Unknown scenario or method, non-integer counts, q or r outside [1, p], α outside
         [0, 1], or a closed form requested where there is none.
     OverflowError
-        The expectation is finite but beyond the float range (chaining RS with large r).
+        The expectation (or, with the Markov chain, that from some intermediate state) is
+        finite but beyond the float range, e.g. chaining RS with large r.
     """
     scenario, p, q, r, slots = _check_args(scenario, p, q, r, alpha)
     if method not in METHODS:
