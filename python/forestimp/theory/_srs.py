@@ -21,7 +21,7 @@ and j ≥ R variables required (R of them forced), P(all j in Q) = A(j) / A(R). 
 is then a Markov chain on 0..r (App. 7.B.3), absorbed at r and upper triangular, so
 E[T_i] = (1 + Σ_{j>i} P_ij E[T_j]) / (1 − P_ii) is solved from i = r − 1 down. Every
 probability is a ratio of exact integers, rounded once to float, and 1 − P_ii is computed as
-an exact difference, so nothing overflows or cancels at p = 100 000.
+an exact difference, so no binomial overflows and nothing cancels at p = 100 000.
 
 The closed forms are Thms 7.7–7.10 (Eq. 7.2, 7.4, 7.7, 7.8):
 
