@@ -5,6 +5,9 @@
 * :func:`expected_importances` — infinite forests of finite-sample trees with K > 1 or
   Extra-Trees binary splits, by exact enumeration of the trees;
 * :func:`context_importances` — context-dependent scores (Sutera PhD, ch. 6, Eq. 6.10–6.12);
+* :func:`expected_srs_iterations` — expected number of trees that random subspace and
+  sequential random subspace selection need to find all relevant variables (Sutera PhD,
+  ch. 7, Thms 7.7–7.10 and App. 7.B.3), with :func:`srs_transition_matrix` for its chain;
 * entropy, conditional entropy, (conditional) mutual information with plug-in, Miller–Madow
   and Grassberger estimators.
 """
@@ -18,6 +21,7 @@ from ._information import (
     entropy,
     mutual_information,
 )
+from ._srs import expected_srs_iterations, srs_transition_matrix
 
 __all__ = [
     "AsymptoticImportances",
@@ -28,5 +32,7 @@ __all__ = [
     "conditional_mutual_information",
     "entropy",
     "expected_importances",
+    "expected_srs_iterations",
     "mutual_information",
+    "srs_transition_matrix",
 ]
