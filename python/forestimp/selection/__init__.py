@@ -12,6 +12,14 @@ path in ``history_`` (a list of :class:`SelectionStep`) and ranks columns in ``r
 from __future__ import annotations
 
 from ._base import IMPORTANCES, BaseSelector, SelectionStep
+from ..theory import expected_srs_iterations
 from ._boruta import Boruta, BorutaStep
 
-__all__ = ["IMPORTANCES", "BaseSelector", "Boruta", "BorutaStep", "SelectionStep"]
+__all__ = [
+    "IMPORTANCES",
+    "BaseSelector",
+    "Boruta",
+    "BorutaStep",
+    "SelectionStep",
+    "expected_srs_iterations",
+]
