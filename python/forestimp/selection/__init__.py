@@ -11,8 +11,8 @@ path in ``history_`` (a list of :class:`SelectionStep`) and ranks columns in ``r
 
 from __future__ import annotations
 
-from ._base import IMPORTANCES, BaseSelector, SelectionStep
 from ..theory import expected_srs_iterations
+from ._base import IMPORTANCES, BaseSelector, SelectionStep
 from ._boruta import Boruta, BorutaStep
 
 __all__ = [
