@@ -12,5 +12,15 @@ path in ``history_`` (a list of :class:`SelectionStep`) and ranks columns in ``r
 from __future__ import annotations
 
 from ._base import IMPORTANCES, BaseSelector, SelectionStep
+from ._rfe import RFE, RFEStep
+from ._threshold import SelectFromImportance, ThresholdStep
 
-__all__ = ["IMPORTANCES", "BaseSelector", "SelectionStep"]
+__all__ = [
+    "IMPORTANCES",
+    "RFE",
+    "BaseSelector",
+    "RFEStep",
+    "SelectFromImportance",
+    "SelectionStep",
+    "ThresholdStep",
+]
