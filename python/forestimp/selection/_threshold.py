@@ -109,12 +109,11 @@ class SelectFromImportance(BaseSelector):
         ``"mean"``, ``"median"``, ``"k*mean"``, ``"k*median"`` or a float: a column is kept
         when its importance is ``>= threshold``. ``"probe"``: a column is kept when its
         importance is ``>`` the best of ``n_probes`` random probes fitted with it. None:
-        ``"mean"``, or no threshold (``-inf``) when ``max_features`` is given, as
-        scikit-learn does.
+        ``"mean"``, as in scikit-learn.
     max_features : int, callable or None, default=None
-        At most this many columns are kept, the most important first, after thresholding
-        (``threshold=None`` keeps exactly the top ``max_features``). A callable gets ``X``
-        and returns the int.
+        At most this many columns are kept, the most important first, after thresholding;
+        ``threshold=-np.inf`` keeps exactly the top ``max_features`` (scikit-learn's
+        convention). A callable gets ``X`` and returns the int.
     n_probes : int or None, default=None
         Number of random probes; giving it selects the probe threshold. With
         ``threshold="probe"`` and ``n_probes=None`` it is ``n_features``: an irrelevant
@@ -237,9 +236,7 @@ class SelectFromImportance(BaseSelector):
             est.fit(X, y, **fit_params)
             imp = importances_of(est, X, y, importance, random_state=draw_seed, n_jobs=n_jobs)
             self.probe_importances_ = np.empty(0)
-            threshold = self.threshold
-            if threshold is None:
-                threshold = -np.inf if max_features is not None else "mean"
+            threshold = "mean" if self.threshold is None else self.threshold
             self.threshold_ = threshold_value(threshold, imp)
         self.estimator_ = est
         self.importances_ = imp
