@@ -133,8 +133,9 @@ class _Path:
         scores = np.empty(len(current))
         dropped = []
         for block, d in zip(blocks, drops, strict=True):
-            est = clone(self.base).fit(X[:, block], y, **self.fit_params)
-            imp, order = self.ranked(est, X[:, block], y, block)
+            Xb = X[:, block]
+            est = clone(self.base).fit(Xb, y, **self.fit_params)
+            imp, order = self.ranked(est, Xb, y, block)
             scores[np.searchsorted(current, block)] = imp
             dropped.append(order[len(block) - d :])
         return scores, np.sort(np.concatenate(dropped)), len(blocks)
@@ -147,14 +148,15 @@ class _Path:
         current, anchor = np.arange(X.shape[1]), (X.shape[1], 0)
         while True:
             k, n = len(history), len(current)
-            est, score, score_std, folds = self.evaluate(X[:, current], y)
+            Xc = X if n == X.shape[1] else X[:, current]  # a fit needs the columns together
+            est, score, score_std, folds = self.evaluate(Xc, y)
             fold_scores.append(folds)
             n_blocks = 1
             if self.subset_size is not None and n > self.subset_size and n > self.min_features:
                 imp, dropped, n_blocks = self.block_step(X, y, current)
                 anchor = (n - len(dropped), k + 1)  # plain steps resume from here
             else:
-                imp, order = self.ranked(est, X[:, current], y, current)
+                imp, order = self.ranked(est, Xc, y, current)
                 n_next = n
                 if n > self.min_features:
                     n_next = next_size(n, k, self.step, anchor, self.min_features)
@@ -185,9 +187,8 @@ class RFE(BaseSelector):
     ----------
     estimator : estimator, default=None
         Model refitted at each step, cloned. None: a forestimp random forest of 100 trees
-        with ``splitter="hist"``.
-        Any scikit-learn estimator with ``feature_importances_`` works; one without an
-        out-of-bag score (gradient boosting) needs ``cv``.
+        with ``splitter="hist"``. Any scikit-learn estimator with ``feature_importances_``
+        works; one without an out-of-bag score (gradient boosting) needs ``cv``.
     step : float in (0, 1) or int >= 1, default=0.2
         A float removes that fraction per step on a geometric schedule, ``floor(P (1 -
         step)**k)`` columns at step ``k`` (Díaz-Uriarte & Alvarez de Andrés 2006; not
@@ -220,10 +221,16 @@ class RFE(BaseSelector):
         parallel instead.
     min_features_to_select : int >= 1, default=1
         The path stops at this many columns.
-    alpha_std : {"path", "score"}, default="path"
-        ``"path"``: the standard deviation of the scores over the whole path (Alonso Liso's
-        rule, which reproduces his tables). ``"score"``: the best step's own spread (CV
-        fold std, or the out-of-bag standard error): the one-standard-error rule.
+    alpha_std : {"score", "path"}, default="score"
+        The standard deviation ``alpha`` counts in. ``"score"``: the best step's own spread,
+        the standard deviation of its CV fold scores, or the standard error of its
+        out-of-bag score (``sqrt(a (1 - a) / n)`` for an accuracy ``a``; the delta method
+        for R²): the rule of Díaz-Uriarte & Alvarez de Andrés's varSelRF (``c.sd``), which
+        Alonso Liso describes. ``"path"``: the standard deviation of the scores over the
+        whole path, the "Perc std" of Alonso Liso's tables (it reproduces his choices). It
+        grows with how far the path falls at its end, so it keeps fewer columns: on the
+        benchmark's 5 000 x 200 data (10 informative columns) it keeps 5 of them at
+        ``alpha=1``, where ``"score"`` keeps exactly the 10.
 
     Attributes
     ----------
