@@ -14,12 +14,18 @@ from __future__ import annotations
 from ..theory import expected_srs_iterations
 from ._base import IMPORTANCES, BaseSelector, SelectionStep
 from ._boruta import Boruta, BorutaStep
+from ._rfe import RFE, RFEStep
+from ._threshold import SelectFromImportance, ThresholdStep
 
 __all__ = [
     "IMPORTANCES",
+    "RFE",
     "BaseSelector",
     "Boruta",
     "BorutaStep",
+    "RFEStep",
+    "SelectFromImportance",
     "SelectionStep",
+    "ThresholdStep",
     "expected_srs_iterations",
 ]

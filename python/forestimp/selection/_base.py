@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, clone, is_classifier
 from sklearn.feature_selection import SelectorMixin
+from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
@@ -55,18 +56,19 @@ def default_estimator(y: Any, random_state: Any, n_jobs: int | None) -> Any:
 
 def resolve_estimator(estimator: Any, y: Any, random_state: Any, n_jobs: int | None) -> Any:
     """An unfitted clone of ``estimator``, or the default model; forestimp models get the
-    selector's ``random_state`` and ``n_jobs`` unless the user set their own."""
+    selector's ``random_state`` and ``n_jobs`` unless the user set their own, and any other
+    model with a ``random_state`` parameter left at None gets the selector's (so that the
+    selector's ``random_state`` makes a boosting model's selection repeatable too)."""
     if estimator is None:
         return default_estimator(y, random_state, n_jobs)
     est = clone(estimator)
-    if is_forestimp(est):
-        params = est.get_params(deep=False)
-        update: dict[str, Any] = {}
-        if params.get("random_state") is None and random_state is not None:
-            update["random_state"] = random_state
-        if params.get("n_jobs") is None and n_jobs is not None:
-            update["n_jobs"] = n_jobs
-        est.set_params(**update)
+    params = est.get_params(deep=False)
+    update: dict[str, Any] = {}
+    if "random_state" in params and params["random_state"] is None and random_state is not None:
+        update["random_state"] = random_state
+    if is_forestimp(est) and params.get("n_jobs") is None and n_jobs is not None:
+        update["n_jobs"] = n_jobs
+    est.set_params(**update)
     return est
 
 
@@ -187,3 +189,11 @@ def ranking_from(order_of_removal: list[np.ndarray], n_features: int) -> np.ndar
     for rank, group in enumerate(reversed(order_of_removal), start=1):
         ranking[np.asarray(group, dtype=np.intp)] = rank
     return ranking
+
+
+def draw_seeds(random_state: Any, n: int) -> list[int]:
+    """``n`` independent int seeds from ``random_state`` (None / int / RandomState), drawn once
+    at the start of ``fit``: every model and every random draw of a selection gets its own,
+    so the selection depends on ``random_state`` only, never on ``n_jobs`` or on call order."""
+    rng = check_random_state(random_state)
+    return [int(s) for s in rng.randint(np.iinfo(np.int32).max, size=n)]

@@ -66,12 +66,15 @@ def probe_importances(
     importance: str,
     random_state: Any = None,
     n_jobs: int | None = None,
+    fit_params: dict[str, Any] | None = None,
 ) -> ProbeImportances:
     """Fit the unfitted ``est`` on ``X`` with ``n_probes`` probes and return both sets of
-    importances (``importance`` as :func:`~forestimp.selection._base.importances_of`)."""
+    importances (``importance`` as :func:`~forestimp.selection._base.importances_of`).
+    ``fit_params`` (e.g. ``sample_weight``: per row, so probes do not change it) go to
+    ``est.fit``."""
     rng = check_random_state(random_state)
     p = X.shape[1]
     augmented, sources = with_probes(X, n_probes, rng)
-    est.fit(augmented, y)
+    est.fit(augmented, y, **(fit_params or {}))
     imp = importances_of(est, augmented, y, importance, random_state=rng, n_jobs=n_jobs)
     return ProbeImportances(importances=imp[:p], probes=imp[p:], sources=sources, estimator=est)
