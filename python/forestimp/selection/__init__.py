@@ -12,5 +12,6 @@ path in ``history_`` (a list of :class:`SelectionStep`) and ranks columns in ``r
 from __future__ import annotations
 
 from ._base import IMPORTANCES, BaseSelector, SelectionStep
+from ._srs import SequentialRandomSubspace, SRSStep
 
-__all__ = ["IMPORTANCES", "BaseSelector", "SelectionStep"]
+__all__ = ["IMPORTANCES", "BaseSelector", "SelectionStep", "SequentialRandomSubspace", "SRSStep"]

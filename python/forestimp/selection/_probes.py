@@ -5,7 +5,7 @@ Probe ``k`` is real column ``sources[k]`` read through its own random permutatio
 rows: it keeps that column's distribution (its number of distinct values, which MDI is
 biased towards) and loses any link with ``y`` and with the other columns. A model is fitted
 on the real columns and the probes together, and each real importance is compared with the
-probes' (``threshold``: the best probe).
+probes' (``threshold``: the best probe; ``threshold_at``: a quantile of the probes' law).
 """
 
 from __future__ import annotations
@@ -41,6 +41,34 @@ class ProbeImportances:
     def threshold(self) -> float:
         """The best probe's importance: a real column must exceed it."""
         return float(self.probes.max()) if len(self.probes) else -np.inf
+
+    def threshold_at(self, risk: float, n_tests: int) -> float:
+        """The importance an irrelevant column exceeds with probability ``risk / n_tests``,
+        and at least the best probe.
+
+        Beating the best of m probes lets each irrelevant column through with probability
+        about 1/(m + 1), whatever the importances: too lax when many columns are tested
+        (Sequential Random Subspace tests q columns per iteration, and false discoveries
+        accumulate). Stoppiglia et al. (2003) instead estimate the law of a probe's
+        importance and read the threshold at an accepted risk. Its far tail is what matters:
+        the probes' upper quarter is fitted by an exponential tail (peaks over a threshold,
+        ``u`` = their 75th percentile, scale = their mean excess over ``u``), so that
+        ``P(imp > u + x) = P(imp > u) exp(-x / scale)``. Measured on MDI of pure-noise
+        columns, this holds down to 1e-5 (a gamma fitted by moments, Eq. 5.14 of the thesis,
+        matches the bulk but gives 5 to 15 times too many exceedances there). The ``risk`` is
+        shared among the ``n_tests`` columns (Bonferroni).
+        """
+        best = self.threshold
+        if len(self.probes) < 4:
+            return best
+        u = float(np.quantile(self.probes, 0.75))
+        above = self.probes[self.probes > u]
+        level = risk / max(1, n_tests)
+        share = len(above) / len(self.probes)
+        if not len(above) or level >= share:
+            return best
+        scale = float((above - u).mean())
+        return max(best, u + scale * float(np.log(share / level)))
 
 
 def with_probes(X: np.ndarray, n_probes: int, random_state: Any) -> tuple[np.ndarray, np.ndarray]:
