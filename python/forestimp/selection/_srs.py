@@ -157,8 +157,9 @@ class SequentialRandomSubspace(BaseSelector):
         forestimp Extra-Trees (classifier or regressor, from ``y``) with ``max_features =
         "sqrt"``. With ``TotallyRandomizedTreesClassifier`` (K = 1) and ``r <= q`` relevant
         features, the found set converges to exactly the relevant ones (thesis, Prop. 7.1).
-    q : int or float, default=100
-        Columns in memory per iteration; a float in (0, 1] is a fraction of the columns.
+    q : int, float or "auto", default="auto"
+        Columns in memory per iteration; a float in (0, 1] is a fraction of the columns;
+        "auto" is ``min(100, p)`` (the memory of the thesis's Table 3.1).
     alpha : float in [0, 1], default=0.5
         Share of the q columns reserved for already found features; ``1 - alpha`` of memory
         always explores (Prop. 7.3). 0 is plain Random Subspace.
@@ -205,7 +206,7 @@ class SequentialRandomSubspace(BaseSelector):
         Bytes read from the source, prefetching included.
     """
 
-    def __init__(self, estimator=None, *, q=100, alpha=0.5, n_iterations="auto",
+    def __init__(self, estimator=None, *, q="auto", alpha=0.5, n_iterations="auto",
                  random_state=None, n_jobs=None, n_probes=100, probe_risk=0.05,
                  importance="mdi", prefetch=True, callback=None, verbose=0):  # fmt: skip
         self.estimator = estimator
@@ -227,13 +228,13 @@ class SequentialRandomSubspace(BaseSelector):
         return self.history_frame()
 
     def _check_params(self, p: int) -> tuple[int, float, int, float | None]:
-        q = self.q
+        q = min(100, p) if self.q == "auto" else self.q
         if P._is_real(q) and not P._is_int(q) and 0.0 < float(q) <= 1.0:
             q = max(1, int(float(q) * p))
         if not (P._is_int(q) and 1 <= int(q) <= p):
             raise InvalidParameterError(
-                f"The 'q' parameter must be an int in [1, {p}] (the number of columns) or a "
-                f"float in (0, 1], got {self.q!r}."
+                f"The 'q' parameter must be an int in [1, {p}] (the number of columns), a "
+                f"float in (0, 1] or 'auto', got {self.q!r}."
             )
         alpha = P.check_real("alpha", self.alpha, 0.0, 1.0)
         if self.n_iterations == "auto":
