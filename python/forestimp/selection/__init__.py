@@ -15,17 +15,20 @@ from ..theory import expected_srs_iterations
 from ._base import IMPORTANCES, BaseSelector, SelectionStep
 from ._boruta import Boruta, BorutaStep
 from ._rfe import RFE, RFEStep
+from ._srs import SequentialRandomSubspace, SRSStep
 from ._threshold import SelectFromImportance, ThresholdStep
 
 __all__ = [
     "IMPORTANCES",
     "RFE",
+    "SRSStep",
     "BaseSelector",
     "Boruta",
     "BorutaStep",
     "RFEStep",
     "SelectFromImportance",
     "SelectionStep",
+    "SequentialRandomSubspace",
     "ThresholdStep",
     "expected_srs_iterations",
 ]

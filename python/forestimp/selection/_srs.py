@@ -1,0 +1,422 @@
+"""Sequential Random Subspace (Sutera et al. 2018; Sutera, PhD thesis, ch. 7, Algorithm 1):
+feature selection when only ``q`` of the ``p`` columns fit in memory.
+
+Each iteration fits a model on a subspace ``Q = R ∪ C`` of q columns and adds to the found set
+``F`` every column of Q whose importance is significantly above zero:
+
+* ``R``: ``min(⌊alpha q⌋, |F|)`` columns drawn from F without replacement (accumulation);
+* ``C``: the other ``q - |R|`` columns drawn uniformly from ``V \\ R`` (exploration);
+* "significantly": above the random-probe threshold (``_probes.py``), as in the thesis.
+
+``alpha = 0`` is plain Random Subspace; ``q = p`` an ordinary forest with probes.
+
+**Overlap and determinism.** The columns are read from a :class:`~._columns.ColumnSource`
+while the previous model fits (the engine releases the GIL), in one background thread. R
+depends on F, known only after that fit, but C does not need it: C is the first ``q - |R|``
+columns *not in R* of an ordered sample ``S`` of q distinct columns, and removing R from a
+uniformly random ordering of V leaves a uniformly random ordering of ``V \\ R``, so this C is
+exactly the uniform draw of Algorithm 1. ``S`` of iteration t + 1 is drawn, from its own random
+stream, while iteration t fits, and its first ``q - min(⌊alpha q⌋, |F|)`` columns are read
+ahead (|F| can only grow, so the rest is rarely needed). Found columns are kept in memory (up
+to q of them), so R costs no read. After the fit, R is drawn from its own stream and the few
+missing columns are read. No draw depends on timing: prefetching or not, any ``n_jobs``, and
+an array or a file holding the same numbers give the same result.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.utils import check_random_state
+
+from .. import _params as P
+from .._core import DataError, InvalidParameterError
+from ._base import BaseSelector, SelectionStep, check_importance, is_classification, is_forestimp
+from ._columns import ColumnSource, open_source
+from ._probes import probe_importances
+
+_SEED_MAX = np.iinfo(np.int32).max
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class SRSStep(SelectionStep):
+    """One iteration of :class:`SequentialRandomSubspace`.
+
+    ``features`` is the subspace Q (sorted), ``scores`` its importances, ``kept`` the found
+    set F after the iteration, ``dropped`` the columns of Q left out of F.
+
+    Attributes
+    ----------
+    reused : ndarray of int
+        R, the columns of Q drawn from F.
+    new : ndarray of int
+        Columns added to F at this iteration.
+    threshold : float
+        The importance a column had to exceed.
+    n_found : int
+        ``|F|`` after the iteration.
+    f1 : float
+        F1-score of F against ``true_support`` (NaN when none was given).
+    bytes_read : int
+        Bytes read from the source for iterations 0..step (prefetching included).
+    """
+
+    reused: np.ndarray
+    new: np.ndarray
+    threshold: float
+    n_found: int
+    f1: float
+    bytes_read: int
+
+    @property
+    def subspace(self) -> np.ndarray:
+        """Q, the columns the model of this iteration saw."""
+        return self.features
+
+    @property
+    def found(self) -> np.ndarray:
+        """F after this iteration."""
+        return self.kept
+
+
+def default_estimator(classification: bool, n_jobs: int | None) -> Any:
+    """The model of ``estimator=None``: 50 Extra-Trees with K = sqrt(columns) per node.
+
+    Randomized trees as in the thesis (parameter K = ``max_features``); an ensemble rather
+    than its single tree per iteration, because a significance test needs stable importances.
+    """
+    from ..ensemble import ExtraTreesClassifier, ExtraTreesRegressor
+
+    cls = ExtraTreesClassifier if classification else ExtraTreesRegressor
+    return cls(n_estimators=50, max_features="sqrt", n_jobs=n_jobs)
+
+
+def _with_seed(base: Any, seed: int, n_jobs: int | None) -> Any:
+    """An unfitted clone of ``base`` seeded for one iteration (unless the user fixed it)."""
+    est = clone(base)
+    params = est.get_params(deep=False)
+    update: dict[str, Any] = {}
+    if "random_state" in params and params["random_state"] is None:
+        update["random_state"] = seed
+    if is_forestimp(est) and params.get("n_jobs") is None and n_jobs is not None:
+        update["n_jobs"] = n_jobs
+    return est.set_params(**update)
+
+
+def _f1(found: np.ndarray, truth: np.ndarray | None) -> float:
+    if truth is None:
+        return math.nan
+    hits = int(np.count_nonzero(found & truth))
+    n_found, n_true = int(found.sum()), int(truth.sum())
+    return 2.0 * hits / (n_found + n_true) if n_found + n_true else 1.0
+
+
+class _Draws:
+    """The random draws of Algorithm 1 step (a), in an order fixed by the seed alone."""
+
+    def __init__(self, p: int, q: int, n_reuse: int, random_state: Any) -> None:
+        master = check_random_state(random_state)
+        self._explore, self._reuse, self._fits = (
+            np.random.RandomState(master.randint(_SEED_MAX)) for _ in range(3)
+        )
+        self.p, self.q, self.n_reuse = p, q, n_reuse
+
+    def candidates(self) -> np.ndarray:
+        """S: q distinct columns in a uniformly random order (the pool of C)."""
+        return self._explore.choice(self.p, self.q, replace=False)
+
+    def subspace(self, S: np.ndarray, found: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(R, C)`` given S and the sorted found set."""
+        n_r = min(self.n_reuse, len(found))
+        R = np.sort(self._reuse.choice(found, n_r, replace=False)) if n_r else found[:0]
+        C = S[~np.isin(S, R)][: self.q - n_r]
+        return R, C
+
+    def fit_seed(self) -> int:
+        return int(self._fits.randint(_SEED_MAX))
+
+
+class SequentialRandomSubspace(BaseSelector):
+    """Memory-constrained feature selection by Sequential Random Subspace (SRS).
+
+    Sutera, Châtel, Louppe, Wehenkel & Geurts (2018); Sutera, PhD thesis, ch. 7, Algorithm 1
+    (module docstring). Only q columns (plus ``n_probes`` probes) are in memory at a time;
+    ``fit`` takes an array, a DataFrame, or a path to a ``.npy`` (either memory order) or
+    Parquet file, of which it reads only the columns each iteration needs.
+
+    Parameters
+    ----------
+    estimator : estimator, default=None
+        Unfitted model refitted at every iteration on the q columns and the probes. None: 50
+        forestimp Extra-Trees (classifier or regressor, from ``y``) with ``max_features =
+        "sqrt"``. With ``TotallyRandomizedTreesClassifier`` (K = 1) and ``r <= q`` relevant
+        features, the found set converges to exactly the relevant ones (thesis, Prop. 7.1).
+    q : int, float or "auto", default="auto"
+        Columns in memory per iteration; a float in (0, 1] is a fraction of the columns;
+        "auto" is ``min(100, p)`` (the memory of the thesis's Table 3.1).
+    alpha : float in [0, 1], default=0.5
+        Share of the q columns reserved for already found features; ``1 - alpha`` of memory
+        always explores (Prop. 7.3). 0 is plain Random Subspace.
+    n_iterations : int or "auto", default="auto"
+        Models fitted. "auto": ``ceil(5 p / q)``, so that each column is drawn at least once
+        with probability about ``1 - e^-5`` (99.3 %).
+    random_state : int, RandomState or None, default=None
+        Same seed, same selection, for any ``n_jobs`` and any kind of input.
+    n_jobs : int or None, default=None
+        Threads of each fit (forestimp models) and of the importances.
+    n_probes : int, default=100
+        Random probes (permuted columns) fitted with each subspace. 0: a column is found when
+        its importance is above 0, the asymptotic rule of Algorithm 1.
+    probe_risk : float in (0, 1) or None, default=0.05
+        Probability, under a gamma law fitted to the probes, that any irrelevant column enters
+        F in the whole run (shared among the ``n_iterations * q`` tests); see
+        ``ProbeImportances.threshold_at``. None: beat the best probe only (each irrelevant
+        column then passes with probability about ``1 / (n_probes + 1)``).
+    importance : {"mdi", "permutation", "air", "mdi_oob"}, default="mdi"
+        The measure of each iteration (``_base.importances_of``).
+    prefetch : bool, default=True
+        Read the next columns while the current model fits. The result does not depend on it.
+    callback : callable or None, default=None
+        Called with each :class:`SRSStep`; returning True stops the iterations.
+    verbose : int, default=0
+        Print one line per iteration to stderr when > 0.
+
+    Attributes
+    ----------
+    support_ : ndarray of bool, shape (p,)
+        The found set F.
+    importances_ : ndarray of shape (p,)
+        Ensemble importance (thesis Eq. 4.2 over all iterations): the sum of each column's
+        importances over the iterations it was drawn in, divided by ``n_iterations_``.
+    n_draws_ : ndarray of int, shape (p,)
+        Iterations each column was drawn in.
+    ranking_ : ndarray of int, shape (p,)
+        1 = best: found columns by decreasing importance, then the others.
+    history_ : list of SRSStep
+    trace_ : pandas DataFrame
+        ``history_`` one row per iteration (found, new, f1, bytes_read, ...).
+    n_iterations_ : int
+    bytes_read_ : int
+        Bytes read from the source, prefetching included.
+    """
+
+    def __init__(self, estimator=None, *, q="auto", alpha=0.5, n_iterations="auto",
+                 random_state=None, n_jobs=None, n_probes=100, probe_risk=0.05,
+                 importance="mdi", prefetch=True, callback=None, verbose=0):  # fmt: skip
+        self.estimator = estimator
+        self.q = q
+        self.alpha = alpha
+        self.n_iterations = n_iterations
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.n_probes = n_probes
+        self.probe_risk = probe_risk
+        self.importance = importance
+        self.prefetch = prefetch
+        self.callback = callback
+        self.verbose = verbose
+
+    @property
+    def trace_(self) -> Any:
+        """``history_`` as a pandas DataFrame, one row per iteration."""
+        return self.history_frame()
+
+    def _check_params(self, p: int) -> tuple[int, float, int, float | None]:
+        q = min(100, p) if self.q == "auto" else self.q
+        if P._is_real(q) and not P._is_int(q) and 0.0 < float(q) <= 1.0:
+            q = max(1, int(float(q) * p))
+        if not (P._is_int(q) and 1 <= int(q) <= p):
+            raise InvalidParameterError(
+                f"The 'q' parameter must be an int in [1, {p}] (the number of columns), a "
+                f"float in (0, 1] or 'auto', got {self.q!r}."
+            )
+        alpha = P.check_real("alpha", self.alpha, 0.0, 1.0)
+        if self.n_iterations == "auto":
+            n_iterations = math.ceil(5 * p / int(q))
+        else:
+            n_iterations = P.check_int("n_iterations", self.n_iterations, 1)
+        risk = self.probe_risk
+        if risk is not None:
+            risk = P.check_real("probe_risk", risk, 0.0, 1.0)
+            if not 0.0 < risk < 1.0:
+                raise InvalidParameterError(
+                    f"The 'probe_risk' parameter must be in (0, 1) or None, got {risk!r}."
+                )
+        return int(q), alpha, n_iterations, risk
+
+    def fit(self, X: Any, y: Any, *, true_support: Any = None) -> SequentialRandomSubspace:
+        """Run the iterations and set ``support_`` (F), ``importances_`` and the trace.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame, or path to a ``.npy`` or ``.parquet`` file
+            Shape (n_samples, p). Files are never loaded whole.
+        y : array-like of shape (n_samples,), or str
+            The target, or the name of its column in a DataFrame or Parquet ``X`` (that
+            column is then not a feature).
+        true_support : array-like of int, bool or str, default=None
+            The truly relevant columns (indices, a mask, or names), for F1 in the trace.
+        """
+        source, y_col = open_source(X, target=y if isinstance(y, str) else None)
+        with source:
+            y = np.asarray(y_col if y_col is not None else y)
+            if y.ndim != 1 or len(y) != source.n_rows:
+                raise DataError(f"y must have shape ({source.n_rows},), got {y.shape}.")
+            self._fit(source, y, true_support)
+        return self
+
+    def _truth(self, source: ColumnSource, true_support: Any) -> np.ndarray | None:
+        if true_support is None:
+            return None
+        p = source.n_columns
+        values = np.asarray(true_support)
+        if values.dtype == bool and values.shape == (p,):
+            return values
+        if values.dtype.kind in "UO" and source.names is not None:
+            index = {name: j for j, name in enumerate(source.names)}
+            unknown = [v for v in values if v not in index]
+            if unknown:
+                raise DataError(f"true_support names unknown columns: {unknown[:5]}.")
+            values = np.array([index[v] for v in values], dtype=np.intp)
+        if values.dtype.kind not in "iu" or (
+            len(values) and not 0 <= values.min() <= values.max() < p
+        ):
+            raise InvalidParameterError(
+                f"true_support must be column indices in [0, {p}), a mask of length {p}, or "
+                "column names."
+            )
+        mask = np.zeros(p, dtype=bool)
+        mask[values] = True
+        return mask
+
+    def _fit(self, source: ColumnSource, y: np.ndarray, true_support: Any) -> None:
+        p = source.n_columns
+        q, alpha, n_iterations, risk = self._check_params(p)
+        n_probes = P.check_int("n_probes", self.n_probes, 0)
+        n_jobs = P.check_n_jobs(self.n_jobs)
+        importance = check_importance(self.importance, self.estimator)
+        truth = self._truth(source, true_support)
+        base = self.estimator
+        if base is None:
+            base = default_estimator(is_classification(None, y), n_jobs)
+        draws = _Draws(p, q, int(math.floor(alpha * q)), self.random_state)
+        found = np.zeros(p, dtype=bool)
+        cache: dict[int, np.ndarray] = {}  # found columns kept in memory (only when alpha > 0)
+        total = np.zeros(p)
+        self.n_draws_ = np.zeros(p, dtype=np.intp)
+        self.history_ = []
+        executor = ThreadPoolExecutor(1) if self.prefetch else None
+
+        def ahead(S: np.ndarray) -> tuple[np.ndarray, Future[np.ndarray] | np.ndarray]:
+            # C takes S's columns in order, skipping R (a part of F); those not in memory are
+            # among the first q - |R| of S's uncached ones, and |R| >= this n_r since |F| only
+            # grows. (A column found by the running fit and drawn into R is the rare miss.)
+            n_r = min(draws.n_reuse, int(found.sum()))
+            cols = np.sort([j for j in S if j not in cache][: q - n_r]).astype(np.intp)
+            if executor is None:
+                return cols, source.read(cols)
+            return cols, executor.submit(source.read, cols)
+
+        try:
+            S = draws.candidates()
+            pending = ahead(S)
+            for t in range(n_iterations):
+                got_cols, got = pending
+                got = got.result() if isinstance(got, Future) else got
+                R, C = draws.subspace(S, np.flatnonzero(found))
+                Q = np.union1d(R, C)
+                block = self._assemble(source, Q, got_cols, got, cache)
+                del got
+                bytes_so_far = source.bytes_read
+                if t + 1 < n_iterations:
+                    S = draws.candidates()
+                    pending = ahead(S)
+                est = _with_seed(base, draws.fit_seed(), n_jobs)
+                res = probe_importances(
+                    est, block, y, n_probes=n_probes, importance=importance,
+                    random_state=draws.fit_seed(), n_jobs=n_jobs,
+                )  # fmt: skip
+                n_tests = max(1, int(np.count_nonzero(~found[Q])))
+                threshold = max(
+                    0.0,
+                    res.threshold
+                    if risk is None
+                    else res.threshold_at(risk / n_iterations, n_tests),
+                )
+                scores = res.importances
+                hit = (scores > threshold) & ~found[Q]
+                new = Q[hit]
+                found[new] = True
+                if alpha > 0.0:
+                    for k in np.flatnonzero(hit):
+                        if len(cache) < q:
+                            cache[int(Q[k])] = np.array(block[:, k])
+                total[Q] += scores
+                self.n_draws_[Q] += 1
+                step = SRSStep(
+                    step=t, features=Q, scores=scores, kept=np.flatnonzero(found),
+                    dropped=Q[~found[Q]], reused=R, new=new, threshold=float(threshold),
+                    n_found=int(found.sum()), f1=_f1(found, truth), bytes_read=bytes_so_far,
+                )  # fmt: skip
+                self.history_.append(step)
+                if self.verbose:
+                    print(
+                        f"SRS {t + 1}/{n_iterations}: |F| = {step.n_found} (+{len(new)}), "
+                        f"F1 = {step.f1:.3f}, read {bytes_so_far / 1e6:.1f} MB",
+                        file=sys.stderr,
+                    )
+                if self.callback is not None and self.callback(step):
+                    break
+        finally:
+            if executor is not None:
+                executor.shutdown(wait=True)
+        self._finish(source, found, total, len(self.history_))
+
+    @staticmethod
+    def _assemble(
+        source: ColumnSource,
+        Q: np.ndarray,
+        got_cols: np.ndarray,
+        got: np.ndarray,
+        cache: dict[int, np.ndarray],
+    ) -> np.ndarray:
+        """The ``(n, q)`` Fortran block of the columns Q from what was read ahead, the cache
+        of found columns, and a read of whatever is still missing."""
+        if np.array_equal(got_cols, Q):
+            return got  # plain Random Subspace: the prefetched block is the subspace
+        position = {int(j): k for k, j in enumerate(got_cols)}
+        missing = np.array(
+            [j for j in Q if int(j) not in position and int(j) not in cache], dtype=np.intp
+        )
+        late = source.read(missing)
+        position_late = {int(j): k for k, j in enumerate(missing)}
+        block = np.empty((source.n_rows, len(Q)), dtype=source.dtype, order="F")
+        for k, j in enumerate(Q.tolist()):
+            if j in position:
+                block[:, k] = got[:, position[j]]
+            elif j in cache:
+                block[:, k] = cache[j]
+            else:
+                block[:, k] = late[:, position_late[j]]
+        return block
+
+    def _finish(self, source: ColumnSource, found: np.ndarray, total: np.ndarray, T: int) -> None:
+        self.n_iterations_ = T
+        self.support_ = found
+        self.importances_ = total / max(1, T)
+        # Found columns first, then by decreasing importance, ties by index.
+        order = np.lexsort((np.arange(len(found)), -self.importances_, ~found))
+        self.ranking_ = np.empty(len(found), dtype=np.intp)
+        self.ranking_[order] = np.arange(1, len(found) + 1)
+        self.bytes_read_ = source.bytes_read
+        self.n_features_in_ = source.n_columns
+        if source.names is not None:
+            self.feature_names_in_ = np.asarray(source.names, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
