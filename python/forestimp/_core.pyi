@@ -76,7 +76,7 @@ class Forest:
         random_state: int,
         n_jobs: int | None,
         progress: Callable[[int, int], None] | None = None,
-        shadows: bool | npt.NDArray[np.int64] = False,
+        shadows: bool | npt.NDArray[np.int64] | None = None,
         columns: npt.NDArray[np.int64] | None = None,
         max_bins: int = 255,
     ) -> Forest:

@@ -68,8 +68,8 @@ fn column_indices(
         .ok_or_else(|| ForestError::Shape(format!("{what} must be columns 0..{p} of X")))
 }
 
-/// `shadows` of `Forest.fit`: `False`, `True` (a shared-permutation shadow of every column)
-/// or the source columns of independent shadows.
+/// `shadows` of `Forest.fit`: `None` or `False`, `True` (a shared-permutation shadow of every
+/// column) or the source columns of independent shadows.
 #[derive(FromPyObject)]
 pub(crate) enum ShadowArg<'py> {
     All(bool),
@@ -135,7 +135,7 @@ impl PyForest {
         x, y, sample_weight, *, n_classes, criterion, splitter, n_estimators, max_features,
         max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
         min_impurity_decrease, max_leaf_nodes, bootstrap, max_samples, tree_features,
-        balanced_subsample, random_state, n_jobs, progress = None, shadows = ShadowArg::All(false), columns = None, max_bins = 255
+        balanced_subsample, random_state, n_jobs, progress = None, shadows = None, columns = None, max_bins = 255
     ))]
     fn fit(
         py: Python<'_>,
@@ -160,7 +160,7 @@ impl PyForest {
         random_state: u64,
         n_jobs: Option<i64>,
         progress: Option<Bound<'_, PyAny>>,
-        shadows: ShadowArg<'_>,
+        shadows: Option<ShadowArg<'_>>,
         columns: Option<PyReadonlyArray1<'_, i64>>,
         max_bins: usize,
     ) -> PyResult<Self> {
@@ -195,7 +195,11 @@ impl PyForest {
             Some(c) => Some(column_indices(c, "columns", p)?),
             None => None,
         };
-        let view = match shadows.build(n, p, columns.as_deref(), random_state)? {
+        let shadows = match &shadows {
+            Some(s) => s.build(n, p, columns.as_deref(), random_state)?,
+            None => None,
+        };
+        let view = match shadows {
             None if columns.is_none() => None,
             shadows => Some(FitView { columns, shadows }),
         };
