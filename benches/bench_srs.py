@@ -24,6 +24,7 @@ next to the thesis's expectations (Thms 7.7 and 7.8, K = 1 idealised trees): RS
     python benches/bench_srs.py --quick           # 10 000 x 5 000 (200 MB) and --compare
     python benches/bench_srs.py --c-order         # + one C-order read of the same shape
     python benches/bench_srs.py --compare --seeds 5
+    python benches/bench_srs.py --p 20000 --iterations 30 --order C --no-prefetch  # overlap
 """
 
 from __future__ import annotations
@@ -61,40 +62,34 @@ def drop_from_page_cache(path: str) -> None:
         os.close(fd)
 
 
-def write_planted(path: str, n: int, p: int, seed: int = 0, block: int = 500) -> np.ndarray:
-    """Write the planted ±1 matrix to ``path`` (Fortran order) and ``y`` next to it; return
-    the planted columns (a_0..a_9, b_0..b_9). Holds one (block, n) slab at a time."""
+def write_planted(path: str, n: int, p: int, *, fortran: bool = True, seed: int = 0) -> np.ndarray:
+    """Write the planted ±1 matrix to ``path`` and ``y`` next to it; return the planted
+    columns (a_0..a_9, b_0..b_9). Holds one slab of about 20 MB at a time: column blocks in
+    Fortran order, row blocks in C order."""
     rng = np.random.default_rng(seed)
     planted = rng.choice(p, 2 * N_PAIRS, replace=False)
-    where = {int(j): k for k, j in enumerate(planted)}
-    values = np.empty((2 * N_PAIRS, n), dtype=np.float32)
+    values = np.empty((n, 2 * N_PAIRS), dtype=np.float32)
+    step = max(1, (20 << 20) // (4 * (n if fortran else p)))
     with open(path, "wb") as fh:
-        header = {"descr": "<f4", "fortran_order": True, "shape": (n, p)}
+        header = {"descr": "<f4", "fortran_order": fortran, "shape": (n, p)}
         np.lib.format.write_array_header_1_0(fh, header)
-        for c0 in range(0, p, block):
-            c1 = min(p, c0 + block)
-            slab = rng.integers(0, 2, size=(c1 - c0, n), dtype=np.int8).astype(np.float32)
+        for s0 in range(0, p if fortran else n, step):
+            s1 = min(p if fortran else n, s0 + step)
+            # Fortran: rows of the slab are columns s0..s1; C: rows s0..s1 of X.
+            shape = (s1 - s0, n) if fortran else (s1 - s0, p)
+            slab = rng.integers(0, 2, size=shape, dtype=np.int8).astype(np.float32)
             slab *= 2
-            slab -= 1  # row k of the slab is column c0 + k: Fortran order on disk
-            for j in range(c0, c1):
-                if j in where:
-                    values[where[j]] = slab[j - c0]
+            slab -= 1
+            if fortran:
+                inside = (planted >= s0) & (planted < s1)
+                values[:, inside] = slab[planted[inside] - s0].T
+            else:
+                values[s0:s1] = slab[:, planted]
             fh.write(slab.tobytes())
-    a, b = values[:N_PAIRS], values[N_PAIRS:]
-    s = (a * (1 + b)).sum(axis=0) + 0.5 * rng.standard_normal(n)
+    a, b = values[:, :N_PAIRS], values[:, N_PAIRS:]
+    s = (a * (1 + b)).sum(axis=1) + 0.5 * rng.standard_normal(n)
     np.save(path + ".y.npy", (s > 0).astype(np.int8))
     return planted
-
-
-def write_c_order(path: str, n: int, p: int, block_rows: int = 100) -> None:
-    """The same shape in C order (content irrelevant: only the cost of a read is timed)."""
-    rng = np.random.default_rng(1)
-    with open(path, "wb") as fh:
-        header = {"descr": "<f4", "fortran_order": False, "shape": (n, p)}
-        np.lib.format.write_array_header_1_0(fh, header)
-        for r0 in range(0, n, block_rows):
-            rows = min(block_rows, n - r0)
-            fh.write(rng.integers(0, 2, size=(rows, p), dtype=np.int8).astype(np.float32).tobytes())
 
 
 def child(args: argparse.Namespace) -> None:
@@ -113,7 +108,7 @@ def child(args: argparse.Namespace) -> None:
 
     srs = SequentialRandomSubspace(
         q=args.q, alpha=args.alpha, n_iterations=args.iterations, random_state=0,
-        n_jobs=args.n_jobs, callback=callback,
+        n_jobs=args.n_jobs, callback=callback, prefetch=not args.no_prefetch,
     )  # fmt: skip
     t0 = time.perf_counter()
     srs.fit(args.path, y, true_support=truth)
@@ -148,8 +143,8 @@ def out_of_core(args: argparse.Namespace) -> None:
     path = os.path.join(args.dir, f"srs_bench_{n}x{p}.npy")
     try:
         t0 = time.perf_counter()
-        truth = write_planted(path, n, p)
-        print(f"wrote {path}: {n} x {p} float32, Fortran order, {size / 1e9:.2f} GB, "
+        truth = write_planted(path, n, p, fortran=args.order == "F")
+        print(f"wrote {path}: {n} x {p} float32, {args.order} order, {size / 1e9:.2f} GB, "
               f"{time.perf_counter() - t0:.0f} s")  # fmt: skip
         drop_from_page_cache(path)
         cmd = [
@@ -157,13 +152,14 @@ def out_of_core(args: argparse.Namespace) -> None:
             "--alpha", str(args.alpha), "--iterations", str(args.iterations),
             "--n-jobs", str(args.n_jobs), "--truth", json.dumps(truth.tolist()),
         ]  # fmt: skip
-        if args.stop_when_found:
-            cmd.append("--stop-when-found")
+        cmd += ["--stop-when-found"] if args.stop_when_found else []
+        cmd += ["--no-prefetch"] if args.no_prefetch else []
         out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
         r = json.loads(out.strip().splitlines()[-1])
         per_it = r["bytes_read"] / r["iterations"]
-        print(f"\n### SRS out of core: {n} x {p} float32 (F order), q = {args.q}, "
-              f"alpha = {args.alpha}, 20 planted columns\n")  # fmt: skip
+        print(f"\n### SRS out of core: {n} x {p} float32 ({args.order} order), q = {args.q}, "
+              f"alpha = {args.alpha}, 20 planted columns, "
+              f"prefetch {not args.no_prefetch}\n")  # fmt: skip
         block_mb = args.q * n * 4 / 1e6
         print("| wall | iterations | all planted found at | found | precision | recall | "
               f"bytes read | per iteration (q n 4 = {block_mb:.0f} MB) | peak RSS | "
@@ -187,7 +183,7 @@ def c_order_read(args: argparse.Namespace, n: int, p: int, f_path: str) -> None:
 
     c_path = f_path.replace(".npy", ".C.npy")
     try:
-        write_c_order(c_path, n, p)
+        write_planted(c_path, n, p, fortran=False, seed=1)
         cols = np.sort(np.random.default_rng(2).choice(p, args.q, replace=False))
         print("\n| layout | one read of q columns | bytes read | (dropped from the page cache) |")
         print("|---|---|---|---|")
@@ -200,8 +196,9 @@ def c_order_read(args: argparse.Namespace, n: int, p: int, f_path: str) -> None:
                 dt = time.perf_counter() - t0
             print(f"| {name} | {dt:.2f} s | {source.bytes_read / 1e9:.3f} GB | |")
     finally:
-        if os.path.exists(c_path):
-            os.remove(c_path)
+        for f in (c_path, c_path + ".y.npy"):
+            if os.path.exists(f):
+                os.remove(f)
 
 
 def chain_data(n: int, p: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -248,13 +245,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="10 000 x 5 000 and --compare")
     ap.add_argument("--compare", action="store_true", help="only the SRS vs RS comparison")
-    ap.add_argument("--c-order", action="store_true")
+    ap.add_argument("--c-order", action="store_true", help="also time one C-order read")
+    ap.add_argument("--order", default="F", choices=["F", "C"], help="layout of the SRS file")
     ap.add_argument("--n", type=int, default=10_000)
     ap.add_argument("--p", type=int, default=100_000)
     ap.add_argument("--q", type=int, default=500)
     ap.add_argument("--alpha", type=float, default=0.5)
     ap.add_argument("--iterations", default="auto")
     ap.add_argument("--stop-when-found", action="store_true")
+    ap.add_argument("--no-prefetch", action="store_true", help="read each block after the fit")
     ap.add_argument("--n-jobs", type=int, default=2)
     ap.add_argument("--dir", default=tempfile.gettempdir())
     ap.add_argument("--seeds", type=int, default=3)

@@ -229,6 +229,16 @@ def test_fortran_npy_reads_exactly_the_requested_columns(tmp_path, dtype):
         size = np.dtype(dtype).itemsize
         assert f.bytes_read == 123 * len(cols) * size  # 4 n q or 8 n q, nothing else
         assert c.bytes_read == 123 * 40 * size  # C order: the whole file per read
+        assert f.read([]).shape == c.read([]).shape == (123, 0)
+        assert c.bytes_read == 123 * 40 * size  # reading nothing costs nothing
+
+
+def test_c_order_file_is_scanned_once_per_iteration(stored):
+    paths, y, _ = stored
+    srs = SequentialRandomSubspace(q=8, alpha=0.5, n_iterations=10, n_probes=10, random_state=0)
+    srs.fit(paths["c"], y)
+    assert srs.support_.any()  # R is drawn from F, from columns kept in memory
+    assert srs.bytes_read_ == 10 * 300 * 50 * 4
 
 
 def test_random_subspace_reads_q_columns_per_iteration(stored):

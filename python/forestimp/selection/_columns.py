@@ -85,8 +85,9 @@ class ColumnSource:
         if len(cols) and (cols.min() < 0 or cols.max() >= self.n_columns):
             raise IndexError(f"column indices must be in [0, {self.n_columns}).")
         out = np.empty((self.n_rows, len(cols)), dtype=self.dtype, order="F")
-        with self._lock:
-            self._bytes_read += self._fill(out, cols)
+        if len(cols):  # no columns, no read (a C-order scan would read the whole file)
+            with self._lock:
+                self._bytes_read += self._fill(out, cols)
         return out
 
     def _fill(self, out: np.ndarray, cols: np.ndarray) -> int:
