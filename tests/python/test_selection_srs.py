@@ -249,7 +249,7 @@ def test_random_subspace_reads_q_columns_per_iteration(stored):
     assert [s.bytes_read for s in srs.history_] == [(t + 1) * 8 * 300 * 4 for t in range(10)]
 
 
-def test_parquet_projection_reads_only_the_requested_chunks(stored):
+def test_parquet_projection_reads_only_the_requested_chunks(stored, tmp_path):
     paths, _, _ = stored
     if "parquet" not in paths:
         pytest.skip("pyarrow is not installed")
@@ -258,6 +258,12 @@ def test_parquet_projection_reads_only_the_requested_chunks(stored):
         assert source.n_columns == 50 and source.dtype == np.float32
         assert np.array_equal(source.read([4, 2]), paths["array"][:, [4, 2]])
         assert 0 < source.bytes_read < os.path.getsize(paths["parquet"]) / 10
+    # A pandas index stored as a column is not a feature; labels may be strings.
+    frame = paths["frame"].iloc[:, :3].set_index(np.arange(300) * 2).assign(label="a")
+    frame.to_parquet(tmp_path / "i.parquet")
+    source, y = open_source(str(tmp_path / "i.parquet"), target="label")
+    with source:
+        assert source.names == ["x0", "x1", "x2"] and list(y[:2]) == ["a", "a"]
 
 
 def test_reading_a_large_file_keeps_the_peak_rss_small(tmp_path):
