@@ -85,8 +85,9 @@ class ColumnSource:
         if len(cols) and (cols.min() < 0 or cols.max() >= self.n_columns):
             raise IndexError(f"column indices must be in [0, {self.n_columns}).")
         out = np.empty((self.n_rows, len(cols)), dtype=self.dtype, order="F")
-        with self._lock:
-            self._bytes_read += self._fill(out, cols)
+        if len(cols):  # no columns, no read (a C-order scan would read the whole file)
+            with self._lock:
+                self._bytes_read += self._fill(out, cols)
         return out
 
     def _fill(self, out: np.ndarray, cols: np.ndarray) -> int:
@@ -235,15 +236,25 @@ class ParquetColumns(ColumnSource):
         super().__init__()
         pq = _pyarrow_parquet()
         self._file = pq.ParquetFile(path)
+        try:
+            self._open(os.fspath(path), target)
+        except BaseException:
+            self._file.close()
+            raise
+
+    def _open(self, path: str, target: str | None) -> None:
         schema = self._file.schema_arrow
         all_names = list(schema.names)
         if target is not None and target not in all_names:
             raise DataError(
-                f"Target column {target!r} is not in {os.fspath(path)!r}; its columns are "
+                f"Target column {target!r} is not in {path!r}; its columns are "
                 f"{all_names[:10]}{' ...' if len(all_names) > 10 else ''}."
             )
+        # A pandas index written as a column (not a RangeIndex) is not a feature.
+        index = (schema.pandas_metadata or {}).get("index_columns", [])
+        skip = {target} | {name for name in index if isinstance(name, str)}
         self.target = target
-        self._fields = [j for j, name in enumerate(all_names) if name != target]
+        self._fields = [j for j, name in enumerate(all_names) if name not in skip]
         dtypes = []
         for j in self._fields:
             field = schema.field(j)
@@ -252,18 +263,9 @@ class ParquetColumns(ColumnSource):
             except (NotImplementedError, TypeError):
                 dtypes.append(np.dtype(object))
             _check_numeric(dtypes[-1], f"column {field.name!r}")
-        meta = self._file.metadata
-        self.n_rows, self.n_columns = int(meta.num_rows), len(self._fields)
+        self.n_rows, self.n_columns = int(self._file.metadata.num_rows), len(self._fields)
         self.names = [all_names[j] for j in self._fields]
         self.dtype = engine_dtype(dtypes)
-        # Compressed bytes of each (row group, column chunk): what a projection reads.
-        self._chunk_bytes = np.array(
-            [
-                [meta.row_group(g).column(j).total_compressed_size for j in range(len(all_names))]
-                for g in range(meta.num_row_groups)
-            ],
-            dtype=np.int64,
-        ).reshape(meta.num_row_groups, len(all_names))
 
     def read_target(self) -> np.ndarray:
         """The target column, whole."""
@@ -274,14 +276,19 @@ class ParquetColumns(ColumnSource):
     def _fill(self, out: np.ndarray, cols: np.ndarray) -> int:
         fields = [self._fields[j] for j in cols]
         names = [self._file.schema_arrow.names[j] for j in fields]
-        r0 = 0
+        meta = self._file.metadata
+        r0 = cost = 0
         for g in range(self._file.num_row_groups):
             table = self._file.read_row_group(g, columns=names)
             r1 = r0 + table.num_rows
             for k, name in enumerate(names):
                 out[r0:r1, k] = table.column(name).to_numpy().astype(self.dtype, copy=False)
+            # What a projection reads: the compressed column chunks (flat schema: numeric
+            # columns only, so arrow field j is Parquet column j).
+            group = meta.row_group(g)
+            cost += sum(group.column(j).total_compressed_size for j in fields)
             r0 = r1
-        return int(self._chunk_bytes[:, fields].sum())
+        return cost
 
     def close(self) -> None:
         self._file.close()

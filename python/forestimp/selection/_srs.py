@@ -10,38 +10,28 @@ Each iteration fits a model on a subspace ``Q = R ∪ C`` of q columns and adds 
 
 ``alpha = 0`` is plain Random Subspace; ``q = p`` an ordinary forest with probes.
 
-**Overlap and determinism.** The columns are read from a :class:`~._columns.ColumnSource`
-while the previous model fits (the engine releases the GIL), in one background thread. R
-depends on F, known only after that fit, but C does not need it: C is the first ``q - |R|``
-columns *not in R* of an ordered sample ``S`` of q distinct columns, and removing R from a
-uniformly random ordering of V leaves a uniformly random ordering of ``V \\ R``, so this C is
-exactly the uniform draw of Algorithm 1. ``S`` of iteration t + 1 is drawn, from its own random
-stream, while iteration t fits, and its first ``q - min(⌊alpha q⌋, |F|)`` columns are read
-ahead (|F| can only grow, so the rest is rarely needed). Found columns are kept in memory (up
-to q of them), so R costs no read. After the fit, R is drawn from its own stream and the few
-missing columns are read. No draw depends on timing: prefetching or not, any ``n_jobs``, and
-an array or a file holding the same numbers give the same result.
+Only the q columns of each subspace are read, from a :class:`~._columns.ColumnSource` (an
+array, a DataFrame, a ``.npy`` or a Parquet file); the next subspace is read while the current
+model fits, with draws that do not depend on timing (``_subspaces.py``), so the same seed gives
+the same result whatever the input and ``n_jobs``.
 """
 
 from __future__ import annotations
 
 import math
 import sys
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.utils import check_random_state
 
 from .. import _params as P
 from .._core import DataError, InvalidParameterError
 from ._base import BaseSelector, SelectionStep, check_importance, is_classification, is_forestimp
 from ._columns import ColumnSource, open_source
 from ._probes import probe_importances
-
-_SEED_MAX = np.iinfo(np.int32).max
+from ._subspaces import Subspaces
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -85,16 +75,23 @@ class SRSStep(SelectionStep):
         return self.kept
 
 
-def default_estimator(classification: bool, n_jobs: int | None) -> Any:
-    """The model of ``estimator=None``: 50 Extra-Trees with K = sqrt(columns) per node.
+def default_estimator(classification: bool, n_columns: int, n_jobs: int | None) -> Any:
+    """The model of ``estimator=None`` for ``n_columns`` (q + probes): 50 Extra-Trees,
+    K = max(sqrt, 10 %) of the columns per node, leaves of at least 0.2 % of the samples.
 
-    Randomized trees as in the thesis (parameter K = ``max_features``); an ensemble rather
-    than its single tree per iteration, because a significance test needs stable importances.
+    Randomized trees as in the thesis (parameter K = ``max_features``), an ensemble rather
+    than a single tree per iteration because a significance test needs stable importances.
+    K and the leaf size follow the thesis's advice for finite samples (ch. 5: K > 1 keeps
+    irrelevant columns away from the top splits, and a leaf size avoids the inflated impurity
+    decreases of tiny nodes). On the planted pairs of ``benches/bench_srs.py`` (10 000 rows,
+    500 columns), a column relevant only next to its partner scores 2 to 3 times the probe
+    threshold this way, and 0.7 to 0.9 times with K = sqrt(columns) and full-depth trees.
     """
     from ..ensemble import ExtraTreesClassifier, ExtraTreesRegressor
 
     cls = ExtraTreesClassifier if classification else ExtraTreesRegressor
-    return cls(n_estimators=50, max_features="sqrt", n_jobs=n_jobs)
+    k = max(math.isqrt(n_columns), n_columns // 10)
+    return cls(n_estimators=50, max_features=k, min_samples_leaf=0.002, n_jobs=n_jobs)
 
 
 def _with_seed(base: Any, seed: int, n_jobs: int | None) -> Any:
@@ -117,31 +114,6 @@ def _f1(found: np.ndarray, truth: np.ndarray | None) -> float:
     return 2.0 * hits / (n_found + n_true) if n_found + n_true else 1.0
 
 
-class _Draws:
-    """The random draws of Algorithm 1 step (a), in an order fixed by the seed alone."""
-
-    def __init__(self, p: int, q: int, n_reuse: int, random_state: Any) -> None:
-        master = check_random_state(random_state)
-        self._explore, self._reuse, self._fits = (
-            np.random.RandomState(master.randint(_SEED_MAX)) for _ in range(3)
-        )
-        self.p, self.q, self.n_reuse = p, q, n_reuse
-
-    def candidates(self) -> np.ndarray:
-        """S: q distinct columns in a uniformly random order (the pool of C)."""
-        return self._explore.choice(self.p, self.q, replace=False)
-
-    def subspace(self, S: np.ndarray, found: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(R, C)`` given S and the sorted found set."""
-        n_r = min(self.n_reuse, len(found))
-        R = np.sort(self._reuse.choice(found, n_r, replace=False)) if n_r else found[:0]
-        C = S[~np.isin(S, R)][: self.q - n_r]
-        return R, C
-
-    def fit_seed(self) -> int:
-        return int(self._fits.randint(_SEED_MAX))
-
-
 class SequentialRandomSubspace(BaseSelector):
     """Memory-constrained feature selection by Sequential Random Subspace (SRS).
 
@@ -154,9 +126,10 @@ class SequentialRandomSubspace(BaseSelector):
     ----------
     estimator : estimator, default=None
         Unfitted model refitted at every iteration on the q columns and the probes. None: 50
-        forestimp Extra-Trees (classifier or regressor, from ``y``) with ``max_features =
-        "sqrt"``. With ``TotallyRandomizedTreesClassifier`` (K = 1) and ``r <= q`` relevant
-        features, the found set converges to exactly the relevant ones (thesis, Prop. 7.1).
+        forestimp Extra-Trees (classifier or regressor, from ``y``) with K = max(sqrt, 10 %)
+        of the columns and ``min_samples_leaf=0.002`` (:func:`default_estimator`). With
+        ``TotallyRandomizedTreesClassifier`` (K = 1) and ``r <= q`` relevant features, F
+        converges to exactly the relevant ones (thesis, Prop. 7.1).
     q : int, float or "auto", default="auto"
         Columns in memory per iteration; a float in (0, 1] is a fraction of the columns;
         "auto" is ``min(100, p)`` (the memory of the thesis's Table 3.1).
@@ -174,8 +147,9 @@ class SequentialRandomSubspace(BaseSelector):
         Random probes (permuted columns) fitted with each subspace. 0: a column is found when
         its importance is above 0, the asymptotic rule of Algorithm 1.
     probe_risk : float in (0, 1) or None, default=0.05
-        Probability, under a gamma law fitted to the probes, that any irrelevant column enters
-        F in the whole run (shared among the ``n_iterations * q`` tests); see
+        Probability, under the tail law fitted to the probes, that any irrelevant column
+        enters F in the whole run (shared among its iterations and, in each, the columns of Q
+        not yet found: Bonferroni); see
         ``ProbeImportances.threshold_at``. None: beat the best probe only (each irrelevant
         column then passes with probability about ``1 / (n_probes + 1)``).
     importance : {"mdi", "permutation", "air", "mdi_oob"}, default="mdi"
@@ -304,107 +278,47 @@ class SequentialRandomSubspace(BaseSelector):
         truth = self._truth(source, true_support)
         base = self.estimator
         if base is None:
-            base = default_estimator(is_classification(None, y), n_jobs)
-        draws = _Draws(p, q, int(math.floor(alpha * q)), self.random_state)
+            base = default_estimator(is_classification(None, y), q + n_probes, n_jobs)
         found = np.zeros(p, dtype=bool)
-        cache: dict[int, np.ndarray] = {}  # found columns kept in memory (only when alpha > 0)
         total = np.zeros(p)
         self.n_draws_ = np.zeros(p, dtype=np.intp)
         self.history_ = []
-        executor = ThreadPoolExecutor(1) if self.prefetch else None
-
-        def ahead(S: np.ndarray) -> tuple[np.ndarray, Future[np.ndarray] | np.ndarray]:
-            # C takes S's columns in order, skipping R (a part of F); those not in memory are
-            # among the first q - |R| of S's uncached ones, and |R| >= this n_r since |F| only
-            # grows. (A column found by the running fit and drawn into R is the rare miss.)
-            n_r = min(draws.n_reuse, int(found.sum()))
-            cols = np.sort([j for j in S if j not in cache][: q - n_r]).astype(np.intp)
-            if executor is None:
-                return cols, source.read(cols)
-            return cols, executor.submit(source.read, cols)
-
-        try:
-            S = draws.candidates()
-            pending = ahead(S)
+        n_reuse = int(math.floor(alpha * q))
+        with Subspaces(source, q, n_reuse, self.random_state, bool(self.prefetch)) as subspaces:
             for t in range(n_iterations):
-                got_cols, got = pending
-                got = got.result() if isinstance(got, Future) else got
-                R, C = draws.subspace(S, np.flatnonzero(found))
-                Q = np.union1d(R, C)
-                block = self._assemble(source, Q, got_cols, got, cache)
-                del got
-                bytes_so_far = source.bytes_read
-                if t + 1 < n_iterations:
-                    S = draws.candidates()
-                    pending = ahead(S)
-                est = _with_seed(base, draws.fit_seed(), n_jobs)
+                Q, R, block, bytes_read = subspaces.next(found, last=t + 1 == n_iterations)
+                est = _with_seed(base, subspaces.fit_seed(), n_jobs)
                 res = probe_importances(
                     est, block, y, n_probes=n_probes, importance=importance,
-                    random_state=draws.fit_seed(), n_jobs=n_jobs,
+                    random_state=subspaces.fit_seed(), n_jobs=n_jobs,
                 )  # fmt: skip
-                n_tests = max(1, int(np.count_nonzero(~found[Q])))
-                threshold = max(
-                    0.0,
-                    res.threshold
-                    if risk is None
-                    else res.threshold_at(risk / n_iterations, n_tests),
-                )
                 scores = res.importances
+                if risk is None:
+                    threshold = max(0.0, res.threshold)
+                else:  # the run's risk shared among its iterations and their untested columns
+                    n_tests = int(np.count_nonzero(~found[Q]))
+                    threshold = max(0.0, res.threshold_at(risk / n_iterations, n_tests))
                 hit = (scores > threshold) & ~found[Q]
-                new = Q[hit]
-                found[new] = True
-                if alpha > 0.0:
-                    for k in np.flatnonzero(hit):
-                        if len(cache) < q:
-                            cache[int(Q[k])] = np.array(block[:, k])
+                found[Q[hit]] = True
+                subspaces.keep(Q[hit], block[:, hit])
+                del block
                 total[Q] += scores
                 self.n_draws_[Q] += 1
                 step = SRSStep(
                     step=t, features=Q, scores=scores, kept=np.flatnonzero(found),
-                    dropped=Q[~found[Q]], reused=R, new=new, threshold=float(threshold),
-                    n_found=int(found.sum()), f1=_f1(found, truth), bytes_read=bytes_so_far,
+                    dropped=Q[~found[Q]], reused=R, new=Q[hit], threshold=float(threshold),
+                    n_found=int(found.sum()), f1=_f1(found, truth), bytes_read=bytes_read,
                 )  # fmt: skip
                 self.history_.append(step)
                 if self.verbose:
                     print(
-                        f"SRS {t + 1}/{n_iterations}: |F| = {step.n_found} (+{len(new)}), "
-                        f"F1 = {step.f1:.3f}, read {bytes_so_far / 1e6:.1f} MB",
+                        f"SRS {t + 1}/{n_iterations}: |F| = {step.n_found} (+{len(step.new)}), "
+                        f"F1 = {step.f1:.3f}, read {bytes_read / 1e6:.1f} MB",
                         file=sys.stderr,
                     )
                 if self.callback is not None and self.callback(step):
                     break
-        finally:
-            if executor is not None:
-                executor.shutdown(wait=True)
         self._finish(source, found, total, len(self.history_))
-
-    @staticmethod
-    def _assemble(
-        source: ColumnSource,
-        Q: np.ndarray,
-        got_cols: np.ndarray,
-        got: np.ndarray,
-        cache: dict[int, np.ndarray],
-    ) -> np.ndarray:
-        """The ``(n, q)`` Fortran block of the columns Q from what was read ahead, the cache
-        of found columns, and a read of whatever is still missing."""
-        if np.array_equal(got_cols, Q):
-            return got  # plain Random Subspace: the prefetched block is the subspace
-        position = {int(j): k for k, j in enumerate(got_cols)}
-        missing = np.array(
-            [j for j in Q if int(j) not in position and int(j) not in cache], dtype=np.intp
-        )
-        late = source.read(missing)
-        position_late = {int(j): k for k, j in enumerate(missing)}
-        block = np.empty((source.n_rows, len(Q)), dtype=source.dtype, order="F")
-        for k, j in enumerate(Q.tolist()):
-            if j in position:
-                block[:, k] = got[:, position[j]]
-            elif j in cache:
-                block[:, k] = cache[j]
-            else:
-                block[:, k] = late[:, position_late[j]]
-        return block
 
     def _finish(self, source: ColumnSource, found: np.ndarray, total: np.ndarray, T: int) -> None:
         self.n_iterations_ = T
