@@ -30,6 +30,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
 from .. import _core
+from .._base import _as_engine_matrix
 from .._params import check_choice, check_int, check_real
 from ..importance._permutation import _result as permutation_result
 from ._base import BaseSelector, SelectionStep, importances_of, is_forestimp, resolve_estimator
@@ -114,7 +115,8 @@ def shadow_importances(
     if importance == "mdi":
         imp = forest.importances(True, n_jobs=est._jobs())
     else:
-        Xe = est._engine_input(X)
+        # X was validated once by Boruta.fit; only the engine's memory-order rule applies.
+        Xe = _as_engine_matrix(X)
         per_rep, _, _ = _core.oob_permutation_importance(
             forest, Xe, est._target_codes(y, len(Xe)), n_repeats=1, seed=seed, n_jobs=est._jobs()
         )
