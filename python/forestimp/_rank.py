@@ -36,8 +36,9 @@ PARQUET = (".parquet", ".pq")
 
 
 def fail(message: str) -> SystemExit:
-    """A usage error: the message on stderr, exit status 2, no traceback."""
-    print(f"forestimp rank: {message}", file=sys.stderr)
+    """A usage error of a ``forestimp`` command: the message on stderr, exit status 2, no
+    traceback."""
+    print(f"forestimp: {message}", file=sys.stderr)
     return SystemExit(2)
 
 
@@ -49,6 +50,7 @@ class Table:
     y: Any  # pandas Series
     names: list[str]  # source column names
     groups: list[np.ndarray]  # encoded column indices of each source column
+    encoded_names: list[str]  # "col" for a numeric column, "col=level" for a one-hot one
 
 
 def read_frame(path: str) -> Any:
@@ -94,10 +96,11 @@ def encode(df: Any, target: str, drop: list[str], path: str) -> Table:
     text = [c for c in df.columns if c not in numeric]
     if text:
         print(f"one-hot encoding non-numeric columns: {', '.join(map(str, text))}", file=sys.stderr)
-    blocks, groups, start = [], [], 0
+    blocks, groups, start, encoded = [], [], 0, []
     for c in df.columns:
         if c in numeric:
             block = df[[c]].to_numpy(dtype=np.float64)
+            encoded.append(str(c))
         else:
             levels = df[c].nunique(dropna=False)
             if levels > MANY_LEVELS or (levels == len(df) and levels > 2):
@@ -106,13 +109,14 @@ def encode(df: Any, target: str, drop: list[str], path: str) -> Table:
                     f" leave it out with --drop {c}",
                     file=sys.stderr,
                 )
-            block = pd.get_dummies(df[c], dummy_na=bool(df[c].isna().any()), dtype=np.float64)
-            block = block.to_numpy()
+            dummies = pd.get_dummies(df[c], dummy_na=bool(df[c].isna().any()), dtype=np.float64)
+            encoded += [f"{c}={level}" for level in dummies.columns]
+            block = dummies.to_numpy()
         blocks.append(block)
         groups.append(np.arange(start, start + block.shape[1]))
         start += block.shape[1]
     X = np.ascontiguousarray(np.hstack(blocks))
-    return Table(X, y, [str(c) for c in df.columns], groups)
+    return Table(X, y, [str(c) for c in df.columns], groups, encoded)
 
 
 def infer_task(y: Any) -> tuple[str, str]:
@@ -128,6 +132,19 @@ def infer_task(y: Any) -> tuple[str, str]:
     if levels > MAX_CLASSES:
         return "regression", f"{levels} distinct integer values (> {MAX_CLASSES})"
     return "classification", f"{levels} distinct integer values (<= {MAX_CLASSES})"
+
+
+def prepare_target(task: str, y: Any) -> tuple[str, str, np.ndarray]:
+    """``(task, why, target values)`` for ``--task`` (``auto``: :func:`infer_task`) and the
+    target column ``y``; regression needs numbers, given as float64."""
+    import pandas as pd
+
+    task, reason = (task, "--task") if task != "auto" else infer_task(y)
+    if task == "classification":
+        return task, reason, y.to_numpy()
+    if not pd.api.types.is_numeric_dtype(y) or pd.api.types.is_bool_dtype(y):
+        raise fail(f"--task regression needs a numeric target, {y.name!r} is {y.dtype}")
+    return task, reason, y.to_numpy(dtype=np.float64)
 
 
 def build_model(model: str, task: str, n_estimators: int, seed: int, n_jobs: int) -> Any:
@@ -252,16 +269,7 @@ class Fit:
 
 def fit_forest(args: Any, table: Table) -> tuple[Any, Fit, np.ndarray]:
     """``(estimator, summary, y it was fitted on)``; chance-level fits are reported on stderr."""
-    task, reason = (args.task, "--task") if args.task != "auto" else infer_task(table.y)
-    y = table.y
-    if task == "regression":
-        import pandas as pd
-
-        if not pd.api.types.is_numeric_dtype(y) or pd.api.types.is_bool_dtype(y):
-            raise fail(f"--task regression needs a numeric target, {y.name!r} is {y.dtype}")
-        y = y.to_numpy(dtype=np.float64)
-    else:
-        y = y.to_numpy()
+    task, reason, y = prepare_target(args.task, table.y)
     est = build_model(args.model, task, args.n_estimators, args.random_state, args.n_jobs)
     est.fit(table.X, y)
     if task == "classification":

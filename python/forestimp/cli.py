@@ -1,5 +1,6 @@
-"""The ``forestimp`` command: ``demo`` (LED, estimated vs exact importances) and ``rank``
-(the columns of a CSV or Parquet file ranked by importance, ``forestimp._rank``)."""
+"""The ``forestimp`` command: ``select`` (the columns of a CSV or Parquet file that matter,
+``forestimp._select``), ``rank`` (ranked by importance, ``forestimp._rank``) and ``demo``
+(LED, estimated vs exact importances)."""
 
 from __future__ import annotations
 
@@ -88,6 +89,11 @@ def _positive(text: str) -> int:
     return value
 
 
+def _step(text: str) -> float | int:
+    """RFE's step: a count when written as an integer, else a fraction."""
+    return int(text) if text.strip().isdigit() else float(text)
+
+
 def _add_rank(sub: argparse._SubParsersAction) -> None:
     from ._rank import MEASURES, run
 
@@ -149,6 +155,78 @@ def _add_rank(sub: argparse._SubParsersAction) -> None:
     rank.set_defaults(run=run)
 
 
+SELECT_HELP = """\
+Select the columns of a CSV or Parquet file that matter for a target, with one of the
+selectors of forestimp.selection, and print the kept columns with their scores. With no FILE,
+run on built-in MADELON-like data (2000 rows, 100 columns: 5 informative in an XOR-like
+cluster structure, 5 redundant combinations of them, 90 noise) and say how close the
+selection came to the known answer.
+
+Methods (--method):
+  boruta     (default) all-relevant: each iteration grows a forest on the columns and on a
+             permuted copy (shadow) of each; a column scores a hit when its importance beats
+             the best shadow's, and binomial tests over the iterations confirm or reject it
+             (R Boruta's rule: Bonferroni, alpha 0.01). Importance: out-of-bag permutation
+             z-scores. Score: median importance over the iterations; hit_rate: the share of
+             iterations it beat the shadows.
+  rfe        recursive feature elimination: refit on the remaining columns, drop the least
+             important fifth (--step), keep the fewest columns whose out-of-bag score is
+             within --alpha (default 1) standard errors of the best. Score: importance at the
+             last fit the column took part in.
+  threshold  one forest; keep the columns whose importance reaches --threshold: mean
+             (default), median, 1.5*mean, a number, or probe (beat the best of as many
+             permuted noise columns as there are columns).
+  srs        Sequential Random Subspace (Sutera 2019, ch. 7): forests on q columns at a time
+             (--memory-features, default min(100, p)), half of each subspace drawn from the
+             columns already found; a column is found when it beats the random probes.
+             A Parquet FILE is read out of core, q columns at a time. Score: importance
+             summed over its draws, over the iterations; n_draws: iterations it was in.
+
+Text columns are one-hot encoded (as in forestimp rank); a text column is kept when any of
+its levels is, with its best level's score. --output csv|json lists every column with its
+status; the table lists the kept (and tentative) ones, --all every one.
+"""
+
+
+def _add_select(sub: argparse._SubParsersAction) -> None:
+    from ._select import METHODS, run
+    from .selection import IMPORTANCES
+
+    sel = sub.add_parser(
+        "select",
+        help="select the columns of a CSV or Parquet file that matter for a target",
+        description=SELECT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sel.add_argument("file", nargs="?", help="CSV or Parquet file (none: the built-in data)")
+    sel.add_argument("--target", help="the column to predict (required with a FILE)")
+    sel.add_argument("--method", choices=list(METHODS), default="boruta", help="default boruta")
+    sel.add_argument("--drop", nargs="+", default=[], metavar="COL", help="columns to leave out")
+    sel.add_argument("--task", choices=["auto", "classification", "regression"], default="auto",
+                     help="default: auto (see forestimp rank --help)")  # fmt: skip
+    sel.add_argument("--importance", choices=list(IMPORTANCES),
+                     help="default: the method's (boruta: permutation or mdi)")  # fmt: skip
+    sel.add_argument("--alpha", type=float, help="boruta: test level (0.01); rfe: standard "
+                     "errors (1); srs: share of q drawn from the found columns (0.5)")  # fmt: skip
+    sel.add_argument("--max-iter", type=_positive, help="boruta: most iterations (100)")
+    sel.add_argument("--step", type=_step, help="rfe: fraction (0.2) or count dropped per step")
+    sel.add_argument("--threshold", help="threshold: mean, median, K*mean, a number or probe")
+    sel.add_argument("--memory-features", type=_positive, metavar="Q",
+                     help="srs: columns in memory at once (q)")  # fmt: skip
+    sel.add_argument("--iterations", type=_positive, help="srs: iterations (5 p / q)")
+    sel.add_argument("--model", choices=["rf", "hist", "et"],
+                     help="the forest (default: the method's own)")  # fmt: skip
+    sel.add_argument("--n-estimators", type=_positive, help="trees per forest (default 100)")
+    sel.add_argument("--random-state", type=int, default=0, help="seeds the selection")
+    sel.add_argument("--n-jobs", type=int, default=-1, help="threads (default -1: all cores)")
+    sel.add_argument("--output", choices=["table", "csv", "json"], default="table")
+    sel.add_argument("--out", metavar="PATH", help="write the output there instead of stdout")
+    sel.add_argument("--all", action="store_true", help="table: list the dropped columns too")
+    sel.add_argument("--plot", metavar="PNG", help="draw the selection (pip install '.[plot]')")
+    sel.add_argument("--no-progress", action="store_true", help="no progress bar")
+    sel.set_defaults(run=run)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``forestimp`` console command."""
     parser = argparse.ArgumentParser(prog="forestimp", description=__doc__)
@@ -159,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--n-jobs", type=int, default=-1)
     demo.add_argument("--plot", metavar="PNG", help="also draw the table as a bar chart")
     demo.set_defaults(run=_demo)
+    _add_select(sub)
     _add_rank(sub)
     args = parser.parse_args(argv)
     return args.run(args)

@@ -61,11 +61,7 @@ def bar_importances(
     matplotlib.axes.Axes
     """
     if ax is None:
-        try:
-            import matplotlib.pyplot as plt
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError("plots need matplotlib: pip install 'forestimp[plot]'") from exc
-        _, ax = plt.subplots(figsize=(6.4, 0.3 * len(names) + 1.2))
+        ax = new_axes((6.4, 0.3 * len(names) + 1.2))
     order = np.argsort(importances, kind="stable")
     ypos = np.arange(len(order))
     xerr = None if errors is None else np.asarray(errors)[order]
@@ -77,3 +73,12 @@ def bar_importances(
     ax.set_xlabel(xlabel)
     ax.set_title(title)
     return ax
+
+
+def new_axes(figsize: tuple[float, float]) -> Any:
+    """A new figure's axes, or an ImportError that says how to install matplotlib."""
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("plots need matplotlib: pip install 'forestimp[plot]'") from exc
+    return plt.subplots(figsize=figsize)[1]

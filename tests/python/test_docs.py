@@ -1,18 +1,31 @@
-"""The user guide's examples run as written (one namespace, top to bottom)."""
+"""The user guides' examples run as written (one namespace per guide, top to bottom)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-GUIDE = Path(__file__).resolve().parents[2] / "docs" / "importances.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def run_guide(name: str, min_blocks: int) -> None:
+    guide = DOCS / name
+    blocks = re.findall(r"```python\n(.*?)```", guide.read_text(), flags=re.S)
+    assert len(blocks) >= min_blocks
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, str(guide), "exec"), namespace)
 
 
 def test_user_guide_examples_run(capsys):
-    blocks = re.findall(r"```python\n(.*?)```", GUIDE.read_text(), flags=re.S)
-    assert len(blocks) >= 7
-    namespace: dict = {}
-    for block in blocks:
-        exec(compile(block, str(GUIDE), "exec"), namespace)
+    run_guide("importances.md", 7)
     out = capsys.readouterr().out
     assert "3.32" in out or "3.321" in out
+
+
+def test_selection_guide_examples_run(capsys):
+    run_guide("selection.md", 6)
+    out = capsys.readouterr().out
+    for selector in ("Boruta", "SRS in memory", "mean threshold"):
+        assert f"{selector}: kept 10, of which 10/10 relevant" in out, out
+    assert "same on disk: True" in out

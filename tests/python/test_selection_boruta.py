@@ -148,3 +148,13 @@ def test_pipeline_clone_and_feature_names():
 )
 def test_sklearn_check_estimator(estimator, check):
     check(estimator)
+
+
+def test_callback_sees_every_iteration_and_can_stop_early():
+    X, y = _problem()
+    seen = []
+    full = Boruta(random_state=0, callback=seen.append).fit(X, y)
+    assert [s.step for s in seen] == list(range(full.n_iter_))
+    stopped = Boruta(random_state=0, callback=lambda step: step.step == 2).fit(X, y)
+    assert stopped.n_iter_ == 3
+    assert stopped.support_weak_.sum() + stopped.support_.sum() >= full.support_.sum()

@@ -334,3 +334,13 @@ def test_bad_parameters_raise_a_clear_value_error(selector, match, classificatio
 def test_docstring_examples_run():
     for module in (_threshold, _rfe):
         assert doctest.testmod(module).failed == 0
+
+
+def test_rfe_callback_sees_every_step_and_can_end_the_path(classification):
+    X, y = classification
+    seen = []
+    full = RFE(random_state=0, callback=seen.append).fit(X, y)
+    assert [s.n_features for s in seen] == [s.n_features for s in full.history_]
+    short = RFE(random_state=0, callback=lambda step: step.n_features <= 12).fit(X, y)
+    assert short.history_[-1].n_features <= 12 < short.history_[-2].n_features
+    assert short.n_features_ >= 12

@@ -176,6 +176,24 @@ class BaseSelector(SelectorMixin, BaseEstimator):
         check_is_fitted(self, "history_")
         return history_frame(self.history_)
 
+    def plot(self, ax: Any = None, **kwargs: Any) -> Any:
+        """Draw the selection (``forestimp.selection._plots``; needs matplotlib).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
+        from ._plots import plot_selection
+
+        check_is_fitted(self, "history_")
+        return plot_selection(self, ax, **kwargs)
+
+    def _report(self, step: SelectionStep) -> bool:
+        """Hand ``step`` to the ``callback`` parameter as soon as it is recorded (progress
+        bars, logging, early stops); True means stop after this step."""
+        callback = getattr(self, "callback", None)
+        return bool(callback is not None and callback(step))
+
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True

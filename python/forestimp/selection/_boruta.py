@@ -152,6 +152,9 @@ class Boruta(BaseSelector):
         Seeds the forests and the shadows; the selection does not depend on ``n_jobs``.
     n_jobs : int or None
         Threads of a forestimp forest (None: 1, -1: all cores).
+    callback : callable or None, default=None
+        Called with each :class:`BorutaStep` as it is recorded; returning True stops the
+        iterations (the undecided features stay tentative).
 
     Attributes
     ----------
@@ -183,6 +186,7 @@ class Boruta(BaseSelector):
         max_iter: int = 100,
         random_state: Any = None,
         n_jobs: int | None = None,
+        callback: Any = None,
     ) -> None:
         self.estimator = estimator
         self.importance = importance
@@ -192,6 +196,7 @@ class Boruta(BaseSelector):
         self.max_iter = max_iter
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.callback = callback
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> Boruta:
         """Run Boruta on ``X, y``; returns self."""
@@ -235,7 +240,7 @@ class Boruta(BaseSelector):
                     shadow_threshold=threshold,
                 )  # fmt: skip
             )
-            if not (status == 0).any():
+            if self._report(history[-1]) or not (status == 0).any():
                 break
         self._finish(status, hits, runs_in, np.vstack(rows), history, rule)
         return self

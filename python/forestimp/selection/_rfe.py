@@ -10,6 +10,7 @@ blocks instead of over all the remaining columns.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,6 +93,7 @@ class _Path:
     draw_seed: int  # permutation importances
     rng: np.random.RandomState  # Subset-RFE blocks
     fit_params: dict[str, Any]
+    report: Callable[[RFEStep], bool]  # True: stop the path after this step
 
     def evaluate(self, X: np.ndarray, y: np.ndarray) -> tuple[Any, float, float, np.ndarray]:
         """The model fitted on ``X`` and its ``(score, score_std, fold_scores)``."""
@@ -175,7 +177,7 @@ class _Path:
                     n_blocks=n_blocks,
                 )
             )
-            if len(dropped) == 0:
+            if self.report(history[-1]) or len(dropped) == 0:
                 return history, fold_scores
             current = kept
 
@@ -231,6 +233,9 @@ class RFE(BaseSelector):
         grows with how far the path falls at its end, so it keeps fewer columns: on the
         benchmark's 5 000 x 200 data (10 informative columns) it keeps 5 of them at
         ``alpha=1``, where ``"score"`` keeps exactly the 10.
+    callback : callable or None, default=None
+        Called with each :class:`RFEStep` as it is recorded; returning True ends the path
+        there (the subset is then chosen among the steps run so far).
 
     Attributes
     ----------
@@ -276,6 +281,7 @@ class RFE(BaseSelector):
         n_jobs: int | None = None,
         min_features_to_select: int = 1,
         alpha_std: str = "score",
+        callback: Any = None,
     ) -> None:
         self.estimator = estimator
         self.step = step
@@ -288,6 +294,7 @@ class RFE(BaseSelector):
         self.n_jobs = n_jobs
         self.min_features_to_select = min_features_to_select
         self.alpha_std = alpha_std
+        self.callback = callback
 
     def _step(self) -> float | int:
         step = self.step
@@ -349,6 +356,7 @@ class RFE(BaseSelector):
             draw_seed=draw_seed,
             rng=check_random_state(block_seed),
             fit_params=fit_params,
+            report=self._report,
         )
         history, fold_scores = path.run(X, y)
         self.history_ = list(history)

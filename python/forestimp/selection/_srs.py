@@ -316,7 +316,7 @@ class SequentialRandomSubspace(BaseSelector):
                         f"F1 = {step.f1:.3f}, read {bytes_read / 1e6:.1f} MB",
                         file=sys.stderr,
                     )
-                if self.callback is not None and self.callback(step):
+                if self._report(step):
                     break
         self._finish(source, found, total, len(self.history_))
 

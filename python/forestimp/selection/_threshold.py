@@ -125,6 +125,8 @@ class SelectFromImportance(BaseSelector):
         permutations; the same value gives the same selection for any ``n_jobs``.
     n_jobs : int or None, default=None
         Threads of forestimp models and of the importance computation.
+    callback : callable or None, default=None
+        Called with the :class:`ThresholdStep` once it is recorded (as every selector's).
 
     Attributes
     ----------
@@ -168,6 +170,7 @@ class SelectFromImportance(BaseSelector):
         n_probes: int | None = None,
         random_state: Any = None,
         n_jobs: int | None = None,
+        callback: Any = None,
     ) -> None:
         self.estimator = estimator
         self.importance = importance
@@ -176,6 +179,7 @@ class SelectFromImportance(BaseSelector):
         self.n_probes = n_probes
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.callback = callback
 
     def _n_probes(self, n_features: int) -> int | None:
         """The number of probes, or None for the other thresholds."""
@@ -253,4 +257,5 @@ class SelectFromImportance(BaseSelector):
                 threshold=self.threshold_,
             )
         ]
+        self._report(self.history_[0])
         return self

@@ -1,0 +1,137 @@
+"""What each selector draws with ``selector.plot()`` (matplotlib):
+
+* :class:`SelectFromImportance`: the importances against the threshold;
+* :class:`Boruta`: each feature's importances over the iterations against the band of the
+  shadow threshold (R Boruta's ``plot``);
+* :class:`RFE`: the score along the elimination path, with the chosen subset;
+* :class:`SequentialRandomSubspace`: the found set growing over the iterations (and its F1
+  against a known truth).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..plotting import new_axes
+
+KEPT, TENTATIVE, DROPPED, BAND = "#55A868", "#CCB974", "#C44E52", "#4C72B0"
+
+
+def feature_names(selector: Any) -> list[str]:
+    """The selector's column names, ``x<j>`` when it was fitted without any."""
+    names = getattr(selector, "feature_names_in_", None)
+    if names is None:
+        return [f"x{j}" for j in range(selector.n_features_in_)]
+    return [str(n) for n in names]
+
+
+def plot_selection(selector: Any, ax: Any = None, **kwargs: Any) -> Any:
+    """Dispatch to the drawing of ``selector``'s kind."""
+    from ._boruta import Boruta
+    from ._rfe import RFE
+    from ._srs import SequentialRandomSubspace
+    from ._threshold import SelectFromImportance
+
+    draw = {
+        SelectFromImportance: threshold_bars,
+        Boruta: boruta_boxes,
+        RFE: rfe_path,
+        SequentialRandomSubspace: srs_trace,
+    }
+    for kind, fn in draw.items():
+        if isinstance(selector, kind):
+            return fn(selector, ax, **kwargs)
+    raise TypeError(f"no plot for {type(selector).__name__}")
+
+
+def _top(selector: Any, max_features: int | None) -> np.ndarray:
+    """Column indices by ``ranking_``, at most ``max_features`` of them."""
+    return np.argsort(selector.ranking_, kind="stable")[:max_features]
+
+
+def threshold_bars(selector: Any, ax: Any = None, *, max_features: int | None = 30) -> Any:
+    """Horizontal bars of the importances (kept green, dropped red) and the threshold line;
+    with the probe threshold, the best probe is the line."""
+    cols = _top(selector, max_features)[::-1]
+    names = feature_names(selector)
+    ax = ax if ax is not None else new_axes((6.4, 0.3 * len(cols) + 1.4))
+    colors = [KEPT if selector.support_[j] else DROPPED for j in cols]
+    ax.barh(np.arange(len(cols)), selector.importances_[cols], color=colors)
+    ax.set_yticks(np.arange(len(cols)), [names[j] for j in cols])
+    probe = len(selector.probe_importances_) > 0
+    label = "best of the probes" if probe else f"threshold ({selector.threshold})"
+    ax.axvline(selector.threshold_, color=BAND, linestyle="--", label=label)
+    ax.set_xlabel(f"importance ({selector.importance})")
+    ax.set_title(f"SelectFromImportance: {int(selector.support_.sum())} kept")
+    ax.legend(loc="lower right")
+    return ax
+
+
+def boruta_boxes(selector: Any, ax: Any = None, *, max_features: int | None = 30) -> Any:
+    """One box per feature over the iterations it took part in (green confirmed, yellow
+    tentative, red rejected), the shadow threshold's range shaded and its median dashed."""
+    cols = _top(selector, max_features)
+    history = selector.importance_history_
+    cols = cols[np.argsort([np.nanmedian(history[:, j]) for j in cols], kind="stable")]
+    names = feature_names(selector)
+    ax = ax if ax is not None else new_axes((6.4, 0.3 * len(cols) + 1.4))
+    data = [history[~np.isnan(history[:, j]), j] for j in cols]
+    boxes = ax.boxplot(data, orientation="horizontal", patch_artist=True, widths=0.6,
+                       medianprops={"color": "black"})  # fmt: skip
+    for patch, j in zip(boxes["boxes"], cols, strict=True):
+        weak = selector.support_weak_[j]
+        patch.set_facecolor(KEPT if selector.support_[j] else TENTATIVE if weak else DROPPED)
+    ax.set_yticks(np.arange(1, len(cols) + 1), [names[j] for j in cols])
+    shadow = np.array([s.shadow_threshold for s in selector.history_])
+    ax.axvspan(shadow.min(), shadow.max(), color=BAND, alpha=0.2, label="shadow threshold")
+    ax.axvline(np.median(shadow), color=BAND, linestyle="--")
+    confirmed, tentative = int(selector.support_.sum()), int(selector.support_weak_.sum())
+    ax.set_title(
+        f"Boruta, {selector.n_iter_} iterations: {confirmed} confirmed, {tentative} tentative"
+    )
+    ax.set_xlabel(f"importance ({selector.importance})")
+    ax.legend(loc="lower right")
+    return ax
+
+
+def rfe_path(selector: Any, ax: Any = None) -> Any:
+    """The score of each step against its number of columns (± its spread), the best step
+    and the chosen one (the fewest columns within ``alpha`` spreads of the best)."""
+    res = selector.cv_results_
+    sizes, scores, stds = res["n_features"], res["mean_test_score"], res["std_test_score"]
+    ax = ax if ax is not None else new_axes((6.4, 4.0))
+    ax.errorbar(sizes, scores, yerr=np.nan_to_num(stds), marker="o", ms=3, color=BAND,
+                capsize=2)  # fmt: skip
+    best = int(np.argmax(scores))
+    chosen = int(np.flatnonzero(sizes == selector.n_features_)[0])
+    ax.plot(sizes[best], scores[best], "s", color=TENTATIVE, ms=9, label="best score")
+    ax.plot(sizes[chosen], scores[chosen], "*", color=KEPT, ms=14,
+            label=f"chosen: {selector.n_features_} columns")  # fmt: skip
+    ax.set_xscale("log")
+    ax.set_xlabel("columns kept")
+    scoring = "out-of-bag" if selector.cv is None and selector.scoring == "oob" else "CV"
+    ax.set_ylabel(f"{scoring} score")
+    ax.set_title(f"RFE path, alpha = {selector.alpha} ({selector.alpha_std} std)")
+    ax.legend(loc="lower right")
+    return ax
+
+
+def srs_trace(selector: Any, ax: Any = None) -> Any:
+    """The size of the found set after each iteration; F1 against the truth on a second
+    axis when ``fit`` was given one."""
+    trace = selector.history_
+    it = np.arange(1, len(trace) + 1)
+    ax = ax if ax is not None else new_axes((6.4, 4.0))
+    ax.step(it, [s.n_found for s in trace], where="post", color=BAND, label="|F| found")
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("features found", color=BAND)
+    f1 = np.array([s.f1 for s in trace])
+    if np.isfinite(f1).any():
+        twin = ax.twinx()
+        twin.plot(it, f1, color=KEPT)
+        twin.set_ylim(0, 1.02)
+        twin.set_ylabel("F1 against the truth", color=KEPT)
+    ax.set_title(f"Sequential Random Subspace, q = {len(trace[0].features) if trace else 0}")
+    return ax
