@@ -29,11 +29,9 @@ from sklearn.base import clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
-from .. import _core
-from .._base import _as_engine_matrix
 from .._params import check_choice, check_int, check_real
-from ..importance._permutation import _result as permutation_result
 from ._base import BaseSelector, SelectionStep, importances_of, is_forestimp, resolve_estimator
+from ._probes import shadow_importances
 
 RULES = ("bonferroni", "fdr")
 IMPORTANCES = ("permutation", "mdi")
@@ -102,30 +100,6 @@ def decide(
         reject[active] = benjamini_hochberg(reject_p, alpha) & (reject_p <= alpha / runs)
     tentative = status == 0
     return np.flatnonzero(tentative & accept), np.flatnonzero(tentative & reject)
-
-
-def shadow_importances(
-    est: Any, X: np.ndarray, y: np.ndarray, sw: Any, active: np.ndarray, sources: np.ndarray,
-    importance: str, seed: int,
-) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """Grow the forestimp forest ``est`` on the ``active`` columns of X and the virtual
-    shadows of ``sources`` (no copy of X), and return both sets of importances."""
-    est._fit(X, y, sw, shadows=sources.astype(np.int64), columns=active.astype(np.int64))
-    forest = est.forest_
-    if importance == "mdi":
-        imp = forest.importances(True, n_jobs=est._jobs())
-    else:
-        # X was validated once by Boruta.fit; only the engine's memory-order rule applies.
-        Xe = _as_engine_matrix(X)
-        per_rep, _, _ = _core.oob_permutation_importance(
-            forest, Xe, est._target_codes(y, len(Xe)), n_repeats=1, seed=seed, n_jobs=est._jobs()
-        )
-        names = np.array([f"x{j}" for j in range(forest.n_features)])
-        imp = permutation_result(per_rep.mean(axis=0).T, names, True, method="oob",
-                                 draws="trees", baseline_score=None, oob_error=None,
-                                 seed=seed).importances_mean  # fmt: skip
-    q = len(active)
-    return imp[:q], imp[q:]
 
 
 class Boruta(BaseSelector):
@@ -254,7 +228,7 @@ class Boruta(BaseSelector):
         est = resolve_estimator(self.estimator, y, seed, self.n_jobs)
         if is_forestimp(est):
             est.set_params(random_state=seed)
-            return shadow_importances(est, X, y, sw, active, sources, importance, seed)
+            return shadow_importances(est, X, y, sw, active, sources, importance, seed, scaled=True)
         est = clone(est)
         if "random_state" in est.get_params():
             est.set_params(random_state=seed)

@@ -6,6 +6,9 @@ rows: it keeps that column's distribution (its number of distinct values, which 
 biased towards) and loses any link with ``y`` and with the other columns. A model is fitted
 on the real columns and the probes together, and each real importance is compared with the
 probes' (``threshold``: the best probe; ``threshold_at``: a quantile of the probes' law).
+Boruta's shadows are the same thing. For a forestimp forest the probes are virtual
+(``Forest.fit(shadows=)``: the engine reads the source column at permuted rows), so X is not
+copied; any other model gets a real ``[X, probes]`` matrix.
 """
 
 from __future__ import annotations
@@ -16,7 +19,13 @@ from typing import Any
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ._base import importances_of
+from .. import _core
+from .._base import _as_engine_matrix
+from ..importance._permutation import _result as permutation_result
+from ._base import importances_of, is_forestimp
+
+# The measures the engine computes on a forest grown with virtual probes.
+VIRTUAL = ("mdi", "permutation")
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -90,6 +99,32 @@ def with_probes(X: np.ndarray, n_probes: int, random_state: Any) -> tuple[np.nda
     return out, sources
 
 
+def shadow_importances(
+    est: Any, X: np.ndarray, y: np.ndarray, sw: Any, active: np.ndarray, sources: np.ndarray,
+    importance: str, seed: int, *, scaled: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """Grow the forestimp forest ``est`` on the ``active`` columns of X (validated) and the
+    virtual shadows of ``sources`` (no copy of X), and return both sets of importances:
+    ``"mdi"`` or out-of-bag ``"permutation"`` (``scaled``: divided by its standard error
+    over the trees, R Boruta's z-score)."""
+    est._fit(X, y, sw, shadows=sources.astype(np.int64), columns=active.astype(np.int64))
+    forest = est.forest_
+    if importance == "mdi":
+        imp = forest.importances(True, n_jobs=est._jobs())
+    else:
+        # X was validated once by the caller; only the engine's memory-order rule applies.
+        Xe = _as_engine_matrix(X)
+        per_rep, _, _ = _core.oob_permutation_importance(
+            forest, Xe, est._target_codes(y, len(Xe)), n_repeats=1, seed=seed, n_jobs=est._jobs()
+        )
+        names = np.array([f"x{j}" for j in range(forest.n_features)])
+        imp = permutation_result(per_rep.mean(axis=0).T, names, scaled, method="oob",
+                                 draws="trees", baseline_score=None, oob_error=None,
+                                 seed=seed).importances_mean  # fmt: skip
+    q = len(active)
+    return imp[:q], imp[q:]
+
+
 def probe_importances(
     est: Any,
     X: np.ndarray,
@@ -107,7 +142,14 @@ def probe_importances(
     ``est.fit``."""
     rng = check_random_state(random_state)
     p = X.shape[1]
+    fit_params = fit_params or {}
+    if is_forestimp(est) and importance in VIRTUAL and set(fit_params) <= {"sample_weight"}:
+        sources = rng.choice(p, size=n_probes, replace=n_probes > p)
+        seed = int(rng.randint(np.iinfo(np.int32).max))
+        sw = fit_params.get("sample_weight")
+        real, probes = shadow_importances(est, X, y, sw, np.arange(p), sources, importance, seed)
+        return ProbeImportances(importances=real, probes=probes, sources=sources, estimator=est)
     augmented, sources = with_probes(X, n_probes, rng)
-    est.fit(augmented, y, **(fit_params or {}))
+    est.fit(augmented, y, **fit_params)
     imp = importances_of(est, augmented, y, importance, random_state=rng, n_jobs=n_jobs)
     return ProbeImportances(importances=imp[:p], probes=imp[p:], sources=sources, estimator=est)
