@@ -344,3 +344,21 @@ def test_rfe_callback_sees_every_step_and_can_end_the_path(classification):
     short = RFE(random_state=0, callback=lambda step: step.n_features <= 12).fit(X, y)
     assert short.history_[-1].n_features <= 12 < short.history_[-2].n_features
     assert short.n_features_ >= 12
+
+
+def test_probes_of_a_forestimp_forest_are_virtual_no_copy_of_x():
+    # 40 MB of X: a real [X, probes] matrix would allocate more than that through NumPy,
+    # which tracemalloc sees; the engine's virtual probes allocate a permutation.
+    import tracemalloc
+
+    X, y = make_classification(
+        25_000, 200, n_informative=3, n_redundant=0, shuffle=False, random_state=0
+    )
+    est = fi.RandomForestClassifier(30, max_depth=6)
+    tracemalloc.start()
+    sel = SelectFromImportance(est, threshold="probe", random_state=0).fit(X, y)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < X.nbytes / 4, peak
+    assert len(sel.probe_importances_) == 200
+    assert set(sel.get_support(indices=True)) >= {0, 1, 2}
