@@ -96,3 +96,26 @@ fn layouts_and_float_widths_give_the_same_trees() {
         assert_eq!(a, c);
     }
 }
+
+#[test]
+fn warm_start_grows_the_same_forest_as_one_fit() {
+    use forestimp::FitSession;
+    let (x, y) = common::classification(600, 8, 1);
+    let m = Matrix::new(&x, 600, 8, Layout::RowMajor).unwrap();
+    let targets = Targets::classes(&y, 3).unwrap();
+    for params in variants() {
+        let all = Forest::fit(&params, m, targets, None).unwrap();
+        let mut first = params.clone();
+        first.n_estimators = 10;
+        let ten = Forest::fit(&first, m, targets, None).unwrap();
+        let session = FitSession::new(&params, m, targets, None).unwrap();
+        let more = session.fit_range(10..params.n_estimators);
+        assert_eq!(session.finish_after(&ten, more).unwrap(), all);
+
+        let mut other = first.clone();
+        other.seed += 1;
+        let stranger = Forest::fit(&other, m, targets, None).unwrap();
+        let more = session.fit_range(10..params.n_estimators);
+        assert!(session.finish_after(&stranger, more).is_err());
+    }
+}

@@ -103,6 +103,7 @@ class BaseForest(BaseEstimator):
             self, X, y, dtype=_DTYPES, ensure_all_finite=True, y_numeric=not self._is_classifier
         )
         n, p = X.shape
+        first_classes = getattr(self, "classes_", None)
         # max_features counts the columns the forest is grown on. Independent shadows are
         # columns of that data (Boruta); shared ones are not (ranger's impurity_corrected).
         seen = p if columns is None else len(columns)
@@ -140,6 +141,12 @@ class BaseForest(BaseEstimator):
                 "Out of bag estimation only available if bootstrap=True or max_samples < n_samples"
             )
         n_jobs = P.check_n_jobs(self.n_jobs)
+        n_estimators = P.check_int("n_estimators", self.n_estimators, 1)
+        previous = None
+        if getattr(self, "warm_start", False) and shadows is False and columns is None:
+            previous = self._warm_start_from(X, y_engine, n_estimators, first_classes)
+            if previous is not None and previous.n_estimators == n_estimators:
+                return self  # nothing to add (warned)
         progress = None
         if self.verbose:
 
@@ -153,7 +160,7 @@ class BaseForest(BaseEstimator):
             n_classes=n_classes,
             criterion=criterion,
             splitter=splitter,
-            n_estimators=P.check_int("n_estimators", self.n_estimators, 1),
+            n_estimators=n_estimators,
             max_features=k,
             max_depth=P.check_int("max_depth", self.max_depth, 1, none_ok=True),
             min_samples_split=P.resolve_min_samples(
@@ -171,12 +178,13 @@ class BaseForest(BaseEstimator):
             max_samples=max_samples,
             tree_features=tree_features,
             balanced_subsample=self._is_classifier and self.class_weight == "balanced_subsample",
-            random_state=P.seed_from(self.random_state),
+            random_state=self._seed(previous),
             n_jobs=n_jobs,
             progress=progress,
             shadows=shadows,
             columns=columns,
             max_bins=P.check_int("max_bins", getattr(self, "max_bins", 255), 2, 256),
+            previous=previous,
         )
         if shadows is not False or columns is not None:
             return self
@@ -187,6 +195,46 @@ class BaseForest(BaseEstimator):
         if oob:
             self._set_oob_score(X, y)
         return self
+
+    def _warm_start_from(
+        self, X: np.ndarray, y: np.ndarray, n_estimators: int, first_classes: Any
+    ) -> Any:
+        """The fitted engine forest that ``warm_start`` extends, or None (first fit).
+
+        Tree ``i`` depends only on ``(random_state, i)``, so growing the trees after the
+        first fit's gives the model of all of them grown at once. That needs the first fit's
+        training data (checked against its fingerprint: scikit-learn would grow the new
+        trees on whatever data it is given, and the out-of-bag rows of the old ones would
+        then be wrong), its classes and its parameters (checked by the engine).
+        """
+        forest = getattr(self, "forest_", None)
+        if forest is None:
+            return None
+        if n_estimators < forest.n_estimators:
+            raise InvalidParameterError(
+                f"n_estimators={n_estimators} must be larger or equal to "
+                f"len(estimators_)={forest.n_estimators} when warm_start==True"
+            )
+        if n_estimators == forest.n_estimators:
+            warnings.warn(
+                "Warm-start fitting without increasing n_estimators does not fit new trees.",
+                UserWarning,
+                stacklevel=4,
+            )
+        same_classes = not self._is_classifier or np.array_equal(first_classes, self.classes_)
+        if not same_classes or _fingerprint(X, y) != getattr(self, "_training_fingerprint", None):
+            raise DataError(
+                "warm_start grows more trees on the training data of the first fit; X, y "
+                "differ from it (set warm_start=False to fit a new forest)."
+            )
+        return forest
+
+    def _seed(self, previous: Any) -> int:
+        """The engine's seed: the first fit's when warm-starting from ``previous`` without
+        an int ``random_state`` (None or a RandomState would draw another one)."""
+        if previous is not None and not P._is_int(self.random_state):
+            return int(previous.random_state)
+        return P.seed_from(self.random_state)
 
     def _target_codes(self, y: Any, n_samples: int) -> np.ndarray:
         """Targets as the engine reads them: class codes (classifiers) or values, float64."""

@@ -79,6 +79,7 @@ class Forest:
         shadows: bool | npt.NDArray[np.int64] | None = None,
         columns: npt.NDArray[np.int64] | None = None,
         max_bins: int = 255,
+        previous: Forest | None = None,
     ) -> Forest:
         """Fit a forest.
 
@@ -103,6 +104,9 @@ class Forest:
         the forest on those columns only, in that order, without a copy; shadows follow them
         (``True``: one per selected column). The forest keeps this view while it lives (not
         in its bytes): ``oob_permutation_importance`` on the training X reads it again.
+        ``previous`` (warm start): a forest fitted with the same arguments (but fewer
+        ``n_estimators``) on the same data; its trees are kept and only the next ones are
+        grown, which gives the forest of all the trees grown at once.
         """
 
     def predict(self, x: _Matrix, n_jobs: int | None = None) -> npt.NDArray[np.float64]:

@@ -28,6 +28,13 @@ constant in the node is a no-op level of the tree: ``max_depth`` counts it, so a
 k is conditioned on exactly k variables and ``forestimp.importance.mdi(est, by_depth=True)``
 estimates the terms of Thm 1 of Louppe et al. (2013) by interaction degree k. Values unseen at
 fit go to the nearest observed value. ``max_leaf_nodes`` is not available with multiway splits.
+
+``warm_start=True`` keeps the fitted trees and grows only the new ones when ``n_estimators``
+grows. Tree ``i`` depends only on ``(random_state, i)``, so 10 trees then 25 give the model of
+25 trees grown at once, bit for bit. Unlike scikit-learn, the new trees must be grown on the
+training data of the first fit, with its parameters (``DataError`` / ``InvalidParameterError``
+otherwise): out-of-bag rows are regenerated per tree from the training rows, and a forest of
+trees grown on different data would have none that are right.
 """
 
 from __future__ import annotations
@@ -91,7 +98,8 @@ class RandomForestClassifier(_RandomForestLayout, ForestClassifierMixin, BaseFor
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_features="sqrt", max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=True, oob_score=False, n_jobs=None, random_state=None, verbose=0,
-                 class_weight=None, max_samples=None, splitter="best", max_bins=255):  # fmt: skip
+                 warm_start=False, class_weight=None, max_samples=None, splitter="best",
+                 max_bins=255):  # fmt: skip
         _store(self, locals())
 
 
@@ -105,7 +113,7 @@ class RandomForestRegressor(_RandomForestLayout, ForestRegressorMixin, BaseFores
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_features=1.0, max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=True, oob_score=False, n_jobs=None, random_state=None, verbose=0,
-                 max_samples=None, splitter="best", max_bins=255):  # fmt: skip
+                 warm_start=False, max_samples=None, splitter="best", max_bins=255):  # fmt: skip
         _store(self, locals())
 
 
@@ -122,7 +130,8 @@ class ExtraTreesClassifier(_ExtraTreesLayout, ForestClassifierMixin, BaseForest)
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_features="sqrt", max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=False, oob_score=False, n_jobs=None, random_state=None, verbose=0,
-                 class_weight=None, max_samples=None, multiway=False):  # fmt: skip
+                 warm_start=False, class_weight=None, max_samples=None,
+                 multiway=False):  # fmt: skip
         _store(self, locals())
 
 
@@ -139,7 +148,7 @@ class ExtraTreesRegressor(_ExtraTreesLayout, ForestRegressorMixin, BaseForest):
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_features=1.0, max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=False, oob_score=False, n_jobs=None, random_state=None, verbose=0,
-                 max_samples=None, multiway=False):  # fmt: skip
+                 warm_start=False, max_samples=None, multiway=False):  # fmt: skip
         _store(self, locals())
 
 
@@ -170,7 +179,7 @@ class RandomPatchesClassifier(_PatchesLayout, ForestClassifierMixin, BaseForest)
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_leaf_nodes=None, min_impurity_decrease=0.0, bootstrap=False,
                  oob_score=False, n_jobs=None, random_state=None, verbose=0,
-                 class_weight=None, max_bins=255):  # fmt: skip
+                 warm_start=False, class_weight=None, max_bins=255):  # fmt: skip
         _store(self, locals())
 
 
@@ -184,7 +193,7 @@ class RandomPatchesRegressor(_PatchesLayout, ForestRegressorMixin, BaseForest):
                  max_depth=None, min_samples_split=2, min_samples_leaf=1,
                  min_weight_fraction_leaf=0.0, max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=False, oob_score=False, n_jobs=None, random_state=None,
-                 verbose=0, max_bins=255):  # fmt: skip
+                 verbose=0, warm_start=False, max_bins=255):  # fmt: skip
         _store(self, locals())
 
 
@@ -209,7 +218,8 @@ class TotallyRandomizedTreesClassifier(_TotallyRandomizedLayout, ForestClassifie
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_leaf_nodes=None, min_impurity_decrease=0.0, bootstrap=False,
                  oob_score=False, n_jobs=None, random_state=None, verbose=0,
-                 class_weight=None, max_samples=None, multiway=False):  # fmt: skip
+                 warm_start=False, class_weight=None, max_samples=None,
+                 multiway=False):  # fmt: skip
         _store(self, locals())
 
 
@@ -225,5 +235,5 @@ class TotallyRandomizedTreesRegressor(_TotallyRandomizedLayout, ForestRegressorM
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_leaf_nodes=None, min_impurity_decrease=0.0, bootstrap=False,
                  oob_score=False, n_jobs=None, random_state=None, verbose=0,
-                 max_samples=None, multiway=False):  # fmt: skip
+                 warm_start=False, max_samples=None, multiway=False):  # fmt: skip
         _store(self, locals())

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use super::sampling::{in_bag_counts, split_rng, tree_features};
 use super::Forest;
 use crate::data::{Binned, Feature, Levels, Matrix, Targets};
-use crate::error::{ForestError, Result};
+use crate::error::{invalid, ForestError, Result};
 use crate::parallel::map_ordered;
 use crate::params::{CriterionKind, ForestParams, Resolved, SplitterKind};
 use crate::tree::builder::Grower;
@@ -166,6 +166,33 @@ impl<'a, T: Feature> FitSession<'a, T> {
             n_classes,
             trees,
         })
+    }
+
+    /// Warm start: `previous`, a forest fitted by a session with the same parameters on the
+    /// same problem and at most as many trees, followed by `more`, the trees with the next
+    /// indices. The result is the forest of all the trees grown at once, bit for bit, since
+    /// tree `i` depends only on `(seed, i)`.
+    pub fn finish_after(&self, previous: &Forest, more: Vec<Tree>) -> Result<Forest> {
+        let mut same = previous.params.clone();
+        same.n_estimators = self.params.n_estimators;
+        if same != self.params || previous.trees.len() > self.params.n_estimators {
+            return Err(invalid(
+                "warm_start",
+                "more trees need the parameters (other than n_estimators), the random seed \
+                 and the shape of the training data of the first fit",
+            ));
+        }
+        let mut trees = Vec::with_capacity(self.params.n_estimators);
+        trees.extend_from_slice(&previous.trees);
+        trees.extend(more);
+        let forest = self.finish(trees)?;
+        if forest.n_classes != previous.n_classes {
+            return Err(invalid(
+                "warm_start",
+                "the classes differ from the first fit's",
+            ));
+        }
+        Ok(forest)
     }
 
     /// Grows tree `index`.

@@ -135,7 +135,8 @@ impl PyForest {
         x, y, sample_weight, *, n_classes, criterion, splitter, n_estimators, max_features,
         max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
         min_impurity_decrease, max_leaf_nodes, bootstrap, max_samples, tree_features,
-        balanced_subsample, random_state, n_jobs, progress = None, shadows = None, columns = None, max_bins = 255
+        balanced_subsample, random_state, n_jobs, progress = None, shadows = None, columns = None, max_bins = 255,
+        previous = None
     ))]
     fn fit(
         py: Python<'_>,
@@ -163,6 +164,7 @@ impl PyForest {
         shadows: Option<ShadowArg<'_>>,
         columns: Option<PyReadonlyArray1<'_, i64>>,
         max_bins: usize,
+        previous: Option<PyRef<'_, PyForest>>,
     ) -> PyResult<Self> {
         let params = ForestParams {
             criterion: criterion_of(criterion)?,
@@ -189,7 +191,10 @@ impl PyForest {
             None => None,
         };
         let total = params.n_estimators;
-        let progress = progress.as_ref().map(|cb| (cb, total));
+        // Warm start: the trees of `previous` are kept and only the next indices are grown.
+        let previous = previous.map(|f| Arc::clone(&f.inner));
+        let first = previous.as_ref().map_or(0, |f| f.trees().len().min(total));
+        let progress = progress.as_ref().map(|cb| (cb, total - first));
         let (n, p) = with_matrix!(x, |m| (m.n_rows(), m.n_cols()));
         let columns = match &columns {
             Some(c) => Some(column_indices(c, "columns", p)?),
@@ -213,10 +218,14 @@ impl PyForest {
             // In the pool: the histogram splitter bins the features in parallel here.
             let session = FitSession::new(&params, m, targets, sw)?;
             let (stop, grown) = (watch.stop_flag(), watch.done_counter());
-            match session.fit_range_watched(0..total, stop, grown) {
-                Some(trees) => session.finish(trees),
+            match (
+                session.fit_range_watched(first..total, stop, grown),
+                &previous,
+            ) {
+                (Some(trees), None) => session.finish(trees),
+                (Some(trees), Some(previous)) => session.finish_after(previous, trees),
                 // Stopped: the doorway raises the interrupt (or the callback's error).
-                None => Err(ForestError::Internal("the fit was stopped".into())),
+                (None, _) => Err(ForestError::Internal("the fit was stopped".into())),
             }
         })?);
         Ok(PyForest {
