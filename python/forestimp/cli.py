@@ -94,6 +94,21 @@ def _step(text: str) -> float | int:
     return int(text) if text.strip().isdigit() else float(text)
 
 
+def _add_table_options(parser: argparse.ArgumentParser, task_help: str) -> None:
+    """What ``rank`` and ``select`` read from a table besides the target."""
+    parser.add_argument("--drop", nargs="+", default=[], metavar="COL",
+                        help="columns to leave out (identifiers, leaks)")  # fmt: skip
+    parser.add_argument("--task", choices=["auto", "classification", "regression"],
+                        default="auto", help=task_help)  # fmt: skip
+
+
+def _add_run_options(parser: argparse.ArgumentParser, seeds: str) -> None:
+    """Seed, threads and output file, as ``rank`` and ``select`` take them."""
+    parser.add_argument("--random-state", type=int, default=0, help=f"seeds {seeds}")
+    parser.add_argument("--n-jobs", type=int, default=-1, help="threads (default -1: all cores)")
+    parser.add_argument("--out", metavar="PATH", help="write the output there instead of stdout")
+
+
 def _add_rank(sub: argparse._SubParsersAction) -> None:
     from ._rank import MEASURES, run
 
@@ -105,19 +120,7 @@ def _add_rank(sub: argparse._SubParsersAction) -> None:
     )
     rank.add_argument("file", help="CSV (.tsv: tab-separated) or Parquet (.parquet, .pq) file")
     rank.add_argument("--target", required=True, help="the column to predict")
-    rank.add_argument(
-        "--drop",
-        nargs="+",
-        default=[],
-        metavar="COL",
-        help="columns to leave out (identifiers, leaks)",
-    )
-    rank.add_argument(
-        "--task",
-        choices=["auto", "classification", "regression"],
-        default="auto",
-        help="default: auto (see above)",
-    )
+    _add_table_options(rank, task_help="default: auto (see above)")
     rank.add_argument(
         "--measure",
         choices=list(MEASURES),
@@ -138,10 +141,7 @@ def _add_rank(sub: argparse._SubParsersAction) -> None:
         "et: Extra-Trees, trt: totally randomized trees, patches: Random Patches",
     )
     rank.add_argument("--n-estimators", type=_positive, default=500, help="default 500")
-    rank.add_argument(
-        "--random-state", type=int, default=0, help="seeds the trees and permutations"
-    )
-    rank.add_argument("--n-jobs", type=int, default=-1, help="threads (default -1: all cores)")
+    _add_run_options(rank, seeds="the trees and permutations")
     rank.add_argument("--top", type=_positive, default=None, help="show only the first TOP rows")
     rank.add_argument(
         "--output",
@@ -150,7 +150,6 @@ def _add_rank(sub: argparse._SubParsersAction) -> None:
         help="table (default, for people) or csv/json with columns rank, feature, "
         "importance, std, standard_error, n_columns",
     )
-    rank.add_argument("--out", metavar="PATH", help="write the output there instead of stdout")
     rank.add_argument("--plot", metavar="PNG", help="also draw the ranking as a bar chart")
     rank.set_defaults(run=run)
 
@@ -201,9 +200,7 @@ def _add_select(sub: argparse._SubParsersAction) -> None:
     sel.add_argument("file", nargs="?", help="CSV or Parquet file (none: the built-in data)")
     sel.add_argument("--target", help="the column to predict (required with a FILE)")
     sel.add_argument("--method", choices=list(METHODS), default="boruta", help="default boruta")
-    sel.add_argument("--drop", nargs="+", default=[], metavar="COL", help="columns to leave out")
-    sel.add_argument("--task", choices=["auto", "classification", "regression"], default="auto",
-                     help="default: auto (see forestimp rank --help)")  # fmt: skip
+    _add_table_options(sel, task_help="default: auto (see forestimp rank --help)")
     sel.add_argument("--importance", choices=list(IMPORTANCES),
                      help="default: the method's (boruta: permutation or mdi)")  # fmt: skip
     sel.add_argument("--alpha", type=float, help="boruta: test level (0.01); rfe: standard "
@@ -217,10 +214,8 @@ def _add_select(sub: argparse._SubParsersAction) -> None:
     sel.add_argument("--model", choices=["rf", "hist", "et"],
                      help="the forest (default: the method's own)")  # fmt: skip
     sel.add_argument("--n-estimators", type=_positive, help="trees per forest (default 100)")
-    sel.add_argument("--random-state", type=int, default=0, help="seeds the selection")
-    sel.add_argument("--n-jobs", type=int, default=-1, help="threads (default -1: all cores)")
+    _add_run_options(sel, seeds="the selection")
     sel.add_argument("--output", choices=["table", "csv", "json"], default="table")
-    sel.add_argument("--out", metavar="PATH", help="write the output there instead of stdout")
     sel.add_argument("--all", action="store_true", help="table: list the dropped columns too")
     sel.add_argument("--plot", metavar="PNG", help="draw the selection (pip install '.[plot]')")
     sel.add_argument("--no-progress", action="store_true", help="no progress bar")
