@@ -28,6 +28,7 @@ seeds it does not have, so it raises ``AttributeError``: read the forestimp mode
 from __future__ import annotations
 
 import operator
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -177,7 +178,7 @@ class SklearnEnsembleMixin:
             raise IndexError(f"tree index {i} out of range for a forest of {n} trees")
         return cache.tree(self, i % n)
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[SklearnTree]:
         """The trees, in order (``estimators_``)."""
         return iter(self.estimators_)
 

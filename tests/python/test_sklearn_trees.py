@@ -10,6 +10,7 @@ import pickle
 import numpy as np
 import pytest
 import sklearn.ensemble as ske
+from sklearn.base import clone
 from sklearn.datasets import make_classification, make_regression
 from sklearn.exceptions import NotFittedError
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor, export_text, plot_tree
@@ -242,6 +243,8 @@ def test_to_sklearn_class_and_parameters(est, sk_class, max_features):
     assert sk.n_features_in_ == 6 and sk.n_outputs_ == 1
     assert sk.bootstrap == est.bootstrap
     assert all(t.max_features_ == est[0].max_features_ for t in sk.estimators_)
+    # The parameters are valid scikit-learn ones: a refit of the returned forest works.
+    assert len(clone(sk).fit(X, y).estimators_) == 5
 
 
 def test_to_sklearn_fitted_attributes():
