@@ -22,6 +22,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from . import _params as P
 from ._core import DataError, Forest, InvalidParameterError
+from ._sklearn_forest import SklearnEnsembleMixin
 
 # float32 and float64 reach the engine as they are; any other numeric dtype becomes float64.
 _DTYPES = [np.float64, np.float32]
@@ -52,8 +53,9 @@ def _as_engine_matrix(X: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(X)
 
 
-class BaseForest(BaseEstimator):
-    """Base class; not for direct use."""
+class BaseForest(SklearnEnsembleMixin, BaseEstimator):
+    """Base class; not for direct use. Per-tree scikit-learn estimators (``estimators_``,
+    ``forest[i]``, ``to_sklearn()``) come from :class:`SklearnEnsembleMixin`."""
 
     _splitter = "best"
     _is_classifier = True

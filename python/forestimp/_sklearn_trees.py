@@ -1,0 +1,164 @@
+"""Every fitted tree as a real scikit-learn tree, so tools that read scikit-learn's trees
+(``sklearn.tree.plot_tree`` / ``export_text``, shap's ``TreeExplainer``, treeinterpreter,
+dtreeviz) read forestimp models; :mod:`forestimp._sklearn_forest` assembles them into a forest.
+
+A tree is rebuilt from ``Forest.tree_arrays`` through the pickle state of
+``sklearn.tree._tree.Tree``; nothing is refitted. The invariants that make it the same tree:
+
+* **Routing.** forestimp sends ``x <= threshold`` left, ``x`` read as float64; scikit-learn
+  casts X to float32 first and then compares with a float64 threshold. The exported threshold
+  is the largest float32 not above forestimp's (:func:`float32_cut`), so every float32 value
+  goes the same way in both, and also through ONNX, whose thresholds are float32. A float64
+  value that is not a float32 is rounded by scikit-learn's cast: within half a float32 spacing
+  of a threshold it can take the other branch (scikit-learn's own trees share this).
+* **Values.** ``tree_.value`` holds class fractions (weighted, as scikit-learn >= 1.4 stores
+  them) or the mean output, ``impurity`` is Gini, entropy *in bits* (scikit-learn's
+  ``"entropy"``/``"log_loss"`` is in bits too) or the variance, and the weights include
+  bootstrap counts and sample/class weights. Each tree's ``feature_importances_`` is therefore
+  forestimp's normalized per-tree MDI.
+* **Multiway trees** are stored as chains of binary nodes on one feature (``ensemble``'s
+  module docstring), so they export as they are: a k-way split is k - 1 nodes, whose
+  decreases telescope to the multiway one, and a no-op level is a node whose threshold (the
+  largest float32) sends every finite value left, its right leaf empty. ``tree_.max_depth``
+  counts those nodes, not the logical depth.
+* **Missing values.** NaN never reached a forestimp fit; as scikit-learn does for a split that
+  saw none, it goes to the child with more training samples.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeAlias
+
+import numpy as np
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+from sklearn.tree._tree import NODE_DTYPE, TREE_LEAF, TREE_UNDEFINED, Tree
+
+from ._core import DataError, Forest, oob_indices
+
+# A fitted scikit-learn tree, as the trees of its forests are.
+SklearnTree: TypeAlias = DecisionTreeClassifier | DecisionTreeRegressor
+
+
+def float32_cut(threshold: np.ndarray) -> np.ndarray:
+    """The largest float32 ``c <= t`` of every threshold ``t``, as float64.
+
+    For every float32 ``x``, ``x <= c`` exactly when ``x <= t``: the threshold under which
+    scikit-learn (X cast to float32) and ONNX (float32 thresholds) route like forestimp.
+    """
+    t = np.asarray(threshold, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        c = t.astype(np.float32)  # nearest float32, maybe above t; +-inf beyond the range
+    above = c.astype(np.float64) > t
+    c[above] = np.nextafter(c[above], np.float32(-np.inf))
+    return c.astype(np.float64)
+
+
+def _max_depth(left: np.ndarray, right: np.ndarray) -> int:
+    """Depth of the deepest node, one level of nodes at a time (vectorized)."""
+    depth, level = -1, np.array([0])
+    while level.size:
+        depth += 1
+        children = np.concatenate([left[level], right[level]])
+        level = children[children != TREE_LEAF]
+    return depth
+
+
+def _sklearn_tree_state(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+    """``Tree.__setstate__``'s dict for one tree's node arrays."""
+    left = arrays["children_left"].astype(np.intp)
+    right = arrays["children_right"].astype(np.intp)
+    split = left != TREE_LEAF
+    counts = arrays["n_node_samples"].astype(np.intp)
+    nodes = np.zeros(len(left), dtype=NODE_DTYPE)
+    nodes["left_child"] = left
+    nodes["right_child"] = right
+    nodes["feature"] = np.where(split, arrays["feature"], TREE_UNDEFINED)
+    nodes["threshold"] = np.where(split, float32_cut(arrays["threshold"]), TREE_UNDEFINED)
+    nodes["impurity"] = arrays["impurity"]
+    nodes["n_node_samples"] = counts
+    nodes["weighted_n_node_samples"] = arrays["weighted_n_node_samples"]
+    # scikit-learn's rule for a split that saw no NaN: the child with more samples.
+    missing_left = np.zeros(len(left), dtype=bool)
+    missing_left[split] = counts[left[split]] > counts[right[split]]
+    nodes["missing_go_to_left"] = missing_left
+    value = np.ascontiguousarray(arrays["value"], dtype=np.float64)
+    return {
+        "max_depth": _max_depth(left, right),
+        "node_count": len(left),
+        "nodes": nodes,
+        "values": value.reshape(len(left), 1, value.shape[1]),
+    }
+
+
+def tree_params(est: Any) -> dict[str, Any]:
+    """Constructor parameters of the scikit-learn tree equivalent to one of ``est``'s trees.
+
+    ``max_features`` is K, the number of candidate features per node. ``class_weight`` stays
+    None: as in scikit-learn's forests, class weights reach the trees as sample weights.
+    """
+    splitter, _, k = est._engine_layout(est.n_features_in_)
+    return {
+        "criterion": est.criterion,
+        "splitter": "best" if splitter in ("best", "hist") else "random",
+        "max_depth": est.max_depth,
+        "min_samples_split": est.min_samples_split,
+        "min_samples_leaf": est.min_samples_leaf,
+        "min_weight_fraction_leaf": est.min_weight_fraction_leaf,
+        "max_features": k,
+        "max_leaf_nodes": est.max_leaf_nodes,
+        "min_impurity_decrease": est.min_impurity_decrease,
+    }
+
+
+def sklearn_tree(est: Any, index: int) -> SklearnTree:
+    """Tree ``index`` of the fitted forestimp forest ``est`` as a fitted scikit-learn tree.
+
+    Like the trees in scikit-learn's forests it has no ``feature_names_in_``; unlike them,
+    a classifier tree's ``classes_`` are the forest's labels, so the tree on its own
+    predicts labels rather than class codes.
+    """
+    forest: Forest = est.forest_
+    if forest.n_features != est.n_features_in_:
+        raise TypeError(
+            "This forest was grown on a view of X (shadow or selected columns): its trees "
+            "do not split on the columns of X and have no scikit-learn equivalent."
+        )
+    params = tree_params(est)
+    if est._is_classifier:
+        tree: SklearnTree = DecisionTreeClassifier(**params)
+        tree.classes_ = est.classes_
+        tree.n_classes_ = est.n_classes_
+        width = np.array([est.n_classes_], dtype=np.intp)
+    else:
+        tree = DecisionTreeRegressor(**params)
+        width = np.array([1], dtype=np.intp)
+    tree.n_features_in_ = est.n_features_in_
+    tree.n_outputs_ = 1
+    tree.max_features_ = params["max_features"]
+    core = Tree(est.n_features_in_, width, 1)
+    core.__setstate__(_sklearn_tree_state(forest.tree_arrays(index)))
+    tree.tree_ = core
+    return tree
+
+
+def n_training_rows(est: Any) -> int:
+    """Number of rows ``est`` was fitted on (from its training fingerprint)."""
+    fingerprint = getattr(est, "_training_fingerprint", None)
+    if fingerprint is None:
+        raise DataError(
+            "The number of training rows of this forest is unknown (it was not fitted by "
+            "fit()), so its in-bag rows cannot be listed."
+        )
+    return int(fingerprint[0])
+
+
+def in_bag_rows(est: Any, index: int) -> np.ndarray:
+    """Rows of the training set that tree ``index`` was grown on, increasing, each once.
+
+    They are the complement of the tree's out-of-bag rows, regenerated from its seed. A row
+    a bootstrap draws k times appears once here, where scikit-learn repeats it k times.
+    """
+    n = n_training_rows(est)
+    in_bag = np.ones(n, dtype=bool)
+    in_bag[oob_indices(est.forest_, index)] = False
+    return np.flatnonzero(in_bag)
