@@ -82,8 +82,8 @@ def restore_fitted_state(est: Any, state: dict[str, Any], *, view_ok: bool = Fal
     """Check ``state`` (from :func:`fitted_state`) against ``est``'s kind and set it.
 
     ``view_ok`` accepts a forest grown on a view of X (``BaseForest._fit`` with ``columns``
-    or ``shadows``: more engine features than ``n_features_in_``), which pickles carry;
-    files never do.
+    or ``shadows``: an engine feature count other than ``n_features_in_``), which pickles
+    carry; files never do.
     """
     unknown = set(state) - {"model", *SCALARS, *ARRAYS}
     if unknown:
