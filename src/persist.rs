@@ -42,13 +42,18 @@ fn decode_err(msg: impl Into<String>) -> ForestError {
     ForestError::Decode(msg.into())
 }
 
+/// The bounds `ForestParams::resolve` enforces at fit, checked again on untrusted bytes:
+/// later work is sized from these numbers (an out-of-bag pass draws `n_draws` rows per tree,
+/// feature ids are `u32`), so a file must not be able to claim more than a fit could make.
 fn check_params(p: &Resolved, n_classes: usize, n_trees: usize) -> Result<()> {
     let classification = p.criterion != CriterionKind::SquaredError;
     let ok = p.n_estimators == n_trees
         && n_trees > 0
         && p.n_features > 0
+        && p.n_features <= u32::MAX as usize
         && p.n_samples > 0
         && p.n_samples < u32::MAX as usize
+        && p.n_draws < u32::MAX as usize
         && p.tree_features >= 1
         && p.tree_features <= p.n_features
         && p.max_features >= 1
@@ -179,6 +184,74 @@ mod tests {
             assert_eq!(t.node_stats().n_samples[0], u32::MAX);
         }
         assert_eq!(g.importances(false), f.importances(false));
+    }
+
+    /// A bootstrap classification forest of one tree on one feature.
+    fn tiny_forest() -> Forest {
+        let x: Vec<f64> = (0..40).map(f64::from).collect();
+        let y: Vec<u32> = (0..40).map(|i| u32::from(i >= 20)).collect();
+        let m = Matrix::new(&x, 40, 1, Layout::RowMajor).unwrap();
+        let mut p = ForestParams::random_forest(CriterionKind::Gini);
+        p.n_estimators = 1;
+        Forest::fit(&p, m, Targets::classes(&y, 2).unwrap(), None).unwrap()
+    }
+
+    /// The payload of [`tiny_forest`] up to its tree list, then `tail`.
+    fn payload_with_trees(tail: &[u8]) -> Vec<u8> {
+        let f = tiny_forest();
+        // postcard writes a struct as its fields in order: the same bytes as this tuple.
+        let mut out = postcard::to_allocvec(&("0.1.0", &f.params, 2u32)).unwrap();
+        out.extend_from_slice(tail);
+        out
+    }
+
+    /// Length prefixes are untrusted: a prefix claiming 2^60 trees or 2^60 nodes must fail
+    /// on the missing bytes, not reserve memory for the claim (serde caps every
+    /// pre-allocation at 1 MiB, and the payload length is checked against the header).
+    #[test]
+    fn absurd_length_prefixes_fail_without_reserving_them() {
+        let huge = postcard::to_allocvec(&(1u64 << 60)).unwrap();
+        let one = postcard::to_allocvec(&1u64).unwrap();
+        let trees = payload_with_trees(&huge);
+        let nodes = payload_with_trees(&[one.as_slice(), &huge].concat());
+        for payload in [trees, nodes] {
+            let err = Forest::from_bytes(&envelope(FORMAT_VERSION, &payload)).unwrap_err();
+            assert!(matches!(err, ForestError::Decode(_)), "{err}");
+        }
+        // The header's own length field cannot ask for more than the bytes present.
+        let mut lying = envelope(FORMAT_VERSION, b"");
+        lying[8..16].copy_from_slice(&(1u64 << 60).to_le_bytes());
+        assert!(Forest::from_bytes(&lying).is_err());
+    }
+
+    /// Parameters a fit refuses are refused on load too: a bootstrap model claiming 2^60
+    /// draws per tree would make every out-of-bag pass loop 2^60 times.
+    #[test]
+    fn parameters_beyond_fit_bounds_are_refused() {
+        let f = tiny_forest();
+        let repr = |edit: &dyn Fn(&mut Resolved)| {
+            let mut params = f.params.clone();
+            edit(&mut params);
+            ForestRepr {
+                crate_version: "0.1.0".into(),
+                params,
+                n_classes: 2,
+                trees: f.trees.iter().map(TreeRepr::from_tree).collect(),
+            }
+        };
+        assert!(Forest::from_bytes(&file(FORMAT_VERSION, &repr(&|_| ()))).is_ok());
+        let edits: [&dyn Fn(&mut Resolved); 3] = [
+            &|p| p.n_draws = 1 << 60,
+            &|p| p.n_features = 1 << 40,
+            &|p| p.n_samples = u32::MAX as usize,
+        ];
+        for edit in edits {
+            let err = Forest::from_bytes(&file(FORMAT_VERSION, &repr(edit))).unwrap_err();
+            assert!(
+                err.to_string().contains("inconsistent model parameters"),
+                "{err}"
+            );
+        }
     }
 
     /// A regression model written in format 1 (every node's impurity) still loads: same

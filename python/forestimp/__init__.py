@@ -11,6 +11,7 @@ from .ensemble import (
     TotallyRandomizedTreesClassifier,
     TotallyRandomizedTreesRegressor,
 )
+from .persistence import load
 
 __all__ = [
     "ExtraTreesClassifier",
@@ -22,4 +23,5 @@ __all__ = [
     "TotallyRandomizedTreesClassifier",
     "TotallyRandomizedTreesRegressor",
     "__version__",
+    "load",
 ]

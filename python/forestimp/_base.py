@@ -7,6 +7,7 @@ Subclasses only choose defaults and how their parameters map onto the engine
 
 from __future__ import annotations
 
+import os
 import sys
 import warnings
 import zlib
@@ -21,6 +22,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from . import _params as P
+from . import _state
 from ._core import DataError, Forest, InvalidParameterError
 from ._sklearn_forest import SklearnEnsembleMixin
 
@@ -28,6 +30,9 @@ from ._sklearn_forest import SklearnEnsembleMixin
 _DTYPES = [np.float64, np.float32]
 
 _Self = TypeVar("_Self", bound="BaseForest")
+
+# Marks the state of __getstate__ (older pickles hold the plain __dict__).
+_PICKLE_KEY = "__forestimp_state__"
 
 # Rows of X hashed into the training fingerprint (evenly spaced, first and last included).
 _FINGERPRINT_ROWS = 1024
@@ -68,6 +73,29 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
 
     def _criteria(self) -> tuple[str, ...]:
         return ("gini", "entropy", "log_loss") if self._is_classifier else ("squared_error",)
+
+    # -------------------------------------------------------------------- persistence
+    def __getstate__(self) -> dict[str, Any]:
+        """Parameters and other attributes as they are, the fitted ones as plain data with
+        the model as its bytes (``forestimp._state``, shared with :meth:`save`)."""
+        attributes = {k: v for k, v in self.__dict__.items() if k not in _state.FITTED}
+        return {_PICKLE_KEY: 1, "attributes": attributes, "fitted": _state.fitted_state(self)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        if _PICKLE_KEY not in state:  # pickled before forestimp._state: the plain __dict__
+            self.__dict__.update(state)
+            return
+        self.__dict__.update(state["attributes"])
+        if state["fitted"] is not None:
+            _state.restore_fitted_state(self, state["fitted"], view_ok=True)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write this fitted estimator to ``path`` as data, without pickle; read it back with
+        :func:`forestimp.load`. Parameters must be plain data (an int ``random_state``, no
+        callable ``oob_score``); see :mod:`forestimp.persistence` for the format."""
+        from .persistence import save
+
+        save(self, path)
 
     # ------------------------------------------------------------------------ fitting
     def fit(self: _Self, X: Any, y: Any, sample_weight: Any = None) -> _Self:

@@ -1,0 +1,152 @@
+"""The fitted state of an estimator as plain data, and its validation on the way back.
+
+One representation serves both ways of storing an estimator: pickling
+(``BaseForest.__getstate__``) and :mod:`forestimp.persistence` files. It holds the model
+bytes (``Forest.to_bytes()``), never the ``Forest`` object, and only the fitted attributes
+prediction and the importances read; caches and other private attributes are not part of it.
+
+Restoring checks every value's type, dtype and shape, and that the model bytes agree with
+the Python-side attributes (``n_features_in_``, ``classes_``), so a restored estimator is
+either consistent or refused with :class:`~forestimp.exceptions.ModelFormatError`.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+
+from ._core import Forest, ModelFormatError
+
+# Fitted attributes, in the order they are written. ``_training_fingerprint`` is
+# ``(n_samples, n_features, crc32)`` of the training data (``_base._fingerprint``).
+SCALARS = ("n_features_in_", "n_classes_", "n_outputs_", "oob_score_", "_training_fingerprint")
+ARRAYS = ("classes_", "feature_names_in_", "oob_decision_function_", "oob_prediction_")
+FITTED = ("forest_", *SCALARS, *ARRAYS)
+
+
+def fitted_state(est: Any) -> dict[str, Any] | None:
+    """The fitted attributes of ``est`` as plain values, the forest as ``"model"`` bytes;
+    None when ``est`` is not fitted."""
+    forest = est.__dict__.get("forest_")
+    if forest is None:
+        return None
+    state: dict[str, Any] = {"model": forest.to_bytes()}
+    for name in (*SCALARS, *ARRAYS):
+        if name in est.__dict__:
+            state[name] = est.__dict__[name]
+    return state
+
+
+def text_objects(values: np.ndarray) -> bool:
+    """Whether an object array holds only ``str`` (feature names, labels from pandas)."""
+    return all(isinstance(v, str) for v in values.flat)
+
+
+def _fail(what: str) -> ModelFormatError:
+    return ModelFormatError(f"Inconsistent fitted state: {what}.")
+
+
+def _int(state: dict[str, Any], name: str, low: int, high: int) -> int:
+    value = state[name]
+    if not isinstance(value, Integral) or isinstance(value, (bool, np.bool_)):
+        raise _fail(f"{name} must be an int, got {type(value).__name__}")
+    if not low <= int(value) <= high:
+        raise _fail(f"{name} = {int(value)} is outside [{low}, {high}]")
+    return int(value)
+
+
+def _array(state: dict[str, Any], name: str, kinds: str, shape: tuple[int, ...]) -> np.ndarray:
+    """``state[name]`` as an array of a dtype kind in ``kinds`` and this shape (-1: any)."""
+    value = state[name]
+    if not isinstance(value, np.ndarray) or value.dtype.kind not in kinds:
+        raise _fail(f"{name} must be an array of kind {kinds!r}")
+    same_ndim = value.ndim == len(shape)
+    if not same_ndim or any(w not in (-1, s) for w, s in zip(shape, value.shape, strict=True)):
+        raise _fail(f"{name} has shape {value.shape}, expected {shape}")
+    if value.dtype.kind == "O" and not text_objects(value):
+        raise _fail(f"{name} may hold only str objects")
+    return value
+
+
+def _strictly_increasing(values: np.ndarray) -> bool:
+    """np.unique's order, which label encoding (``searchsorted``) relies on."""
+    try:
+        return bool(np.all(values[1:] > values[:-1]))
+    except TypeError:
+        return False
+
+
+def restore_fitted_state(est: Any, state: dict[str, Any], *, view_ok: bool = False) -> None:
+    """Check ``state`` (from :func:`fitted_state`) against ``est``'s kind and set it.
+
+    ``view_ok`` accepts a forest grown on a view of X (``BaseForest._fit`` with ``columns``
+    or ``shadows``: an engine feature count other than ``n_features_in_``), which pickles
+    carry; files never do.
+    """
+    unknown = set(state) - {"model", *SCALARS, *ARRAYS}
+    if unknown:
+        raise _fail(f"unknown attributes {sorted(unknown)}")
+    model = state.get("model")
+    if not isinstance(model, bytes):
+        raise _fail("the model must be bytes")
+    forest = Forest.from_bytes(model)
+    attrs: dict[str, Any] = {"forest_": forest}
+    if "n_features_in_" not in state:
+        raise _fail("n_features_in_ is missing")
+    p = attrs["n_features_in_"] = _int(state, "n_features_in_", 1, 2**32 - 1)
+    if p != forest.n_features and not view_ok:
+        raise _fail(f"n_features_in_ = {p} but the model has {forest.n_features} features")
+    if "n_outputs_" in state:
+        attrs["n_outputs_"] = _int(state, "n_outputs_", 1, 1)
+    if "feature_names_in_" in state:
+        names = _array(state, "feature_names_in_", "OU", (p,))
+        attrs["feature_names_in_"] = names.astype(object)
+    n_rows = _restore_fingerprint(state, attrs, p)
+    if est._is_classifier:
+        _restore_classes(state, attrs, forest.n_classes, n_rows)
+    else:
+        if forest.n_classes != 0 or "classes_" in state or "n_classes_" in state:
+            raise _fail("a regressor with a classification model or classes_")
+        if "oob_prediction_" in state:
+            attrs["oob_prediction_"] = _array(state, "oob_prediction_", "f", (n_rows,))
+    if "oob_score_" in state:
+        score = state["oob_score_"]
+        if not isinstance(score, Real) or isinstance(score, (bool, np.bool_)):
+            raise _fail("oob_score_ must be a real number")
+        attrs["oob_score_"] = score
+    for name, value in attrs.items():
+        setattr(est, name, value)
+
+
+def _restore_fingerprint(state: dict[str, Any], attrs: dict[str, Any], p: int) -> int:
+    """Checks ``_training_fingerprint``; returns its row count (-1: none stored)."""
+    if "_training_fingerprint" not in state:
+        return -1
+    fp = state["_training_fingerprint"]
+    if not isinstance(fp, (tuple, list)) or len(fp) != 3:
+        raise _fail("_training_fingerprint must be (n_samples, n_features, crc32)")
+    parts = dict(zip(("n", "p", "crc"), fp, strict=True))
+    n = _int(parts, "n", 1, 2**32 - 2)
+    _int(parts, "p", p, p)
+    crc = _int(parts, "crc", 0, 2**32 - 1)
+    attrs["_training_fingerprint"] = (n, p, crc)
+    return n
+
+
+def _restore_classes(
+    state: dict[str, Any], attrs: dict[str, Any], n_classes: int, n_rows: int
+) -> None:
+    if "classes_" not in state or n_classes == 0:
+        raise _fail("a classifier needs classes_ and a classification model")
+    classes = _array(state, "classes_", "biufUO", (n_classes,))
+    if not _strictly_increasing(classes):
+        raise _fail("classes_ must be sorted and unique")
+    attrs["classes_"] = classes
+    attrs["n_classes_"] = n_classes
+    if "n_classes_" in state:
+        _int(state, "n_classes_", n_classes, n_classes)
+    if "oob_decision_function_" in state:
+        shape = (n_rows, n_classes)
+        attrs["oob_decision_function_"] = _array(state, "oob_decision_function_", "f", shape)
