@@ -256,6 +256,9 @@ def permutation_indices(
 def oob_indices(forest: Forest, tree: int) -> npt.NDArray[np.int64]:
     """Out-of-bag rows of tree ``tree``, increasing."""
 
+def in_bag_counts(forest: Forest, tree: int) -> npt.NDArray[np.uint32]:
+    """How many times tree ``tree`` drew each training row (0: out of bag)."""
+
 def _install_counts() -> list[tuple[int, int]]:
     """``(threads, count)``: how many times work ran on a pool of each size in this process
     (for tests that ``n_jobs`` is honoured)."""

@@ -33,7 +33,7 @@ import numpy as np
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from sklearn.tree._tree import NODE_DTYPE, TREE_LEAF, TREE_UNDEFINED, Tree
 
-from ._core import DataError, Forest, oob_indices
+from ._core import DataError, Forest, in_bag_counts
 
 # A fitted scikit-learn tree, as the trees of its forests are.
 SklearnTree: TypeAlias = DecisionTreeClassifier | DecisionTreeRegressor
@@ -153,12 +153,9 @@ def n_training_rows(est: Any) -> int:
 
 
 def in_bag_rows(est: Any, index: int) -> np.ndarray:
-    """Rows of the training set that tree ``index`` was grown on, increasing, each once.
-
-    They are the complement of the tree's out-of-bag rows, regenerated from its seed. A row
-    a bootstrap draws k times appears once here, where scikit-learn repeats it k times.
-    """
-    n = n_training_rows(est)
-    in_bag = np.ones(n, dtype=bool)
-    in_bag[oob_indices(est.forest_, index)] = False
-    return np.flatnonzero(in_bag)
+    """Rows of the training set that tree ``index`` was grown on, increasing, a row drawn k
+    times by a bootstrap repeated k times (scikit-learn's ``estimators_samples_``),
+    regenerated from the tree's seed."""
+    check_is_fitted(est, "forest_")
+    counts = in_bag_counts(est.forest_, index)
+    return np.repeat(np.arange(len(counts)), counts)

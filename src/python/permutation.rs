@@ -144,12 +144,32 @@ pub fn oob_indices<'py>(
     Ok(v.into_pyarray(py))
 }
 
+/// How many times each training row was drawn for tree `tree` (0: out of bag).
+#[pyfunction]
+pub fn in_bag_counts<'py>(
+    py: Python<'py>,
+    forest: PyRef<'_, PyForest>,
+    tree: usize,
+) -> PyResult<Bound<'py, PyArray1<u32>>> {
+    let f = &forest.inner;
+    if tree >= f.trees().len() {
+        return Err(pyo3::exceptions::PyIndexError::new_err(format!(
+            "tree index {tree} out of range"
+        )));
+    }
+    let counts = run(py, None, || {
+        Ok(crate::forest::sampling::in_bag_counts(f.params(), tree))
+    })?;
+    Ok(counts.into_pyarray(py))
+}
+
 /// Adds this module's functions to `forestimp._core`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(oob_permutation_importance, m)?)?;
     m.add_function(wrap_pyfunction!(permuted_predictions, m)?)?;
     m.add_function(wrap_pyfunction!(local_permutation_importance, m)?)?;
     m.add_function(wrap_pyfunction!(permutation_indices, m)?)?;
+    m.add_function(wrap_pyfunction!(in_bag_counts, m)?)?;
     m.add_function(wrap_pyfunction!(oob_indices, m)?)?;
     Ok(())
 }
