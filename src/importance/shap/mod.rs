@@ -42,7 +42,7 @@ mod quadrature;
 mod walk;
 
 use prepared::ShapTree;
-use walk::{walk, Game, Scratch};
+use walk::{walk, Game, Scratch, BLOCK};
 
 use crate::data::{Feature, Matrix};
 use crate::error::{ForestError, Result};
@@ -119,11 +119,12 @@ struct Shape {
     width: usize,
 }
 
-/// Rows per parallel task: a row costs a walk of every tree, so a few rows already make
+/// Rows per parallel task: a row costs a walk of every tree, so a few blocks already make
 /// a task worth scheduling, and small tasks balance the threads.
 fn rows_per_task(n_rows: usize) -> usize {
     let threads = crate::parallel::current_threads().max(1);
-    n_rows.div_ceil(8 * threads).clamp(1, 64)
+    let blocks = n_rows.div_ceil(BLOCK).div_ceil(8 * threads).clamp(1, 16);
+    blocks * BLOCK
 }
 
 /// The values (and interactions) of the rows `first..` of `x` that `values` holds, summed
@@ -138,13 +139,17 @@ fn explain_rows<T: Feature>(
 ) {
     let Shape { p, width } = shape;
     let row_len = p * width;
+    let n_rows = values.len() / row_len.max(1);
     let mut scratch = Scratch::default();
-    let mut tree_phi = vec![0.0; row_len];
-    let mut known_minus_unknown = vec![0.0; row_len];
+    let mut tree_phi = vec![0.0; BLOCK * row_len];
+    let mut known_minus_unknown = vec![0.0; BLOCK * row_len];
     for tree in trees {
-        for (r, acc) in values.chunks_mut(row_len).enumerate() {
-            let i = first + r;
-            let value = |f: usize| x.get(i, f).to_f64();
+        for start in (0..n_rows).step_by(BLOCK) {
+            let live = BLOCK.min(n_rows - start);
+            // A block past the last row repeats that row in its spare lanes, whose values
+            // are dropped.
+            let row = |r: usize| first + start + r.min(live - 1);
+            let value = |r: usize, f: usize| x.get(row(r), f).to_f64();
             tree_phi.fill(0.0);
             walk(
                 tree,
@@ -154,11 +159,11 @@ fn explain_rows<T: Feature>(
                 &mut scratch,
                 &mut tree_phi,
             );
-            acc.iter_mut().zip(&tree_phi).for_each(|(a, v)| *a += v);
+            let block = &mut values[start * row_len..(start + live) * row_len];
+            block.iter_mut().zip(&tree_phi).for_each(|(a, v)| *a += v);
             let Some(pairs) = pairs.as_deref_mut() else {
                 continue;
             };
-            let matrix = &mut pairs[r * p * row_len..(r + 1) * p * row_len];
             for &c in &tree.used_features {
                 known_minus_unknown.fill(0.0);
                 let game = Game::PresentMinusAbsent(c);
@@ -170,8 +175,12 @@ fn explain_rows<T: Feature>(
                     &mut scratch,
                     &mut known_minus_unknown,
                 );
-                let c = c as usize;
-                add_interaction_row(c, &tree_phi, &known_minus_unknown, width, matrix);
+                for r in 0..live {
+                    let matrix = &mut pairs[(start + r) * p * row_len..][..p * row_len];
+                    let lane = r * row_len..(r + 1) * row_len;
+                    let (phi, delta) = (&tree_phi[lane.clone()], &known_minus_unknown[lane]);
+                    add_interaction_row(c as usize, phi, delta, width, matrix);
+                }
             }
         }
     }

@@ -10,6 +10,8 @@
 pub(super) struct Rule {
     /// Nodes `u_q`, ascending, in `(0, 1)`.
     pub nodes: Vec<f64>,
+    /// `1 − u_q`, kept rather than recomputed in the walks' inner loops.
+    pub one_minus: Vec<f64>,
     /// Weights `w_q > 0`, `Σ w_q = 1`.
     pub weights: Vec<f64>,
 }
@@ -41,7 +43,15 @@ impl Rule {
             weights[n - 1 - i] = w;
             weights[i] = w;
         }
-        Rule { nodes, weights }
+        // 1 − u_q computed from x, not by subtraction, so it keeps its relative precision
+        // near u = 1.
+        let mut one_minus = nodes.clone();
+        one_minus.reverse();
+        Rule {
+            nodes,
+            one_minus,
+            weights,
+        }
     }
 
     /// Number of points.

@@ -1,5 +1,6 @@
-//! One row through one tree: the path-dependent TreeSHAP values of that tree, by a single
-//! depth-first walk that visits every node once (the parent module states the identity).
+//! A block of rows through one tree: the path-dependent TreeSHAP values of that tree, by a
+//! single depth-first walk that visits every node once (the parent module states the
+//! identity).
 //!
 //! The walk keeps, at each depth `d` of the current path, the product
 //! `P_d(u_q) = Π_j g_j(u_q)` over the features met so far (one factor per *distinct*
@@ -12,49 +13,66 @@
 //! them with the old one (attributions are linear in `R`), so each leaf ends up credited
 //! with its own final state.
 //!
+//! The walk serves [`BLOCK`] rows at once, one lane each: the path, the cover fractions and
+//! the features met are the same for every row, only whether a row takes an edge (`o`)
+//! differs. So the traversal is paid once per block and the arithmetic runs across lanes,
+//! where it vectorizes. A lane's row goes down every edge, hot or cold, like any other.
+//!
 //! The explicit stack (no recursion) keeps deep, fully grown trees off the thread's stack.
 
 use super::prepared::ShapTree;
 
+/// Rows served by one walk.
+pub(super) const BLOCK: usize = 4;
+
+/// One value per row of the block.
+type Lanes = [f64; BLOCK];
+
+/// `[f(0), …, f(BLOCK − 1)]`.
+#[inline(always)]
+fn lanes(f: impl Fn(usize) -> f64) -> Lanes {
+    std::array::from_fn(f)
+}
+
 /// The state of a feature on the current path: the product `z` of the cover fractions of
-/// its edges, and whether the row followed every one of them (`hot`, `o = 1`).
+/// its edges (the same for every row), and per row `o = 1` when the row followed every one
+/// of them ("hot"), else `o = 0`.
 #[derive(Clone, Copy, Debug)]
 struct Player {
     z: f64,
-    hot: bool,
+    o: Lanes,
 }
 
 impl Player {
-    /// The state after one more edge of this feature, with cover fraction `z` and `hot`
-    /// when the row takes it.
-    fn then(before: Option<Player>, z: f64, hot: bool) -> Player {
+    /// The state after one more edge of this feature, with cover fraction `z`, which the
+    /// rows with `hot = 1` take.
+    #[inline(always)]
+    fn then(before: Option<Player>, z: f64, hot: Lanes) -> Player {
         match before {
-            None => Player { z, hot },
+            None => Player { z, o: hot },
             Some(b) => Player {
                 z: b.z * z,
-                hot: b.hot && hot,
+                o: lanes(|r| b.o[r] * hot[r]),
             },
         }
     }
 
-    /// `g(u) = o·u + (1 − u)·z`: the feature's factor in the integrand.
+    /// `g(u) = o·u + (1 − u)·z`, the feature's factor in the integrand, at a point `u`
+    /// given with `1 − u`; arithmetic rather than a branch on `o`, as rows differ.
     #[inline(always)]
-    fn g(self, u: f64) -> f64 {
-        if self.hot {
-            u + (1.0 - u) * self.z
-        } else {
-            (1.0 - u) * self.z
-        }
+    fn g(&self, r: usize, u: f64, one_minus_u: f64) -> f64 {
+        self.o[r] * u + one_minus_u * self.z
     }
 
-    /// `(o − z) / g(u)`, the weight of the feature's attribution. A cold feature gives
-    /// `−1 / (1 − u)` whatever its `z`, so no cover fraction is ever divided by.
+    /// `(o − z) / g(u)`, the weight of the feature's attribution; 0 for a row whose factor
+    /// vanishes (cold with `z = 0`), whose leaves below weigh nothing.
     #[inline(always)]
-    fn attribution_weight(self, u: f64) -> f64 {
-        if self.hot {
-            (1.0 - self.z) / (u + (1.0 - u) * self.z)
+    fn attribution_weight(&self, r: usize, u: f64, one_minus_u: f64) -> f64 {
+        let g = self.g(r, u, one_minus_u);
+        if g > 0.0 {
+            (self.o[r] - self.z) / g
         } else {
-            -1.0 / (1.0 - u)
+            0.0
         }
     }
 }
@@ -89,20 +107,22 @@ struct Frame {
     /// The player edge into this node (None at the root and on the edges of the known
     /// feature of [`Game::PresentMinusAbsent`]).
     edge: Option<Edge>,
-    /// Scale of the leaves below in the (present, absent) games; `[1, 0]` for
-    /// [`Game::Shapley`], whose leaves count once.
-    scale: [f64; 2],
+    /// Per row, the scale of the leaves below in the (present, absent) games; `[1, 0]`
+    /// for [`Game::Shapley`], whose leaves count once.
+    scale: [Lanes; 2],
 }
 
-/// Buffers of one thread's walks, reused across rows and trees.
+/// Buffers of one thread's walks, reused across blocks and trees.
 #[derive(Default)]
 pub(super) struct Scratch {
-    /// `P_d`, `n_points` values per depth.
-    products: Vec<f64>,
-    /// `R_d`, `width × n_points` values per depth (output-major).
-    sums: Vec<f64>,
+    /// `P_d`: per depth, `n_points` lanes.
+    products: Vec<Lanes>,
+    /// `Σ_q w_q P_d(u_q)` per depth.
+    weighted: Vec<Lanes>,
+    /// `R_d`: per depth, `width × n_points` lanes (output-major).
+    sums: Vec<Lanes>,
     /// `w_q · Δc(u_q)` of the edge being credited.
-    weights: Vec<f64>,
+    weights: Vec<Lanes>,
     frames: Vec<Frame>,
     players: Vec<Option<Player>>,
 }
@@ -110,23 +130,27 @@ pub(super) struct Scratch {
 impl Scratch {
     fn reset(&mut self, tree: &ShapTree<'_>, width: usize, n_features: usize) {
         let (depths, n) = (tree.max_path + 1, tree.rule.len());
+        let zero = [0.0; BLOCK];
         self.products.clear();
-        self.products.resize(depths * n, 0.0);
+        self.products.resize(depths * n, zero);
+        self.weighted.clear();
+        self.weighted.resize(depths, zero);
         self.sums.clear();
-        self.sums.resize(depths * n * width, 0.0);
+        self.sums.resize(depths * n * width, zero);
         self.weights.clear();
-        self.weights.resize(n, 0.0);
+        self.weights.resize(n, zero);
         self.frames.clear();
         self.players.clear();
         self.players.resize(n_features, None);
     }
 }
 
-/// Adds this tree's values of `game` for one row to `phi` (`n_features × width`,
-/// row-major); `value(f)` reads the row's feature `f`.
+/// Adds this tree's values of `game` for a block of rows to `phi`
+/// (`BLOCK × n_features × width`, row-major); `value(r, f)` reads feature `f` of the
+/// block's row `r`.
 pub(super) fn walk(
     tree: &ShapTree<'_>,
-    value: impl Fn(usize) -> f64,
+    value: impl Fn(usize, usize) -> f64,
     game: Game,
     width: usize,
     scratch: &mut Scratch,
@@ -141,12 +165,14 @@ pub(super) fn walk(
             return;
         }
     }
-    scratch.reset(tree, width, phi.len() / width.max(1));
+    let row_len = phi.len() / BLOCK;
+    scratch.reset(tree, width, row_len / width.max(1));
     let n = tree.rule.len();
-    scratch.products[..n].fill(1.0);
+    scratch.products[..n].fill([1.0; BLOCK]);
+    weigh_products(tree, 0, scratch);
     let root_scale = match game {
-        Game::Shapley => [1.0, 0.0],
-        Game::PresentMinusAbsent(_) => [1.0, 1.0],
+        Game::Shapley => [[1.0; BLOCK], [0.0; BLOCK]],
+        Game::PresentMinusAbsent(_) => [[1.0; BLOCK], [1.0; BLOCK]],
     };
     scratch.frames.push(Frame {
         node: 0,
@@ -172,15 +198,18 @@ pub(super) fn walk(
         };
         let child = if side == 0 { left } else { right };
         let f = t.feature(node);
-        let hot = t.goes_left(node, value(f as usize)) == (side == 0);
+        let hot = lanes(|r| {
+            let left = t.goes_left(node, value(r, f as usize));
+            f64::from(u8::from(left == (side == 0)))
+        });
         let z = tree.cover[node][side as usize];
         let (edge, scale) = match game {
             Game::PresentMinusAbsent(c) if c == f => {
                 let scale = [
-                    parent_scale[0] * f64::from(u8::from(hot)),
-                    parent_scale[1] * z,
+                    lanes(|r| parent_scale[0][r] * hot[r]),
+                    lanes(|r| parent_scale[1][r] * z),
                 ];
-                if scale == [0.0, 0.0] {
+                if scale.iter().flatten().all(|&s| s == 0.0) {
                     continue;
                 }
                 (None, scale)
@@ -196,7 +225,7 @@ pub(super) fn walk(
                 }
                 let before = scratch.players[f as usize];
                 let after = Player::then(before, z, hot);
-                if !after.hot && after.z == 0.0 {
+                if after.z == 0.0 && after.o == [0.0; BLOCK] {
                     continue; // a leaf below weighs nothing in any coalition
                 }
                 let edge = Edge {
@@ -211,22 +240,15 @@ pub(super) fn walk(
         enter_products(tree, edge, d, scratch);
         if t.is_leaf(child) {
             let leaf = t.value(child);
-            credit_leaf(
-                tree,
-                edge,
-                leaf,
-                scale[0] - scale[1],
-                d,
-                width,
-                scratch,
-                phi,
-            );
+            let scale = lanes(|r| scale[0][r] - scale[1][r]);
+            credit_leaf(tree, edge, leaf, scale, d, width, scratch, phi);
         } else {
             if let Some(e) = edge {
                 scratch.players[e.feature as usize] = Some(e.after);
             }
+            weigh_products(tree, d + 1, scratch);
             let sums = &mut scratch.sums[(d + 1) * n * width..(d + 2) * n * width];
-            sums.fill(0.0);
+            sums.fill([0.0; BLOCK]);
             scratch.frames.push(Frame {
                 node: child as u32,
                 next: 0,
@@ -246,35 +268,55 @@ fn enter_products(tree: &ShapTree<'_>, edge: Option<Edge>, d: usize, scratch: &m
         child.copy_from_slice(parent);
         return;
     };
-    let nodes = &tree.rule.nodes;
-    match e.before {
-        // A cold feature stays cold: its factor (1 − u)·z gains the edge's cover fraction.
-        Some(b) if !b.hot => {
-            child
-                .iter_mut()
-                .zip(parent)
-                .for_each(|(c, p)| *c = p * e.cover);
+    let (u, v) = (&tree.rule.nodes, &tree.rule.one_minus);
+    let a = &e.after;
+    match &e.before {
+        None => {
+            for q in 0..n {
+                child[q] = lanes(|r| parent[q][r] * a.g(r, u[q], v[q]));
+            }
         }
         Some(b) => {
             for q in 0..n {
-                child[q] = parent[q] * e.after.g(nodes[q]) / b.g(nodes[q]);
-            }
-        }
-        None => {
-            for q in 0..n {
-                child[q] = parent[q] * e.after.g(nodes[q]);
+                // A row cold before stays cold: its factor (1 − u)·z gains the edge's
+                // cover fraction (and is never divided by, as it may be 0).
+                child[q] = lanes(|r| {
+                    let ratio = if b.o[r] == 0.0 {
+                        e.cover
+                    } else {
+                        a.g(r, u[q], v[q]) / b.g(r, u[q], v[q])
+                    };
+                    parent[q][r] * ratio
+                });
             }
         }
     }
 }
 
-/// `w_q (c_after(u_q) − c_before(u_q))` of `edge` into `scratch.weights`.
-fn edge_weights(tree: &ShapTree<'_>, e: Edge, weights: &mut [f64]) {
+/// `w_q (c_after(u_q) − c_before(u_q))` of `edge` into `weights`.
+fn edge_weights(tree: &ShapTree<'_>, e: &Edge, weights: &mut [Lanes]) {
     let rule = &tree.rule;
-    for (q, w) in weights.iter_mut().enumerate() {
-        let u = rule.nodes[q];
-        let before = e.before.map_or(0.0, |b| b.attribution_weight(u));
-        *w = rule.weights[q] * (e.after.attribution_weight(u) - before);
+    let (u, v, w) = (&rule.nodes, &rule.one_minus, &rule.weights);
+    let a = &e.after;
+    for q in 0..weights.len() {
+        weights[q] = match &e.before {
+            None => lanes(|r| w[q] * a.attribution_weight(r, u[q], v[q])),
+            Some(b) => lanes(|r| {
+                let after = a.attribution_weight(r, u[q], v[q]);
+                w[q] * (after - b.attribution_weight(r, u[q], v[q]))
+            }),
+        };
+    }
+}
+
+/// Adds `amount[r] · leaf` to the `width` outputs of `feature` in row `r`'s `phi`.
+fn credit(phi: &mut [f64], feature: u32, width: usize, leaf: &[f64], amount: Lanes) {
+    let row_len = phi.len() / BLOCK;
+    for (r, row) in phi.chunks_mut(row_len).enumerate() {
+        let out = &mut row[feature as usize * width..][..width];
+        out.iter_mut()
+            .zip(leaf)
+            .for_each(|(o, v)| *o += v * amount[r]);
     }
 }
 
@@ -285,7 +327,7 @@ fn credit_leaf(
     tree: &ShapTree<'_>,
     edge: Option<Edge>,
     leaf: &[f64],
-    scale: f64,
+    scale: Lanes,
     d: usize,
     width: usize,
     scratch: &mut Scratch,
@@ -294,18 +336,26 @@ fn credit_leaf(
     let n = tree.rule.len();
     let p = &scratch.products[(d + 1) * n..(d + 2) * n];
     if let Some(e) = edge {
-        edge_weights(tree, e, &mut scratch.weights);
-        let dot: f64 = scratch.weights.iter().zip(p).map(|(w, p)| w * p).sum();
-        let out = &mut phi[e.feature as usize * width..][..width];
-        out.iter_mut()
-            .zip(leaf)
-            .for_each(|(o, v)| *o += scale * v * dot);
+        let dot = if e.before.is_none() {
+            // P_{d+1} · c = P_d · g · (o − z) / g: the parent's weighted sum, no division.
+            let parent = scratch.weighted[d];
+            lanes(|r| scale[r] * (e.after.o[r] - e.after.z) * parent[r])
+        } else {
+            edge_weights(tree, &e, &mut scratch.weights);
+            let mut dot = [0.0; BLOCK];
+            for (w, p) in scratch.weights.iter().zip(p) {
+                dot = lanes(|r| dot[r] + w[r] * p[r]);
+            }
+            lanes(|r| scale[r] * dot[r])
+        };
+        credit(phi, e.feature, width, leaf, dot);
     }
     let sums = &mut scratch.sums[d * n * width..(d + 1) * n * width];
     for (k, v) in leaf.iter().enumerate() {
-        let sv = scale * v;
-        let row = &mut sums[k * n..(k + 1) * n];
-        row.iter_mut().zip(p).for_each(|(r, p)| *r += sv * p);
+        let sv = lanes(|r| scale[r] * v);
+        for (s, p) in sums[k * n..(k + 1) * n].iter_mut().zip(p) {
+            *s = lanes(|r| s[r] + sv[r] * p[r]);
+        }
     }
 }
 
@@ -324,17 +374,47 @@ fn close_subtree(
     let (parent, sums) = (&mut head[(d - 1) * n * width..], &tail[..n * width]);
     if let Some(e) = edge {
         scratch.players[e.feature as usize] = e.before;
-        edge_weights(tree, e, &mut scratch.weights);
-        let out = &mut phi[e.feature as usize * width..][..width];
-        for (k, o) in out.iter_mut().enumerate() {
-            let r = &sums[k * n..(k + 1) * n];
-            *o += scratch
-                .weights
-                .iter()
-                .zip(r)
-                .map(|(w, r)| w * r)
-                .sum::<f64>();
+        edge_weights(tree, &e, &mut scratch.weights);
+        let mut dots = [[0.0; BLOCK]; 8];
+        // Outputs in groups of 8 keep the dot products on the stack for any class count.
+        for group in 0..width.div_ceil(8) {
+            let ks = group * 8..(width).min(group * 8 + 8);
+            for (slot, k) in ks.clone().enumerate() {
+                let mut dot = [0.0; BLOCK];
+                for (w, s) in scratch.weights.iter().zip(&sums[k * n..(k + 1) * n]) {
+                    dot = lanes(|r| dot[r] + w[r] * s[r]);
+                }
+                dots[slot] = dot;
+            }
+            credit_outputs(phi, e.feature, width, ks.start, &dots[..ks.len()]);
         }
     }
-    parent.iter_mut().zip(sums).for_each(|(a, s)| *a += s);
+    for (a, s) in parent.iter_mut().zip(sums) {
+        *a = lanes(|r| a[r] + s[r]);
+    }
+}
+
+/// Adds `dots[j][r]` to output `first + j` of `feature` in row `r`'s `phi`.
+fn credit_outputs(phi: &mut [f64], feature: u32, width: usize, first: usize, dots: &[Lanes]) {
+    let row_len = phi.len() / BLOCK;
+    for (r, row) in phi.chunks_mut(row_len).enumerate() {
+        let out = &mut row[feature as usize * width + first..][..dots.len()];
+        out.iter_mut().zip(dots).for_each(|(o, d)| *o += d[r]);
+    }
+}
+
+/// `Σ_q w_q P_d(u_q)` of the node just entered at depth `d`, which its leaf children
+/// with a first-met feature credit in O(1).
+fn weigh_products(tree: &ShapTree<'_>, d: usize, scratch: &mut Scratch) {
+    let n = tree.rule.len();
+    let mut sum = [0.0; BLOCK];
+    for (w, p) in tree
+        .rule
+        .weights
+        .iter()
+        .zip(&scratch.products[d * n..(d + 1) * n])
+    {
+        sum = lanes(|r| sum[r] + w * p[r]);
+    }
+    scratch.weighted[d] = sum;
 }
