@@ -64,16 +64,19 @@ impl Player {
         self.o[r] * u + one_minus_u * self.z
     }
 
-    /// `(o − z) / g(u)`, the weight of the feature's attribution; 0 for a row whose factor
-    /// vanishes (cold with `z = 0`), whose leaves below weigh nothing.
+    /// `g(u)`, floored at the smallest normal number: it divides, and it is 0 only for a
+    /// row cold with `z = 0`, whose products are 0 already (`0 / floor = 0`, no NaN). A
+    /// floor rather than a branch keeps the lanes' loops vectorized.
+    #[inline(always)]
+    fn g_divisor(&self, r: usize, u: f64, one_minus_u: f64) -> f64 {
+        self.g(r, u, one_minus_u).max(f64::MIN_POSITIVE)
+    }
+
+    /// `(o − z) / g(u)`, the weight of the feature's attribution (0 for a row cold with
+    /// `z = 0`, whose leaves below weigh nothing).
     #[inline(always)]
     fn attribution_weight(&self, r: usize, u: f64, one_minus_u: f64) -> f64 {
-        let g = self.g(r, u, one_minus_u);
-        if g > 0.0 {
-            (self.o[r] - self.z) / g
-        } else {
-            0.0
-        }
+        (self.o[r] - self.z) / self.g_divisor(r, u, one_minus_u)
     }
 }
 
@@ -92,8 +95,6 @@ pub(super) enum Game {
 #[derive(Clone, Copy, Debug)]
 struct Edge {
     feature: u32,
-    /// Cover fraction of the edge.
-    cover: f64,
     before: Option<Player>,
     after: Player,
 }
@@ -230,7 +231,6 @@ pub(super) fn walk(
                 }
                 let edge = Edge {
                     feature: f,
-                    cover: z,
                     before,
                     after,
                 };
@@ -277,17 +277,11 @@ fn enter_products(tree: &ShapTree<'_>, edge: Option<Edge>, d: usize, scratch: &m
             }
         }
         Some(b) => {
+            // For a row cold before (and so after), g_after / g_before is the edge's cover
+            // fraction; when g_before is 0, so is the parent's product.
             for q in 0..n {
-                // A row cold before stays cold: its factor (1 − u)·z gains the edge's
-                // cover fraction (and is never divided by, as it may be 0).
-                child[q] = lanes(|r| {
-                    let ratio = if b.o[r] == 0.0 {
-                        e.cover
-                    } else {
-                        a.g(r, u[q], v[q]) / b.g(r, u[q], v[q])
-                    };
-                    parent[q][r] * ratio
-                });
+                child[q] =
+                    lanes(|r| parent[q][r] * a.g(r, u[q], v[q]) / b.g_divisor(r, u[q], v[q]));
             }
         }
     }
