@@ -30,6 +30,7 @@ __all__ = [
     "permutation_indices",
     "permuted_predictions",
     "tree_mdi_by_depth",
+    "tree_shap",
 ]
 
 __version__: str
@@ -195,6 +196,13 @@ def mdi_oob(
     forest: Forest, x: _Matrix, y: _Targets, n_jobs: int | None = None
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """MDI-oob mean (p,) and per tree (n_estimators, p), NaN rows for trees with no OOB row."""
+
+def tree_shap(
+    forest: Forest, x: _Matrix, interactions: bool = False, n_jobs: int | None = None
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64] | None]:
+    """Path-dependent TreeSHAP values (n, n_features, width), the expected value (width,) and,
+    with ``interactions``, the interaction values (n, n_features, n_features, width); width is
+    the number of classes, or 1 for regression."""
 
 def mdi_by_depth(forest: Forest, n_jobs: int | None = None) -> npt.NDArray[np.float64]:
     """Raw MDI by depth averaged over trees, shape (n_features, n_depths).

@@ -3,7 +3,8 @@
 //! Module map: `mdi` (mean decrease of impurity: raw, per tree, by depth), `permutation`
 //! (Breiman's OOB and held-out MDA, casewise), `local` (per-sample MDI and MDI-oob),
 //! `corrected` (shadow-feature "actual impurity reduction"), `context` (context-dependent
-//! scores from totally randomized trees). Every measure is a function of a fitted
+//! scores from totally randomized trees), `shap` (path-dependent TreeSHAP values and
+//! interaction values). Every measure is a function of a fitted
 //! [`crate::Forest`] and, where needed, data; none needs Python.
 
 pub mod context;
@@ -11,4 +12,5 @@ pub mod corrected;
 pub mod local;
 pub mod mdi;
 pub mod permutation;
+pub mod shap;
 pub mod walk;

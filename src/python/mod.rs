@@ -3,7 +3,8 @@
 //! Map: `doorway` (the one way into the engine: GIL released, `n_jobs` pool, Ctrl-C,
 //! progress), `arrays` (zero-copy NumPy views, the one target conversion), `errors`
 //! (typed exceptions), `model` (the `Forest` class: fit, predict, importances, pickling),
-//! `importance` (path-based importances), `mdi` (MDI by depth), `permutation`, `context`.
+//! `importance` (path-based importances), `mdi` (MDI by depth), `permutation`, `context`, `shap`
+//! (TreeSHAP values).
 //! The module's allocator is `crate::alloc`.
 
 mod arrays;
@@ -14,6 +15,7 @@ mod importance;
 mod mdi;
 mod model;
 mod permutation;
+mod shap;
 
 use pyo3::prelude::*;
 
@@ -27,6 +29,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(doorway::_install_counts, m)?)?;
     m.add_function(wrap_pyfunction!(importance::local_mdi, m)?)?;
     m.add_function(wrap_pyfunction!(importance::mdi_oob, m)?)?;
+    m.add_function(wrap_pyfunction!(shap::tree_shap, m)?)?;
     mdi::register(m)?;
     permutation::register(m)?;
     m.add(

@@ -15,6 +15,7 @@ from ._local import local_mdi
 from ._mdi import MDIImportances, mdi
 from ._permutation import PermutationImportance, local_permutation, permutation
 from ._result import Importances, LocalImportances
+from ._shap import ShapValues, shap_values
 from ._significance import Significance, janitza_pvalues, significance
 from ._unbiased import unbiased
 
@@ -24,6 +25,7 @@ __all__: list[str] = [
     "LocalImportances",
     "MDIImportances",
     "PermutationImportance",
+    "ShapValues",
     "Significance",
     "context",
     "janitza_pvalues",
@@ -31,6 +33,7 @@ __all__: list[str] = [
     "local_permutation",
     "mdi",
     "permutation",
+    "shap_values",
     "significance",
     "unbiased",
 ]
