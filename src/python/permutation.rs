@@ -130,11 +130,7 @@ pub fn oob_indices<'py>(
     tree: usize,
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
     let f = &forest.inner;
-    if tree >= f.trees().len() {
-        return Err(pyo3::exceptions::PyIndexError::new_err(format!(
-            "tree index {tree} out of range"
-        )));
-    }
+    check_tree(f, tree)?;
     let v = run(py, None, || {
         Ok(oob_rows(f, tree)
             .into_iter()
@@ -152,15 +148,21 @@ pub fn in_bag_counts<'py>(
     tree: usize,
 ) -> PyResult<Bound<'py, PyArray1<u32>>> {
     let f = &forest.inner;
+    check_tree(f, tree)?;
+    let counts = run(py, None, || {
+        Ok(crate::forest::sampling::in_bag_counts(f.params(), tree))
+    })?;
+    Ok(counts.into_pyarray(py))
+}
+
+/// An `IndexError` unless `tree` is one of the forest's trees.
+fn check_tree(f: &crate::Forest, tree: usize) -> PyResult<()> {
     if tree >= f.trees().len() {
         return Err(pyo3::exceptions::PyIndexError::new_err(format!(
             "tree index {tree} out of range"
         )));
     }
-    let counts = run(py, None, || {
-        Ok(crate::forest::sampling::in_bag_counts(f.params(), tree))
-    })?;
-    Ok(counts.into_pyarray(py))
+    Ok(())
 }
 
 /// Adds this module's functions to `forestimp._core`.
