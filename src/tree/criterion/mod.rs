@@ -27,14 +27,15 @@ pub use regression::SquaredError;
 use super::Word;
 use crate::params::CriterionKind;
 
-/// Independent accumulators of [`Criterion::accumulate_weighted`].
-const LANES: usize = 4;
+/// Independent accumulators of [`Criterion::accumulate_weighted`] (and of the bins of
+/// whole sums, `split::bin_scans`).
+pub(crate) const LANES: usize = 4;
 
 /// Runs `body(lane, j, y, w)` for every sample `j` (target `y`, weight `w`), on lane
 /// `j % LANES`, unrolled so that the lanes' sums are independent. The values come from
 /// fixed-size chunks, loaded before any test on them, which keeps selects branch-free.
 #[inline(always)]
-fn by_lanes<Y: Copy>(ys: &[Y], ws: &[f64], mut body: impl FnMut(usize, usize, Y, f64)) {
+pub(crate) fn by_lanes<Y: Copy>(ys: &[Y], ws: &[f64], mut body: impl FnMut(usize, usize, Y, f64)) {
     let n = ys.len().min(ws.len());
     let (y4, w4) = (ys[..n].chunks_exact(LANES), ws[..n].chunks_exact(LANES));
     let (y_rest, w_rest) = (y4.remainder(), w4.remainder());
@@ -86,6 +87,10 @@ fn merge(lanes: &[f64; LANES]) -> f64 {
 pub trait Criterion: Sync {
     /// Target of one sample: a class code or a real value (a [`Word`] to be partitioned).
     type Y: Copy + Send + Sync + Word;
+    /// Whether the split search may sum whole sums into several bins per code
+    /// (`split::bin_scans::scan_occupied`): for criteria whose rows all add to the same
+    /// slots. Class-indexed slots made the lanes slower than one bin (BENCHMARKS.md).
+    const LANED_BINS: bool = false;
     /// Target of sample `i`.
     fn target(&self, i: usize) -> Self::Y;
     /// Length of a statistics vector.

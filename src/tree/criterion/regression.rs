@@ -14,6 +14,7 @@ pub struct SquaredError<'a> {
 
 impl Criterion for SquaredError<'_> {
     type Y = f64;
+    const LANED_BINS: bool = true;
     #[inline(always)]
     fn target(&self, i: usize) -> f64 {
         self.y[i]

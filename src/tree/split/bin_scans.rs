@@ -8,7 +8,7 @@ use super::gathered::{SearchBufs, ThresholdRule};
 use super::{BestCut, Cut, NodeCtx, NodeRows};
 use crate::data::Feature;
 use crate::rng::TreeRng;
-use crate::tree::criterion::Criterion;
+use crate::tree::criterion::{by_lanes, Criterion, LANES};
 
 /// Bin codes are bytes: a feature has at most this many bins.
 pub(crate) const N_CODES: usize = 256;
@@ -57,13 +57,20 @@ pub(crate) fn scan_bins<C: Criterion>(
 /// into the bins of the codes they occupy, which a bitmap then visits in code order, so
 /// the work is linear in the rows and the occupied bins, whatever the bin count, and needs
 /// no sort. The cut between occupied codes `a < b` has threshold `cut(a, b)`. `table`
-/// holds 256 zeroed bins between calls: each occupied bin is cleared as it is scanned.
+/// holds zeroed bins between calls: each occupied bin is cleared as it is scanned.
 ///
 /// This replaced two searches: a sort of the codes for nodes with fewer rows than bins
 /// between their min and max code, and a scan of every one of those bins for the others.
 /// The cuts are the same; the sums are the dense scan's, and the sort's for counts and
 /// integer weights (other sums differ from the sort's by rounding only), with fewer
 /// mispredicted branches.
+///
+/// When every sum is whole ([`NodeCtx::whole_sums`]), the rows are several per code and
+/// the criterion allows it ([`Criterion::LANED_BINS`]), each code has [`LANES`] bins, row
+/// `j` summed into lane `j % LANES`: consecutive rows of one code (most rows, on a column
+/// of few values) then add to different bins instead of each waiting for the previous
+/// row's store. Whole sums are exact in any order, so the lanes merged give the one bin's
+/// sums, bit for bit.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn scan_occupied<T: Feature, C: Criterion>(
     table: &mut Vec<f64>,
@@ -75,27 +82,70 @@ pub(crate) fn scan_occupied<T: Feature, C: Criterion>(
     bar: f64,
     cut: impl Fn(usize, usize) -> f64,
 ) -> Option<Cut> {
-    let stride = left.len() + 1;
-    table.resize(N_CODES * stride, 0.0);
     let mut occupied = [0u64; N_CODES / 64];
     for v in xf {
         let c = v.code();
         occupied[c / 64] |= 1 << (c % 64);
     }
-    add_rows(table, 0, xf, ys, ws, ctx.crit);
-    if left.len() == 3 {
-        // Regression and two classes: the sums in registers (see `listed::search`).
-        let left = &mut [0.0; 3];
-        return scan_occupied_into(table, &occupied, xf.len(), left, ctx, bar, cut);
+    let n_occupied: usize = occupied.iter().map(|w| w.count_ones() as usize).sum();
+    let n = xf.len();
+    let laned = C::LANED_BINS && ctx.whole_sums && n >= LANED_ROWS_PER_CODE * n_occupied;
+    let lanes = if laned { LANES } else { 1 };
+    let size = N_CODES * lanes * (left.len() + 1);
+    if table.len() < size {
+        table.resize(size, 0.0);
     }
-    scan_occupied_into(table, &occupied, xf.len(), left, ctx, bar, cut)
+    // Regression and two classes: the sums in registers (see `listed::search`).
+    match (laned, left.len() == 3) {
+        (true, true) => {
+            add_rows_laned(table, xf, ys, ws, ctx.crit);
+            scan_occupied_into::<C, LANES>(table, &occupied, n, &mut [0.0; 3], ctx, bar, cut)
+        }
+        (true, false) => {
+            add_rows_laned(table, xf, ys, ws, ctx.crit);
+            scan_occupied_into::<C, LANES>(table, &occupied, n, left, ctx, bar, cut)
+        }
+        (false, true) => {
+            add_rows(table, 0, xf, ys, ws, ctx.crit);
+            scan_occupied_into::<C, 1>(table, &occupied, n, &mut [0.0; 3], ctx, bar, cut)
+        }
+        (false, false) => {
+            add_rows(table, 0, xf, ys, ws, ctx.crit);
+            scan_occupied_into::<C, 1>(table, &occupied, n, left, ctx, bar, cut)
+        }
+    }
 }
 
-/// [`scan_occupied`] with the left sums in `left`: the occupied bins in code order, each
-/// added to the left sums and cleared; the cut below each but the first is scored as
-/// [`scan_bins`] does, once the code above it is known.
+/// Rows per occupied code from which [`scan_occupied`] sums whole sums in lanes: below it,
+/// merging the lanes of every code costs more than the waits it saves.
+const LANED_ROWS_PER_CODE: usize = 4;
+
+/// [`add_rows`] into [`LANES`] bins per code: row `j` into bin `code · LANES + j % LANES`.
 #[inline(always)]
-fn scan_occupied_into<C: Criterion>(
+fn add_rows_laned<T: Feature, C: Criterion>(
+    bins: &mut [f64],
+    xf: &[T],
+    ys: &[C::Y],
+    ws: &[f64],
+    crit: &C,
+) {
+    let stride = crit.stats_len() + 1;
+    let xf = &xf[..ys.len()];
+    by_lanes(ys, ws, |lane, j, y, w| {
+        let b = (xf[j].code() * LANES + lane) * stride;
+        let stats = &mut bins[b..b + stride];
+        stats[0] += w;
+        crit.add_for_proxy(stats, y, w);
+        stats[stride - 1] += 1.0;
+    });
+}
+
+/// [`scan_occupied`] with the left sums in `left`, from `L` lanes of bins per code: the
+/// occupied codes in order, the lanes of each added to the left sums and cleared; the cut
+/// below each code but the first is scored as [`scan_bins`] does, once the code above it
+/// is known.
+#[inline(always)]
+fn scan_occupied_into<C: Criterion, const L: usize>(
     table: &mut [f64],
     occupied: &[u64; N_CODES / 64],
     n: usize,
@@ -120,12 +170,14 @@ fn scan_occupied_into<C: Criterion>(
             if (below != usize::MAX) & (n - n_left >= right_rows) & best.worth(ctx, n_left, left) {
                 best.offer(ctx, left, cut(below, code), n_left);
             }
-            let stats = &mut table[code * stride..(code + 1) * stride];
-            n_left += stats[k] as usize;
-            for (l, h) in left.iter_mut().zip(stats.iter()) {
-                *l += h;
+            let lanes = &mut table[code * L * stride..(code + 1) * L * stride];
+            for stats in lanes.chunks_exact_mut(stride) {
+                n_left += stats[k] as usize;
+                for (l, h) in left.iter_mut().zip(stats.iter()) {
+                    *l += h;
+                }
+                stats.fill(0.0);
             }
-            stats.fill(0.0);
             below = code;
         }
     }
@@ -231,13 +283,20 @@ mod tests {
     }
 
     /// Checks [`scan_occupied`] against the brute force on nodes of 1 to 1 000 rows over 3
-    /// to 256 codes, through one table (which must come back zeroed).
+    /// to 256 codes, through one table (which must come back zeroed), with sums declared
+    /// whole or not (they are: the lanes of whole sums must not change a bit).
     fn check_occupied_scan<C: Criterion>(crit: &C, ys_of: impl Fn(&mut TreeRng) -> C::Y) {
         let mut rng = TreeRng::new(11);
         let mut table = Vec::new();
         for n in [1, 2, 3, 7, 40, 255, 256, 1000] {
             for spread in [3, 40, 256] {
-                for (msl, min_w) in [(1, 0.0), (3, 0.0), (1, 5.0)] {
+                for (msl, min_w, whole_sums) in [
+                    (1, 0.0, false),
+                    (3, 0.0, false),
+                    (1, 5.0, false),
+                    (1, 0.0, true),
+                    (3, 5.0, true),
+                ] {
                     let codes: Vec<u8> = (0..n).map(|_| rng.below(spread) as u8).collect();
                     let ys: Vec<C::Y> = (0..n).map(|_| ys_of(&mut rng)).collect();
                     // Integer weights: every sum is exact in either order.
@@ -253,7 +312,7 @@ mod tests {
                         min_samples_leaf: msl,
                         min_weight_leaf: min_w,
                         unit_weights: false,
-                        whole_sums: false,
+                        whole_sums,
                     };
                     let mut left = vec![0.0; total.len()];
                     let got = scan_occupied(
@@ -268,7 +327,9 @@ mod tests {
                     )
                     .map(|c| (c.proxy, c.threshold, c.n_left.expect("counted")));
                     let want = best_cut_by_brute_force(&codes, &ys, &ws, &ctx);
-                    assert_eq!(got, want, "n {n} spread {spread} msl {msl} min_w {min_w}");
+                    let case =
+                        format!("n {n} spread {spread} msl {msl} min_w {min_w} whole {whole_sums}");
+                    assert_eq!(got, want, "{case}");
                     assert!(table.iter().all(|&b| b == 0.0), "bins left behind");
                 }
             }
