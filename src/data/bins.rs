@@ -38,6 +38,9 @@ pub struct Binned {
 impl Binned {
     /// Bins every column of `x` into at most `max_bins` (2..=256) codes.
     pub fn new<T: Feature>(x: &Matrix<'_, T>, max_bins: usize, seed: u64) -> Binned {
+        if let Some(binned) = Self::with_shadow_twins(x, max_bins, seed) {
+            return binned;
+        }
         let max_bins = max_bins.clamp(2, 256);
         let (n, p) = (x.n_rows(), x.n_cols());
         let mut codes = vec![0u8; n * p];
@@ -79,6 +82,41 @@ impl Binned {
             n_rows: n,
             edges,
         }
+    }
+
+    /// [`Binned::new`] of a view whose shadows all read real columns of the view, when the
+    /// edges come from every row: a shadow's values are then its twin's, permuted, so its
+    /// edges are the twin's and its codes are the twin's read at the shadow's rows. Only the
+    /// real columns are binned (Boruta's and the random probes' forests bin half the
+    /// columns), with the same codes and edges, bit for bit. None otherwise.
+    fn with_shadow_twins<T: Feature>(
+        x: &Matrix<'_, T>,
+        max_bins: usize,
+        seed: u64,
+    ) -> Option<Binned> {
+        let n = x.n_rows();
+        if sample_rows(n, seed).is_some() {
+            return None;
+        }
+        let (shadows, twins) = x.shadow_twins()?;
+        let real = Binned::new(&x.without_shadows(), max_bins, seed);
+        let mut codes = real.codes;
+        let mut shadow_codes = vec![0u8; n * twins.len()];
+        let mut columns: Vec<&mut [u8]> = shadow_codes.chunks_mut(n.max(1)).collect();
+        map_each_mut(&mut columns, |k, out| {
+            let twin = &codes[twins[k] * n..(twins[k] + 1) * n];
+            for (i, code) in out.iter_mut().enumerate() {
+                *code = twin[shadows.locate(i, k).0];
+            }
+        });
+        codes.extend_from_slice(&shadow_codes);
+        let mut edges = real.edges;
+        edges.extend(twins.iter().map(|&t| edges[t].clone()).collect::<Vec<_>>());
+        Some(Binned {
+            codes,
+            n_rows: n,
+            edges,
+        })
     }
 
     /// The codes as a column-major matrix.
@@ -259,6 +297,30 @@ fn edges_of_sorted(sorted: impl Iterator<Item = f64>, max_bins: usize) -> Vec<f6
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::data::Shadows;
+
+    #[test]
+    fn shadows_are_binned_as_their_values_would_be() {
+        let (n, p) = (700, 5);
+        let x: Vec<f32> = (0..n * p).map(|v| ((v * 7919) % 613) as f32 * 0.25).collect();
+        let m = Matrix::new(&x, n, p, Layout::RowMajor).unwrap();
+        let columns = [3u32, 1, 4];
+        for sources in [vec![4u32, 3, 3, 1, 4, 1, 1], vec![1, 0, 3]] {
+            // [1, 0, 3]: column 0 is not in the view, so its shadow has no twin.
+            let shadows = Shadows::independent(n, sources, 9);
+            let view = m.with_columns(&columns).unwrap().with_shadows(&shadows).unwrap();
+            let dense: Vec<f32> = (0..view.n_cols())
+                .flat_map(|j| (0..n).map(move |i| (i, j)))
+                .map(|(i, j)| view.get(i, j))
+                .collect();
+            let copy = Matrix::new(&dense, n, view.n_cols(), Layout::ColumnMajor).unwrap();
+            for max_bins in [4, 256] {
+                let (a, b) = (Binned::new(&view, max_bins, 1), Binned::new(&copy, max_bins, 1));
+                assert_eq!(a.codes, b.codes);
+                assert_eq!(a.edges, b.edges);
+            }
+        }
+    }
 
     #[test]
     fn codes_order_like_values_and_edges_separate_them() {

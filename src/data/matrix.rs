@@ -106,6 +106,27 @@ impl<'a, T: Feature> Matrix<'a, T> {
         })
     }
 
+    /// The shadows of the view and the view column of each shadow's source (the real
+    /// column that reads it at the stored rows), when every source is one.
+    pub(super) fn shadow_twins(&self) -> Option<(&'a Shadows, Vec<usize>)> {
+        let shadows = self.shadow?;
+        let twin = |s: u32| match self.columns {
+            None => ((s as usize) < self.n_real).then_some(s as usize),
+            Some(c) => c.iter().position(|&j| j == s),
+        };
+        let twins: Option<Vec<usize>> = shadows.sources().iter().map(|&s| twin(s)).collect();
+        twins.map(|t| (shadows, t))
+    }
+
+    /// The view without its shadow columns.
+    pub(super) fn without_shadows(self) -> Self {
+        Matrix {
+            n_cols: self.n_real,
+            shadow: None,
+            ..self
+        }
+    }
+
     /// Whether the view has shadow columns.
     pub fn has_shadows(&self) -> bool {
         self.shadow.is_some()
