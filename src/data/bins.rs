@@ -302,20 +302,29 @@ mod tests {
     #[test]
     fn shadows_are_binned_as_their_values_would_be() {
         let (n, p) = (700, 5);
-        let x: Vec<f32> = (0..n * p).map(|v| ((v * 7919) % 613) as f32 * 0.25).collect();
+        let x: Vec<f32> = (0..n * p)
+            .map(|v| ((v * 7919) % 613) as f32 * 0.25)
+            .collect();
         let m = Matrix::new(&x, n, p, Layout::RowMajor).unwrap();
         let columns = [3u32, 1, 4];
         for sources in [vec![4u32, 3, 3, 1, 4, 1, 1], vec![1, 0, 3]] {
             // [1, 0, 3]: column 0 is not in the view, so its shadow has no twin.
             let shadows = Shadows::independent(n, sources, 9);
-            let view = m.with_columns(&columns).unwrap().with_shadows(&shadows).unwrap();
+            let view = m
+                .with_columns(&columns)
+                .unwrap()
+                .with_shadows(&shadows)
+                .unwrap();
             let dense: Vec<f32> = (0..view.n_cols())
                 .flat_map(|j| (0..n).map(move |i| (i, j)))
                 .map(|(i, j)| view.get(i, j))
                 .collect();
             let copy = Matrix::new(&dense, n, view.n_cols(), Layout::ColumnMajor).unwrap();
             for max_bins in [4, 256] {
-                let (a, b) = (Binned::new(&view, max_bins, 1), Binned::new(&copy, max_bins, 1));
+                let (a, b) = (
+                    Binned::new(&view, max_bins, 1),
+                    Binned::new(&copy, max_bins, 1),
+                );
                 assert_eq!(a.codes, b.codes);
                 assert_eq!(a.edges, b.edges);
             }
