@@ -32,6 +32,7 @@ from typing import Any, TypeAlias
 import numpy as np
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from sklearn.tree._tree import NODE_DTYPE, TREE_LEAF, TREE_UNDEFINED, Tree
+from sklearn.utils.validation import check_is_fitted
 
 from ._core import DataError, Forest, in_bag_counts
 

@@ -209,12 +209,15 @@ def test_estimators_samples_complement_oob(make):
         oob = oob_indices(est.forest_, i)
         assert len(np.intersect1d(rows, oob)) == 0
         np.testing.assert_array_equal(np.union1d(rows, oob), np.arange(n))
-        # The tree's root holds exactly the distinct in-bag rows.
-        assert est[i].tree_.n_node_samples[0] == len(rows)
+        # The tree's root holds exactly the distinct in-bag rows; a row appears as often
+        # as it was drawn (scikit-learn's estimators_samples_), so the rows are the root's
+        # weight with unit sample weights.
+        assert est[i].tree_.n_node_samples[0] == len(np.unique(rows))
+        assert est[i].tree_.weighted_n_node_samples[0] == len(rows)
     drawn = est.get_params()["max_samples"]
-    if est.bootstrap:  # unit weights: the root weight is the number of draws
+    if est.bootstrap:  # every draw is listed
         expected = n if drawn is None else drawn
-        assert est[0].tree_.weighted_n_node_samples[0] == expected
+        assert all(len(rows) == expected for rows in est.estimators_samples_)
     elif drawn is None:
         assert all(len(rows) == n for rows in est.estimators_samples_)
     else:
