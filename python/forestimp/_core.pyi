@@ -21,6 +21,7 @@ __all__ = [
     "__version__",
     "_install_counts",
     "context_importances",
+    "in_bag_counts",
     "local_mdi",
     "local_permutation_importance",
     "mdi_by_depth",

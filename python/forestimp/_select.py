@@ -79,6 +79,7 @@ def builtin_problem() -> Problem:
 
 
 def load_problem(args: Any) -> Problem:
+    """The built-in data, a Parquet file SRS reads out of core, or a table read whole."""
     if args.file is None:
         if args.target is not None or args.drop:
             raise fail("--target and --drop need a FILE (without one: the built-in data)")
