@@ -124,11 +124,13 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         sample_weight: Any,
         shadows: bool | np.ndarray = False,
         columns: np.ndarray | None = None,
+        bins: Any = None,
     ) -> _Self:
         """``fit``; with ``shadows`` or ``columns`` the forest is grown on a view of X
         (``Forest.fit``: the ``columns`` of X, then virtual permuted copies of columns, as
         ``forestimp.importance.unbiased`` and ``forestimp.selection`` use them), and nothing
-        else is computed: such a forest is read through its engine object only."""
+        else is computed: such a forest is read through its engine object only. ``bins``
+        (``_core.Bins`` of X) spares the histogram splitter binning X again."""
         X, y = validate_data(
             self, X, y, dtype=_DTYPES, ensure_all_finite=True, y_numeric=not self._is_classifier
         )
@@ -215,6 +217,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
             columns=columns,
             max_bins=P.check_int("max_bins", getattr(self, "max_bins", 255), 2, 256),
             previous=previous,
+            bins=bins,
         )
         if shadows is not False or columns is not None:
             return self

@@ -14,6 +14,7 @@ import numpy.typing as npt
 
 __all__ = [
     "FORMAT_VERSION",
+    "Bins",
     "DataError",
     "Forest",
     "InvalidParameterError",
@@ -51,6 +52,13 @@ class ModelFormatError(ValueError):
     """Model bytes are truncated, corrupted, or from a newer format version."""
 
 @final
+class Bins:
+    """The histogram codes of every column of an X, made once for many fits on views of it
+    (``Forest.fit(bins=)``)."""
+
+    def __new__(cls, x: _Matrix, max_bins: int = 255, n_jobs: int | None = None) -> Bins: ...
+
+@final
 class Forest:
     """An immutable fitted ensemble of binary decision trees."""
 
@@ -82,6 +90,7 @@ class Forest:
         columns: npt.NDArray[np.int64] | None = None,
         max_bins: int = 255,
         previous: Forest | None = None,
+        bins: Bins | None = None,
     ) -> Forest:
         """Fit a forest.
 
@@ -109,6 +118,9 @@ class Forest:
         ``previous`` (warm start): a forest fitted with the same arguments (but fewer
         ``n_estimators``) on the same data; its trees are kept and only the next ones are
         grown, which gives the forest of all the trees grown at once.
+        ``bins``: the histogram codes of the stored X (``Bins(x, max_bins)``), read through
+        the view instead of binning it again (the same codes when X has at most 200 000
+        rows; otherwise, or with another ``max_bins``, X is binned as usual).
         """
 
     def predict(self, x: _Matrix, n_jobs: int | None = None) -> npt.NDArray[np.float64]:

@@ -119,6 +119,36 @@ impl Binned {
         })
     }
 
+    /// The bins of the view `x` of the matrix these bins were made from (its rows, all its
+    /// stored columns), read from these codes instead of binning `x` again: the same codes
+    /// and edges as [`Binned::new`] of `x`, bit for bit, when every row places the edges
+    /// (at most [`SAMPLE_ROWS`] rows; beyond, the edges would depend on the fit's seed).
+    /// None when that does not hold or `x` is not a view of that matrix.
+    pub fn view_of<T: Feature>(&self, x: &Matrix<'_, T>) -> Option<Binned> {
+        let n = self.n_rows;
+        let fits = x.n_rows() == n && x.stored_cols() == self.edges.len() && n > 0;
+        if !fits || n > SAMPLE_ROWS {
+            return None;
+        }
+        let p = x.n_cols();
+        let mut codes = vec![0u8; n * p];
+        let mut columns: Vec<&mut [u8]> = codes.chunks_mut(n).collect();
+        map_each_mut(&mut columns, |j, out| {
+            for (i, code) in out.iter_mut().enumerate() {
+                let (r, c) = x.stored_at(i, j).unwrap_or((i, j));
+                *code = self.codes[c * n + r];
+            }
+        });
+        let edges = (0..p)
+            .map(|j| self.edges[x.stored_at(0, j).map_or(j, |(_, c)| c)].clone())
+            .collect();
+        Some(Binned {
+            codes,
+            n_rows: n,
+            edges,
+        })
+    }
+
     /// The codes as a column-major matrix.
     pub fn matrix(&self) -> Matrix<'_, u8> {
         // Length n_rows · n_cols by construction.
@@ -327,6 +357,10 @@ mod tests {
                 );
                 assert_eq!(a.codes, b.codes);
                 assert_eq!(a.edges, b.edges);
+                // Bins made once from the stored matrix, read through the view: the same.
+                let cached = Binned::new(&m, max_bins, 7).view_of(&view).unwrap();
+                assert_eq!(cached.codes, b.codes);
+                assert_eq!(cached.edges, b.edges);
             }
         }
     }

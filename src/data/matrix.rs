@@ -127,6 +127,11 @@ impl<'a, T: Feature> Matrix<'a, T> {
         }
     }
 
+    /// Columns of the stored matrix the view reads.
+    pub(super) fn stored_cols(&self) -> usize {
+        self.stored_cols
+    }
+
     /// Whether the view has shadow columns.
     pub fn has_shadows(&self) -> bool {
         self.shadow.is_some()
@@ -150,7 +155,7 @@ impl<'a, T: Feature> Matrix<'a, T> {
     /// The stored `(row, column)` of the view's `x[i, j]`, None for an out-of-range shadow
     /// row (real columns are bounds-checked where `data` is indexed).
     #[inline(always)]
-    fn stored_at(&self, i: usize, j: usize) -> Option<(usize, usize)> {
+    pub(super) fn stored_at(&self, i: usize, j: usize) -> Option<(usize, usize)> {
         if j < self.n_real {
             return Some((i, self.columns.map_or(j, |c| c[j] as usize)));
         }

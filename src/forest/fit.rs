@@ -45,6 +45,20 @@ impl<'a, T: Feature> FitSession<'a, T> {
         targets: Targets<'a>,
         sample_weight: Option<&'a [f64]>,
     ) -> Result<Self> {
+        Self::with_bins(params, x, targets, sample_weight, None)
+    }
+
+    /// [`FitSession::new`] where the histogram splitter reads `bins`, made once from the
+    /// stored matrix `x` views, instead of binning `x` (the same codes: [`Binned::view_of`];
+    /// bins made with another `max_bins` are not used). Selections fit many forests on views
+    /// of one X and bin it once.
+    pub fn with_bins(
+        params: &ForestParams,
+        x: Matrix<'a, T>,
+        targets: Targets<'a>,
+        sample_weight: Option<&'a [f64]>,
+        bins: Option<(&Binned, usize)>,
+    ) -> Result<Self> {
         let n = x.n_rows();
         if targets.len() != n {
             return Err(ForestError::Shape(format!(
@@ -91,7 +105,10 @@ impl<'a, T: Feature> FitSession<'a, T> {
         }
         let binned = match params.splitter {
             SplitterKind::Histogram { max_bins } => {
-                Some(Binned::new(&x, usize::from(max_bins), params.seed))
+                let max_bins = usize::from(max_bins);
+                let cached = bins.filter(|&(_, made_with)| made_with == max_bins);
+                let view = cached.and_then(|(b, _)| b.view_of(&x));
+                Some(view.unwrap_or_else(|| Binned::new(&x, max_bins, params.seed)))
             }
             _ => None,
         };

@@ -136,7 +136,7 @@ impl PyForest {
         max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
         min_impurity_decrease, max_leaf_nodes, bootstrap, max_samples, tree_features,
         balanced_subsample, random_state, n_jobs, progress = None, shadows = None, columns = None, max_bins = 255,
-        previous = None
+        previous = None, bins = None
     ))]
     fn fit(
         py: Python<'_>,
@@ -165,6 +165,7 @@ impl PyForest {
         columns: Option<PyReadonlyArray1<'_, i64>>,
         max_bins: usize,
         previous: Option<PyRef<'_, PyForest>>,
+        bins: Option<PyRef<'_, super::bins::PyBins>>,
     ) -> PyResult<Self> {
         let params = ForestParams {
             criterion: criterion_of(criterion)?,
@@ -193,6 +194,7 @@ impl PyForest {
         let total = params.n_estimators;
         // Warm start: the trees of `previous` are kept and only the next indices are grown.
         let previous = previous.map(|f| Arc::clone(&f.inner));
+        let bins = bins.map(|b| (Arc::clone(&b.inner), b.max_bins));
         let first = previous.as_ref().map_or(0, |f| f.trees().len().min(total));
         let progress = progress.as_ref().map(|cb| (cb, total - first));
         let (n, p) = with_matrix!(x, |m| (m.n_rows(), m.n_cols()));
@@ -216,7 +218,8 @@ impl PyForest {
                 None => m,
             };
             // In the pool: the histogram splitter bins the features in parallel here.
-            let session = FitSession::new(&params, m, targets, sw)?;
+            let cached = bins.as_ref().map(|(b, max_bins)| (&**b, *max_bins));
+            let session = FitSession::with_bins(&params, m, targets, sw, cached)?;
             let (stop, grown) = (watch.stop_flag(), watch.done_counter());
             match (
                 session.fit_range_watched(first..total, stop, grown),

@@ -158,3 +158,19 @@ def test_callback_sees_every_iteration_and_can_stop_early():
     stopped = Boruta(random_state=0, callback=lambda step: step.step == 2).fit(X, y)
     assert stopped.n_iter_ == 3
     assert stopped.support_weak_.sum() + stopped.support_.sum() >= full.support_.sum()
+
+
+def test_histogram_codes_made_once_give_the_same_selection(monkeypatch):
+    # A histogram forest reads X's codes, binned once for every iteration; binning each
+    # iteration's view instead gives the same codes, hence the same forests and importances.
+    import forestimp.selection._boruta as boruta_module
+
+    X, y = _problem()
+    est = forestimp.RandomForestClassifier(30, max_depth=5, splitter="hist", max_bins=16)
+    once = Boruta(est, importance="mdi", random_state=0, max_iter=8).fit(X, y)
+    monkeypatch.setattr(boruta_module, "histogram_bins", lambda est, X: None)
+    each = Boruta(est, importance="mdi", random_state=0, max_iter=8).fit(X, y)
+    np.testing.assert_array_equal(once.importance_history_, each.importance_history_)
+    assert [s.shadow_threshold for s in once.history_] == [
+        s.shadow_threshold for s in each.history_
+    ]

@@ -31,7 +31,7 @@ from sklearn.utils.validation import _check_sample_weight, validate_data
 
 from .._params import check_choice, check_int, check_real
 from ._base import BaseSelector, SelectionStep, importances_of, is_forestimp, resolve_estimator
-from ._probes import shadow_importances
+from ._probes import histogram_bins, shadow_importances
 
 RULES = ("bonferroni", "fdr")
 IMPORTANCES = ("permutation", "mdi")
@@ -188,11 +188,13 @@ class Boruta(BaseSelector):
         runs_in = np.zeros(p, dtype=np.intp)
         history: list[BorutaStep] = []
         rows: list[np.ndarray] = []
+        # Every forest is grown on a view of X: a histogram forest reads X's codes, made once.
+        bins = histogram_bins(resolve_estimator(self.estimator, y, None, self.n_jobs), X)
         for it in range(1, max_iter + 1):
             active = np.flatnonzero(status >= 0)
             sources = np.resize(active, max(len(active), MIN_SHADOWS))
             seed = int(rng.randint(np.iinfo(np.int32).max))
-            real, shadow = self._importances(X, y, sw, active, sources, importance, seed)
+            real, shadow = self._importances(X, y, sw, active, sources, importance, seed, bins)
             threshold = float(np.percentile(shadow, perc))
             hit = active[real > threshold]
             hits[hit] += 1
@@ -221,14 +223,16 @@ class Boruta(BaseSelector):
 
     def _importances(
         self, X: np.ndarray, y: np.ndarray, sw: Any, active: np.ndarray,
-        sources: np.ndarray, importance: str, seed: int,
+        sources: np.ndarray, importance: str, seed: int, bins: Any,
     ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
         """Importances of the ``active`` columns and of the shadows of ``sources``, from one
         forest grown on both."""
         est = resolve_estimator(self.estimator, y, seed, self.n_jobs)
         if is_forestimp(est):
             est.set_params(random_state=seed)
-            return shadow_importances(est, X, y, sw, active, sources, importance, seed, scaled=True)
+            return shadow_importances(
+                est, X, y, sw, active, sources, importance, seed, scaled=True, bins=bins
+            )
         est = clone(est)
         if "random_state" in est.get_params():
             est.set_params(random_state=seed)

@@ -101,13 +101,15 @@ def with_probes(X: np.ndarray, n_probes: int, random_state: Any) -> tuple[np.nda
 
 def shadow_importances(
     est: Any, X: np.ndarray, y: np.ndarray, sw: Any, active: np.ndarray, sources: np.ndarray,
-    importance: str, seed: int, *, scaled: bool = False,
+    importance: str, seed: int, *, scaled: bool = False, bins: Any = None,
 ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """Grow the forestimp forest ``est`` on the ``active`` columns of X (validated) and the
     virtual shadows of ``sources`` (no copy of X), and return both sets of importances:
     ``"mdi"`` or out-of-bag ``"permutation"`` (``scaled``: divided by its standard error
-    over the trees, R Boruta's z-score)."""
-    est._fit(X, y, sw, shadows=sources.astype(np.int64), columns=active.astype(np.int64))
+    over the trees, R Boruta's z-score). ``bins``: :func:`histogram_bins` of X, for many
+    such forests."""
+    est._fit(X, y, sw, shadows=sources.astype(np.int64), columns=active.astype(np.int64),
+             bins=bins)  # fmt: skip
     forest = est.forest_
     if importance == "mdi":
         imp = forest.importances(True, n_jobs=est._jobs())
@@ -123,6 +125,15 @@ def shadow_importances(
                                  seed=seed).importances_mean  # fmt: skip
     q = len(active)
     return imp[:q], imp[q:]
+
+
+def histogram_bins(est: Any, X: np.ndarray) -> Any:
+    """The histogram codes of X for the unfitted forestimp forest ``est`` (``_core.Bins``),
+    made once for the many forests a selection grows on views of X; None unless ``est``
+    splits on histograms."""
+    if not is_forestimp(est) or est._engine_layout(X.shape[1])[0] != "hist":
+        return None
+    return _core.Bins(_as_engine_matrix(X), max_bins=est.max_bins, n_jobs=est._jobs())
 
 
 def probe_importances(
