@@ -12,6 +12,7 @@ BorutaPy runs as its README shows it: ``RandomForestClassifier(max_depth=5, n_jo
 
     python benches/bench_boruta.py                  # 2000 x 100 and 5000 x 200
     python benches/bench_boruta.py --sizes 20000x500
+    python benches/bench_boruta.py --skip-borutapy --rebin   # X binned per iteration
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ def hwm():
         if line.startswith("VmHWM"):
             return int(line.split()[1]) * 1024
 n, p, who, trees = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+if sys.argv[5] == "rebin":  # bin each iteration's view again instead of X's codes made once
+    import forestimp.selection._boruta
+    forestimp.selection._boruta.histogram_bins = lambda est, X: None
 X, y = make_classification(n, p, n_informative=8, shuffle=False, random_state=0)
 import forestimp, sklearn.ensemble  # imported before the baseline RSS is read
 base = hwm()
@@ -64,9 +68,9 @@ RUNS = [
 ]
 
 
-def run(n: int, p: int, who: str, trees: int) -> dict:
+def run(n: int, p: int, who: str, trees: int, bins: str) -> dict:
     out = subprocess.run(
-        [sys.executable, "-c", RUNNER, str(n), str(p), who, str(trees)],
+        [sys.executable, "-c", RUNNER, str(n), str(p), who, str(trees), bins],
         check=True, capture_output=True, text=True,
     )  # fmt: skip
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -76,6 +80,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="2000x100,5000x200")
     ap.add_argument("--skip-borutapy", action="store_true")
+    ap.add_argument("--rebin", action="store_true",
+                    help="histogram forests bin every iteration's view again")  # fmt: skip
     args = ap.parse_args()
     for size in args.sizes.split(","):
         n, p = map(int, size.split("x"))
@@ -85,7 +91,7 @@ def main() -> None:
         for who, trees in RUNS:
             if who == "borutapy" and args.skip_borutapy:
                 continue
-            r = run(n, p, who, trees)
+            r = run(n, p, who, trees, "rebin" if args.rebin else "once")
             if who == "borutapy":
                 ref = r
             ratio = f"{ref['wall'] / r['wall']:.1f}x" if ref else "-"

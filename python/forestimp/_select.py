@@ -166,13 +166,15 @@ class Progress:
         self.bar = tqdm(total=total, unit=unit, file=sys.stderr, disable=None if enabled else True)
 
     def __call__(self, step: Any) -> bool:
-        state = {
-            "BorutaStep": lambda s: f"{len(s.kept)} not rejected",
-            "RFEStep": lambda s: f"{s.n_features} columns, score {s.score:.4f}",
-            "SRSStep": lambda s: f"{s.n_found} found",
-        }.get(type(step).__name__)
-        if state is not None:
-            self.bar.set_postfix_str(state(step), refresh=False)
+        from .selection import BorutaStep, RFEStep, SRSStep
+
+        if isinstance(step, BorutaStep):
+            self.bar.set_postfix_str(f"{len(step.kept)} not rejected", refresh=False)
+        elif isinstance(step, RFEStep):
+            self.bar.set_postfix_str(f"{step.n_features} columns, score {step.score:.4f}",
+                                     refresh=False)  # fmt: skip
+        elif isinstance(step, SRSStep):
+            self.bar.set_postfix_str(f"{step.n_found} found", refresh=False)
         self.bar.update(1)
         return False
 
@@ -191,18 +193,20 @@ def steps_expected(args: Any, selector: Any, problem: Problem) -> tuple[int | No
 
 def encoded_results(selector: Any) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """``(status, score, extra columns)`` of each column the selector saw."""
+    from .selection import RFE, Boruta, SequentialRandomSubspace
+
     support = selector.support_
-    if type(selector).__name__ == "Boruta":
+    if isinstance(selector, Boruta):
         status = np.where(support, "confirmed", np.where(selector.support_weak_, "tentative",
                                                          "rejected"))  # fmt: skip
         with np.errstate(all="ignore"):
             score = np.nanmedian(selector.importance_history_, axis=0)
         return status, score, {"hit_rate": selector.hit_rates_}
-    if type(selector).__name__ == "SequentialRandomSubspace":
+    if isinstance(selector, SequentialRandomSubspace):
         status = np.where(support, "found", "not found")
         return status, selector.importances_, {"n_draws": selector.n_draws_}
     status = np.where(support, "kept", "dropped")
-    if type(selector).__name__ == "RFE":
+    if isinstance(selector, RFE):
         score = np.full(len(support), np.nan)
         for step in selector.history_:  # later steps overwrite: the last fit each was in
             score[step.features] = step.scores

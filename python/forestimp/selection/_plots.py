@@ -14,17 +14,15 @@ from typing import Any
 
 import numpy as np
 
+from ..importance._result import feature_names_of
 from ..plotting import new_axes
 
 KEPT, TENTATIVE, DROPPED, BAND = "#55A868", "#CCB974", "#C44E52", "#4C72B0"
 
 
 def feature_names(selector: Any) -> list[str]:
-    """The selector's column names, ``x<j>`` when it was fitted without any."""
-    names = getattr(selector, "feature_names_in_", None)
-    if names is None:
-        return [f"x{j}" for j in range(selector.n_features_in_)]
-    return [str(n) for n in names]
+    """The selector's column names as text (``x<j>`` when it was fitted without any)."""
+    return [str(n) for n in feature_names_of(selector, selector.n_features_in_)]
 
 
 def plot_selection(selector: Any, ax: Any = None, **kwargs: Any) -> Any:
