@@ -2,6 +2,8 @@
 
 * :func:`asymptotic_importances` — infinite forests of totally randomized trees grown on
   infinite samples (Louppe et al. 2013, Thm 1; Louppe 2014, Eq. 6.10, 6.31, 6.37);
+* :func:`local_asymptotic_importances` — their local (per-sample) MDI, the Shapley values of
+  an impurity game (Sutera et al. 2021);
 * :func:`expected_importances` — infinite forests of finite-sample trees with K > 1 or
   Extra-Trees binary splits, by exact enumeration of the trees;
 * :func:`context_importances` — context-dependent scores (Sutera PhD, ch. 6, Eq. 6.10–6.12);
@@ -21,11 +23,13 @@ from ._information import (
     entropy,
     mutual_information,
 )
+from ._shapley import LocalAsymptoticImportances, local_asymptotic_importances
 from ._srs import expected_srs_iterations, srs_transition_matrix
 
 __all__ = [
     "AsymptoticImportances",
     "ContextImportances",
+    "LocalAsymptoticImportances",
     "asymptotic_importances",
     "context_importances",
     "conditional_entropy",
@@ -33,6 +37,7 @@ __all__ = [
     "entropy",
     "expected_importances",
     "expected_srs_iterations",
+    "local_asymptotic_importances",
     "mutual_information",
     "srs_transition_matrix",
 ]
