@@ -62,6 +62,10 @@ pub enum ForestError {
     /// layout): the binding's own failure, not a bad hyper-parameter or bad data.
     #[error("{0}")]
     Binding(String),
+    /// Long work was stopped through its stop flag before it finished (in Python: Ctrl-C,
+    /// or a progress callback that raised).
+    #[error("stopped before it finished")]
+    Stopped,
     /// An invariant of the engine does not hold: a bug in forestimp, never the input.
     #[error("internal error (please report it): {0}")]
     Internal(String),

@@ -2,7 +2,7 @@
 //! a new variant of [`ForestError`] does not compile until it is mapped here).
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::PyErr;
 
 use crate::error::ForestError;
@@ -39,6 +39,9 @@ impl From<ForestError> for PyErr {
             | ForestError::InvalidTarget(_) => DataError::new_err(msg),
             ForestError::Decode(_) | ForestError::Version { .. } => ModelFormatError::new_err(msg),
             ForestError::Binding(_) => PyTypeError::new_err(msg),
+            // Only the doorway sets a stop flag, and it raises the reason (the interrupt or
+            // the callback's error) before this.
+            ForestError::Stopped => PyKeyboardInterrupt::new_err(msg),
             ForestError::Encode(_) | ForestError::Internal(_) => PyRuntimeError::new_err(msg),
         }
     }

@@ -228,7 +228,7 @@ impl PyForest {
                 (Some(trees), None) => session.finish(trees),
                 (Some(trees), Some(previous)) => session.finish_after(previous, trees),
                 // Stopped: the doorway raises the interrupt (or the callback's error).
-                (None, _) => Err(ForestError::Internal("the fit was stopped".into())),
+                (None, _) => Err(ForestError::Stopped),
             }
         })?);
         Ok(PyForest {

@@ -4,7 +4,7 @@ use numpy::{IntoPyArray, PyArray1, PyArrayDyn};
 use pyo3::prelude::*;
 
 use super::arrays::{to_shape, with_matrix, XArray};
-use super::doorway::run;
+use super::doorway::run_watched;
 use super::model::PyForest;
 
 type ShapArrays<'py> = (
@@ -28,7 +28,11 @@ pub fn tree_shap<'py>(
     let x = XArray::extract(x)?;
     let f = &forest.inner;
     let (shap, n) = with_matrix!(x, |m| (
-        run(py, n_jobs, || f.tree_shap(m, interactions))?,
+        run_watched(py, n_jobs, None, |watch| f.tree_shap_until(
+            m,
+            interactions,
+            watch.stop_flag()
+        ))?,
         m.n_rows()
     ));
     let (p, w) = (f.n_features(), f.width());

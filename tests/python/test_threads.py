@@ -92,10 +92,23 @@ def test_concurrent_fits_from_python_threads(data):
     assert len({next(iter(m)) for m in by_seed.values()}) == 3
 
 
+LONG_WORK = {
+    "fit": "fi.RandomForestClassifier(n_estimators=5000, n_jobs=2, random_state=0).fit(X, y)",
+    "shap_interactions": (
+        "est = fi.RandomForestClassifier(n_estimators=50, n_jobs=2, random_state=0).fit(X, y)\n"
+        "from forestimp.importance import shap_values\n"
+        "print('explaining', flush=True)\n"
+        "shap_values(est, X[:5000], interactions=True)"
+    ),
+}
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-def test_ctrl_c_interrupts_a_long_fit():
-    code = textwrap.dedent(
-        """
+@pytest.mark.parametrize("work", sorted(LONG_WORK))
+def test_ctrl_c_interrupts_long_work(work):
+    code = (
+        textwrap.dedent(
+            """
         import signal
         import sys
         import numpy as np
@@ -104,12 +117,13 @@ def test_ctrl_c_interrupts_a_long_fit():
         # a user at a terminal has Python's handler, which is what this test is about.
         signal.signal(signal.SIGINT, signal.default_int_handler)
         rng = np.random.default_rng(0)
-        X = rng.normal(size=(20000, 20))
+        X = rng.normal(size=(20000, 30))
         y = (X[:, 0] + rng.normal(size=20000) > 0).astype(int)
         print("fitting", flush=True)
-        fi.RandomForestClassifier(n_estimators=5000, n_jobs=2, random_state=0).fit(X, y)
-        print("finished", flush=True)
         """
+        )
+        + LONG_WORK[work]
+        + "\nprint('finished', flush=True)\n"
     )
     proc = subprocess.Popen(
         [sys.executable, "-c", code],
@@ -119,11 +133,13 @@ def test_ctrl_c_interrupts_a_long_fit():
     )
     try:
         assert proc.stdout.readline().strip() == "fitting"
+        if work != "fit":
+            assert proc.stdout.readline().strip() == "explaining"
         time.sleep(1.0)
-        assert proc.poll() is None, "the fit ended before the signal"
+        assert proc.poll() is None, "the work ended before the signal"
         sent = time.monotonic()
         os.kill(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=60)
         elapsed = time.monotonic() - sent
     finally:
         if proc.poll() is None:

@@ -36,6 +36,10 @@
 //!
 //! **Determinism.** Rows are split into chunks for the threads; each row sums its trees in
 //! tree order, so the values are the same, bit for bit, for any number of threads.
+//!
+//! **Stopping.** [`Forest::tree_shap_until`] checks a stop flag before each tree of each
+//! chunk, so a Ctrl-C seen by the Python binding ends even a long interaction call within
+//! about one tree's walk of a chunk.
 
 mod prepared;
 mod quadrature;
@@ -48,6 +52,7 @@ use crate::data::{Feature, Matrix};
 use crate::error::{ForestError, Result};
 use crate::forest::Forest;
 use crate::parallel::{map_each_mut, map_ordered};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// TreeSHAP values of the rows of `X`, from [`Forest::tree_shap`].
 #[derive(Clone, Debug, PartialEq)]
@@ -69,6 +74,17 @@ impl Forest {
     /// SHAP interaction values), for the forest's output: class probabilities or the
     /// regression mean. See the module docs for the definitions.
     pub fn tree_shap<T: Feature>(&self, x: Matrix<'_, T>, interactions: bool) -> Result<TreeShap> {
+        self.tree_shap_until(x, interactions, &AtomicBool::new(false))
+    }
+
+    /// [`Forest::tree_shap`] that another thread can stop: once `stop` is set no tree
+    /// starts on any chunk of rows, and the result is [`ForestError::Stopped`].
+    pub fn tree_shap_until<T: Feature>(
+        &self,
+        x: Matrix<'_, T>,
+        interactions: bool,
+        stop: &AtomicBool,
+    ) -> Result<TreeShap> {
         self.check_input(&x)?;
         let (n, p, width) = (x.n_rows(), self.n_features(), self.width());
         let trees = map_ordered(self.trees.len(), |k| ShapTree::new(&self.trees[k], p))
@@ -96,9 +112,12 @@ impl Forest {
         let shape = Shape { p, width };
         map_each_mut(&mut tasks, |k, (values, pairs)| {
             let first = k * rows;
-            explain_rows(&trees, &x, first, shape, values, pairs.as_deref_mut());
+            explain_rows(&trees, &x, first, shape, stop, values, pairs.as_deref_mut());
         });
         drop(tasks);
+        if stop.load(Ordering::Relaxed) {
+            return Err(ForestError::Stopped);
+        }
         let scale = 1.0 / self.trees.len() as f64;
         values.iter_mut().for_each(|v| *v *= scale);
         if let Some(pairs) = &mut pairs {
@@ -134,6 +153,7 @@ fn explain_rows<T: Feature>(
     x: &Matrix<'_, T>,
     first: usize,
     shape: Shape,
+    stop: &AtomicBool,
     values: &mut [f64],
     mut pairs: Option<&mut [f64]>,
 ) {
@@ -144,6 +164,9 @@ fn explain_rows<T: Feature>(
     let mut tree_phi = vec![0.0; BLOCK * row_len];
     let mut known_minus_unknown = vec![0.0; BLOCK * row_len];
     for tree in trees {
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
         for start in (0..n_rows).step_by(BLOCK) {
             let live = BLOCK.min(n_rows - start);
             // A block past the last row repeats that row in its spare lanes, whose values

@@ -200,6 +200,20 @@ fn same_bits_for_any_number_of_threads() {
 }
 
 #[test]
+fn a_set_stop_flag_stops_with_an_error_and_a_clear_one_changes_nothing() {
+    use std::sync::atomic::AtomicBool;
+    let (n, p) = (100, 4);
+    let (x, y, _) = data(n, p, 3);
+    let m = Matrix::new(&x, n, p, Layout::RowMajor).unwrap();
+    let params = ForestParams::random_forest(CriterionKind::Gini);
+    let f = Forest::fit(&params, m, Targets::classes(&y, 3).unwrap(), None).unwrap();
+    let stopped = f.tree_shap_until(m, true, &AtomicBool::new(true));
+    assert!(matches!(stopped, Err(ForestError::Stopped)));
+    let running = f.tree_shap_until(m, true, &AtomicBool::new(false)).unwrap();
+    assert_eq!(running, f.tree_shap(m, true).unwrap());
+}
+
+#[test]
 fn wrong_feature_count_and_non_finite_rows_are_errors() {
     let (x, y, _) = data(50, 3, 1);
     let m = Matrix::new(&x, 50, 3, Layout::RowMajor).unwrap();
