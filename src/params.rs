@@ -301,6 +301,7 @@ impl ForestParams {
             tree_features,
             balanced_subsample: self.balanced_subsample && classification,
             seed: self.seed,
+            first_tree: 0,
         })
     }
 }
@@ -343,6 +344,12 @@ pub struct Resolved {
     pub balanced_subsample: bool,
     /// Master seed.
     pub seed: u64,
+    /// Index, in the sequence of trees the seed defines, of this forest's first tree: 0,
+    /// except for a part of a forest ([`crate::forest::parts`]). Tree `k` of the forest is
+    /// tree `first_tree + k` of the sequence, which is what its rows, features and splits
+    /// are drawn for. Written by the model format itself, not inside the parameters.
+    #[cfg_attr(feature = "serde", serde(skip))]
+    pub first_tree: usize,
 }
 
 impl Resolved {

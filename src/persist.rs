@@ -26,12 +26,24 @@ pub const MAGIC: &[u8; 4] = b"FIMP";
 /// Version written by this build; it reads this version and older ones.
 ///
 /// * 1: regression trees store the impurity of every node;
-/// * 2: regression trees store leaf impurities only (internal ones are derived from them).
-pub const FORMAT_VERSION: u16 = 2;
+/// * 2: regression trees store leaf impurities only (internal ones are derived from them);
+/// * 3: the index of the first tree (`Resolved::first_tree`, for a part of a forest).
+pub const FORMAT_VERSION: u16 = 3;
 const HEADER: usize = 20;
 
 #[derive(Serialize, Deserialize)]
 struct ForestRepr {
+    crate_version: String,
+    params: Resolved,
+    n_classes: u32,
+    trees: Vec<TreeRepr>,
+    /// `Resolved::first_tree` (0 but for a part of a forest); absent before format 3.
+    first_tree: u64,
+}
+
+/// [`ForestRepr`] of formats 1 and 2, which had no `first_tree`.
+#[derive(Serialize, Deserialize)]
+struct ForestReprV2 {
     crate_version: String,
     params: Resolved,
     n_classes: u32,
@@ -88,6 +100,7 @@ impl Forest {
             params: self.params.clone(),
             n_classes: self.n_classes as u32,
             trees: self.trees.iter().map(TreeRepr::from_tree).collect(),
+            first_tree: self.params.first_tree as u64,
         };
         let payload =
             postcard::to_allocvec(&repr).map_err(|e| ForestError::Encode(e.to_string()))?;
@@ -128,10 +141,25 @@ impl Forest {
         if crc32fast::hash(payload) != crc {
             return Err(decode_err("checksum mismatch (corrupted bytes)"));
         }
-        let repr: ForestRepr =
-            postcard::from_bytes(payload).map_err(|e| decode_err(e.to_string()))?;
+        let repr: ForestRepr = if version >= 3 {
+            postcard::from_bytes(payload).map_err(|e| decode_err(e.to_string()))?
+        } else {
+            let old: ForestReprV2 =
+                postcard::from_bytes(payload).map_err(|e| decode_err(e.to_string()))?;
+            ForestRepr {
+                crate_version: old.crate_version,
+                params: old.params,
+                n_classes: old.n_classes,
+                trees: old.trees,
+                first_tree: 0,
+            }
+        };
         let n_classes = repr.n_classes as usize;
         check_params(&repr.params, n_classes, repr.trees.len())?;
+        // Tree indices are hashed as u64 with the seed; a part of a forest is a fit's.
+        if repr.first_tree >= u64::from(u32::MAX) {
+            return Err(decode_err("inconsistent model parameters"));
+        }
         let width = n_classes.max(1);
         let (criterion, p) = (repr.params.criterion, repr.params.n_features);
         let trees = repr
@@ -139,8 +167,10 @@ impl Forest {
             .into_iter()
             .map(|t| t.into_tree(criterion, width, p, version))
             .collect::<Result<Vec<_>>>()?;
+        let mut params = repr.params;
+        params.first_tree = repr.first_tree as usize;
         Ok(Forest {
-            params: repr.params,
+            params,
             n_classes,
             trees,
         })
@@ -153,7 +183,7 @@ mod tests {
     use crate::{Forest, ForestParams, Layout, Matrix, Targets};
 
     /// A model file of format `version` around `repr`.
-    fn file(version: u16, repr: &ForestRepr) -> Vec<u8> {
+    fn file(version: u16, repr: &impl Serialize) -> Vec<u8> {
         envelope(version, &postcard::to_allocvec(repr).unwrap())
     }
 
@@ -174,6 +204,7 @@ mod tests {
             params: f.params.clone(),
             n_classes: 2,
             trees: f.trees.iter().map(TreeRepr::from_tree).collect(),
+            first_tree: 0,
         };
         for r in &mut repr.trees {
             r.leaf_count.iter_mut().for_each(|c| *c = u32::MAX);
@@ -237,6 +268,7 @@ mod tests {
                 params,
                 n_classes: 2,
                 trees: f.trees.iter().map(TreeRepr::from_tree).collect(),
+                first_tree: 0,
             }
         };
         assert!(Forest::from_bytes(&file(FORMAT_VERSION, &repr(&|_| ()))).is_ok());
@@ -254,8 +286,8 @@ mod tests {
         }
     }
 
-    /// A regression model written in format 1 (every node's impurity) still loads: same
-    /// structure, values and leaf impurities; internal impurities are derived.
+    /// A regression model written in format 1 (every node's impurity) or 2 still loads:
+    /// same structure, values and leaf impurities; internal impurities are derived.
     #[test]
     fn version_1_regression_models_still_load() {
         let x: Vec<f64> = (0..400).map(|i| ((i * 37) % 101) as f64).collect();
@@ -264,12 +296,14 @@ mod tests {
         let mut p = ForestParams::random_forest(CriterionKind::SquaredError);
         p.n_estimators = 3;
         let f = Forest::fit(&p, m, Targets::regression(&y).unwrap(), None).unwrap();
-        let mut repr = ForestRepr {
+        let mut repr = ForestReprV2 {
             crate_version: "0.1.0".into(),
             params: f.params.clone(),
             n_classes: 0,
             trees: f.trees.iter().map(TreeRepr::from_tree).collect(),
         };
+        // Format 2 (no first tree index) is the same model.
+        assert_eq!(Forest::from_bytes(&file(2, &repr)).unwrap(), f);
         for (r, t) in repr.trees.iter_mut().zip(&f.trees) {
             assert_eq!(r.impurity.len(), t.len().div_ceil(2)); // leaves only
             r.impurity = t.node_stats().impurity;
@@ -278,5 +312,31 @@ mod tests {
         assert_eq!(g, f);
         // Written by this version, the same tree as read through version 2.
         assert!(Forest::from_bytes(&f.to_bytes().unwrap()).unwrap() == f);
+    }
+
+    /// A part of a forest keeps the index of its first tree through its bytes; an index no
+    /// fit could make is refused.
+    #[test]
+    fn first_tree_round_trips_and_is_bounded() {
+        let f = tiny_forest();
+        let part = Forest::concat(vec![f.clone(), f.clone()]);
+        assert!(part.is_err()); // two first trees
+        let mut part = f.clone();
+        part.params.first_tree = 1;
+        let back = Forest::from_bytes(&part.to_bytes().unwrap()).unwrap();
+        assert_eq!(back, part);
+        assert_eq!(back.first_tree(), 1);
+        let repr = ForestRepr {
+            crate_version: "0.1.0".into(),
+            params: f.params.clone(),
+            n_classes: 2,
+            trees: f.trees.iter().map(TreeRepr::from_tree).collect(),
+            first_tree: u64::MAX - 1,
+        };
+        let err = Forest::from_bytes(&file(FORMAT_VERSION, &repr)).unwrap_err();
+        assert!(
+            err.to_string().contains("inconsistent model parameters"),
+            "{err}"
+        );
     }
 }

@@ -125,8 +125,11 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         shadows: bool | np.ndarray = False,
         columns: np.ndarray | None = None,
         bins: Any = None,
+        trees: tuple[int, int] | None = None,
     ) -> _Self:
-        """``fit``; with ``shadows`` or ``columns`` the forest is grown on a view of X
+        """``fit``; with ``trees=(start, stop)`` only those trees are grown, as a part of the
+        forest (``Forest.concat``, :mod:`forestimp.dask`), and out-of-bag scores are left
+        to the whole forest. With ``shadows`` or ``columns`` the forest is grown on a view of X
         (``Forest.fit``: the ``columns`` of X, then virtual permuted copies of columns, as
         ``forestimp.importance.unbiased`` and ``forestimp.selection`` use them), and nothing
         else is computed: such a forest is read through its engine object only. ``bins``
@@ -175,7 +178,8 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         n_jobs = P.check_n_jobs(self.n_jobs)
         n_estimators = P.check_int("n_estimators", self.n_estimators, 1)
         previous = None
-        if getattr(self, "warm_start", False) and shadows is False and columns is None:
+        whole = shadows is False and columns is None and trees is None
+        if getattr(self, "warm_start", False) and whole:
             previous = self._warm_start_from(X, y_engine, n_estimators, first_classes)
             if previous is not None and previous.n_estimators == n_estimators:
                 return self  # nothing to add (warned)
@@ -218,6 +222,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
             max_bins=P.check_int("max_bins", getattr(self, "max_bins", 255), 2, 256),
             previous=previous,
             bins=bins,
+            trees=trees,
         )
         if shadows is not False or columns is not None:
             return self
@@ -225,7 +230,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         # could not restore it): out-of-bag measures take the training data again and check
         # it against this fingerprint (_training_input).
         self._training_fingerprint = _fingerprint(X, y_engine)
-        if oob:
+        if oob and trees is None:
             self._set_oob_score(X, y)
         return self
 

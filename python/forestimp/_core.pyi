@@ -6,7 +6,7 @@ these functions. Arrays cross the boundary without copies when they are float32/
 C- or Fortran-contiguous.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeAlias, final
 
 import numpy as np
@@ -91,6 +91,7 @@ class Forest:
         max_bins: int = 255,
         previous: Forest | None = None,
         bins: Bins | None = None,
+        trees: tuple[int, int] | None = None,
     ) -> Forest:
         """Fit a forest.
 
@@ -121,6 +122,9 @@ class Forest:
         ``bins``: the histogram codes of the stored X (``Bins(x, max_bins)``), read through
         the view instead of binning it again (the same codes when X has at most 200 000
         rows; otherwise, or with another ``max_bins``, X is binned as usual).
+        ``trees=(start, stop)`` grows only the trees ``start..stop`` of the forest of
+        ``n_estimators`` trees: a part (``first_tree == start``), which ``concat`` puts back
+        together with the other parts into that forest, bit for bit.
         """
 
     def predict(self, x: _Matrix, n_jobs: int | None = None) -> npt.NDArray[np.float64]:
@@ -167,6 +171,15 @@ class Forest:
     def __reduce__(self) -> tuple[Callable[[bytes], Forest], tuple[bytes]]: ...
     @property
     def n_estimators(self) -> int: ...
+    @property
+    def first_tree(self) -> int:
+        """Index of the first tree in the seed's sequence (0 but for a part of a forest)."""
+    def part(self, start: int, stop: int) -> Forest:
+        """The part made of the trees at positions ``start..stop``."""
+    @staticmethod
+    def concat(parts: Sequence[Forest]) -> Forest:
+        """The forest of consecutive parts of one forest, in order; InvalidParameterError
+        for parts of different forests, out of order or with gaps."""
     @property
     def n_features(self) -> int: ...
     @property

@@ -174,15 +174,20 @@ impl<'a, T: Feature> FitSession<'a, T> {
                 trees.len()
             )));
         }
+        Ok(self.finish_unchecked(trees))
+    }
+
+    /// The forest of `trees` with the session's parameters, whatever their number.
+    pub(super) fn finish_unchecked(&self, trees: Vec<Tree>) -> Forest {
         let n_classes = match self.targets {
             Targets::Classes { n_classes, .. } => n_classes,
             Targets::Regression(_) => 0,
         };
-        Ok(Forest {
+        Forest {
             params: self.params.clone(),
             n_classes,
             trees,
-        })
+        }
     }
 
     /// Warm start: `previous`, a forest fitted by a session with the same parameters on the

@@ -1,13 +1,15 @@
 //! Ensembles of randomized trees: one engine for Random Forests, Extra-Trees, totally
 //! randomized trees, Bagging, Pasting, Random Subspace and Random Patches.
 //!
-//! Module map: `sampling` (rows and features of each tree), `fit` (growing), `oob`
-//! (out-of-bag estimates), `tree_sums` (every row down every tree). Prediction averages
+//! Module map: `sampling` (rows and features of each tree), `fit` (growing), `parts` (the
+//! trees `a..b` of a forest grown apart, and put together), `oob` (out-of-bag estimates),
+//! `tree_sums` (every row down every tree). Prediction averages
 //! the trees' leaf values (soft voting), every row summing its trees in one fixed order,
 //! so results do not depend on the thread count.
 
 pub mod fit;
 pub mod oob;
+pub mod parts;
 pub mod sampling;
 mod tree_sums;
 pub(crate) use tree_sums::sum_by_halves;

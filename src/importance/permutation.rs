@@ -21,7 +21,9 @@ use crate::rng::{stream, tree_seed, TreeRng};
 const TREE_WAVE: usize = 32;
 
 /// Permutation `π` of `0..n` number `repeat` of feature `feature`: of tree `tree`'s OOB
-/// rows when `tree` is `Some` (`π[k]` indexes the OOB rows in increasing order), of all rows
+/// rows when `tree` is `Some` (`π[k]` indexes the OOB rows in increasing order; `tree` is
+/// the index in the seed's sequence, `first_tree` + position, so that a part of a forest
+/// permutes as the whole forest does), of all rows
 /// of a held-out set otherwise. A uniform Fisher–Yates shuffle from a generator seeded by
 /// `(seed, tree, feature, repeat)` alone.
 pub fn permutation_indices(
@@ -153,7 +155,7 @@ impl Forest {
             let n = rows.len() as f64;
             let mut base = 0.0;
             for (r, sums) in imp.chunks_mut(p).enumerate() {
-                let subst = substitutes(&used, &rows, seed, Some(t), r);
+                let subst = substitutes(&used, &rows, seed, Some(self.params.first_tree + t), r);
                 base = path_deltas(tree, &x, &rows, &subst, &loss, |f, _, d| sums[f] += d);
                 sums.iter_mut().for_each(|s| *s /= n);
             }
@@ -299,7 +301,8 @@ impl Forest {
                 };
                 if oob {
                     let used = used_features(tree, p);
-                    let subst = substitutes(&used, &rows, seed, Some(t), 0);
+                    let subst =
+                        substitutes(&used, &rows, seed, Some(self.params.first_tree + t), 0);
                     path_deltas(tree, &x, &rows, &subst, &loss, &mut emit);
                 } else {
                     path_deltas(tree, &x, &rows, &shared, &loss, &mut emit);

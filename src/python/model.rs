@@ -136,7 +136,7 @@ impl PyForest {
         max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
         min_impurity_decrease, max_leaf_nodes, bootstrap, max_samples, tree_features,
         balanced_subsample, random_state, n_jobs, progress = None, shadows = None, columns = None, max_bins = 255,
-        previous = None, bins = None
+        previous = None, bins = None, trees = None
     ))]
     fn fit(
         py: Python<'_>,
@@ -166,6 +166,7 @@ impl PyForest {
         max_bins: usize,
         previous: Option<PyRef<'_, PyForest>>,
         bins: Option<PyRef<'_, super::bins::PyBins>>,
+        trees: Option<(usize, usize)>,
     ) -> PyResult<Self> {
         let params = ForestParams {
             criterion: criterion_of(criterion)?,
@@ -196,6 +197,18 @@ impl PyForest {
         let previous = previous.map(|f| Arc::clone(&f.inner));
         let bins = bins.map(|b| (Arc::clone(&b.inner), b.max_bins));
         let first = previous.as_ref().map_or(0, |f| f.trees().len().min(total));
+        // A part: only the trees `start..stop` of the forest of `total` trees.
+        let (first, total) = match trees {
+            Some((start, stop)) if previous.is_some() || start >= stop || stop > total => {
+                return Err(crate::error::invalid(
+                    "trees",
+                    format!("a part is a range of the {total} trees without warm start, got {start}..{stop}"),
+                )
+                .into())
+            }
+            Some(range) => range,
+            None => (first, total),
+        };
         let progress = progress.as_ref().map(|cb| (cb, total - first));
         let (n, p) = with_matrix!(x, |m| (m.n_rows(), m.n_cols()));
         let columns = match &columns {
@@ -225,6 +238,7 @@ impl PyForest {
                 session.fit_range_watched(first..total, stop, grown),
                 &previous,
             ) {
+                (Some(grown), None) if trees.is_some() => session.finish_part(first, grown),
                 (Some(trees), None) => session.finish(trees),
                 (Some(trees), Some(previous)) => session.finish_after(previous, trees),
                 // Stopped: the doorway raises the interrupt (or the callback's error).
@@ -378,6 +392,33 @@ impl PyForest {
     #[getter]
     fn n_estimators(&self) -> usize {
         self.inner.trees().len()
+    }
+    /// Index of the first tree in the seed's sequence: 0, except for a part of a forest.
+    #[getter]
+    fn first_tree(&self) -> usize {
+        self.inner.first_tree()
+    }
+
+    /// The part made of the trees at positions `start..stop`.
+    fn part(&self, start: usize, stop: usize) -> PyResult<Self> {
+        Ok(PyForest {
+            inner: Arc::new(self.inner.part(start..stop)?),
+            view: self.view.clone(),
+        })
+    }
+
+    /// The forest of consecutive parts of one forest, in order (`Forest::concat`).
+    #[staticmethod]
+    fn concat(py: Python<'_>, parts: Vec<PyRef<'_, PyForest>>) -> PyResult<Self> {
+        if parts.iter().any(|p| p.view.is_some()) {
+            return Err(crate::error::invalid("parts", "forests grown on a view of X").into());
+        }
+        let parts: Vec<Forest> = parts.iter().map(|p| (*p.inner).clone()).collect();
+        let forest = run(py, None, || Forest::concat(parts))?;
+        Ok(PyForest {
+            inner: Arc::new(forest),
+            view: None,
+        })
     }
     #[getter]
     fn n_features(&self) -> usize {
