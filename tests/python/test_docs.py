@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
@@ -12,7 +14,7 @@ def run_guide(name: str, min_blocks: int) -> None:
     guide = DOCS / name
     blocks = re.findall(r"```python\n(.*?)```", guide.read_text(), flags=re.S)
     assert len(blocks) >= min_blocks
-    namespace: dict = {}
+    namespace: dict = {"__name__": "__main__"}
     for block in blocks:
         exec(compile(block, str(guide), "exec"), namespace)
 
@@ -29,3 +31,10 @@ def test_selection_guide_examples_run(capsys):
     for selector in ("Boruta", "SRS in memory", "mean threshold"):
         assert f"{selector}: kept 10, of which 10/10 relevant" in out, out
     assert "same on disk: True" in out
+
+
+def test_dask_guide_example_runs(capsys):
+    pytest.importorskip("distributed")
+    run_guide("dask.md", 1)
+    out = capsys.readouterr().out
+    assert "same model bytes: True" in out and "same OOB score: True" in out, out

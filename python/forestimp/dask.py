@@ -1,0 +1,271 @@
+"""Forests on a Dask cluster (``dask.distributed``), identical to one machine.
+
+Tree ``i`` of a forest depends only on the data and ``(random_state, i)``, so the trees can
+be grown anywhere. :func:`fit` spreads ranges of tree indices over the workers; each task
+grows its trees as a *part* of the forest (``Forest.fit(trees=(start, stop))``) and sends
+back its model bytes with the fitted attributes as plain data (never a pickled estimator);
+``Forest.concat`` puts the parts together in index order. The result is the estimator
+``estimator.fit(X, y)`` gives on one machine, with the same model bytes.
+
+Nothing large passes through the scheduler: a path (``.npy``, Parquet, Zarr) is read by
+each worker itself (``.npy`` memory-mapped), a Dask collection is computed on the workers,
+and an in-memory array is scattered to each worker once. Each task fits with ``n_jobs`` equal to
+its worker's thread count, and a worker runs one fitting task at a time, so the engine's
+threads never oversubscribe a worker. A task lost with its worker is run again by Dask
+elsewhere, and gives the same trees.
+
+:func:`predict` and :func:`predict_proba` map a fitted estimator over the blocks of a Dask
+array or DataFrame.
+
+Requires the ``dask`` extra: ``pip install 'forestimp[dask]'``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sklearn.base import clone
+
+from . import _state
+from ._core import Forest, InvalidParameterError
+
+try:
+    import dask.array as da
+    import dask.dataframe as dd
+    from distributed import Client, default_client, get_worker
+except ImportError as e:  # pragma: no cover - exercised without the extra only
+    raise ImportError(
+        "forestimp.dask needs dask and distributed: pip install 'forestimp[dask]'"
+    ) from e
+
+__all__ = ["fit", "predict", "predict_proba", "tree_ranges"]
+
+# A worker process fits one part at a time, with all its threads (see _fit_part).
+_FIT_LOCK = threading.Lock()
+
+
+def tree_ranges(n_estimators: int, n_tasks: int) -> list[tuple[int, int]]:
+    """``n_tasks`` consecutive, nearly equal ranges covering ``0..n_estimators`` (fewer
+    when there are fewer trees than tasks)."""
+    n_tasks = max(1, min(int(n_tasks), int(n_estimators)))
+    bounds = np.linspace(0, n_estimators, n_tasks + 1).round().astype(int)
+    return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def fit(
+    estimator: Any,
+    X: Any,
+    y: Any,
+    *,
+    sample_weight: Any = None,
+    client: Client | None = None,
+    n_tasks: int | None = None,
+) -> Any:
+    """Fit ``estimator`` (any forestimp forest) on the workers of a Dask cluster.
+
+    Parameters
+    ----------
+    estimator : forestimp estimator
+        Unfitted (its parameters are used; it is not modified).
+    X : ndarray, DataFrame, dask Array or DataFrame, or path
+        Training inputs. A path (``str`` or ``os.PathLike``) to a ``.npy`` file, a Parquet
+        file or a Zarr array is read by every worker itself; the file must be readable at
+        that path on every worker.
+    y : array-like, dask Array or Series, path, or str
+        Targets; with a Parquet ``X``, a ``str`` names the target column of that file
+        (dropped from X). A ``.npy`` path is read by the workers.
+    sample_weight : array-like, optional
+    client : distributed.Client, optional
+        Default: the current client (``distributed.default_client()``).
+    n_tasks : int, optional
+        Number of tree ranges (default: one per worker). Smaller tasks balance unequal
+        workers and lose less work to a failure; each reads the data once.
+
+    Returns
+    -------
+    estimator
+        A fitted clone of ``estimator``: the same model bytes as ``estimator.fit(X, y)`` on
+        one machine (out-of-bag scores included, computed on one worker).
+    """
+    client = client or default_client()
+    workers = client.scheduler_info()["workers"]
+    if not workers:
+        raise RuntimeError("the Dask cluster has no workers")
+    n_estimators = estimator.get_params()["n_estimators"]
+    ranges = tree_ranges(n_estimators, n_tasks or len(workers))
+    data = _data_on_workers(client, X, y, sample_weight)
+    kind, params = type(estimator), estimator.get_params()
+    # Spread round-robin; Dask may still move a task (to a live worker when one dies).
+    addresses = sorted(workers)
+    futures = [
+        client.submit(
+            _fit_part,
+            kind,
+            params,
+            data,
+            start,
+            stop,
+            pure=False,
+            workers=[addresses[k % len(addresses)]],
+            allow_other_workers=True,
+        )
+        for k, (start, stop) in enumerate(ranges)
+    ]
+    states = client.gather(futures)
+    state = _merged_state(states)
+    if getattr(estimator, "oob_score", False):
+        state = client.submit(_with_oob_score, kind, params, state, data, pure=False).result()
+    fitted = clone(estimator)
+    _state.restore_fitted_state(fitted, state)
+    return fitted
+
+
+def _data_on_workers(client: Client, X: Any, y: Any, sample_weight: Any) -> dict[str, Any]:
+    """What each task reads: paths as they are, Dask collections as futures of their
+    computed values (gathered worker to worker), other arrays scattered to every worker."""
+    data: dict[str, Any] = {}
+    if _is_path(X) and _suffix(X) not in (".npy", ".parquet", ".zarr"):
+        raise InvalidParameterError(
+            f"cannot read {X!r}: X paths must be .npy, Parquet (.parquet) or Zarr (.zarr)"
+        )
+    target_column = isinstance(y, str) and _is_path(X) and _suffix(X) == ".parquet"
+    for name, value in (("X", X), ("y", y), ("sample_weight", sample_weight)):
+        if value is None or _is_path(value) or (name == "y" and target_column):
+            data[name] = value
+        elif isinstance(value, (da.Array, dd.DataFrame, dd.Series)):
+            data[name] = client.compute(value)
+        else:
+            # On every worker: each one fits on all rows anyway, and scattered data lost
+            # with a worker could not be made again.
+            data[name] = client.scatter(value, broadcast=True, hash=False)
+    data["target_column"] = target_column
+    return data
+
+
+def _is_path(value: Any) -> bool:
+    return isinstance(value, (str, os.PathLike))
+
+
+def _suffix(path: Any) -> str:
+    suffix = Path(path).suffix.lower()
+    return ".parquet" if suffix in (".parquet", ".pq") else suffix
+
+
+def _read(data: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """``(X, y, sample_weight)`` on a worker: futures arrive resolved; paths are read."""
+    X, y, sw = data["X"], data["y"], data["sample_weight"]
+    if _is_path(X):
+        X, y = _read_path(X, y if data["target_column"] else None, y)
+    if _is_path(y):
+        y = np.load(y, mmap_mode="r")
+    if _is_path(sw):
+        sw = np.load(sw, mmap_mode="r")
+    return X, y, sw
+
+
+def _read_path(path: Any, column: str | None, y: Any) -> tuple[Any, Any]:
+    suffix = _suffix(path)
+    if suffix == ".npy":
+        return np.load(path, mmap_mode="r"), y
+    if suffix == ".parquet":
+        import pandas as pd
+
+        frame = pd.read_parquet(path)
+        if column is not None:
+            return frame.drop(columns=[column]), frame[column].to_numpy()
+        return frame, y
+    import zarr  # .zarr, the only other suffix _data_on_workers lets through
+
+    return np.asarray(zarr.open(str(path), mode="r")), y
+
+
+def _worker_threads() -> int | None:
+    try:
+        return int(get_worker().state.nthreads)
+    except ValueError:  # not on a worker (a synchronous scheduler)
+        return None
+
+
+def _fit_part(
+    kind: type, params: dict[str, Any], data: dict[str, Any], start: int, stop: int
+) -> dict[str, Any]:
+    """Grows the trees ``start..stop`` on a worker; returns the part's fitted state.
+
+    The engine runs ``n_jobs`` = the worker's threads; the lock keeps a second task of the
+    same worker (more tasks than workers, or one moved there) from running beside it."""
+    X, y, sw = _read(data)
+    est = kind(**{**params, "n_jobs": _worker_threads(), "verbose": 0, "warm_start": False})
+    with _FIT_LOCK:
+        est._fit(X, y, sw, trees=(start, stop))
+    state = _state.fitted_state(est)
+    assert state is not None
+    return state
+
+
+def _merged_state(states: list[dict[str, Any]]) -> dict[str, Any]:
+    """The whole forest's state from its parts': the same attributes, models concatenated."""
+    first = states[0]
+    for other in states[1:]:
+        if other.keys() != first.keys() or any(
+            not np.array_equal(np.asarray(other[k]), np.asarray(first[k]))
+            for k in first
+            if k != "model"
+        ):
+            raise RuntimeError("the workers read different training data (shape, classes)")
+    forest = Forest.concat([Forest.from_bytes(s["model"]) for s in states])
+    return {**first, "model": forest.to_bytes()}
+
+
+def _with_oob_score(
+    kind: type, params: dict[str, Any], state: dict[str, Any], data: dict[str, Any]
+) -> dict[str, Any]:
+    """The state with the out-of-bag scores of the whole forest, computed on a worker."""
+    X, y, _ = _read(data)
+    est = kind(**{**params, "n_jobs": _worker_threads()})
+    _state.restore_fitted_state(est, state)
+    Xe, _ = est._training_input(X, y)
+    est._set_oob_score(Xe, np.asarray(y))
+    out = _state.fitted_state(est)
+    assert out is not None
+    return out
+
+
+def predict(estimator: Any, X: Any) -> Any:
+    """``estimator.predict`` over the blocks of a Dask array or DataFrame (lazy)."""
+    return _map(estimator, X, "predict")
+
+
+def predict_proba(estimator: Any, X: Any) -> Any:
+    """``estimator.predict_proba`` over the blocks of a Dask array or DataFrame (lazy)."""
+    return _map(estimator, X, "predict_proba")
+
+
+def _map(estimator: Any, X: Any, method: str) -> Any:
+    if isinstance(X, dd.DataFrame):
+        X = X.to_dask_array(lengths=True)
+    if not isinstance(X, da.Array) or X.ndim != 2:
+        raise InvalidParameterError("X must be a 2-D dask Array or a dask DataFrame")
+    if X.numblocks[1] != 1:
+        X = X.rechunk({1: -1})
+    proba = method == "predict_proba"
+    if proba:
+        chunks = (X.chunks[0], (len(estimator.classes_),))
+        return X.map_blocks(
+            _apply, estimator, method, dtype=np.float64, chunks=chunks, meta=np.empty((0, 0))
+        )
+    dtype = estimator.classes_.dtype if hasattr(estimator, "classes_") else np.float64
+    return X.map_blocks(
+        _apply, estimator, method, dtype=dtype, drop_axis=1, meta=np.empty((0,), dtype)
+    )
+
+
+def _apply(block: np.ndarray, estimator: Any, method: str) -> np.ndarray:
+    if block.shape[0] == 0:  # an empty partition
+        if method == "predict_proba":
+            return np.empty((0, len(estimator.classes_)))
+        return np.empty(0, dtype=getattr(estimator, "classes_", np.empty(0)).dtype)
+    return getattr(estimator, method)(block)

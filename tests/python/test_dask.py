@@ -1,0 +1,161 @@
+"""forestimp.dask on a LocalCluster of 2 worker processes: the model bytes of a distributed
+fit equal one machine's for every kind of input, a worker killed mid-fit changes nothing,
+and prediction maps over blocks, empty ones included."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import forestimp as fi
+from forestimp.exceptions import InvalidParameterError
+
+distributed = pytest.importorskip("distributed")
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+fdask = pytest.importorskip("forestimp.dask")
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    )
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 6))
+    X[:, 4] = rng.integers(0, 5, 600)
+    y = (X[:, 0] + X[:, 1] * X[:, 4] > 0.5).astype(int)
+    return X, y
+
+
+def _bytes(est) -> bytes:
+    return est.forest_.to_bytes()
+
+
+def test_tree_ranges_cover_the_forest():
+    assert fdask.tree_ranges(10, 3) == [(0, 3), (3, 7), (7, 10)]
+    assert fdask.tree_ranges(2, 5) == [(0, 1), (1, 2)]
+    assert fdask.tree_ranges(7, 1) == [(0, 7)]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: fi.RandomForestClassifier(n_estimators=20, oob_score=True, random_state=1),
+        lambda: fi.ExtraTreesRegressor(n_estimators=7, max_features=0.5, random_state=2),
+        lambda: fi.RandomPatchesClassifier(n_estimators=8, random_state=3),
+    ],
+)
+def test_same_model_bytes_as_one_machine(client, data, make):
+    X, y = data
+    target = y if make()._is_classifier else X[:, 0] - X[:, 2] * y
+    local = make().fit(X, target)
+    for n_tasks in (None, 4):
+        spread = fdask.fit(make(), X, target, client=client, n_tasks=n_tasks)
+        assert _bytes(spread) == _bytes(local)
+        np.testing.assert_array_equal(spread.predict(X), local.predict(X))
+        if getattr(local, "oob_score", False):
+            assert spread.oob_score_ == local.oob_score_
+            np.testing.assert_array_equal(
+                spread.oob_decision_function_, local.oob_decision_function_
+            )
+
+
+def test_dask_collections_and_paths(client, data, tmp_path):
+    X, y = data
+    local = fi.RandomForestClassifier(n_estimators=6, random_state=0).fit(X, y)
+
+    def fitted(X_in, y_in, **kw):
+        est = fi.RandomForestClassifier(n_estimators=6, random_state=0)
+        return fdask.fit(est, X_in, y_in, client=client, **kw)
+
+    assert _bytes(fitted(da.from_array(X, chunks=(150, 6)), da.from_array(y, 200))) == _bytes(local)
+    np.save(tmp_path / "X.npy", X)
+    np.save(tmp_path / "y.npy", y)
+    assert _bytes(fitted(str(tmp_path / "X.npy"), tmp_path / "y.npy")) == _bytes(local)
+
+    zarr = pytest.importorskip("zarr")
+    zarr.save_array(str(tmp_path / "X.zarr"), X)
+    assert _bytes(fitted(tmp_path / "X.zarr", y)) == _bytes(local)
+
+    frame = pd.DataFrame(X, columns=[f"c{j}" for j in range(6)])
+    named = fi.RandomForestClassifier(n_estimators=6, random_state=0).fit(frame, y)
+    ddf = dd.from_pandas(frame, npartitions=3)
+    from_dask = fitted(ddf, dd.from_pandas(pd.Series(y), npartitions=3))
+    assert _bytes(from_dask) == _bytes(named)
+    assert list(from_dask.feature_names_in_) == list(frame.columns)
+    frame.assign(target=y).to_parquet(tmp_path / "train.parquet")
+    from_file = fitted(str(tmp_path / "train.parquet"), "target")
+    assert _bytes(from_file) == _bytes(named)
+    assert list(from_file.feature_names_in_) == list(frame.columns)
+
+
+def test_a_tiny_forest_and_more_workers_than_trees(client, data):
+    X, y = data
+    one = fdask.fit(fi.ExtraTreesClassifier(n_estimators=1, random_state=5), X[:3], y[:3])
+    local = fi.ExtraTreesClassifier(n_estimators=1, random_state=5).fit(X[:3], y[:3])
+    assert _bytes(one) == _bytes(local)
+
+
+def test_bad_input_is_refused_on_the_client_or_worker(client, data):
+    X, y = data
+    with pytest.raises(InvalidParameterError):
+        fdask.fit(fi.RandomForestClassifier(n_estimators=2), "data.csv", y, client=client)
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        fdask.fit(fi.RandomForestClassifier(n_estimators=2), X, y[:-1], client=client)
+
+
+def test_a_worker_killed_mid_fit_gives_the_same_model(client):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(4000, 20))
+    y = (X[:, 0] + rng.normal(size=4000) > 0).astype(int)
+    make = lambda: fi.RandomForestClassifier(n_estimators=600, random_state=7)  # noqa: E731
+    out: dict = {}
+
+    def run():
+        out["est"] = fdask.fit(make(), X, y, client=client, n_tasks=6)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    victim, deadline = None, time.monotonic() + 60
+    while victim is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+        for addr, keys in client.processing().items():
+            if any("_fit_part" in str(key) for key in keys):
+                victim = addr  # a worker growing a part right now
+    assert victim is not None
+    try:
+        client.run(os._exit, 1, workers=[victim])
+    except Exception:  # noqa: BLE001 - the worker dies under the call
+        pass
+    assert thread.is_alive(), "the fit ended before the worker was killed"
+    thread.join(timeout=300)
+    assert not thread.is_alive()
+    assert victim not in client.scheduler_info()["workers"]
+    assert _bytes(out["est"]) == _bytes(make().fit(X, y))
+    client.wait_for_workers(2, timeout=60)
+
+
+def test_predict_maps_over_blocks_including_empty_ones(client, data):
+    X, y = data
+    est = fi.RandomForestClassifier(n_estimators=5, random_state=0).fit(X, y)
+    blocks = da.concatenate(
+        [da.from_array(X[:250], 100), da.from_array(X[:0], 1), da.from_array(X[250:], 200)]
+    )
+    np.testing.assert_array_equal(fdask.predict(est, blocks).compute(), est.predict(X))
+    np.testing.assert_array_equal(fdask.predict_proba(est, blocks).compute(), est.predict_proba(X))
+    reg = fi.ExtraTreesRegressor(n_estimators=4, random_state=0).fit(X, X[:, 1])
+    ddf = dd.from_pandas(pd.DataFrame(X), npartitions=4)
+    np.testing.assert_array_equal(fdask.predict(reg, ddf).compute(), reg.predict(X))
