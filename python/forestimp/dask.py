@@ -14,8 +14,10 @@ its worker's thread count, and a worker runs one fitting task at a time, so the 
 threads never oversubscribe a worker. A task lost with its worker is run again by Dask
 elsewhere, and gives the same trees.
 
-:func:`predict` and :func:`predict_proba` map a fitted estimator over the blocks of a Dask
-array or DataFrame.
+:func:`predict`, :func:`predict_proba` and :func:`shap_values` map a fitted estimator over
+the blocks of a Dask array or DataFrame. :func:`permutation` computes
+:func:`forestimp.importance.permutation` with its trees (out-of-bag) or its features
+(held-out) shared out over the workers, with the same numbers as one machine.
 
 Requires the ``dask`` extra: ``pip install 'forestimp[dask]'``.
 """
@@ -31,7 +33,8 @@ import numpy as np
 from sklearn.base import clone
 
 from . import _state
-from ._core import Forest, InvalidParameterError
+from ._core import Forest, InvalidParameterError, oob_permutation_importance
+from .importance._permutation import Draws, _held_out_scores, _permutation
 
 try:
     import dask.array as da
@@ -42,7 +45,7 @@ except ImportError as e:  # pragma: no cover - exercised without the extra only
         "forestimp.dask needs dask and distributed: pip install 'forestimp[dask]'"
     ) from e
 
-__all__ = ["fit", "predict", "predict_proba", "tree_ranges"]
+__all__ = ["fit", "permutation", "predict", "predict_proba", "shap_values", "tree_ranges"]
 
 # A worker process fits one part at a time, with all its threads (see _fit_part).
 _FIT_LOCK = threading.Lock()
@@ -234,6 +237,129 @@ def _with_oob_score(
     return out
 
 
+def _restore(kind: type, params: dict[str, Any], state: dict[str, Any]) -> Any:
+    """The fitted estimator on a worker, from its parameters and fitted state (model bytes)."""
+    est = kind(**{**params, "n_jobs": _worker_threads()})
+    _state.restore_fitted_state(est, state)
+    return est
+
+
+def _oob_part(kind, params, state, data, start, stop, n_repeats, seed) -> tuple:
+    """Out-of-bag permutation draws of the trees ``start..stop``: (R, stop − start, p)."""
+    X, y, _ = _read(data)
+    est = _restore(kind, params, state)
+    Xt, yt = est._training_input(X, y)
+    part = est.forest_.part(start, stop)
+    with _FIT_LOCK:
+        per_rep, oob_error, _ = oob_permutation_importance(
+            part, Xt, yt, n_repeats=n_repeats, seed=seed, n_jobs=est.n_jobs
+        )
+    return per_rep, oob_error
+
+
+def _held_out_part(kind, params, state, data, features, n_repeats, scoring, seed) -> tuple:
+    """Held-out permutation scores of the columns ``features`` only."""
+    X, y, sw = _read(data)
+    est = _restore(kind, params, state)
+    with _FIT_LOCK:
+        baseline, imp, multi = _held_out_scores(
+            est, X, y, n_repeats, scoring, sw, seed, est.n_jobs, features
+        )
+    return baseline, {k: v[features] for k, v in imp.items()}, multi
+
+
+class _OnCluster(Draws):
+    """The draws of :func:`forestimp.importance.permutation`, shared out over a cluster."""
+
+    def __init__(self, client: Client | None, n_tasks: int | None) -> None:
+        self.client = client or default_client()
+        self.n_tasks = n_tasks or len(self.client.scheduler_info()["workers"])
+
+    def _submit(self, fn, est, X, y, sw, pieces) -> list:
+        state = self.client.scatter(_state.fitted_state(est), broadcast=True, hash=False)
+        data = _data_on_workers(self.client, X, y, sw)
+        kind, params = type(est), est.get_params()
+        futures = [
+            self.client.submit(fn, kind, params, state, data, *piece, pure=False)
+            for piece in pieces
+        ]
+        return self.client.gather(futures)
+
+    def oob(self, est, X, y, n_repeats, seed, n_jobs) -> tuple:
+        ranges = tree_ranges(est.forest_.n_estimators, self.n_tasks)
+        pieces = [(a, b, n_repeats, seed) for a, b in ranges]
+        parts = self._submit(_oob_part, est, X, y, None, pieces)
+        return (
+            np.concatenate([per_rep for per_rep, _ in parts], axis=1),
+            np.concatenate([err for _, err in parts]),
+        )
+
+    def held_out(self, est, X, y, n_repeats, scoring, sw, seed, n_jobs) -> tuple:
+        p = est.forest_.n_features
+        groups = [list(range(a, b)) for a, b in tree_ranges(p, self.n_tasks)]
+        parts = self._submit(
+            _held_out_part, est, X, y, sw, [(g, n_repeats, scoring, seed) for g in groups]
+        )
+        baseline, _, multi = parts[0]
+        imp = {k: np.empty((p, n_repeats)) for k in baseline}
+        for group, (_, rows, _) in zip(groups, parts, strict=True):
+            for k, v in rows.items():
+                imp[k][group] = v
+        return baseline, imp, multi
+
+
+def permutation(
+    est: Any,
+    X: Any,
+    y: Any,
+    *,
+    oob: bool = False,
+    n_repeats: int = 1,
+    scoring: Any = None,
+    sample_weight: Any = None,
+    scaled: bool = False,
+    random_state: Any = None,
+    client: Client | None = None,
+    n_tasks: int | None = None,
+) -> Any:
+    """:func:`forestimp.importance.permutation` on a Dask cluster: out-of-bag draws split
+    over ranges of trees, held-out draws over groups of features, each task reading ``X``
+    and ``y`` as :func:`fit` does (arrays, Dask collections or paths). The result is the
+    one machine's, number for number: permutations depend only on ``(random_state, tree,
+    feature, repeat)``."""
+    draws = _OnCluster(client, n_tasks)
+    return _permutation(
+        est, X, y, oob, n_repeats, scoring, sample_weight, scaled, None, random_state, draws
+    )
+
+
+def shap_values(estimator: Any, X: Any) -> Any:
+    """TreeSHAP values (:func:`forestimp.importance.shap_values`) of the rows of a Dask
+    array or DataFrame, block by block: a lazy Dask array (n, n_features, width), width the
+    number of classes or 1. The expected value is that of any row's result."""
+    X = _as_rows(X)
+    width = len(getattr(estimator, "classes_", [0]))
+    p = X.shape[1]
+    return X.map_blocks(
+        _shap_block,
+        estimator,
+        dtype=np.float64,
+        chunks=(X.chunks[0], (p,), (width,)),
+        new_axis=2,
+        meta=np.empty((0, 0, 0)),
+    )
+
+
+def _shap_block(block: np.ndarray, estimator: Any) -> np.ndarray:
+    from .importance import shap_values as local_shap
+
+    width = len(getattr(estimator, "classes_", [0]))
+    if block.shape[0] == 0:
+        return np.empty((0, block.shape[1], width))
+    values = local_shap(estimator, block, n_jobs=_worker_threads()).values
+    return values.reshape(block.shape[0], block.shape[1], width)
+
+
 def predict(estimator: Any, X: Any) -> Any:
     """``estimator.predict`` over the blocks of a Dask array or DataFrame (lazy)."""
     return _map(estimator, X, "predict")
@@ -244,13 +370,17 @@ def predict_proba(estimator: Any, X: Any) -> Any:
     return _map(estimator, X, "predict_proba")
 
 
-def _map(estimator: Any, X: Any, method: str) -> Any:
+def _as_rows(X: Any) -> Any:
+    """``X`` as a Dask array in row blocks (every column in each block)."""
     if isinstance(X, dd.DataFrame):
         X = X.to_dask_array(lengths=True)
     if not isinstance(X, da.Array) or X.ndim != 2:
         raise InvalidParameterError("X must be a 2-D dask Array or a dask DataFrame")
-    if X.numblocks[1] != 1:
-        X = X.rechunk({1: -1})
+    return X.rechunk({1: -1}) if X.numblocks[1] != 1 else X
+
+
+def _map(estimator: Any, X: Any, method: str) -> Any:
+    X = _as_rows(X)
     proba = method == "predict_proba"
     if proba:
         chunks = (X.chunks[0], (len(estimator.classes_),))

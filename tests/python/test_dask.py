@@ -159,3 +159,43 @@ def test_predict_maps_over_blocks_including_empty_ones(client, data):
     reg = fi.ExtraTreesRegressor(n_estimators=4, random_state=0).fit(X, X[:, 1])
     ddf = dd.from_pandas(pd.DataFrame(X), npartitions=4)
     np.testing.assert_array_equal(fdask.predict(reg, ddf).compute(), reg.predict(X))
+
+
+def test_permutation_importance_shared_out_is_one_machines(client, data):
+    from forestimp.importance import permutation
+
+    X, y = data
+    est = fi.RandomForestClassifier(n_estimators=12, random_state=0).fit(X[:400], y[:400])
+    oob_local = permutation(est, X[:400], y[:400], oob=True, n_repeats=2, random_state=3)
+    oob_spread = fdask.permutation(
+        est, X[:400], y[:400], oob=True, n_repeats=2, random_state=3, client=client, n_tasks=5
+    )
+    np.testing.assert_array_equal(oob_spread.importances, oob_local.importances)
+    np.testing.assert_array_equal(oob_spread.oob_error, oob_local.oob_error)
+    w = np.linspace(0.5, 2.0, 200)
+    for scoring in (None, ["accuracy", "neg_log_loss"]):
+        held_local = permutation(
+            est, X[400:], y[400:], n_repeats=3, scoring=scoring, sample_weight=w, random_state=4
+        )
+        held_spread = fdask.permutation(
+            est, da.from_array(X[400:], 50), y[400:], n_repeats=3, scoring=scoring,
+            sample_weight=w, random_state=4, client=client, n_tasks=4,
+        )  # fmt: skip
+        if scoring is None:
+            held_local, held_spread = {"": held_local}, {"": held_spread}
+        for k in held_local:
+            np.testing.assert_array_equal(held_spread[k].importances, held_local[k].importances)
+            assert held_spread[k].baseline_score == held_local[k].baseline_score
+
+
+def test_shap_values_block_by_block(client, data):
+    from forestimp.importance import shap_values
+
+    X, y = data
+    est = fi.ExtraTreesClassifier(n_estimators=6, random_state=0).fit(X, y)
+    blocks = da.concatenate([da.from_array(X[:100], 40), da.from_array(X[:0], 1)])
+    spread = fdask.shap_values(est, blocks).compute()
+    np.testing.assert_array_equal(spread, shap_values(est, X[:100]).values)
+    reg = fi.RandomForestRegressor(n_estimators=4, random_state=0).fit(X, X[:, 0])
+    values = fdask.shap_values(reg, da.from_array(X[:50], 20)).compute()
+    np.testing.assert_array_equal(values.reshape(50, 6), shap_values(reg, X[:50]).values)

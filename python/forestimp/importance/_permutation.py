@@ -156,6 +156,57 @@ def permutation(
     -------
     PermutationImportance, or a dict of them (one per metric) for several metrics
     """
+    return _permutation(
+        est, X, y, oob, n_repeats, scoring, sample_weight, scaled, n_jobs, random_state, LOCAL
+    )
+
+
+class Draws:
+    """Where :func:`permutation` computes its draws: here, in this process.
+    :mod:`forestimp.dask` shares the same work out over a cluster (trees or features per
+    task), with the same numbers."""
+
+    def oob(self, est: Any, X: Any, y: Any, n_repeats: int, seed: int, n_jobs: Any) -> tuple:
+        """``(per_repeat (R, M, p), oob_error (M,))`` of the training ``X, y``."""
+        Xt, yt = est._training_input(X, y)
+        per_rep, oob_error, _ = oob_permutation_importance(
+            est.forest_, Xt, yt, n_repeats=n_repeats, seed=seed, n_jobs=n_jobs
+        )
+        return per_rep, oob_error
+
+    def held_out(
+        self,
+        est: Any,
+        X: Any,
+        y: Any,
+        n_repeats: int,
+        scoring: Any,
+        sw: Any,
+        seed: int,
+        n_jobs: Any,
+    ) -> tuple:
+        """``(baseline, importances, multimetric)`` of held-out ``X, y``."""
+        features = range(est.forest_.n_features)
+        return _held_out_scores(est, X, y, n_repeats, scoring, sw, seed, n_jobs, features)
+
+
+LOCAL = Draws()
+
+
+def _permutation(
+    est: Any,
+    X: Any,
+    y: Any,
+    oob: bool,
+    n_repeats: Any,
+    scoring: Any,
+    sample_weight: Any,
+    scaled: bool,
+    n_jobs: Any,
+    random_state: Any,
+    draws: Draws,
+) -> PermutationImportance | dict[str, PermutationImportance]:
+    """:func:`permutation` with its draws computed by ``draws``."""
     forest = _forest_of(est)
     n_repeats = P.check_int("n_repeats", n_repeats, 1)
     n_jobs = P.check_n_jobs(n_jobs)
@@ -168,13 +219,9 @@ def permutation(
                 "out-of-bag importance uses each tree's unweighted 0/1 loss (classifier) or "
                 "squared error (regressor)."
             )
-        Xt, yt = est._training_input(X, y)
-        per_rep, oob_error, _ = oob_permutation_importance(
-            forest, Xt, yt, n_repeats=n_repeats, seed=seed, n_jobs=n_jobs
-        )
-        per_tree = per_rep.mean(axis=0)
+        per_rep, oob_error = draws.oob(est, X, y, n_repeats, seed, n_jobs)
         return _result(
-            per_tree.T,
+            per_rep.mean(axis=0).T,
             names,
             scaled,
             method="oob",
@@ -192,25 +239,8 @@ def permutation(
             "scaled=True on held-out data needs n_repeats >= 2 (the standard error is taken "
             "over repeats)."
         )
-    Xe = est._engine_input(X)
-    yv = np.asarray(y)
-    est._target_codes(yv, Xe.shape[0])  # the shape, labels and finiteness checks
-    sw = None
-    if sample_weight is not None:
-        sw = _check_sample_weight(sample_weight, Xe, dtype=np.float64)
-    baseline, imp, multi = permuted_scores(
-        est,
-        X,
-        Xe,
-        yv,
-        sw,
-        scoring,
-        lambda m: permuted_predictions(
-            forest, Xe, m, n_repeats=n_repeats, seed=seed, n_jobs=n_jobs
-        ),
-        lambda m, r: permutation_indices(seed, Xe.shape[0], m, r),
-        n_repeats,
-        n_jobs,
+    baseline, imp, multi = draws.held_out(
+        est, X, y, n_repeats, scoring, sample_weight, seed, n_jobs
     )
     results = {
         k: _result(
@@ -228,6 +258,44 @@ def permutation(
     if multi:
         return {str(k): v for k, v in results.items()}
     return results[None]
+
+
+def _held_out_scores(
+    est: Any,
+    X: Any,
+    y: Any,
+    n_repeats: int,
+    scoring: Any,
+    sample_weight: Any,
+    seed: int,
+    n_jobs: int | None,
+    features: Any,
+) -> tuple[dict, dict[str | None, np.ndarray], bool]:
+    """Held-out ``(baseline, importances, multimetric)`` of :func:`permutation`, with only
+    the rows of ``features`` computed (the others NaN): any split of the features gives
+    the same numbers, which is how :mod:`forestimp.dask` shares them out."""
+    forest = est.forest_
+    Xe = est._engine_input(X)
+    yv = np.asarray(y)
+    est._target_codes(yv, Xe.shape[0])  # the shape, labels and finiteness checks
+    sw = None
+    if sample_weight is not None:
+        sw = _check_sample_weight(sample_weight, Xe, dtype=np.float64)
+    return permuted_scores(
+        est,
+        X,
+        Xe,
+        yv,
+        sw,
+        scoring,
+        lambda m: permuted_predictions(
+            forest, Xe, m, n_repeats=n_repeats, seed=seed, n_jobs=n_jobs
+        ),
+        lambda m, r: permutation_indices(seed, Xe.shape[0], m, r),
+        n_repeats,
+        n_jobs,
+        features,
+    )
 
 
 def local_permutation(

@@ -101,9 +101,11 @@ def permuted_scores(
     permutation: Callable[[int, int], np.ndarray],
     n_repeats: int,
     n_jobs: int | None,
+    features: Any,
 ) -> tuple[Scores, dict[str | None, np.ndarray], bool]:
     """``(baseline, importances, multimetric)``: ``importances[name]`` (p, n_repeats) is
-    ``baseline − score`` with column ``m`` permuted by ``permutation(m, r)``.
+    ``baseline − score`` with column ``m`` permuted by ``permutation(m, r)``, for the
+    columns ``m`` in ``features`` (the other rows are NaN).
 
     ``X`` is the user's matrix, ``Xe`` the engine's view of it; ``permuted(m)`` gives the
     (n_repeats, n, width) predictions with column ``m`` permuted.
@@ -121,8 +123,8 @@ def permuted_scores(
             return _call(scorer, stand_in, Xe, y, sw)
 
         baseline = score_pred(est.forest_.predict(Xe, n_jobs=n_jobs))
-        imp = {k: np.empty((p, n_repeats)) for k in baseline}
-        for m in range(p):
+        imp = {k: np.full((p, n_repeats), np.nan) for k in baseline}
+        for m in features:
             for r, pred in enumerate(permuted(m)):
                 for k, v in score_pred(pred).items():
                     imp[k][m, r] = baseline[k] - v
@@ -130,9 +132,9 @@ def permuted_scores(
     frame = hasattr(X, "iloc")  # keep a DataFrame a DataFrame: the estimator checks names
     base_X: Any = X if frame else Xe
     baseline = _call(scorer, est, base_X, y, sw)
-    imp = {k: np.empty((p, n_repeats)) for k in baseline}
+    imp = {k: np.full((p, n_repeats), np.nan) for k in baseline}
     work = base_X.copy()
-    for m in range(p):
+    for m in features:
         column = base_X.iloc[:, m].to_numpy() if frame else Xe[:, m]
         for r in range(n_repeats):
             values = column[permutation(m, r)]
