@@ -1,0 +1,86 @@
+"""forestimp.dask against one machine and scikit-learn under joblib's Dask backend (issue #24).
+
+Fits the same forest (``RandomForestClassifier``, ``--trees`` trees, K = sqrt(p)) on
+``make_classification(--rows, --cols, n_informative=10, random_state=0)`` float32:
+
+* forestimp on one machine, ``n_jobs`` = 1 and = ``--workers`` max;
+* ``forestimp.dask.fit`` on a ``LocalCluster`` of 1, 2, ... ``--workers`` worker processes
+  with one thread each (the data scattered to every worker; the cluster started before the
+  clock);
+* scikit-learn's ``RandomForestClassifier(n_jobs=-1)`` under ``joblib.parallel_backend("dask")``
+  on the same clusters.
+
+Prints, per worker count: the best of ``--repeats`` wall times, the parallel efficiency
+``t(1 worker) / (k · t(k workers))``, forestimp's time over scikit-learn's (< 1: faster), and
+checks that every distributed model has the bytes of the one-machine model.
+
+    python benches/bench_dask.py                   # 20 000 x 40, 200 trees, 1-2 workers
+    python benches/bench_dask.py --workers 8       # on a machine with 8 cores or more
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import joblib
+import numpy as np
+from distributed import Client, LocalCluster
+from sklearn.datasets import make_classification
+from sklearn.ensemble import RandomForestClassifier as SkRF
+
+import forestimp as fi
+from forestimp import dask as fdask
+
+
+def best(repeats: int, work) -> tuple[float, object]:
+    times, out = [], None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        out = work()
+        times.append(time.perf_counter() - start)
+    return min(times), out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=20_000)
+    ap.add_argument("--cols", type=int, default=40)
+    ap.add_argument("--trees", type=int, default=200)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args()
+    X, y = make_classification(args.rows, args.cols, n_informative=10, random_state=0)
+    X = X.astype(np.float32)
+
+    def ours(n_jobs=None):
+        return fi.RandomForestClassifier(n_estimators=args.trees, random_state=0, n_jobs=n_jobs)
+
+    print(f"make_classification({args.rows}, {args.cols}), {args.trees} trees, best of "
+          f"{args.repeats}")  # fmt: skip
+    reference = ours(1).fit(X, y).forest_.to_bytes()
+    for jobs in sorted({1, args.workers}):
+        t, _ = best(args.repeats, lambda j=jobs: ours(j).fit(X, y))
+        print(f"one machine, n_jobs={jobs}: {t:.2f} s")
+    print("\n| workers | forestimp.dask s | efficiency | sklearn + joblib-dask s | ratio | same |")
+    print("|---:|---:|---:|---:|---:|---|")
+    base = None
+    for k in range(1, args.workers + 1):
+        with (
+            LocalCluster(
+                n_workers=k, threads_per_worker=1, dashboard_address=None, silence_logs=40
+            ) as cluster,
+            Client(cluster) as client,
+        ):
+            t_ours, est = best(args.repeats, lambda c=client: fdask.fit(ours(), X, y, client=c))
+            with joblib.parallel_backend("dask"):
+                sk = SkRF(n_estimators=args.trees, random_state=0, n_jobs=-1)
+                t_sk, _ = best(args.repeats, lambda s=sk: s.fit(X, y))
+        base = base or t_ours
+        same = est.forest_.to_bytes() == reference
+        print(f"| {k} | {t_ours:.2f} | {base / (k * t_ours):.2f} | {t_sk:.2f} | "
+              f"{t_ours / t_sk:.2f} | {same} |")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
