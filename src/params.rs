@@ -302,6 +302,7 @@ impl ForestParams {
             balanced_subsample: self.balanced_subsample && classification,
             seed: self.seed,
             first_tree: 0,
+            assembled: false,
         })
     }
 }
@@ -350,11 +351,17 @@ pub struct Resolved {
     /// are drawn for. Written by the model format itself, not inside the parameters.
     #[cfg_attr(feature = "serde", serde(skip))]
     pub first_tree: usize,
+    /// Put together from forests grown on other rows or columns ([`crate::Forest::assemble`]):
+    /// the rows of its trees cannot be drawn again, so it has no out-of-bag estimates, and
+    /// the other fields are those of its first part (but the feature count). Written by the
+    /// model format itself.
+    #[cfg_attr(feature = "serde", serde(skip))]
+    pub assembled: bool,
 }
 
 impl Resolved {
     /// Whether some rows are left out of some trees, so OOB estimates exist.
     pub fn has_oob(&self) -> bool {
-        self.bootstrap || self.n_draws < self.n_samples
+        !self.assembled && (self.bootstrap || self.n_draws < self.n_samples)
     }
 }

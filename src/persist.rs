@@ -27,7 +27,8 @@ pub const MAGIC: &[u8; 4] = b"FIMP";
 ///
 /// * 1: regression trees store the impurity of every node;
 /// * 2: regression trees store leaf impurities only (internal ones are derived from them);
-/// * 3: the index of the first tree (`Resolved::first_tree`, for a part of a forest).
+/// * 3: the index of the first tree (`Resolved::first_tree`, for a part of a forest) and
+///   whether the forest was assembled from patches (`Resolved::assembled`).
 pub const FORMAT_VERSION: u16 = 3;
 const HEADER: usize = 20;
 
@@ -39,6 +40,8 @@ struct ForestRepr {
     trees: Vec<TreeRepr>,
     /// `Resolved::first_tree` (0 but for a part of a forest); absent before format 3.
     first_tree: u64,
+    /// `Resolved::assembled`; absent before format 3.
+    assembled: bool,
 }
 
 /// [`ForestRepr`] of formats 1 and 2, which had no `first_tree`.
@@ -101,6 +104,7 @@ impl Forest {
             n_classes: self.n_classes as u32,
             trees: self.trees.iter().map(TreeRepr::from_tree).collect(),
             first_tree: self.params.first_tree as u64,
+            assembled: self.params.assembled,
         };
         let payload =
             postcard::to_allocvec(&repr).map_err(|e| ForestError::Encode(e.to_string()))?;
@@ -152,6 +156,7 @@ impl Forest {
                 n_classes: old.n_classes,
                 trees: old.trees,
                 first_tree: 0,
+                assembled: false,
             }
         };
         let n_classes = repr.n_classes as usize;
@@ -169,6 +174,7 @@ impl Forest {
             .collect::<Result<Vec<_>>>()?;
         let mut params = repr.params;
         params.first_tree = repr.first_tree as usize;
+        params.assembled = repr.assembled;
         Ok(Forest {
             params,
             n_classes,
@@ -205,6 +211,7 @@ mod tests {
             n_classes: 2,
             trees: f.trees.iter().map(TreeRepr::from_tree).collect(),
             first_tree: 0,
+            assembled: false,
         };
         for r in &mut repr.trees {
             r.leaf_count.iter_mut().for_each(|c| *c = u32::MAX);
@@ -269,6 +276,7 @@ mod tests {
                 n_classes: 2,
                 trees: f.trees.iter().map(TreeRepr::from_tree).collect(),
                 first_tree: 0,
+                assembled: false,
             }
         };
         assert!(Forest::from_bytes(&file(FORMAT_VERSION, &repr(&|_| ()))).is_ok());
@@ -332,6 +340,7 @@ mod tests {
             n_classes: 2,
             trees: f.trees.iter().map(TreeRepr::from_tree).collect(),
             first_tree: u64::MAX - 1,
+            assembled: false,
         };
         let err = Forest::from_bytes(&file(FORMAT_VERSION, &repr)).unwrap_err();
         assert!(

@@ -49,6 +49,16 @@ def _fingerprint(X: np.ndarray, y: np.ndarray) -> tuple[int, int, int]:
     return n, X.shape[1], crc
 
 
+def _class_codes(y: np.ndarray, classes: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """``(classes, codes of y)``: the labels of ``y`` (``np.unique``), or ``classes``."""
+    if classes is None:
+        return np.unique(y, return_inverse=True)
+    codes = np.clip(np.searchsorted(classes, y), 0, len(classes) - 1)
+    if np.any(classes[codes] != y):
+        raise DataError("y holds labels outside the classes given.")
+    return classes, codes
+
+
 def _as_engine_matrix(X: np.ndarray) -> np.ndarray:
     """C- and Fortran-contiguous arrays are read in place (fit and predict); anything else is
     copied once. Fitting gathers one feature over scattered rows, which the engine prefetches
@@ -126,10 +136,13 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         columns: np.ndarray | None = None,
         bins: Any = None,
         trees: tuple[int, int] | None = None,
+        classes: np.ndarray | None = None,
     ) -> _Self:
         """``fit``; with ``trees=(start, stop)`` only those trees are grown, as a part of the
         forest (``Forest.concat``, :mod:`forestimp.dask`), and out-of-bag scores are left
-        to the whole forest. With ``shadows`` or ``columns`` the forest is grown on a view of X
+        to the whole forest. ``classes`` (sorted labels) codes ``y`` against classes that it
+        may not all hold (a block of rows, :func:`forestimp.dask.fit_patches`). With
+        ``shadows`` or ``columns`` the forest is grown on a view of X
         (``Forest.fit``: the ``columns`` of X, then virtual permuted copies of columns, as
         ``forestimp.importance.unbiased`` and ``forestimp.selection`` use them), and nothing
         else is computed: such a forest is read through its engine object only. ``bins``
@@ -151,7 +164,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
             sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         if self._is_classifier:
             check_classification_targets(y)
-            self.classes_, codes = np.unique(y, return_inverse=True)
+            self.classes_, codes = _class_codes(y, classes)
             self.n_classes_ = len(self.classes_)
             # uint32 codes are read in place by the engine: 4 bytes a sample while it fits.
             y_engine = codes.astype(np.uint32)

@@ -177,6 +177,15 @@ class Forest:
     def part(self, start: int, stop: int) -> Forest:
         """The part made of the trees at positions ``start..stop``."""
     @staticmethod
+    def assemble(
+        parts: Sequence[Forest], columns: Sequence[Sequence[int]], n_features: int
+    ) -> Forest:
+        """The forest of the trees of ``parts``, each grown on the ``columns`` of a matrix
+        of ``n_features`` columns (Random Patches grown apart); it has no out-of-bag rows."""
+    @property
+    def assembled(self) -> bool:
+        """Whether the forest was assembled from patches (no out-of-bag rows)."""
+    @staticmethod
     def concat(parts: Sequence[Forest]) -> Forest:
         """The forest of consecutive parts of one forest, in order; InvalidParameterError
         for parts of different forests, out of order or with gaps."""

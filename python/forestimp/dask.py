@@ -19,6 +19,9 @@ the blocks of a Dask array or DataFrame. :func:`permutation` computes
 :func:`forestimp.importance.permutation` with its trees (out-of-bag) or its features
 (held-out) shared out over the workers, with the same numbers as one machine.
 
+:func:`fit_patches` grows Random Patches block by block, for data larger than a worker's
+memory (``_dask_patches``).
+
 Requires the ``dask`` extra: ``pip install 'forestimp[dask]'``.
 """
 
@@ -45,10 +48,20 @@ except ImportError as e:  # pragma: no cover - exercised without the extra only
         "forestimp.dask needs dask and distributed: pip install 'forestimp[dask]'"
     ) from e
 
-__all__ = ["fit", "permutation", "predict", "predict_proba", "shap_values", "tree_ranges"]
+__all__ = [
+    "fit",
+    "fit_patches",
+    "permutation",
+    "predict",
+    "predict_proba",
+    "shap_values",
+    "tree_ranges",
+]
 
 # A worker process fits one part at a time, with all its threads (see _fit_part).
 _FIT_LOCK = threading.Lock()
+
+from ._dask_patches import fit_patches  # noqa: E402 - it uses the helpers above
 
 
 def tree_ranges(n_estimators: int, n_tasks: int) -> list[tuple[int, int]]:

@@ -407,6 +407,40 @@ impl PyForest {
         })
     }
 
+    /// The forest of `parts` grown on the `columns` of a matrix of `n_features` columns
+    /// (`Forest::assemble`).
+    #[staticmethod]
+    fn assemble(
+        py: Python<'_>,
+        parts: Vec<PyRef<'_, PyForest>>,
+        columns: Vec<Vec<u32>>,
+        n_features: usize,
+    ) -> PyResult<Self> {
+        if parts.len() != columns.len() || parts.iter().any(|p| p.view.is_some()) {
+            return Err(crate::error::invalid(
+                "parts",
+                "one column list per forest, forests not grown on a view of X",
+            )
+            .into());
+        }
+        let parts: Vec<(Forest, Vec<u32>)> = parts
+            .iter()
+            .map(|p| (*p.inner).clone())
+            .zip(columns)
+            .collect();
+        let forest = run(py, None, || Forest::assemble(parts, n_features))?;
+        Ok(PyForest {
+            inner: Arc::new(forest),
+            view: None,
+        })
+    }
+
+    /// Whether the forest was assembled from patches (`Forest::assemble`).
+    #[getter]
+    fn assembled(&self) -> bool {
+        self.inner.params().assembled
+    }
+
     /// The forest of consecutive parts of one forest, in order (`Forest::concat`).
     #[staticmethod]
     fn concat(py: Python<'_>, parts: Vec<PyRef<'_, PyForest>>) -> PyResult<Self> {

@@ -149,6 +149,13 @@ pub fn in_bag_counts<'py>(
 ) -> PyResult<Bound<'py, PyArray1<u32>>> {
     let f = &forest.inner;
     check_tree(f, tree)?;
+    if f.params().assembled {
+        return Err(crate::error::invalid(
+            "tree",
+            "the rows of a forest assembled from patches are not known",
+        )
+        .into());
+    }
     let counts = run(py, None, || {
         Ok(crate::forest::sampling::in_bag_counts(f.params(), tree))
     })?;

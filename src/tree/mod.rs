@@ -169,6 +169,15 @@ impl Tree {
         self.nodes.len()
     }
 
+    /// The same tree over other feature ids: a split on feature `j` becomes a split on
+    /// `columns[j]` (a tree grown on the columns `columns` of a wider matrix, read again over
+    /// all its columns). `columns` must cover every feature the tree splits on.
+    pub(crate) fn remap_features(&mut self, columns: &[u32]) {
+        for node in self.nodes.iter_mut().filter(|n| n.right != LEAF) {
+            node.feature = columns[node.feature as usize];
+        }
+    }
+
     /// Whether the tree has no node (never true for a fitted tree).
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
