@@ -93,6 +93,9 @@ impl Forest {
         let Some((first, _)) = parts.first() else {
             return Err(invalid("parts", "no forest to assemble"));
         };
+        if n_features > u32::MAX as usize {
+            return Err(invalid("n_features", "feature ids are 32-bit"));
+        }
         let mut params = first.params.clone();
         let n_classes = first.n_classes;
         let mut trees = Vec::new();
@@ -108,15 +111,12 @@ impl Forest {
                     ),
                 ));
             }
-            let mut seen = vec![false; n_features];
+            let mut sorted = columns.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
             let valid = columns.len() == p.n_features
-                && columns.iter().all(|&c| {
-                    let fresh = (c as usize) < n_features && !seen[c as usize];
-                    if fresh {
-                        seen[c as usize] = true;
-                    }
-                    fresh
-                });
+                && sorted.len() == columns.len()
+                && sorted.last().is_some_and(|&c| (c as usize) < n_features);
             if !valid {
                 return Err(invalid(
                     "columns",
