@@ -71,6 +71,17 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         k = P.resolve_features("max_features", self.max_features, n_features)
         return self._splitter, None, k
 
+    def _rows_per_tree(self, n: int, sample_weight: np.ndarray | None) -> tuple[bool, int | None]:
+        """``(bootstrap, rows drawn per tree or None for n)``, checked as scikit-learn 1.9's
+        forests do (``max_samples`` only with ``bootstrap=True``; a float is a fraction of
+        the sum of the weights); Random Patches overrides it with Bagging's rules."""
+        name = type(self).__name__
+        bootstrap = P.check_bool(name, "bootstrap", self.bootstrap)
+        max_samples = P.resolve_forest_max_samples(
+            name, self.max_samples, bootstrap, n, sample_weight
+        )
+        return bootstrap, max_samples
+
     def _criteria(self) -> tuple[str, ...]:
         return ("gini", "entropy", "log_loss") if self._is_classifier else ("squared_error",)
 
@@ -165,8 +176,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         criterion = P.check_choice("criterion", self.criterion, self._criteria())
         if criterion == "log_loss":
             criterion = "entropy"
-        bootstrap = bool(self.bootstrap)
-        max_samples = P.resolve_max_samples(self.max_samples, n, bootstrap)
+        bootstrap, max_samples = self._rows_per_tree(n, sw)
         oob = self.oob_score
         if oob and not (bootstrap or (max_samples is not None and max_samples < n)):
             raise InvalidParameterError(

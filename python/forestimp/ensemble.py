@@ -160,6 +160,15 @@ class _PatchesLayout:
     max_features: Any
     max_features_node: Any
 
+    bootstrap: Any
+    max_samples: Any
+
+    def _rows_per_tree(self, n: int, sample_weight: np.ndarray | None) -> tuple[bool, int | None]:
+        """Bagging's rules: rows drawn with (``bootstrap``) or without replacement, an int in
+        [1, n] (any int >= 1 with replacement) or a fraction in (0, 1] of n, rounded."""
+        bootstrap = P.check_bool(type(self).__name__, "bootstrap", self.bootstrap)
+        return bootstrap, P.resolve_max_samples(self.max_samples, n, bootstrap)
+
     def _engine_layout(self, n_features: int) -> tuple[str, int | None, int]:
         splitter = P.check_choice("splitter", self.splitter, ("random", "best", "hist"))
         q = P.resolve_features("max_features", self.max_features, n_features)
