@@ -16,6 +16,16 @@ pub enum CriterionKind {
     Entropy,
     /// Weighted variance of the output (regression).
     SquaredError,
+    /// Half Poisson deviance `Σ w y log(y / ȳ) / Σ w` (regression, `y ≥ 0`; scikit-learn's
+    /// `"poisson"`). Variants are appended: the enum index is part of the model bytes.
+    Poisson,
+}
+
+impl CriterionKind {
+    /// Whether the criterion is for regression (a real output, leaf impurities stored).
+    pub fn is_regression(self) -> bool {
+        matches!(self, CriterionKind::SquaredError | CriterionKind::Poisson)
+    }
 }
 
 /// How the threshold of a candidate feature is chosen.
@@ -195,11 +205,14 @@ impl ForestParams {
                 "more than 2^32 - 1 rows or columns".into(),
             ));
         }
-        match (self.criterion, classification) {
-            (CriterionKind::SquaredError, true) => {
-                return Err(invalid("criterion", "squared_error is for regression"))
+        match (self.criterion.is_regression(), classification) {
+            (true, true) => {
+                return Err(invalid(
+                    "criterion",
+                    "squared_error and poisson are for regression",
+                ))
             }
-            (CriterionKind::Gini | CriterionKind::Entropy, false) => {
+            (false, false) => {
                 return Err(invalid(
                     "criterion",
                     "gini and entropy are for classification",

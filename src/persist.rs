@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{ForestError, Result};
 use crate::forest::Forest;
-use crate::params::{CriterionKind, Resolved};
+use crate::params::Resolved;
 use crate::tree::TreeRepr;
 
 /// First bytes of every model.
@@ -46,7 +46,7 @@ fn decode_err(msg: impl Into<String>) -> ForestError {
 /// later work is sized from these numbers (an out-of-bag pass draws `n_draws` rows per tree,
 /// feature ids are `u32`), so a file must not be able to claim more than a fit could make.
 fn check_params(p: &Resolved, n_classes: usize, n_trees: usize) -> Result<()> {
-    let classification = p.criterion != CriterionKind::SquaredError;
+    let classification = !p.criterion.is_regression();
     let ok = p.n_estimators == n_trees
         && n_trees > 0
         && p.n_features > 0
@@ -150,6 +150,7 @@ impl Forest {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::CriterionKind;
     use crate::{Forest, ForestParams, Layout, Matrix, Targets};
 
     /// A model file of format `version` around `repr`.

@@ -83,7 +83,9 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         return bootstrap, max_samples
 
     def _criteria(self) -> tuple[str, ...]:
-        return ("gini", "entropy", "log_loss") if self._is_classifier else ("squared_error",)
+        if self._is_classifier:
+            return ("gini", "entropy", "log_loss")
+        return ("squared_error", "friedman_mse", "poisson")
 
     # -------------------------------------------------------------------- persistence
     def __getstate__(self) -> dict[str, Any]:
@@ -176,6 +178,17 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         criterion = P.check_choice("criterion", self.criterion, self._criteria())
         if criterion == "log_loss":
             criterion = "entropy"
+        elif criterion == "friedman_mse":
+            # scikit-learn 1.9 maps it to squared_error with this warning (in __init__;
+            # here at fit, since __init__ stores parameters unchanged).
+            warnings.warn(
+                'Value `"friedman_mse"` for `criterion` is deprecated (scikit-learn 1.9). It '
+                'maps to `"squared_error"` as both were always equivalent. Use '
+                '`criterion="squared_error"` to remove this warning.',
+                FutureWarning,
+                stacklevel=3,
+            )
+            criterion = "squared_error"
         bootstrap, max_samples = self._rows_per_tree(n, sw)
         oob = self.oob_score
         if oob and not (bootstrap or (max_samples is not None and max_samples < n)):

@@ -104,9 +104,10 @@ fn criterion_of(name: &str) -> Result<CriterionKind, ForestError> {
         "gini" => Ok(CriterionKind::Gini),
         "entropy" | "log_loss" => Ok(CriterionKind::Entropy),
         "squared_error" => Ok(CriterionKind::SquaredError),
+        "poisson" => Ok(CriterionKind::Poisson),
         other => Err(crate::error::invalid(
             "criterion",
-            format!("expected 'gini', 'entropy', 'log_loss' or 'squared_error', got {other:?}"),
+            format!("expected 'gini', 'entropy', 'log_loss', 'squared_error' or 'poisson', got {other:?}"),
         )),
     }
 }
@@ -394,6 +395,7 @@ impl PyForest {
             CriterionKind::Gini => "gini",
             CriterionKind::Entropy => "entropy",
             CriterionKind::SquaredError => "squared_error",
+            CriterionKind::Poisson => "poisson",
         }
     }
     #[getter]

@@ -114,8 +114,9 @@ impl NodeStats {
 impl Tree {
     /// Every node's statistics. An internal node's weight, count and value are
     /// combinations of its children's; its impurity is computed from its value
-    /// (classification) or by the law of total variance (regression), so the decrease
-    /// `i(t) − (w_l i_l + w_r i_r)/w_t` is never negative.
+    /// (classification) or from its children's (regression: the law of total variance,
+    /// or its analogue for the Poisson deviance, [`criterion::impurity_of_children`]), so
+    /// the decrease `i(t) − (w_l i_l + w_r i_r)/w_t` is never negative.
     pub fn node_stats(&self) -> NodeStats {
         let (n, w) = (self.len(), self.width);
         let mut s = NodeStats {
@@ -125,7 +126,7 @@ impl Tree {
             value: vec![0.0; n * w],
             width: w,
         };
-        let regression = self.criterion == CriterionKind::SquaredError;
+        let regression = self.criterion.is_regression();
         for t in (0..n).rev() {
             let Some((l, r)) = self.children(t) else {
                 let k = self.nodes[t].feature as usize;
@@ -151,9 +152,12 @@ impl Tree {
             }
             if regression && wt > 0.0 {
                 let (vt, vl, vr) = (s.value[t], s.value[l], s.value[r]);
-                s.impurity[t] = (wl * (s.impurity[l] + (vl - vt) * (vl - vt))
-                    + wr * (s.impurity[r] + (vr - vt) * (vr - vt)))
-                    / wt;
+                s.impurity[t] = criterion::impurity_of_children(
+                    self.criterion,
+                    [(wl, s.impurity[l], vl), (wr, s.impurity[r], vr)],
+                    vt,
+                    wt,
+                );
             }
         }
         if !regression {

@@ -4,12 +4,14 @@ parity with scikit-learn's trees on deterministic single-tree forests."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn import ensemble as sk_ensemble
 
 import forestimp as fi
-from forestimp._core import InvalidParameterError, in_bag_counts
+from forestimp._core import DataError, InvalidParameterError, in_bag_counts
 
 
 def _drawn(est: object, tree: int = 0) -> int:
@@ -62,3 +64,108 @@ def test_bootstrap_and_max_samples_errors_are_scikit_learns(cls, params):
     # The same message, scikit-learn's `max_sample` typo aside.
     want = str(theirs.value).replace("`max_sample`", "`max_samples`").replace("max_sample=", "max_samples=")
     assert str(ours.value).replace(cls.__name__, sk_cls.__name__) == want
+
+
+# ------------------------------------------------------------------------ regression criteria
+def _counts_data(n: int = 400, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Continuous float32 X (scikit-learn's trees split float32 values, so thresholds
+    agree), y >= 0 with a fifth of exact zeros."""
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 5)).astype(np.float32)
+    lam = np.exp(1 + 2 * X[:, 0] - X[:, 1] + 0.5 * X[:, 3])
+    y = rng.gamma(2.0, lam / 2)
+    y[rng.random(n) < 0.2] = 0.0
+    return X, y
+
+
+# Settings without ties between candidate splits (which scikit-learn breaks by its own
+# feature permutation): leaves of several rows, or few levels.
+TREE_SETTINGS = [
+    dict(min_samples_leaf=5),
+    dict(max_leaf_nodes=20, min_samples_leaf=3),
+    dict(max_depth=4, min_impurity_decrease=0.01, min_samples_leaf=2),
+]
+
+
+@pytest.mark.parametrize("criterion", ["poisson", "squared_error", "friedman_mse"])
+@pytest.mark.parametrize("settings", TREE_SETTINGS, ids=lambda s: ",".join(s))
+def test_single_tree_matches_scikit_learn(criterion, settings):
+    from sklearn.tree import DecisionTreeRegressor
+
+    X, y = _counts_data()
+    Xt = np.random.default_rng(1).random((500, 5)).astype(np.float32)
+    ours = fi.RandomForestRegressor(
+        1, criterion=criterion, bootstrap=False, max_features=None, random_state=0, **settings
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ours.fit(X, y)
+        theirs = DecisionTreeRegressor(criterion=criterion, random_state=0, **settings)
+        theirs.fit(X, y)
+    # friedman_mse is deprecated to squared_error by both, with a FutureWarning each.
+    n_future = sum(issubclass(w.category, FutureWarning) for w in caught)
+    assert n_future == (2 if criterion == "friedman_mse" else 0)
+    assert ours.estimators_[0].tree_.node_count == theirs.tree_.node_count
+    np.testing.assert_allclose(ours.predict(Xt), theirs.predict(Xt), rtol=1e-12, atol=1e-12)
+    # MDI from the criterion's impurity (the Poisson deviance, derived from the leaves).
+    np.testing.assert_allclose(
+        ours.feature_importances_, theirs.feature_importances_, rtol=1e-9, atol=1e-12
+    )
+
+
+def test_friedman_mse_is_squared_error_as_in_scikit_learn_1_9():
+    X, y = _counts_data(200)
+    a = fi.RandomForestRegressor(5, criterion="squared_error", random_state=0).fit(X, y)
+    with pytest.warns(FutureWarning, match="friedman_mse"):
+        b = fi.RandomForestRegressor(5, criterion="friedman_mse", random_state=0).fit(X, y)
+    assert a.forest_.to_bytes() == b.forest_.to_bytes()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: fi.RandomForestRegressor(20, criterion="poisson", random_state=0),
+        lambda: fi.RandomForestRegressor(20, criterion="poisson", splitter="hist", random_state=0),
+        lambda: fi.ExtraTreesRegressor(20, criterion="poisson", random_state=0),
+        lambda: fi.TotallyRandomizedTreesRegressor(20, criterion="poisson", random_state=0),
+        lambda: fi.RandomPatchesRegressor(20, criterion="poisson", random_state=0),
+        lambda: fi.RandomPatchesRegressor(
+            20, criterion="poisson", splitter="best", bootstrap=True, random_state=0
+        ),
+    ],
+)
+def test_poisson_never_splits_off_a_child_predicting_zero(make):
+    X, y = _counts_data(300)
+    y[X[:, 2] < 0.5] = 0.0  # whole regions of zeros, which a split could isolate
+    est = make().fit(X, y)
+    n_zero_leaves = 0
+    for tree in est.estimators_:
+        t = tree.tree_
+        internal = t.children_left >= 0
+        # Every child of a split has a positive mean; only a root may predict 0.
+        children = np.concatenate([t.children_left[internal], t.children_right[internal]])
+        assert np.all(t.value[children, 0, 0] > 0)
+        n_zero_leaves += int(np.sum(t.value[:, 0, 0] == 0))
+    assert n_zero_leaves == 0
+    pred = est.predict(X)
+    assert np.all(pred > 0) and np.isfinite(est.feature_importances_).all()
+    assert est.forest_.criterion == "poisson"
+    # The model loads back identical (the criterion has its own code in the bytes).
+    assert type(est.forest_).from_bytes(est.forest_.to_bytes()).to_bytes() == (
+        est.forest_.to_bytes()
+    )
+
+
+@pytest.mark.parametrize(
+    ("y", "match"),
+    [
+        (np.array([1.0, -1.0] * 10), "negative"),
+        (np.zeros(20), "Sum of y is not strictly positive"),
+    ],
+)
+def test_poisson_targets_are_checked_as_scikit_learn(y, match):
+    X = np.random.default_rng(0).random((20, 2))
+    with pytest.raises(DataError, match=match):
+        fi.RandomForestRegressor(3, criterion="poisson").fit(X, y)
+    with pytest.raises(ValueError, match=match):
+        sk_ensemble.RandomForestRegressor(3, criterion="poisson").fit(X, y)
