@@ -136,6 +136,9 @@ pub struct ForestParams {
     pub balanced_subsample: bool,
     /// Master seed; tree `i` depends only on `(seed, i)`.
     pub seed: u64,
+    /// Minimal cost-complexity pruning of each grown tree (scikit-learn's `ccp_alpha`,
+    /// `tree::prune`); 0 keeps the trees as grown.
+    pub ccp_alpha: f64,
 }
 
 impl ForestParams {
@@ -156,6 +159,7 @@ impl ForestParams {
             tree_features: None,
             balanced_subsample: false,
             seed: 0,
+            ccp_alpha: 0.0,
         }
     }
 
@@ -247,6 +251,15 @@ impl ForestParams {
                 "must be a finite value >= 0",
             ));
         }
+        if !(self.ccp_alpha >= 0.0 && self.ccp_alpha.is_finite()) {
+            return Err(invalid("ccp_alpha", "must be a finite value >= 0"));
+        }
+        if self.splitter == SplitterKind::Multiway && self.ccp_alpha > 0.0 {
+            return Err(invalid(
+                "ccp_alpha",
+                "pruning is not available with multiway splits (it would cut their chains)",
+            ));
+        }
         if self.splitter == SplitterKind::Multiway && self.max_leaf_nodes.is_some() {
             return Err(invalid(
                 "max_leaf_nodes",
@@ -314,6 +327,7 @@ impl ForestParams {
             tree_features,
             balanced_subsample: self.balanced_subsample && classification,
             seed: self.seed,
+            ccp_alpha: self.ccp_alpha,
         })
     }
 }
@@ -356,6 +370,11 @@ pub struct Resolved {
     pub balanced_subsample: bool,
     /// Master seed.
     pub seed: u64,
+    /// See [`ForestParams::ccp_alpha`]. Not in the model bytes (the stored trees are
+    /// already pruned, and models grown without pruning keep their bytes): a loaded model
+    /// reads 0.
+    #[cfg_attr(feature = "serde", serde(skip))]
+    pub ccp_alpha: f64,
 }
 
 impl Resolved {

@@ -241,6 +241,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
             max_bins=P.check_int("max_bins", getattr(self, "max_bins", 255), 2, 256),
             previous=previous,
             bins=bins,
+            ccp_alpha=P.check_real("ccp_alpha", getattr(self, "ccp_alpha", 0.0), 0.0, np.inf),
         )
         if shadows is not False or columns is not None:
             return self

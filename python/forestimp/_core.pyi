@@ -91,6 +91,7 @@ class Forest:
         max_bins: int = 255,
         previous: Forest | None = None,
         bins: Bins | None = None,
+        ccp_alpha: float = 0.0,
     ) -> Forest:
         """Fit a forest.
 
@@ -121,6 +122,10 @@ class Forest:
         ``bins``: the histogram codes of the stored X (``Bins(x, max_bins)``), read through
         the view instead of binning it again (the same codes when X has at most 200 000
         rows; otherwise, or with another ``max_bins``, X is binned as usual).
+        ``criterion``: ``"gini"``, ``"entropy"`` (alias ``"log_loss"``), ``"squared_error"``
+        or ``"poisson"`` (y >= 0 with a positive sum). ``ccp_alpha > 0`` prunes each grown
+        tree by minimal cost-complexity pruning (not with ``"multiway"``; not stored in the
+        model bytes, whose trees are already pruned).
         """
 
     def predict(self, x: _Matrix, n_jobs: int | None = None) -> npt.NDArray[np.float64]:

@@ -268,7 +268,11 @@ impl<'a, T: Feature> FitSession<'a, T> {
             let v = 1.0 / width as f64;
             tree.fill_values(v);
         }
-        tree.finish()
+        let tree = tree.finish();
+        match p.ccp_alpha > 0.0 {
+            true => tree.pruned(p.ccp_alpha).unwrap_or(tree),
+            false => tree,
+        }
     }
 }
 

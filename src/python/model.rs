@@ -137,7 +137,7 @@ impl PyForest {
         max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
         min_impurity_decrease, max_leaf_nodes, bootstrap, max_samples, tree_features,
         balanced_subsample, random_state, n_jobs, progress = None, shadows = None, columns = None, max_bins = 255,
-        previous = None, bins = None
+        previous = None, bins = None, ccp_alpha = 0.0
     ))]
     fn fit(
         py: Python<'_>,
@@ -167,6 +167,7 @@ impl PyForest {
         max_bins: usize,
         previous: Option<PyRef<'_, PyForest>>,
         bins: Option<PyRef<'_, super::bins::PyBins>>,
+        ccp_alpha: f64,
     ) -> PyResult<Self> {
         let params = ForestParams {
             criterion: criterion_of(criterion)?,
@@ -184,6 +185,7 @@ impl PyForest {
             tree_features: tree_features.map(FeatureCount::Count),
             balanced_subsample,
             seed: random_state,
+            ccp_alpha,
         };
         let x = XArray::extract(x)?;
         let y = YArray::extract(y)?;

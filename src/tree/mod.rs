@@ -22,7 +22,8 @@
 //! `histograms`, the `code_lists` of small subtrees searched by `listed` — with `gather`,
 //! `sort` and `partition` of a node's rows, and the `splitter` state a tree keeps between
 //! nodes), `multiway` (multiway trees stored as binary chains: `grow` a tree, `choose` a
-//! node's split), `descend` (prediction: the leaf each row reaches).
+//! node's split), `descend` (prediction: the leaf each row reaches), `prune` (minimal
+//! cost-complexity pruning of a grown tree).
 
 pub(crate) mod builder;
 pub mod criterion;
@@ -30,6 +31,7 @@ mod descend;
 pub(crate) use descend::max_block_rows;
 pub(crate) mod growing;
 pub mod multiway;
+mod prune;
 #[cfg(feature = "serde")]
 mod repr;
 #[cfg(feature = "serde")]

@@ -62,7 +62,11 @@ def test_bootstrap_and_max_samples_errors_are_scikit_learns(cls, params):
     with pytest.raises(ValueError) as theirs:
         sk_cls(2, **params).fit(X, y)
     # The same message, scikit-learn's `max_sample` typo aside.
-    want = str(theirs.value).replace("`max_sample`", "`max_samples`").replace("max_sample=", "max_samples=")
+    want = (
+        str(theirs.value)
+        .replace("`max_sample`", "`max_samples`")
+        .replace("max_sample=", "max_samples=")
+    )
     assert str(ours.value).replace(cls.__name__, sk_cls.__name__) == want
 
 
@@ -169,3 +173,87 @@ def test_poisson_targets_are_checked_as_scikit_learn(y, match):
         fi.RandomForestRegressor(3, criterion="poisson").fit(X, y)
     with pytest.raises(ValueError, match=match):
         sk_ensemble.RandomForestRegressor(3, criterion="poisson").fit(X, y)
+
+
+# ------------------------------------------------------------------------------ ccp_alpha
+def _smooth_data(n: int = 400, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 5)).astype(np.float32)
+    y = np.sin(6 * X[:, 0]) + X[:, 1] + 0.3 * rng.standard_normal(n)
+    yc = (X[:, 0] + X[:, 1] + 0.3 * rng.standard_normal(n) > 1).astype(int) + (X[:, 2] > 0.7)
+    return X, y, yc
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.001, 0.003, 0.01, 0.05])
+def test_pruned_trees_match_scikit_learn(alpha):
+    from sklearn.tree import DecisionTreeRegressor
+
+    X, y, yc = _smooth_data()
+    Xt = np.random.default_rng(1).random((500, 5)).astype(np.float32)
+    settings = dict(max_leaf_nodes=40, min_samples_leaf=2, random_state=0)
+    single = dict(n_estimators=1, bootstrap=False, max_features=None, ccp_alpha=alpha)
+    ours = fi.RandomForestRegressor(**single, **settings).fit(X, y)
+    theirs = DecisionTreeRegressor(ccp_alpha=alpha, **settings).fit(X, y)
+    assert ours.estimators_[0].tree_.node_count == theirs.tree_.node_count
+    np.testing.assert_allclose(ours.predict(Xt), theirs.predict(Xt), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        ours.feature_importances_, theirs.feature_importances_, rtol=1e-9, atol=1e-12
+    )
+    # Classes: scikit-learn breaks ties between equally good splits otherwise, so its own
+    # pruning code is run on our unpruned tree (entropy in bits in both).
+    for criterion in ["gini", "entropy"]:
+        settings = dict(criterion=criterion, min_samples_leaf=3, random_state=0)
+        grown = fi.RandomForestClassifier(**{**single, "ccp_alpha": 0.0}, **settings).fit(X, yc)
+        ours = fi.RandomForestClassifier(**single, **settings).fit(X, yc)
+        want = _sklearn_pruned(grown.estimators_[0].tree_, alpha, n_classes=3)
+        got = ours.estimators_[0].tree_
+        assert got.node_count == want.node_count
+        np.testing.assert_array_equal(got.feature, want.feature)
+        np.testing.assert_array_equal(got.threshold, want.threshold)
+        np.testing.assert_allclose(got.value, want.value, rtol=0, atol=1e-12)
+
+
+def _sklearn_pruned(tree: object, alpha: float, n_classes: int) -> object:
+    """scikit-learn's own minimal cost-complexity pruning of a fitted ``sklearn`` tree."""
+    from sklearn.tree._tree import Tree, _build_pruned_tree_ccp
+
+    pruned = Tree(tree.n_features, np.array([n_classes], dtype=np.intp), 1)  # type: ignore[attr-defined]
+    _build_pruned_tree_ccp(pruned, tree, alpha)
+    return pruned
+
+
+@pytest.mark.parametrize(
+    "cls",
+    [
+        fi.RandomForestRegressor,
+        fi.ExtraTreesClassifier,
+        fi.RandomPatchesRegressor,
+        fi.TotallyRandomizedTreesClassifier,
+    ],
+)
+def test_ccp_alpha_prunes_every_estimator(cls):
+    X, y, yc = _smooth_data(300)
+    target = y if cls._is_classifier is False else yc
+    full = cls(10, random_state=0).fit(X, target)
+    pruned = cls(10, random_state=0, ccp_alpha=0.005).fit(X, target)
+    zero = cls(10, random_state=0, ccp_alpha=0.0).fit(X, target)
+    assert zero.forest_.to_bytes() == full.forest_.to_bytes()
+    n_full = sum(t.tree_.node_count for t in full.estimators_)
+    n_pruned = sum(t.tree_.node_count for t in pruned.estimators_)
+    assert n_pruned < n_full / 2
+    # Pruning collapses subtrees only: every pruned tree's leaves are nodes of the full
+    # tree, so a shallower tree predicts the full tree's node values.
+    for a, b in zip(full.estimators_, pruned.estimators_):
+        assert b.tree_.max_depth <= a.tree_.max_depth
+    # Deterministic for any n_jobs.
+    again = cls(10, random_state=0, ccp_alpha=0.005, n_jobs=2).fit(X, target)
+    assert again.forest_.to_bytes() == pruned.forest_.to_bytes()
+
+
+def test_ccp_alpha_is_checked():
+    X, y, _ = _smooth_data(50)
+    for bad in [-0.1, "a", float("nan")]:
+        with pytest.raises(InvalidParameterError, match="ccp_alpha"):
+            fi.RandomForestRegressor(2, ccp_alpha=bad).fit(X, y)
+    with pytest.raises(InvalidParameterError, match="multiway"):
+        fi.ExtraTreesRegressor(2, multiway=True, ccp_alpha=0.1).fit(np.round(X * 3), y)
