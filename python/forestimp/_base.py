@@ -82,6 +82,19 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         )
         return bootstrap, max_samples
 
+    def _refuse_unsupported(self) -> None:
+        """scikit-learn parameters that forestimp has, but not yet their feature."""
+        if self.criterion == "absolute_error" and not self._is_classifier:
+            raise InvalidParameterError(
+                "criterion='absolute_error' (scikit-learn's mean absolute error) is not "
+                "supported by forestimp yet; use 'squared_error' or 'poisson'."
+            )
+        if getattr(self, "monotonic_cst", None) is not None:
+            raise InvalidParameterError(
+                "monotonic_cst is not supported by forestimp yet; leave it None (the "
+                "constraints of scikit-learn's trees are not enforced here)."
+            )
+
     def _criteria(self) -> tuple[str, ...]:
         if self._is_classifier:
             return ("gini", "entropy", "log_loss")
@@ -175,6 +188,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         if sw is not None and not np.any(sw > 0):
             raise DataError("Sample weights must contain at least one positive value.")
 
+        self._refuse_unsupported()
         criterion = P.check_choice("criterion", self.criterion, self._criteria())
         if criterion == "log_loss":
             criterion = "entropy"

@@ -99,7 +99,7 @@ class RandomForestClassifier(_RandomForestLayout, ForestClassifierMixin, BaseFor
                  max_features="sqrt", max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=True, oob_score=False, n_jobs=None, random_state=None, verbose=0,
                  warm_start=False, class_weight=None, max_samples=None, splitter="best",
-                 max_bins=255, ccp_alpha=0.0):  # fmt: skip
+                 max_bins=255, ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
         _store(self, locals())
 
 
@@ -113,7 +113,8 @@ class RandomForestRegressor(_RandomForestLayout, ForestRegressorMixin, BaseFores
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_features=1.0, max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=True, oob_score=False, n_jobs=None, random_state=None, verbose=0,
-                 warm_start=False, max_samples=None, splitter="best", max_bins=255, ccp_alpha=0.0):  # fmt: skip
+                 warm_start=False, max_samples=None, splitter="best", max_bins=255,
+                 ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
         _store(self, locals())
 
 
@@ -131,7 +132,7 @@ class ExtraTreesClassifier(_ExtraTreesLayout, ForestClassifierMixin, BaseForest)
                  max_features="sqrt", max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=False, oob_score=False, n_jobs=None, random_state=None, verbose=0,
                  warm_start=False, class_weight=None, max_samples=None,
-                 multiway=False, ccp_alpha=0.0):  # fmt: skip
+                 multiway=False, ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
         _store(self, locals())
 
 
@@ -148,7 +149,8 @@ class ExtraTreesRegressor(_ExtraTreesLayout, ForestRegressorMixin, BaseForest):
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_features=1.0, max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=False, oob_score=False, n_jobs=None, random_state=None, verbose=0,
-                 warm_start=False, max_samples=None, multiway=False, ccp_alpha=0.0):  # fmt: skip
+                 warm_start=False, max_samples=None, multiway=False,
+                 ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
         _store(self, locals())
 
 
@@ -188,7 +190,8 @@ class RandomPatchesClassifier(_PatchesLayout, ForestClassifierMixin, BaseForest)
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_leaf_nodes=None, min_impurity_decrease=0.0, bootstrap=False,
                  oob_score=False, n_jobs=None, random_state=None, verbose=0,
-                 warm_start=False, class_weight=None, max_bins=255, ccp_alpha=0.0):  # fmt: skip
+                 warm_start=False, class_weight=None, max_bins=255,
+                 ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
         _store(self, locals())
 
 
@@ -202,7 +205,8 @@ class RandomPatchesRegressor(_PatchesLayout, ForestRegressorMixin, BaseForest):
                  max_depth=None, min_samples_split=2, min_samples_leaf=1,
                  min_weight_fraction_leaf=0.0, max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=False, oob_score=False, n_jobs=None, random_state=None,
-                 verbose=0, warm_start=False, max_bins=255, ccp_alpha=0.0):  # fmt: skip
+                 verbose=0, warm_start=False, max_bins=255,
+                 ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
         _store(self, locals())
 
 
@@ -228,7 +232,7 @@ class TotallyRandomizedTreesClassifier(_TotallyRandomizedLayout, ForestClassifie
                  max_leaf_nodes=None, min_impurity_decrease=0.0, bootstrap=False,
                  oob_score=False, n_jobs=None, random_state=None, verbose=0,
                  warm_start=False, class_weight=None, max_samples=None,
-                 multiway=False, ccp_alpha=0.0):  # fmt: skip
+                 multiway=False, ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
         _store(self, locals())
 
 
@@ -244,5 +248,6 @@ class TotallyRandomizedTreesRegressor(_TotallyRandomizedLayout, ForestRegressorM
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_leaf_nodes=None, min_impurity_decrease=0.0, bootstrap=False,
                  oob_score=False, n_jobs=None, random_state=None, verbose=0,
-                 warm_start=False, max_samples=None, multiway=False, ccp_alpha=0.0):  # fmt: skip
+                 warm_start=False, max_samples=None, multiway=False,
+                 ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
         _store(self, locals())

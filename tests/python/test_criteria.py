@@ -241,9 +241,8 @@ def test_ccp_alpha_prunes_every_estimator(cls):
     n_full = sum(t.tree_.node_count for t in full.estimators_)
     n_pruned = sum(t.tree_.node_count for t in pruned.estimators_)
     assert n_pruned < n_full / 2
-    # Pruning collapses subtrees only: every pruned tree's leaves are nodes of the full
-    # tree, so a shallower tree predicts the full tree's node values.
-    for a, b in zip(full.estimators_, pruned.estimators_):
+    # Pruning collapses subtrees only, so no tree gets deeper.
+    for a, b in zip(full.estimators_, pruned.estimators_, strict=True):
         assert b.tree_.max_depth <= a.tree_.max_depth
     # Deterministic for any n_jobs.
     again = cls(10, random_state=0, ccp_alpha=0.005, n_jobs=2).fit(X, target)
