@@ -29,6 +29,33 @@ k is conditioned on exactly k variables and ``forestimp.importance.mdi(est, by_d
 estimates the terms of Thm 1 of Louppe et al. (2013) by interaction degree k. Values unseen at
 fit go to the nearest observed value. ``max_leaf_nodes`` is not available with multiway splits.
 
+Criteria and scikit-learn's other parameters, for every estimator and splitter:
+
+* classifiers: ``criterion="gini"``, ``"entropy"`` or its alias ``"log_loss"``. Entropy is in
+  bits (scikit-learn's in nats): raw MDI is in bits, the trees are the same.
+* regressors: ``"squared_error"``; ``"poisson"``, the half Poisson deviance
+  ``Σ w y log(y / ȳ) / Σ w`` (y must be >= 0 with a positive sum, ``DataError`` otherwise;
+  no split leaves a child whose targets sum to 0; MDI sums Poisson deviance decreases). As
+  scikit-learn, a node's impurity is computed from its rows; a node whose targets are all 0
+  has impurity 0 here, ``inf`` there (a leaf in both). ``"friedman_mse"`` is
+  ``"squared_error"`` with a ``FutureWarning``, as scikit-learn 1.9 deprecates it (there at
+  construction, here at fit). Multiway trees accept ``"poisson"`` without the zero-sum rule
+  (each value gets its child). ``"absolute_error"`` is not available yet
+  (``InvalidParameterError``).
+* ``ccp_alpha`` (>= 0): each grown tree is pruned by minimal cost-complexity pruning,
+  scikit-learn's weakest-link rule on ``R(t) = (w_t / w_root) i(t)`` (with entropy in bits,
+  as scikit-learn). Not with ``multiway=True``. It is not written in the model bytes: a
+  loaded model's trees are pruned already, but it cannot be warm-started with
+  ``ccp_alpha > 0``.
+* ``bootstrap`` must be a bool. For Random Forests, Extra-Trees and totally randomized trees,
+  ``max_samples`` follows scikit-learn 1.9: only with ``bootstrap=True``, an int >= 1 or a
+  float > 0 (above 1 too), a fraction of ``n_samples`` or, with sample or class weights, of
+  their sum, rounded down (scikit-learn's warning when that gives few rows). Random Patches
+  keeps Bagging's rules: an int in [1, n] or a fraction in (0, 1] of ``n_samples``, rounded,
+  drawn without replacement unless ``bootstrap``.
+* ``monotonic_cst`` exists for scikit-learn's API, but constraints are not available yet:
+  anything but None raises ``InvalidParameterError``.
+
 ``warm_start=True`` keeps the fitted trees and grows only the new ones when ``n_estimators``
 grows. Tree ``i`` depends only on ``(random_state, i)``, so 10 trees then 25 give the model of
 25 trees grown at once, bit for bit. Unlike scikit-learn, the new trees must be grown on the
@@ -104,8 +131,9 @@ class RandomForestClassifier(_RandomForestLayout, ForestClassifierMixin, BaseFor
 
 
 class RandomForestRegressor(_RandomForestLayout, ForestRegressorMixin, BaseForest):
-    """Breiman's Random Forest regressor (squared error), as scikit-learn's;
-    ``splitter="hist"`` and ``max_bins`` as in :class:`RandomForestClassifier`."""
+    """Breiman's Random Forest regressor, as scikit-learn's (``criterion="squared_error"`` or
+    ``"poisson"``, module docstring); ``splitter="hist"`` and ``max_bins`` as in
+    :class:`RandomForestClassifier`."""
 
     _is_classifier = False
 

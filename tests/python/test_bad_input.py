@@ -139,6 +139,13 @@ PARAM_CASES = [
     (fi.RandomPatchesRegressor, "max_features", 0.0),
     (fi.RandomPatchesRegressor, "max_samples", 1.5),
     (fi.TotallyRandomizedTreesClassifier, "criterion", "bogus"),
+    (fi.RandomForestRegressor, "criterion", "absolute_error"),
+    (fi.ExtraTreesRegressor, "criterion", "absolute_error"),
+    (fi.RandomForestClassifier, "criterion", "poisson"),
+    (fi.RandomForestClassifier, "ccp_alpha", -0.5),
+    (fi.RandomPatchesRegressor, "ccp_alpha", "big"),
+    (fi.ExtraTreesRegressor, "monotonic_cst", [1, 0, 0]),
+    (fi.RandomForestClassifier, "monotonic_cst", np.zeros(3)),
 ]
 
 
@@ -240,6 +247,22 @@ CORE_CASES = [
         "non-finite",
     ),
     ("gini-for-regression", dict(n_classes=0), InvalidParameterError, "criterion"),
+    (
+        "poisson-y-negative",
+        dict(y=np.r_[-1.0, np.ones(9)], n_classes=0, criterion="poisson"),
+        DataError,
+        "negative",
+    ),
+    (
+        "poisson-y-all-zero",
+        dict(y=np.zeros(10), n_classes=0, criterion="poisson"),
+        DataError,
+        "strictly positive",
+    ),
+    ("poisson-for-classes", dict(criterion="poisson"), InvalidParameterError, "criterion"),
+    ("ccp_alpha-negative", dict(ccp_alpha=-1.0), InvalidParameterError, "ccp_alpha"),
+    ("ccp_alpha-nan", dict(ccp_alpha=float("nan")), InvalidParameterError, "ccp_alpha"),
+    ("ccp_alpha-inf", dict(ccp_alpha=float("inf")), InvalidParameterError, "ccp_alpha"),
     ("mse-for-classes", dict(criterion="squared_error"), InvalidParameterError, "criterion"),
     ("criterion", dict(criterion="bogus"), InvalidParameterError, "criterion"),
     ("splitter", dict(splitter="bogus"), InvalidParameterError, "splitter"),
