@@ -21,7 +21,7 @@ impl Tree {
         let n = self.len();
         let s = self.node_stats();
         let root = s.weight[0];
-        if !(root > 0.0) {
+        if root.is_nan() || root <= 0.0 {
             return None;
         }
         let r_node: Vec<f64> = (0..n).map(|t| s.weight[t] / root * s.impurity[t]).collect();
