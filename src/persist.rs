@@ -27,6 +27,11 @@ pub const MAGIC: &[u8; 4] = b"FIMP";
 ///
 /// * 1: regression trees store the impurity of every node;
 /// * 2: regression trees store leaf impurities only (internal ones are derived from them).
+///
+/// The criterion is written as its [`crate::CriterionKind`] index (0 Gini, 1 entropy,
+/// 2 squared error, 3 Poisson). Poisson was appended without a version bump: every other
+/// model keeps its bytes, and a reader older than it refuses a Poisson model with a decode
+/// error. `ccp_alpha` is not written (the stored trees are pruned already).
 pub const FORMAT_VERSION: u16 = 2;
 const HEADER: usize = 20;
 

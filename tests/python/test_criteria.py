@@ -256,3 +256,21 @@ def test_ccp_alpha_is_checked():
             fi.RandomForestRegressor(2, ccp_alpha=bad).fit(X, y)
     with pytest.raises(InvalidParameterError, match="multiway"):
         fi.ExtraTreesRegressor(2, multiway=True, ccp_alpha=0.1).fit(np.round(X * 3), y)
+
+
+def test_ccp_alpha_with_warm_start_and_pickle():
+    import pickle
+
+    X, y, _ = _smooth_data(200)
+    params = dict(ccp_alpha=0.002, random_state=0)
+    at_once = fi.RandomForestRegressor(12, **params).fit(X, y)
+    grown = fi.RandomForestRegressor(5, warm_start=True, **params).fit(X, y)
+    grown.set_params(n_estimators=12).fit(X, y)
+    assert grown.forest_.to_bytes() == at_once.forest_.to_bytes()
+    # The bytes hold the pruned trees, not ccp_alpha: a loaded model predicts the same but
+    # cannot grow more pruned trees.
+    loaded = pickle.loads(pickle.dumps(at_once))
+    np.testing.assert_array_equal(loaded.predict(X), at_once.predict(X))
+    loaded.set_params(warm_start=True, n_estimators=15)
+    with pytest.raises(InvalidParameterError, match="warm_start"):
+        loaded.fit(X, y)
