@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{ForestError, Result};
 use crate::forest::Forest;
-use crate::params::{CriterionKind, Resolved};
+use crate::params::Resolved;
 use crate::tree::TreeRepr;
 
 /// First bytes of every model.
@@ -29,6 +29,10 @@ pub const MAGIC: &[u8; 4] = b"FIMP";
 /// * 2: regression trees store leaf impurities only (internal ones are derived from them);
 /// * 3: the index of the first tree (`Resolved::first_tree`, for a part of a forest) and
 ///   whether the forest was assembled from patches (`Resolved::assembled`).
+///
+/// The criterion is written as its [`crate::CriterionKind`] index (0 Gini, 1 entropy,
+/// 2 squared error, 3 Poisson); a reader older than Poisson refuses a Poisson model with a
+/// decode error. `ccp_alpha` is not written (the stored trees are pruned already).
 pub const FORMAT_VERSION: u16 = 3;
 const HEADER: usize = 20;
 
@@ -61,7 +65,7 @@ fn decode_err(msg: impl Into<String>) -> ForestError {
 /// later work is sized from these numbers (an out-of-bag pass draws `n_draws` rows per tree,
 /// feature ids are `u32`), so a file must not be able to claim more than a fit could make.
 fn check_params(p: &Resolved, n_classes: usize, n_trees: usize) -> Result<()> {
-    let classification = p.criterion != CriterionKind::SquaredError;
+    let classification = !p.criterion.is_regression();
     let ok = p.n_estimators == n_trees
         && n_trees > 0
         && p.n_features > 0
@@ -186,6 +190,7 @@ impl Forest {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::CriterionKind;
     use crate::{Forest, ForestParams, Layout, Matrix, Targets};
 
     /// A model file of format `version` around `repr`.

@@ -92,6 +92,7 @@ class Forest:
         previous: Forest | None = None,
         bins: Bins | None = None,
         trees: tuple[int, int] | None = None,
+        ccp_alpha: float = 0.0,
     ) -> Forest:
         """Fit a forest.
 
@@ -125,6 +126,10 @@ class Forest:
         ``trees=(start, stop)`` grows only the trees ``start..stop`` of the forest of
         ``n_estimators`` trees: a part (``first_tree == start``), which ``concat`` puts back
         together with the other parts into that forest, bit for bit.
+        ``criterion``: ``"gini"``, ``"entropy"`` (alias ``"log_loss"``), ``"squared_error"``
+        or ``"poisson"`` (y >= 0 with a positive sum). ``ccp_alpha > 0`` prunes each grown
+        tree by minimal cost-complexity pruning (not with ``"multiway"``; not stored in the
+        model bytes, whose trees are already pruned).
         """
 
     def predict(self, x: _Matrix, n_jobs: int | None = None) -> npt.NDArray[np.float64]:

@@ -104,9 +104,10 @@ fn criterion_of(name: &str) -> Result<CriterionKind, ForestError> {
         "gini" => Ok(CriterionKind::Gini),
         "entropy" | "log_loss" => Ok(CriterionKind::Entropy),
         "squared_error" => Ok(CriterionKind::SquaredError),
+        "poisson" => Ok(CriterionKind::Poisson),
         other => Err(crate::error::invalid(
             "criterion",
-            format!("expected 'gini', 'entropy', 'log_loss' or 'squared_error', got {other:?}"),
+            format!("expected 'gini', 'entropy', 'log_loss', 'squared_error' or 'poisson', got {other:?}"),
         )),
     }
 }
@@ -136,7 +137,7 @@ impl PyForest {
         max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
         min_impurity_decrease, max_leaf_nodes, bootstrap, max_samples, tree_features,
         balanced_subsample, random_state, n_jobs, progress = None, shadows = None, columns = None, max_bins = 255,
-        previous = None, bins = None, trees = None
+        previous = None, bins = None, trees = None, ccp_alpha = 0.0
     ))]
     fn fit(
         py: Python<'_>,
@@ -167,6 +168,7 @@ impl PyForest {
         previous: Option<PyRef<'_, PyForest>>,
         bins: Option<PyRef<'_, super::bins::PyBins>>,
         trees: Option<(usize, usize)>,
+        ccp_alpha: f64,
     ) -> PyResult<Self> {
         let params = ForestParams {
             criterion: criterion_of(criterion)?,
@@ -184,6 +186,7 @@ impl PyForest {
             tree_features: tree_features.map(FeatureCount::Count),
             balanced_subsample,
             seed: random_state,
+            ccp_alpha,
         };
         let x = XArray::extract(x)?;
         let y = YArray::extract(y)?;
@@ -469,6 +472,7 @@ impl PyForest {
             CriterionKind::Gini => "gini",
             CriterionKind::Entropy => "entropy",
             CriterionKind::SquaredError => "squared_error",
+            CriterionKind::Poisson => "poisson",
         }
     }
     #[getter]
