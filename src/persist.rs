@@ -7,8 +7,14 @@
 //! 6       2     flags (0)
 //! 8       8     payload length (little-endian u64)
 //! 16      4     CRC-32 of the payload (little-endian u32)
-//! 20      …     payload: postcard encoding of `ForestRepr`
+//! 20      …     payload: postcard encoding of `ForestRepr`, then (version 3) of the
+//!               missing-value exceptions `Vec<(tree, node)>`
 //! ```
+//! A split node sends missing values (NaN) to the side with more training samples unless
+//! it learned otherwise; only the nodes that learned the other side are stored, as
+//! increasing `(tree, node)` pairs (`crate::tree` derives the rest), so a model fitted
+//! without NaN has an empty list and the bytes of version 2 but for the version and one
+//! byte.
 //! Only primary data is written (split structure, thresholds, leaf statistics), which is
 //! also all a [`crate::Tree`] keeps in memory, so a loaded model equals the saved one. Loading
 //! validates everything a later traversal relies on (child ids, feature ids, array lengths,
@@ -26,8 +32,9 @@ pub const MAGIC: &[u8; 4] = b"FIMP";
 /// Version written by this build; it reads this version and older ones.
 ///
 /// * 1: regression trees store the impurity of every node;
-/// * 2: regression trees store leaf impurities only (internal ones are derived from them).
-pub const FORMAT_VERSION: u16 = 2;
+/// * 2: regression trees store leaf impurities only (internal ones are derived from them);
+/// * 3: the split nodes whose missing values go to the side with fewer training samples.
+pub const FORMAT_VERSION: u16 = 3;
 const HEADER: usize = 20;
 
 #[derive(Serialize, Deserialize)]
@@ -36,6 +43,14 @@ struct ForestRepr {
     params: Resolved,
     n_classes: u32,
     trees: Vec<TreeRepr>,
+}
+
+/// Version 3: version 2's fields, then the missing-value exceptions (postcard writes the
+/// fields of a nested struct inline, so the prefix is a version-2 payload).
+#[derive(Serialize, Deserialize)]
+struct ForestReprV3 {
+    forest: ForestRepr,
+    missing_exceptions: Vec<(u32, u32)>,
 }
 
 fn decode_err(msg: impl Into<String>) -> ForestError {
@@ -50,7 +65,7 @@ fn check_params(p: &Resolved, n_classes: usize, n_trees: usize) -> Result<()> {
     let ok = p.n_estimators == n_trees
         && n_trees > 0
         && p.n_features > 0
-        && p.n_features <= u32::MAX as usize
+        && p.n_features <= crate::tree::MAX_FEATURES
         && p.n_samples > 0
         && p.n_samples < u32::MAX as usize
         && p.n_draws < u32::MAX as usize
@@ -80,14 +95,45 @@ fn envelope(version: u16, payload: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Sets the missing-value side of every split node of `trees` from the stored
+/// `exceptions` (increasing `(tree, node)` pairs naming split nodes).
+fn route_missing(trees: &mut [crate::Tree], exceptions: &[(u32, u32)]) -> Result<()> {
+    if !exceptions.windows(2).all(|w| w[0] < w[1]) {
+        return Err(decode_err("missing-value exceptions not in increasing order"));
+    }
+    let mut rest = exceptions;
+    for (k, t) in trees.iter_mut().enumerate() {
+        let n = rest.partition_point(|&(tree, _)| tree as usize == k);
+        let nodes: Vec<u32> = rest[..n].iter().map(|&(_, node)| node).collect();
+        rest = &rest[n..];
+        if !t.route_missing_except(&nodes) {
+            return Err(decode_err("missing-value exception on a leaf or unknown node"));
+        }
+    }
+    if rest.is_empty() {
+        Ok(())
+    } else {
+        Err(decode_err("missing-value exception on an unknown tree"))
+    }
+}
+
 impl Forest {
     /// Serializes the model into the versioned format described in [`crate::persist`].
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        let repr = ForestRepr {
+        let forest = ForestRepr {
             crate_version: env!("CARGO_PKG_VERSION").to_string(),
             params: self.params.clone(),
             n_classes: self.n_classes as u32,
             trees: self.trees.iter().map(TreeRepr::from_tree).collect(),
+        };
+        let mut missing_exceptions = Vec::new();
+        for (k, t) in self.trees.iter().enumerate() {
+            let nodes = t.missing_exceptions().into_iter();
+            missing_exceptions.extend(nodes.map(|node| (k as u32, node)));
+        }
+        let repr = ForestReprV3 {
+            forest,
+            missing_exceptions,
         };
         let payload =
             postcard::to_allocvec(&repr).map_err(|e| ForestError::Encode(e.to_string()))?;
@@ -128,17 +174,25 @@ impl Forest {
         if crc32fast::hash(payload) != crc {
             return Err(decode_err("checksum mismatch (corrupted bytes)"));
         }
-        let repr: ForestRepr =
-            postcard::from_bytes(payload).map_err(|e| decode_err(e.to_string()))?;
+        let (repr, exceptions) = if version >= 3 {
+            let r: ForestReprV3 =
+                postcard::from_bytes(payload).map_err(|e| decode_err(e.to_string()))?;
+            (r.forest, r.missing_exceptions)
+        } else {
+            let r: ForestRepr =
+                postcard::from_bytes(payload).map_err(|e| decode_err(e.to_string()))?;
+            (r, Vec::new())
+        };
         let n_classes = repr.n_classes as usize;
         check_params(&repr.params, n_classes, repr.trees.len())?;
         let width = n_classes.max(1);
         let (criterion, p) = (repr.params.criterion, repr.params.n_features);
-        let trees = repr
+        let mut trees = repr
             .trees
             .into_iter()
             .map(|t| t.into_tree(criterion, width, p, version))
             .collect::<Result<Vec<_>>>()?;
+        route_missing(&mut trees, &exceptions)?;
         Ok(Forest {
             params: repr.params,
             n_classes,
@@ -152,9 +206,14 @@ mod tests {
     use super::*;
     use crate::{Forest, ForestParams, Layout, Matrix, Targets};
 
-    /// A model file of format `version` around `repr`.
+    /// A model file of format `version` around `repr` (from version 3, without
+    /// missing-value exceptions: an empty list is one byte, 0).
     fn file(version: u16, repr: &ForestRepr) -> Vec<u8> {
-        envelope(version, &postcard::to_allocvec(repr).unwrap())
+        let mut payload = postcard::to_allocvec(repr).unwrap();
+        if version >= 3 {
+            payload.push(0);
+        }
+        envelope(version, &payload)
     }
 
     /// Leaf counts are summed into internal nodes on demand: huge ones from a crafted file

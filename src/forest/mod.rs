@@ -93,7 +93,8 @@ impl Forest {
                 self.n_features()
             )));
         }
-        x.check_finite()
+        // NaN is a missing value, routed by each node; infinities are refused.
+        x.missing_columns().map(|_| ())
     }
 
     /// Mean of the trees' leaf values for every row: `n_rows × width`, row-major.

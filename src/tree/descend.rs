@@ -95,12 +95,13 @@ impl Tree {
             // Left rows fill `dst` from the front, right rows from the back: every row is
             // written at both ends and only its side's end advances (no branch to mispredict).
             let dst = &mut dst[start..end];
-            let (col, threshold) = (column(nd.feature as usize), nd.threshold);
+            let (col, threshold) = (column(nd.feature()), nd.threshold);
+            let missing_left = nd.missing_left();
             let (mut l, mut r_end) = (0, dst.len());
             for (k, &r) in rows.iter().enumerate() {
                 // Past the end, the last row again: a select, not a branch.
                 col.prefetch(*rows.get(k + PREFETCH_AHEAD).unwrap_or(&r) as usize);
-                let left = goes_left(col.value(r as usize), threshold);
+                let left = goes_left(col.value(r as usize), threshold, missing_left);
                 dst[r_end - 1] = r;
                 dst[l] = r;
                 l += usize::from(left);
@@ -145,7 +146,7 @@ impl Tree {
                 let t = node[l];
                 let nd = &self.nodes[t];
                 if nd.right != LEAF {
-                    node[l] = nd.next(t, value(r, nd.feature as usize));
+                    node[l] = nd.next(t, value(r, nd.feature()));
                     continue;
                 }
                 reach(t, r);

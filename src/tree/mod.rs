@@ -29,6 +29,8 @@ pub mod criterion;
 mod descend;
 pub(crate) use descend::max_block_rows;
 pub(crate) mod growing;
+mod missing;
+pub(crate) use missing::Missing;
 pub mod multiway;
 #[cfg(feature = "serde")]
 mod repr;
@@ -44,30 +46,52 @@ use crate::params::CriterionKind;
 pub const LEAF: u32 = u32::MAX;
 
 /// The routing rule: whether a sample whose split feature reads `value` goes to the left
-/// child of a node with this `threshold`. Every walk of a fitted tree and every partition
-/// of a growing one decides by this function (through [`Tree::goes_left`] for the walks),
-/// so a change of rule, such as where missing values go, is made here once.
+/// child of a node with this `threshold`, where missing values (NaN) go left when
+/// `missing_left`. Every walk of a fitted tree and every partition of a growing one decides
+/// by this function (through [`Tree::goes_left`] for the walks), so the rule lives here
+/// once. A comparison with NaN is false, so a NaN goes right unless `missing_left`.
 #[inline(always)]
-pub(crate) fn goes_left(value: f64, threshold: f64) -> bool {
-    value <= threshold
+pub(crate) fn goes_left(value: f64, threshold: f64, missing_left: bool) -> bool {
+    (value <= threshold) | (missing_left & value.is_nan())
 }
+
+/// The bit of [`SplitNode::feature`] that holds a split node's missing-value side (set:
+/// NaN goes left). Feature ids stay below 2³¹ (checked at fit and on load), so a node
+/// keeps its 16 bytes.
+const MISSING_LEFT: u32 = 1 << 31;
+
+/// The most features a fit accepts: feature ids share their `u32` with [`MISSING_LEFT`].
+pub(crate) const MAX_FEATURES: usize = MISSING_LEFT as usize;
 
 /// The split fields of a node, packed for prediction.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct SplitNode {
     /// `x ≤ threshold` goes to the left child `t + 1`.
     threshold: f64,
-    /// Split feature; for a leaf, its index in the leaf arrays.
+    /// Split feature, with the [`MISSING_LEFT`] bit; for a leaf, its index in the leaf
+    /// arrays.
     feature: u32,
     /// Right child, or `LEAF`.
     right: u32,
 }
 
 impl SplitNode {
+    /// The split feature (without the missing-value bit).
+    #[inline(always)]
+    fn feature(&self) -> usize {
+        (self.feature & !MISSING_LEFT) as usize
+    }
+
+    /// Whether missing values go to the left child.
+    #[inline(always)]
+    fn missing_left(&self) -> bool {
+        self.feature & MISSING_LEFT != 0
+    }
+
     /// The child a value goes to, `t` being this node's id.
     #[inline(always)]
     fn next(&self, t: usize, value: f64) -> usize {
-        if goes_left(value, self.threshold) {
+        if goes_left(value, self.threshold, self.missing_left()) {
             t + 1
         } else {
             self.right as usize
@@ -217,9 +241,16 @@ impl Tree {
 
     /// Split feature of `node` (meaningless at leaves).
     pub fn feature(&self, node: usize) -> u32 {
-        self.nodes[node].feature
+        self.nodes[node].feature() as u32
     }
-    /// Split threshold of `node`: `x ≤ threshold` goes left.
+
+    /// Whether missing values (NaN) go to the left child of split node `node`: the side
+    /// learned at fit when the node's rows had NaN in its feature, else the side with more
+    /// training samples (ties right), as in scikit-learn.
+    pub fn missing_left(&self, node: usize) -> bool {
+        self.nodes[node].missing_left()
+    }
+    /// Split threshold of `node`: `x ≤ threshold` goes left (NaN: [`Tree::missing_left`]).
     pub fn threshold(&self, node: usize) -> f64 {
         self.nodes[node].threshold
     }
@@ -228,7 +259,8 @@ impl Tree {
     /// rule, [`goes_left`]).
     #[inline(always)]
     pub fn goes_left(&self, node: usize, value: f64) -> bool {
-        goes_left(value, self.nodes[node].threshold)
+        let nd = &self.nodes[node];
+        goes_left(value, nd.threshold, nd.missing_left())
     }
 
     /// The left (`left = true`) or right child of split node `node`.
@@ -265,7 +297,7 @@ impl Tree {
             if nd.right == LEAF {
                 return t;
             }
-            t = nd.next(t, value(nd.feature as usize).to_f64());
+            t = nd.next(t, value(nd.feature()).to_f64());
         }
     }
 
@@ -274,7 +306,7 @@ impl Tree {
         let mut t = 0usize;
         path.push(t);
         while !self.is_leaf(t) {
-            t = self.next(t, x.get(i, self.nodes[t].feature as usize).to_f64());
+            t = self.next(t, x.get(i, self.nodes[t].feature()).to_f64());
             path.push(t);
         }
     }

@@ -13,6 +13,7 @@ use super::draw::{draw_split, CandidateSource};
 use super::gather::{batch_len, set_len};
 use super::partition::{partition_rows, stable_partition, Word};
 use super::{BestCut, ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
+use crate::tree::Missing;
 use crate::data::Feature;
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
@@ -102,6 +103,7 @@ impl<T: Feature, C: Criterion> CandidateSource for Listed<'_, '_, T, C> {
             feature,
             threshold: cut.threshold,
             n_left,
+            missing: Missing::Unseen,
         };
         if n_left.max(n - n_left) < self.split_rows {
             return split;
