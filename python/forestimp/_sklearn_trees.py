@@ -78,10 +78,9 @@ def _sklearn_tree_state(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     nodes["impurity"] = arrays["impurity"]
     nodes["n_node_samples"] = counts
     nodes["weighted_n_node_samples"] = arrays["weighted_n_node_samples"]
-    # scikit-learn's rule for a split that saw no NaN: the child with more samples.
-    missing_left = np.zeros(len(left), dtype=bool)
-    missing_left[split] = counts[left[split]] > counts[right[split]]
-    nodes["missing_go_to_left"] = missing_left
+    # The side NaN goes to: learned where the split saw NaN, else (scikit-learn's rule too)
+    # the child with more samples.
+    nodes["missing_go_to_left"] = arrays["missing_go_to_left"]
     value = np.ascontiguousarray(arrays["value"], dtype=np.float64)
     return {
         "max_depth": _max_depth(left, right),
