@@ -18,9 +18,9 @@ pub enum ForestError {
     /// Array shapes do not agree, or an array is empty.
     #[error("shape error: {0}")]
     Shape(String),
-    /// An infinite value in X (NaN is a missing value, accepted where [`ForestError::Missing`]
-    /// is not raised).
-    #[error("infinite value in {what} at row {row}, column {col}; X may hold NaN (a missing value), but not ±inf")]
+    /// A value that must be finite is not: an infinity in X (NaN in X is a missing value,
+    /// accepted where [`ForestError::Missing`] is not raised), NaN or ±inf in y.
+    #[error("non-finite value in {what} at row {row}, column {col}; X may hold NaN (a missing value) but not ±inf, y must be finite")]
     NonFinite {
         /// Which array.
         what: &'static str,

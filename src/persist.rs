@@ -313,6 +313,40 @@ mod tests {
         }
     }
 
+    /// Missing-value exceptions round-trip, and a list naming a leaf, an unknown tree or
+    /// out of order is refused.
+    #[test]
+    fn missing_value_exceptions_are_validated() {
+        let mut x: Vec<f64> = (0..60).map(f64::from).collect();
+        x.extend([f64::NAN; 20]);
+        let y: Vec<u32> = (0..80).map(|i| u32::from(i < 30 || i >= 60)).collect();
+        let m = Matrix::new(&x, 80, 1, Layout::RowMajor).unwrap();
+        let mut p = ForestParams::random_forest(CriterionKind::Gini);
+        p.n_estimators = 2;
+        let f = Forest::fit(&p, m, Targets::classes(&y, 2).unwrap(), None).unwrap();
+        let g = Forest::from_bytes(&f.to_bytes().unwrap()).unwrap();
+        assert!(g == f);
+        let repr = ForestRepr {
+            crate_version: "0.1.0".into(),
+            params: f.params.clone(),
+            n_classes: 2,
+            trees: f.trees.iter().map(TreeRepr::from_tree).collect(),
+        };
+        let leaf = (0..f.trees[0].len()).find(|&t| f.trees[0].is_leaf(t)).unwrap() as u32;
+        for bad in [vec![(0, leaf)], vec![(2, 0)], vec![(1, 0), (0, 0)]] {
+            let v3 = ForestReprV3 {
+                forest: ForestRepr { ..repr_clone(&repr) },
+                missing_exceptions: bad,
+            };
+            let bytes = envelope(FORMAT_VERSION, &postcard::to_allocvec(&v3).unwrap());
+            assert!(matches!(Forest::from_bytes(&bytes), Err(ForestError::Decode(_))));
+        }
+    }
+
+    fn repr_clone(r: &ForestRepr) -> ForestRepr {
+        postcard::from_bytes(&postcard::to_allocvec(r).unwrap()).unwrap()
+    }
+
     /// A regression model written in format 1 (every node's impurity) still loads: same
     /// structure, values and leaf impurities; internal impurities are derived.
     #[test]

@@ -155,7 +155,7 @@ def test_infinity_is_still_refused(sign):
         fi.RandomForestClassifier(n_estimators=2).fit(X, y)
     core = np.ascontiguousarray(X)
     est = fi.RandomForestClassifier(n_estimators=2, random_state=0).fit(_data(n=50)[0], y)
-    with pytest.raises(DataError, match="infinite value in X at row 5, column 2"):
+    with pytest.raises(DataError, match="non-finite value in X at row 5, column 2"):
         est.forest_.predict(core)
 
 
