@@ -362,7 +362,9 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
     # --------------------------------------------------------------------- prediction
     def _engine_input(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "forest_")
-        X = validate_data(self, X, dtype=_DTYPES, ensure_all_finite="allow-nan", reset=False)
+        # Splitters that refuse NaN at fit refuse it at predict too (their allow_nan tag).
+        finite = "allow-nan" if self.__sklearn_tags__().input_tags.allow_nan else True
+        X = validate_data(self, X, dtype=_DTYPES, ensure_all_finite=finite, reset=False)
         return _as_engine_matrix(X)
 
     def _jobs(self) -> int | None:

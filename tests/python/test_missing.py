@@ -253,3 +253,22 @@ def test_shap_additivity_with_nan_rows(cls):
     pred = est.predict_proba(Xt) if cls is fi.ExtraTreesClassifier else est.predict(Xt)
     total = values.sum(axis=1) + expected
     np.testing.assert_allclose(total.reshape(pred.shape), pred, atol=1e-10)
+
+
+def test_every_importance_and_proximity_runs_on_nan():
+    from forestimp.importance import local_mdi, local_permutation, unbiased
+    from forestimp.proximity import proximity
+
+    X, y, _ = _data(n=150, seed=9)
+    est = fi.RandomForestClassifier(n_estimators=30, random_state=0).fit(X, y)
+    results = [
+        permutation(est, X, y, oob=True, random_state=0).importances_mean,
+        np.asarray(local_mdi(est, X).values),
+        np.asarray(local_permutation(est, X, y).values),
+        unbiased(est, X, y).importances_mean,
+    ]
+    for r in results:
+        assert np.isfinite(r).all()
+    prox = proximity(est, X)
+    dense = prox.toarray() if hasattr(prox, "toarray") else np.asarray(prox)
+    np.testing.assert_allclose(np.diag(dense), 1.0)
