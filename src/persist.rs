@@ -65,7 +65,7 @@ fn check_params(p: &Resolved, n_classes: usize, n_trees: usize) -> Result<()> {
     let ok = p.n_estimators == n_trees
         && n_trees > 0
         && p.n_features > 0
-        && p.n_features <= crate::tree::MAX_FEATURES
+        && p.n_features <= u32::MAX as usize
         && p.n_samples > 0
         && p.n_samples < u32::MAX as usize
         && p.n_draws < u32::MAX as usize
@@ -99,7 +99,9 @@ fn envelope(version: u16, payload: &[u8]) -> Vec<u8> {
 /// `exceptions` (increasing `(tree, node)` pairs naming split nodes).
 fn route_missing(trees: &mut [crate::Tree], exceptions: &[(u32, u32)]) -> Result<()> {
     if !exceptions.windows(2).all(|w| w[0] < w[1]) {
-        return Err(decode_err("missing-value exceptions not in increasing order"));
+        return Err(decode_err(
+            "missing-value exceptions not in increasing order",
+        ));
     }
     let mut rest = exceptions;
     for (k, t) in trees.iter_mut().enumerate() {
@@ -107,7 +109,9 @@ fn route_missing(trees: &mut [crate::Tree], exceptions: &[(u32, u32)]) -> Result
         let nodes: Vec<u32> = rest[..n].iter().map(|&(_, node)| node).collect();
         rest = &rest[n..];
         if !t.route_missing_except(&nodes) {
-            return Err(decode_err("missing-value exception on a leaf or unknown node"));
+            return Err(decode_err(
+                "missing-value exception on a leaf or unknown node",
+            ));
         }
     }
     if rest.is_empty() {
@@ -319,7 +323,7 @@ mod tests {
     fn missing_value_exceptions_are_validated() {
         let mut x: Vec<f64> = (0..60).map(f64::from).collect();
         x.extend([f64::NAN; 20]);
-        let y: Vec<u32> = (0..80).map(|i| u32::from(i < 30 || i >= 60)).collect();
+        let y: Vec<u32> = (0..80).map(|i| u32::from(!(30..60).contains(&i))).collect();
         let m = Matrix::new(&x, 80, 1, Layout::RowMajor).unwrap();
         let mut p = ForestParams::random_forest(CriterionKind::Gini);
         p.n_estimators = 2;
@@ -332,14 +336,19 @@ mod tests {
             n_classes: 2,
             trees: f.trees.iter().map(TreeRepr::from_tree).collect(),
         };
-        let leaf = (0..f.trees[0].len()).find(|&t| f.trees[0].is_leaf(t)).unwrap() as u32;
+        let leaf = (0..f.trees[0].len())
+            .find(|&t| f.trees[0].is_leaf(t))
+            .unwrap() as u32;
         for bad in [vec![(0, leaf)], vec![(2, 0)], vec![(1, 0), (0, 0)]] {
             let v3 = ForestReprV3 {
-                forest: ForestRepr { ..repr_clone(&repr) },
+                forest: repr_clone(&repr),
                 missing_exceptions: bad,
             };
             let bytes = envelope(FORMAT_VERSION, &postcard::to_allocvec(&v3).unwrap());
-            assert!(matches!(Forest::from_bytes(&bytes), Err(ForestError::Decode(_))));
+            assert!(matches!(
+                Forest::from_bytes(&bytes),
+                Err(ForestError::Decode(_))
+            ));
         }
     }
 

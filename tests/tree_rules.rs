@@ -235,7 +235,11 @@ fn missing_values_go_to_the_side_the_split_learned() {
         let probe = [f64::NAN, 10.0, 70.0];
         let probe = Matrix::new(&probe, 3, 1, Layout::RowMajor).unwrap();
         let proba = f.predict(probe).unwrap();
-        assert_eq!(proba[usize::from(nan_class == 0)], 0.0, "NaN row: {proba:?}");
+        assert_eq!(
+            proba[usize::from(nan_class == 0)],
+            0.0,
+            "NaN row: {proba:?}"
+        );
         // Extra-Trees: random thresholds, NaN sent to a random side.
         let mut p = ForestParams::extra_trees(CriterionKind::Gini);
         p.n_estimators = 40;
@@ -247,7 +251,13 @@ fn missing_values_go_to_the_side_the_split_learned() {
     // All rows NaN but one value: the feature is constant, the tree a leaf.
     let x = [1.0, f64::NAN, f64::NAN, 1.0];
     let m = Matrix::new(&x, 4, 1, Layout::RowMajor).unwrap();
-    let f = Forest::fit(&base(), m, Targets::classes(&[0, 1, 1, 0], 2).unwrap(), None).unwrap();
+    let f = Forest::fit(
+        &base(),
+        m,
+        Targets::classes(&[0, 1, 1, 0], 2).unwrap(),
+        None,
+    )
+    .unwrap();
     assert!(f.trees().iter().all(|t| t.len() == 1));
 }
 

@@ -72,7 +72,10 @@ mod tests {
         let x = [1.0, 2.0, nan, nan, 5.0, 6.0, 7.0, 8.0, 9.0];
         for (data, layout) in [
             (x.to_vec(), Layout::RowMajor),
-            ((0..9).map(|k| x[(k % 3) * 3 + k / 3]).collect(), Layout::ColumnMajor),
+            (
+                (0..9).map(|k| x[(k % 3) * 3 + k / 3]).collect(),
+                Layout::ColumnMajor,
+            ),
         ] {
             let m = Matrix::new(&data, 3, 3, layout).unwrap();
             assert_eq!(m.missing_columns().unwrap(), Some(vec![true, false, true]));

@@ -81,12 +81,6 @@ impl<'a, T: Feature> FitSession<'a, T> {
         if missing.is_some() {
             refuse_missing(&x, params.splitter)?;
         }
-        if x.n_cols() > crate::tree::MAX_FEATURES {
-            return Err(ForestError::Shape(format!(
-                "X has {} features; at most 2^31 are supported",
-                x.n_cols()
-            )));
-        }
         if params.splitter == SplitterKind::Multiway {
             multiway::check_integer_codes(&x)?;
         }
@@ -337,7 +331,9 @@ fn grow<T: Feature, C: Criterion>(
 fn refuse_missing<T: Feature>(x: &Matrix<'_, T>, splitter: SplitterKind) -> Result<()> {
     let reason = match splitter {
         SplitterKind::Histogram { .. } => "splitter=\"hist\" does not support missing values yet",
-        SplitterKind::Multiway => "multiway (totally randomized categorical) trees do not support missing values",
+        SplitterKind::Multiway => {
+            "multiway (totally randomized categorical) trees do not support missing values"
+        }
         _ => return Ok(()),
     };
     let (row, col) = x.first_missing().unwrap_or((0, 0));

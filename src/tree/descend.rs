@@ -92,21 +92,14 @@ impl Tree {
                 alone.push((t, *r as usize));
                 continue;
             }
-            // Left rows fill `dst` from the front, right rows from the back: every row is
-            // written at both ends and only its side's end advances (no branch to mispredict).
             let dst = &mut dst[start..end];
             let (col, threshold) = (column(nd.feature()), nd.threshold);
-            let missing_left = nd.missing_left();
-            let (mut l, mut r_end) = (0, dst.len());
-            for (k, &r) in rows.iter().enumerate() {
-                // Past the end, the last row again: a select, not a branch.
-                col.prefetch(*rows.get(k + PREFETCH_AHEAD).unwrap_or(&r) as usize);
-                let left = goes_left(col.value(r as usize), threshold, missing_left);
-                dst[r_end - 1] = r;
-                dst[l] = r;
-                l += usize::from(left);
-                r_end -= usize::from(!left);
-            }
+            // The node's missing side made a constant: each loop compares once per row.
+            let l = if self.missing_left(t) {
+                split_rows(rows, dst, &col, |v| goes_left(v, threshold, true))
+            } else {
+                split_rows(rows, dst, &col, |v| goes_left(v, threshold, false))
+            };
             let mid = start + l;
             if mid < end {
                 stack.push((nd.right as usize, mid, end, 1 - src));
@@ -146,7 +139,7 @@ impl Tree {
                 let t = node[l];
                 let nd = &self.nodes[t];
                 if nd.right != LEAF {
-                    node[l] = nd.next(t, value(r, nd.feature()));
+                    node[l] = nd.next(t, value(r, nd.feature()), || self.missing_left(t));
                     continue;
                 }
                 reach(t, r);
@@ -160,6 +153,29 @@ impl Tree {
             }
         }
     }
+}
+
+/// Partitions a node's `rows` into `dst` (same length): the rows whose value in `col` goes
+/// `left` first, in order, the others from the back; returns how many go left. Every row is
+/// written at both ends and only its side's end advances (no branch to mispredict).
+#[inline(always)]
+fn split_rows<C: Column>(
+    rows: &[u32],
+    dst: &mut [u32],
+    col: &C,
+    left: impl Fn(f64) -> bool,
+) -> usize {
+    let (mut l, mut r_end) = (0, dst.len());
+    for (k, &r) in rows.iter().enumerate() {
+        // Past the end, the last row again: a select, not a branch.
+        col.prefetch(*rows.get(k + PREFETCH_AHEAD).unwrap_or(&r) as usize);
+        let left = left(col.value(r as usize));
+        dst[r_end - 1] = r;
+        dst[l] = r;
+        l += usize::from(left);
+        r_end -= usize::from(!left);
+    }
+    l
 }
 
 /// One feature of a block's rows, read by row.

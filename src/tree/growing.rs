@@ -33,6 +33,7 @@ impl GrowingTree {
                 leaf_impurity: Vec::with_capacity(if regression { leaves } else { 0 }),
                 width,
                 criterion,
+                missing_left: Vec::new(),
             },
             left: Vec::with_capacity(nodes),
             in_order: true,
@@ -157,6 +158,7 @@ impl GrowingTree {
             leaf_impurity: Vec::with_capacity(if regression { n_leaves } else { 0 }),
             width: w,
             criterion: g.criterion,
+            missing_left: Vec::new(),
         };
         let mut new_id = vec![0u32; order.len()];
         for (new, &old) in order.iter().enumerate() {

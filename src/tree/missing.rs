@@ -8,10 +8,10 @@
 //! it ([`Tree::missing_exceptions`]): a model fitted without NaN stores none, and its bytes
 //! are those of the format before missing values.
 //!
-//! Invariant: every split node's [`super::MISSING_LEFT`] bit is set by
-//! [`Tree::route_missing`] once the tree is complete (fit or load), and only there.
+//! Invariant: the bits of [`Tree::missing_left`] are set by [`Tree::route_missing`] once
+//! the tree is complete (fit or load), and only there (with the stored exceptions).
 
-use super::{Tree, MISSING_LEFT};
+use super::Tree;
 
 /// A split node's missing-value side as the fit saw it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -68,13 +68,13 @@ impl Tree {
     /// one, the derived side elsewhere.
     pub(crate) fn route_missing(&mut self, learned: impl Fn(usize) -> Option<bool>) {
         let derived = self.default_missing_left();
-        for (t, nd) in self.nodes.iter_mut().enumerate() {
-            if nd.right == super::LEAF {
-                continue;
+        let mut bits = vec![0u64; self.len().div_ceil(64)];
+        for t in (0..self.len()).filter(|&t| !self.is_leaf(t)) {
+            if learned(t).unwrap_or(derived[t]) {
+                bits[t / 64] |= 1 << (t % 64);
             }
-            let left = learned(t).unwrap_or(derived[t]);
-            nd.feature = (nd.feature & !MISSING_LEFT) | if left { MISSING_LEFT } else { 0 };
         }
+        self.missing_left = bits;
     }
 
     #[cfg(feature = "serde")]
@@ -100,8 +100,8 @@ impl Tree {
             self.route_missing(|_| None);
             for &t in exceptions {
                 // The stored nodes take the side opposite to the derived one.
-                let nd = &mut self.nodes[t as usize];
-                nd.feature ^= MISSING_LEFT;
+                let t = t as usize;
+                self.missing_left[t / 64] ^= 1 << (t % 64);
             }
         }
         ok

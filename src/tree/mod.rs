@@ -49,49 +49,55 @@ pub const LEAF: u32 = u32::MAX;
 /// child of a node with this `threshold`, where missing values (NaN) go left when
 /// `missing_left`. Every walk of a fitted tree and every partition of a growing one decides
 /// by this function (through [`Tree::goes_left`] for the walks), so the rule lives here
-/// once. A comparison with NaN is false, so a NaN goes right unless `missing_left`.
+/// once. A comparison with NaN is false, so `value ≤ threshold` sends NaN right and
+/// `!(value > threshold)`, the same test for every other value, sends it left: either way
+/// one comparison, when `missing_left` is a constant of the caller's loop.
 #[inline(always)]
+#[allow(clippy::neg_cmp_op_on_partial_ord)] // the negation is the point: true for NaN
 pub(crate) fn goes_left(value: f64, threshold: f64, missing_left: bool) -> bool {
-    (value <= threshold) | (missing_left & value.is_nan())
+    if missing_left {
+        !(value > threshold)
+    } else {
+        value <= threshold
+    }
 }
 
-/// The bit of [`SplitNode::feature`] that holds a split node's missing-value side (set:
-/// NaN goes left). Feature ids stay below 2³¹ (checked at fit and on load), so a node
-/// keeps its 16 bytes.
-const MISSING_LEFT: u32 = 1 << 31;
-
-/// The most features a fit accepts: feature ids share their `u32` with [`MISSING_LEFT`].
-pub(crate) const MAX_FEATURES: usize = MISSING_LEFT as usize;
+/// [`goes_left`] where the node's missing side is read (`missing_left()`) only for a NaN
+/// value: the walks of one row through a tree, whose steps are a chain of dependent loads,
+/// then do no more work per step on complete data than a single comparison and a branch
+/// that is never taken.
+#[inline(always)]
+fn goes_left_lazy(value: f64, threshold: f64, missing_left: impl FnOnce() -> bool) -> bool {
+    if value.is_nan() {
+        goes_left(value, threshold, missing_left())
+    } else {
+        goes_left(value, threshold, false)
+    }
+}
 
 /// The split fields of a node, packed for prediction.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct SplitNode {
     /// `x ≤ threshold` goes to the left child `t + 1`.
     threshold: f64,
-    /// Split feature, with the [`MISSING_LEFT`] bit; for a leaf, its index in the leaf
-    /// arrays.
+    /// Split feature; for a leaf, its index in the leaf arrays.
     feature: u32,
     /// Right child, or `LEAF`.
     right: u32,
 }
 
 impl SplitNode {
-    /// The split feature (without the missing-value bit).
+    /// The split feature.
     #[inline(always)]
     fn feature(&self) -> usize {
-        (self.feature & !MISSING_LEFT) as usize
+        self.feature as usize
     }
 
-    /// Whether missing values go to the left child.
+    /// The child a value goes to, `t` being this node's id and `missing_left()` its
+    /// missing-value side.
     #[inline(always)]
-    fn missing_left(&self) -> bool {
-        self.feature & MISSING_LEFT != 0
-    }
-
-    /// The child a value goes to, `t` being this node's id.
-    #[inline(always)]
-    fn next(&self, t: usize, value: f64) -> usize {
-        if goes_left(value, self.threshold, self.missing_left()) {
+    fn next(&self, t: usize, value: f64, missing_left: impl FnOnce() -> bool) -> usize {
+        if goes_left_lazy(value, self.threshold, missing_left) {
             t + 1
         } else {
             self.right as usize
@@ -112,6 +118,10 @@ pub struct Tree {
     leaf_impurity: Vec<f64>,
     width: usize,
     criterion: CriterionKind,
+    /// Bit `t` (word `t / 64`): whether NaN goes to the left child of split node `t`. Kept
+    /// apart from the nodes, which stay 16 bytes, and read off the walk's chain of
+    /// dependent loads; set by [`Tree::route_missing`].
+    missing_left: Vec<u64>,
 }
 
 /// Statistics of every node of a tree, derived from its leaves by [`Tree::node_stats`].
@@ -247,8 +257,10 @@ impl Tree {
     /// Whether missing values (NaN) go to the left child of split node `node`: the side
     /// learned at fit when the node's rows had NaN in its feature, else the side with more
     /// training samples (ties right), as in scikit-learn.
+    #[inline(always)]
     pub fn missing_left(&self, node: usize) -> bool {
-        self.nodes[node].missing_left()
+        let word = self.missing_left.get(node / 64).copied().unwrap_or(0);
+        word >> (node % 64) & 1 == 1
     }
     /// Split threshold of `node`: `x ≤ threshold` goes left (NaN: [`Tree::missing_left`]).
     pub fn threshold(&self, node: usize) -> f64 {
@@ -260,7 +272,7 @@ impl Tree {
     #[inline(always)]
     pub fn goes_left(&self, node: usize, value: f64) -> bool {
         let nd = &self.nodes[node];
-        goes_left(value, nd.threshold, nd.missing_left())
+        goes_left_lazy(value, nd.threshold, || self.missing_left(node))
     }
 
     /// The left (`left = true`) or right child of split node `node`.
@@ -276,7 +288,7 @@ impl Tree {
     /// The child of split node `node` that `value` of its feature goes to.
     #[inline(always)]
     pub fn next(&self, node: usize, value: f64) -> usize {
-        self.nodes[node].next(node, value)
+        self.nodes[node].next(node, value, || self.missing_left(node))
     }
 
     /// Leaf reached by row `i` of `x`.
@@ -297,7 +309,7 @@ impl Tree {
             if nd.right == LEAF {
                 return t;
             }
-            t = nd.next(t, value(nd.feature()).to_f64());
+            t = nd.next(t, value(nd.feature()).to_f64(), || self.missing_left(t));
         }
     }
 

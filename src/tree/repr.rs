@@ -45,7 +45,7 @@ impl TreeRepr {
                 r.right.push(0);
             } else {
                 r.right.push(nd.right - i as u32);
-                r.feature.push(nd.feature() as u32);
+                r.feature.push(nd.feature);
                 r.threshold.push(nd.threshold);
             }
         }
@@ -131,6 +131,7 @@ impl TreeRepr {
             leaf_impurity,
             width,
             criterion,
+            missing_left: Vec::new(),
         })
     }
 }

@@ -112,7 +112,10 @@ def test_every_estimator_fits_and_predicts_with_nan(est):
     # Better than chance on held-out data with NaN.
     yt = (Xt[:, 0] + Xt[:, 1] > 0).astype(int)
     if est._is_classifier:
-        assert est.score(Xt[~np.isnan(Xt[:, :2]).any(axis=1)], yt[~np.isnan(Xt[:, :2]).any(axis=1)]) > 0.7
+        assert (
+            est.score(Xt[~np.isnan(Xt[:, :2]).any(axis=1)], yt[~np.isnan(Xt[:, :2]).any(axis=1)])
+            > 0.7
+        )
 
 
 def test_to_sklearn_predicts_like_the_forest_on_nan():
@@ -131,7 +134,11 @@ def test_to_sklearn_predicts_like_the_forest_on_nan():
         fi.ExtraTreesClassifier(n_estimators=3, multiway=True),
         fi.TotallyRandomizedTreesRegressor(n_estimators=3, multiway=True),
     ],
-    ids=lambda e: type(e).__name__ + "-" + ("hist" if e.get_params().get("splitter") == "hist" else "multiway"),
+    ids=lambda e: (
+        type(e).__name__
+        + "-"
+        + ("hist" if e.get_params().get("splitter") == "hist" else "multiway")
+    ),
 )
 def test_splitters_without_missing_value_support_refuse_nan(est):
     X = np.arange(40.0).reshape(20, 2) % 5

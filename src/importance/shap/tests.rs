@@ -189,7 +189,10 @@ fn rows_with_missing_values_match_the_brute_force() {
         splits.map(|k| t.missing_left(k)).collect::<Vec<_>>()
     };
     let s = sides(&rf);
-    assert!(s.contains(&true) && s.contains(&false), "NaN sent both ways");
+    assert!(
+        s.contains(&true) && s.contains(&false),
+        "NaN sent both ways"
+    );
     check_forest(&rf, &x[..20 * p], 20, p);
     let mut params = ForestParams::extra_trees(CriterionKind::SquaredError);
     params.n_estimators = 3;

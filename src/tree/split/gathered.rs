@@ -9,13 +9,13 @@
 
 use super::draw::{draw_split, CandidateSource};
 use super::gather::{batch_len, gather_codes, gather_many, MAX_BATCH};
+use super::missing;
 use super::partition::partition_rows;
 use super::{ChosenSplit, Cut, NodeCtx, NodeRows};
 use crate::data::{CodeKey, Feature, Levels, Matrix};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
 use crate::tree::{goes_left, Missing};
-use super::missing;
 
 /// Threshold search for one candidate feature; zero-sized, chosen once per fit.
 pub(crate) trait ThresholdRule: Sync {
@@ -200,9 +200,7 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
             let (t, flags) = (self.best_threshold, &mut s.best_left);
             let ml = self.best_missing_left;
             match self.spans[k] {
-                Span::Values { column, .. } => {
-                    mark_left(&s.batch[column], T::to_f64, t, ml, flags)
-                }
+                Span::Values { column, .. } => mark_left(&s.batch[column], T::to_f64, t, ml, flags),
                 Span::Codes { .. } => {
                     let levels = cols.levels(self.drawn[k]);
                     mark_left(&s.codes[k], |c| levels[c as usize], t, ml, flags);
@@ -289,9 +287,9 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
                 hi,
                 nan: false,
             } => R::search(&s.batch[column], &mut s.search, ctx, rows, bar, lo, hi, rng),
-            Span::Values {
-                column, lo, hi, ..
-            } => R::search_missing(&s.batch[column], &mut s.search, ctx, rows, bar, lo, hi, rng),
+            Span::Values { column, lo, hi, .. } => {
+                R::search_missing(&s.batch[column], &mut s.search, ctx, rows, bar, lo, hi, rng)
+            }
             Span::Codes { lo, hi } => {
                 let levels = self.cols.levels(f);
                 R::search_coded(
@@ -323,9 +321,16 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
         let n_left = match self.best_in_batch.map(|k| (k, self.spans[k])) {
             Some((_, Span::Values { column, .. })) => {
                 let xf = &s.batch[column];
-                partition_rows(cut.n_left, rows, buf, unit, |r| {
-                    goes_left(xf[r].to_f64(), t, ml)
-                })
+                // The side made a constant, so that the loop compares once per row.
+                if ml {
+                    partition_rows(cut.n_left, rows, buf, unit, |r| {
+                        goes_left(xf[r].to_f64(), t, true)
+                    })
+                } else {
+                    partition_rows(cut.n_left, rows, buf, unit, |r| {
+                        goes_left(xf[r].to_f64(), t, false)
+                    })
+                }
             }
             Some((k, Span::Codes { .. })) => {
                 // The codes that go left: those of the levels that do.

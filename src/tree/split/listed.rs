@@ -13,10 +13,10 @@ use super::draw::{draw_split, CandidateSource};
 use super::gather::{batch_len, set_len};
 use super::partition::{partition_rows, stable_partition, Word};
 use super::{BestCut, ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
-use crate::tree::Missing;
 use crate::data::Feature;
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
+use crate::tree::Missing;
 
 /// A node of the listed subtree (at `start` in the sample buffer), its candidates scored
 /// from the lists.

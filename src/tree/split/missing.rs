@@ -85,7 +85,11 @@ pub(super) fn best_with_missing<T: Feature, C: Criterion>(
         } else {
             left.fill(0.0);
         }
-        let (n0, mut wl) = if missing_left { (n_miss, w_miss) } else { (0, 0.0) };
+        let (n0, mut wl) = if missing_left {
+            (n_miss, w_miss)
+        } else {
+            (0, 0.0)
+        };
         for i in 0..m.saturating_sub(1) {
             let k = packed[i].position() as usize;
             wl += ws[k];

@@ -53,7 +53,11 @@ impl ThresholdRule for RandomThreshold {
         let n_left = if ctx.unit_weights {
             Some(s.left[0] as usize)
         } else if ctx.min_samples_leaf > 1 {
-            Some(xf.iter().filter(|v| goes_left(v.to_f64(), t, false)).count())
+            Some(
+                xf.iter()
+                    .filter(|v| goes_left(v.to_f64(), t, false))
+                    .count(),
+            )
         } else {
             None
         };
