@@ -30,33 +30,36 @@ impl Tree {
         let block = max_block_rows(x);
         for (k, part) in out.chunks_mut(block).enumerate() {
             let rows = (0..part.len() as u32).collect();
-            self.descend(x, first + k * block, rows, |leaf, r| part[r] = leaf as u32);
+            let reach = |leaf, r: usize| part[r] = leaf as u32;
+            self.descend(x, first + k * block, rows, true, reach);
         }
     }
 
     /// Calls `reach(leaf, r)` once for every `r` of `rows` (row `first + r` of `x`) with the
-    /// leaf it reaches; rows come in no particular order.
+    /// leaf it reaches; rows come in no particular order. `nan`: whether X may hold NaN
+    /// (false only when it is known to hold none, which spares the partitions a test).
     #[inline]
     pub(crate) fn descend<T: Feature>(
         &self,
         x: &Matrix<'_, T>,
         first: usize,
         rows: Vec<u32>,
+        nan: bool,
         reach: impl FnMut(usize, usize),
     ) {
         let p = x.n_cols();
         match (x.row_major_data(), x.columns_are_slices()) {
             (Some(data), _) => {
                 let column = |f| Strided::new(&data[first * p + f..], p);
-                self.descend_by(rows, column, reach)
+                self.descend_by(rows, column, nan, reach)
             }
             (None, true) => {
                 let column = |f| Strided::new(&x.column(f).unwrap_or_default()[first..], 1);
-                self.descend_by(rows, column, reach)
+                self.descend_by(rows, column, nan, reach)
             }
             (None, false) => {
                 let column = |f| Entries { x, first, f };
-                self.descend_by(rows, column, reach)
+                self.descend_by(rows, column, nan, reach)
             }
         }
     }
@@ -67,6 +70,7 @@ impl Tree {
         &self,
         rows: Vec<u32>,
         column: impl Fn(usize) -> C,
+        nan: bool,
         mut reach: impl FnMut(usize, usize),
     ) {
         // Two buffers: a node's rows are read from one and partitioned into the other, so
@@ -95,7 +99,7 @@ impl Tree {
             let dst = &mut dst[start..end];
             let (col, threshold) = (column(nd.feature()), nd.threshold);
             // The node's missing side made a constant: each loop compares once per row.
-            let l = if self.missing_left(t) {
+            let l = if nan && self.missing_left(t) {
                 split_rows(rows, dst, &col, |v| goes_left(v, threshold, true))
             } else {
                 split_rows(rows, dst, &col, |v| goes_left(v, threshold, false))
