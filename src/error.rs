@@ -18,8 +18,9 @@ pub enum ForestError {
     /// Array shapes do not agree, or an array is empty.
     #[error("shape error: {0}")]
     Shape(String),
-    /// A NaN or infinite value where only finite values are accepted.
-    #[error("non-finite value in {what} at row {row}, column {col}; forestimp does not handle missing values, impute or drop them first")]
+    /// A value that must be finite is not: an infinity in X (NaN in X is a missing value,
+    /// accepted where [`ForestError::Missing`] is not raised), NaN or ±inf in y.
+    #[error("non-finite value in {what} at row {row}, column {col}; X may hold NaN (a missing value) but not ±inf, y must be finite")]
     NonFinite {
         /// Which array.
         what: &'static str,
@@ -27,6 +28,16 @@ pub enum ForestError {
         row: usize,
         /// Column of the first offending value.
         col: usize,
+    },
+    /// A missing value (NaN) in X where it is not supported.
+    #[error("missing value (NaN) in X at row {row}, column {col}: {reason}; impute or drop missing values first")]
+    Missing {
+        /// Row of the first NaN.
+        row: usize,
+        /// Column of the first NaN.
+        col: usize,
+        /// What does not support it.
+        reason: &'static str,
     },
     /// A non-integer input where integer codes are required (multiway splits).
     #[error("X[{row}, {col}] = {value} is not an integer; multiway splits need integer-coded categorical inputs")]

@@ -7,8 +7,15 @@
 //! 6       2     flags (0)
 //! 8       8     payload length (little-endian u64)
 //! 16      4     CRC-32 of the payload (little-endian u32)
-//! 20      …     payload: postcard encoding of `ForestRepr`
+//! 20      …     payload: postcard encoding of `ForestRepr`, then (version 3) of the
+//!               missing-value exceptions `Vec<(tree, node)>`, the index of the first
+//!               tree (varint) and whether the forest was assembled (a byte)
 //! ```
+//! A split node sends missing values (NaN) to the side with more training samples unless
+//! it learned otherwise; only the nodes that learned the other side are stored, as
+//! increasing `(tree, node)` pairs (`crate::tree` derives the rest), so a model fitted
+//! without NaN has an empty list and the bytes of version 2 but for the version and one
+//! byte.
 //! Only primary data is written (split structure, thresholds, leaf statistics), which is
 //! also all a [`crate::Tree`] keeps in memory, so a loaded model equals the saved one. Loading
 //! validates everything a later traversal relies on (child ids, feature ids, array lengths,
@@ -27,7 +34,8 @@ pub const MAGIC: &[u8; 4] = b"FIMP";
 ///
 /// * 1: regression trees store the impurity of every node;
 /// * 2: regression trees store leaf impurities only (internal ones are derived from them);
-/// * 3: the index of the first tree (`Resolved::first_tree`, for a part of a forest) and
+/// * 3: the split nodes whose missing values go to the side with fewer training samples,
+///   the index of the first tree (`Resolved::first_tree`, for a part of a forest) and
 ///   whether the forest was assembled from patches (`Resolved::assembled`).
 ///
 /// The criterion is written as its [`crate::CriterionKind`] index (0 Gini, 1 entropy,
@@ -42,19 +50,19 @@ struct ForestRepr {
     params: Resolved,
     n_classes: u32,
     trees: Vec<TreeRepr>,
-    /// `Resolved::first_tree` (0 but for a part of a forest); absent before format 3.
-    first_tree: u64,
-    /// `Resolved::assembled`; absent before format 3.
-    assembled: bool,
 }
 
-/// [`ForestRepr`] of formats 1 and 2, which had no `first_tree`.
+/// Version 3: version 2's fields, then the missing-value exceptions and the part fields
+/// (postcard writes the fields of a nested struct inline, so the prefix is a version-2
+/// payload).
 #[derive(Serialize, Deserialize)]
-struct ForestReprV2 {
-    crate_version: String,
-    params: Resolved,
-    n_classes: u32,
-    trees: Vec<TreeRepr>,
+struct ForestReprV3 {
+    forest: ForestRepr,
+    missing_exceptions: Vec<(u32, u32)>,
+    /// `Resolved::first_tree` (0 but for a part of a forest).
+    first_tree: u64,
+    /// `Resolved::assembled`.
+    assembled: bool,
 }
 
 fn decode_err(msg: impl Into<String>) -> ForestError {
@@ -99,14 +107,49 @@ fn envelope(version: u16, payload: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Sets the missing-value side of every split node of `trees` from the stored
+/// `exceptions` (increasing `(tree, node)` pairs naming split nodes).
+fn route_missing(trees: &mut [crate::Tree], exceptions: &[(u32, u32)]) -> Result<()> {
+    if !exceptions.windows(2).all(|w| w[0] < w[1]) {
+        return Err(decode_err(
+            "missing-value exceptions not in increasing order",
+        ));
+    }
+    let mut rest = exceptions;
+    for (k, t) in trees.iter_mut().enumerate() {
+        let n = rest.partition_point(|&(tree, _)| tree as usize == k);
+        let nodes: Vec<u32> = rest[..n].iter().map(|&(_, node)| node).collect();
+        rest = &rest[n..];
+        if !t.route_missing_except(&nodes) {
+            return Err(decode_err(
+                "missing-value exception on a leaf or unknown node",
+            ));
+        }
+    }
+    if rest.is_empty() {
+        Ok(())
+    } else {
+        Err(decode_err("missing-value exception on an unknown tree"))
+    }
+}
+
 impl Forest {
     /// Serializes the model into the versioned format described in [`crate::persist`].
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        let repr = ForestRepr {
+        let forest = ForestRepr {
             crate_version: env!("CARGO_PKG_VERSION").to_string(),
             params: self.params.clone(),
             n_classes: self.n_classes as u32,
             trees: self.trees.iter().map(TreeRepr::from_tree).collect(),
+        };
+        let mut missing_exceptions = Vec::new();
+        for (k, t) in self.trees.iter().enumerate() {
+            let nodes = t.missing_exceptions().into_iter();
+            missing_exceptions.extend(nodes.map(|node| (k as u32, node)));
+        }
+        let repr = ForestReprV3 {
+            forest,
+            missing_exceptions,
             first_tree: self.params.first_tree as u64,
             assembled: self.params.assembled,
         };
@@ -149,36 +192,32 @@ impl Forest {
         if crc32fast::hash(payload) != crc {
             return Err(decode_err("checksum mismatch (corrupted bytes)"));
         }
-        let repr: ForestRepr = if version >= 3 {
-            postcard::from_bytes(payload).map_err(|e| decode_err(e.to_string()))?
-        } else {
-            let old: ForestReprV2 =
+        let (repr, exceptions, first_tree, assembled) = if version >= 3 {
+            let r: ForestReprV3 =
                 postcard::from_bytes(payload).map_err(|e| decode_err(e.to_string()))?;
-            ForestRepr {
-                crate_version: old.crate_version,
-                params: old.params,
-                n_classes: old.n_classes,
-                trees: old.trees,
-                first_tree: 0,
-                assembled: false,
-            }
+            (r.forest, r.missing_exceptions, r.first_tree, r.assembled)
+        } else {
+            let r: ForestRepr =
+                postcard::from_bytes(payload).map_err(|e| decode_err(e.to_string()))?;
+            (r, Vec::new(), 0, false)
         };
         let n_classes = repr.n_classes as usize;
         check_params(&repr.params, n_classes, repr.trees.len())?;
         // Tree indices are hashed as u64 with the seed; a part of a forest is a fit's.
-        if repr.first_tree >= u64::from(u32::MAX) {
+        if first_tree >= u64::from(u32::MAX) {
             return Err(decode_err("inconsistent model parameters"));
         }
         let width = n_classes.max(1);
         let (criterion, p) = (repr.params.criterion, repr.params.n_features);
-        let trees = repr
+        let mut trees = repr
             .trees
             .into_iter()
             .map(|t| t.into_tree(criterion, width, p, version))
             .collect::<Result<Vec<_>>>()?;
+        route_missing(&mut trees, &exceptions)?;
         let mut params = repr.params;
-        params.first_tree = repr.first_tree as usize;
-        params.assembled = repr.assembled;
+        params.first_tree = first_tree as usize;
+        params.assembled = assembled;
         Ok(Forest {
             params,
             n_classes,
@@ -193,9 +232,14 @@ mod tests {
     use crate::params::CriterionKind;
     use crate::{Forest, ForestParams, Layout, Matrix, Targets};
 
-    /// A model file of format `version` around `repr`.
-    fn file(version: u16, repr: &impl Serialize) -> Vec<u8> {
-        envelope(version, &postcard::to_allocvec(repr).unwrap())
+    /// A model file of format `version` around `repr` (from version 3, without
+    /// missing-value exceptions, first tree 0, not assembled: one zero byte each).
+    fn file(version: u16, repr: &ForestRepr) -> Vec<u8> {
+        let mut payload = postcard::to_allocvec(repr).unwrap();
+        if version >= 3 {
+            payload.extend([0, 0, 0]);
+        }
+        envelope(version, &payload)
     }
 
     /// Leaf counts are summed into internal nodes on demand: huge ones from a crafted file
@@ -215,8 +259,6 @@ mod tests {
             params: f.params.clone(),
             n_classes: 2,
             trees: f.trees.iter().map(TreeRepr::from_tree).collect(),
-            first_tree: 0,
-            assembled: false,
         };
         for r in &mut repr.trees {
             r.leaf_count.iter_mut().for_each(|c| *c = u32::MAX);
@@ -280,8 +322,6 @@ mod tests {
                 params,
                 n_classes: 2,
                 trees: f.trees.iter().map(TreeRepr::from_tree).collect(),
-                first_tree: 0,
-                assembled: false,
             }
         };
         assert!(Forest::from_bytes(&file(FORMAT_VERSION, &repr(&|_| ()))).is_ok());
@@ -299,8 +339,49 @@ mod tests {
         }
     }
 
-    /// A regression model written in format 1 (every node's impurity) or 2 still loads:
-    /// same structure, values and leaf impurities; internal impurities are derived.
+    /// Missing-value exceptions round-trip, and a list naming a leaf, an unknown tree or
+    /// out of order is refused.
+    #[test]
+    fn missing_value_exceptions_are_validated() {
+        let mut x: Vec<f64> = (0..60).map(f64::from).collect();
+        x.extend([f64::NAN; 20]);
+        let y: Vec<u32> = (0..80).map(|i| u32::from(!(30..60).contains(&i))).collect();
+        let m = Matrix::new(&x, 80, 1, Layout::RowMajor).unwrap();
+        let mut p = ForestParams::random_forest(CriterionKind::Gini);
+        p.n_estimators = 2;
+        let f = Forest::fit(&p, m, Targets::classes(&y, 2).unwrap(), None).unwrap();
+        let g = Forest::from_bytes(&f.to_bytes().unwrap()).unwrap();
+        assert!(g == f);
+        let repr = ForestRepr {
+            crate_version: "0.1.0".into(),
+            params: f.params.clone(),
+            n_classes: 2,
+            trees: f.trees.iter().map(TreeRepr::from_tree).collect(),
+        };
+        let leaf = (0..f.trees[0].len())
+            .find(|&t| f.trees[0].is_leaf(t))
+            .unwrap() as u32;
+        for bad in [vec![(0, leaf)], vec![(2, 0)], vec![(1, 0), (0, 0)]] {
+            let v3 = ForestReprV3 {
+                forest: repr_clone(&repr),
+                missing_exceptions: bad,
+                first_tree: 0,
+                assembled: false,
+            };
+            let bytes = envelope(FORMAT_VERSION, &postcard::to_allocvec(&v3).unwrap());
+            assert!(matches!(
+                Forest::from_bytes(&bytes),
+                Err(ForestError::Decode(_))
+            ));
+        }
+    }
+
+    fn repr_clone(r: &ForestRepr) -> ForestRepr {
+        postcard::from_bytes(&postcard::to_allocvec(r).unwrap()).unwrap()
+    }
+
+    /// A regression model written in format 1 (every node's impurity) still loads: same
+    /// structure, values and leaf impurities; internal impurities are derived.
     #[test]
     fn version_1_regression_models_still_load() {
         let x: Vec<f64> = (0..400).map(|i| ((i * 37) % 101) as f64).collect();
@@ -309,14 +390,12 @@ mod tests {
         let mut p = ForestParams::random_forest(CriterionKind::SquaredError);
         p.n_estimators = 3;
         let f = Forest::fit(&p, m, Targets::regression(&y).unwrap(), None).unwrap();
-        let mut repr = ForestReprV2 {
+        let mut repr = ForestRepr {
             crate_version: "0.1.0".into(),
             params: f.params.clone(),
             n_classes: 0,
             trees: f.trees.iter().map(TreeRepr::from_tree).collect(),
         };
-        // Format 2 (no first tree index) is the same model.
-        assert_eq!(Forest::from_bytes(&file(2, &repr)).unwrap(), f);
         for (r, t) in repr.trees.iter_mut().zip(&f.trees) {
             assert_eq!(r.impurity.len(), t.len().div_ceil(2)); // leaves only
             r.impurity = t.node_stats().impurity;
@@ -327,27 +406,29 @@ mod tests {
         assert!(Forest::from_bytes(&f.to_bytes().unwrap()).unwrap() == f);
     }
 
-    /// A part of a forest keeps the index of its first tree through its bytes; an index no
-    /// fit could make is refused.
+    /// A part of a forest keeps the index of its first tree through its bytes, and an
+    /// assembled forest its flag; an index no fit could make is refused.
     #[test]
-    fn first_tree_round_trips_and_is_bounded() {
+    fn part_fields_round_trip_and_are_bounded() {
         let f = tiny_forest();
-        let part = Forest::concat(vec![f.clone(), f.clone()]);
-        assert!(part.is_err()); // two first trees
         let mut part = f.clone();
         part.params.first_tree = 1;
+        part.params.assembled = true;
         let back = Forest::from_bytes(&part.to_bytes().unwrap()).unwrap();
         assert_eq!(back, part);
-        assert_eq!(back.first_tree(), 1);
-        let repr = ForestRepr {
-            crate_version: "0.1.0".into(),
-            params: f.params.clone(),
-            n_classes: 2,
-            trees: f.trees.iter().map(TreeRepr::from_tree).collect(),
+        let repr = ForestReprV3 {
+            forest: ForestRepr {
+                crate_version: "0.1.0".into(),
+                params: f.params.clone(),
+                n_classes: 2,
+                trees: f.trees.iter().map(TreeRepr::from_tree).collect(),
+            },
+            missing_exceptions: Vec::new(),
             first_tree: u64::MAX - 1,
             assembled: false,
         };
-        let err = Forest::from_bytes(&file(FORMAT_VERSION, &repr)).unwrap_err();
+        let bytes = envelope(FORMAT_VERSION, &postcard::to_allocvec(&repr).unwrap());
+        let err = Forest::from_bytes(&bytes).unwrap_err();
         assert!(
             err.to_string().contains("inconsistent model parameters"),
             "{err}"

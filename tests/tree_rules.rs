@@ -206,9 +206,59 @@ fn invalid_parameters_are_named() {
             other => panic!("{name}: {other:?}"),
         }
     }
-    let bad = [f32::NAN; 6];
+    let bad = [f32::INFINITY; 6];
     let mb = Matrix::new(&bad, 1, 6, Layout::RowMajor).unwrap();
     assert!(Forest::fit(&base(), mb, Targets::classes(&[0], 1).unwrap(), None).is_err());
+}
+
+/// One feature `x = 0..80`, class `x ≥ 40`, and 20 NaN rows of class `nan_class`: the root
+/// splits at 39.5 and sends NaN to the side of its class, for the exact splitter (which
+/// scores both sides) and, over enough trees, for the random one (which draws the side:
+/// both sides occur). Predictions of NaN rows follow the learned side.
+#[test]
+fn missing_values_go_to_the_side_the_split_learned() {
+    for nan_class in [0u32, 1] {
+        let mut x: Vec<f64> = (0..80).map(f64::from).collect();
+        x.extend([f64::NAN; 20]);
+        let mut y: Vec<u32> = (0..80).map(|i| u32::from(i >= 40)).collect();
+        y.extend([nan_class; 20]);
+        let m = Matrix::new(&x, 100, 1, Layout::RowMajor).unwrap();
+        let t = Targets::classes(&y, 2).unwrap();
+        let mut p = base();
+        p.bootstrap = false;
+        p.max_depth = Some(1);
+        let f = Forest::fit(&p, m, t, None).unwrap();
+        for tree in f.trees() {
+            assert_eq!(tree.threshold(0), 39.5);
+            assert_eq!(tree.missing_left(0), nan_class == 0);
+        }
+        let probe = [f64::NAN, 10.0, 70.0];
+        let probe = Matrix::new(&probe, 3, 1, Layout::RowMajor).unwrap();
+        let proba = f.predict(probe).unwrap();
+        assert_eq!(
+            proba[usize::from(nan_class == 0)],
+            0.0,
+            "NaN row: {proba:?}"
+        );
+        // Extra-Trees: random thresholds, NaN sent to a random side.
+        let mut p = ForestParams::extra_trees(CriterionKind::Gini);
+        p.n_estimators = 40;
+        p.max_depth = Some(1);
+        let f = Forest::fit(&p, m, t, None).unwrap();
+        let left = f.trees().iter().filter(|t| t.missing_left(0)).count();
+        assert!(left > 5 && left < 35, "{left} of 40 trees send NaN left");
+    }
+    // All rows NaN but one value: the feature is constant, the tree a leaf.
+    let x = [1.0, f64::NAN, f64::NAN, 1.0];
+    let m = Matrix::new(&x, 4, 1, Layout::RowMajor).unwrap();
+    let f = Forest::fit(
+        &base(),
+        m,
+        Targets::classes(&[0, 1, 1, 0], 2).unwrap(),
+        None,
+    )
+    .unwrap();
+    assert!(f.trees().iter().all(|t| t.len() == 1));
 }
 
 #[test]

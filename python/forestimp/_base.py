@@ -105,6 +105,13 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
                 "constraints of scikit-learn's trees are not enforced here)."
             )
 
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        # NaN is a missing value, except for the splitters that refuse it.
+        refused = getattr(self, "splitter", None) == "hist" or getattr(self, "multiway", False)
+        tags.input_tags.allow_nan = not refused
+        return tags
+
     def _criteria(self) -> tuple[str, ...]:
         if self._is_classifier:
             return ("gini", "entropy", "log_loss")
@@ -141,7 +148,10 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         ----------
         X : array-like of shape (n_samples, n_features)
             Training inputs. float32/float64 C- or F-ordered arrays are used without a
-            copy; NaN and infinite values are rejected (no missing-value support).
+            copy. NaN is a missing value: each split learns the side its NaN rows go to
+            (scikit-learn's rule, ``docs/missing-values.md``), except with
+            ``splitter="hist"`` and ``multiway=True``, which refuse it (``DataError``).
+            Infinite values are rejected.
         y : array-like of shape (n_samples,)
             Class labels (any hashable values) or regression targets.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -174,7 +184,12 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         else is computed: such a forest is read through its engine object only. ``bins``
         (``_core.Bins`` of X) spares the histogram splitter binning X again."""
         X, y = validate_data(
-            self, X, y, dtype=_DTYPES, ensure_all_finite=True, y_numeric=not self._is_classifier
+            self,
+            X,
+            y,
+            dtype=_DTYPES,
+            ensure_all_finite="allow-nan",
+            y_numeric=not self._is_classifier,
         )
         n, p = X.shape
         first_classes = getattr(self, "classes_", None)
@@ -403,7 +418,9 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
     # --------------------------------------------------------------------- prediction
     def _engine_input(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "forest_")
-        X = validate_data(self, X, dtype=_DTYPES, ensure_all_finite=True, reset=False)
+        # Splitters that refuse NaN at fit refuse it at predict too (their allow_nan tag).
+        finite = "allow-nan" if self.__sklearn_tags__().input_tags.allow_nan else True
+        X = validate_data(self, X, dtype=_DTYPES, ensure_all_finite=finite, reset=False)
         return _as_engine_matrix(X)
 
     def _jobs(self) -> int | None:

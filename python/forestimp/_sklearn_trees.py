@@ -10,7 +10,9 @@ A tree is rebuilt from ``Forest.tree_arrays`` through the pickle state of
   is the largest float32 not above forestimp's (:func:`float32_cut`), so every float32 value
   goes the same way in both, and also through ONNX, whose thresholds are float32. A float64
   value that is not a float32 is rounded by scikit-learn's cast: within half a float32 spacing
-  of a threshold it can take the other branch (scikit-learn's own trees share this).
+  of a threshold it can take the other branch (scikit-learn's own trees share this). NaN goes
+  to the side stored in the model (``missing_go_to_left``, ``docs/missing-values.md``). The
+  split "non-missing | missing" has threshold ``+inf`` in both libraries.
 * **Values.** ``tree_.value`` holds class fractions (weighted, as scikit-learn >= 1.4 stores
   them) or the mean output, ``impurity`` is Gini, entropy *in bits* (scikit-learn's
   ``"entropy"``/``"log_loss"`` is in bits too) or the variance, and the weights include
@@ -78,10 +80,9 @@ def _sklearn_tree_state(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     nodes["impurity"] = arrays["impurity"]
     nodes["n_node_samples"] = counts
     nodes["weighted_n_node_samples"] = arrays["weighted_n_node_samples"]
-    # scikit-learn's rule for a split that saw no NaN: the child with more samples.
-    missing_left = np.zeros(len(left), dtype=bool)
-    missing_left[split] = counts[left[split]] > counts[right[split]]
-    nodes["missing_go_to_left"] = missing_left
+    # The side NaN goes to: learned where the split saw NaN, else (scikit-learn's rule too)
+    # the child with more samples.
+    nodes["missing_go_to_left"] = arrays["missing_go_to_left"]
     value = np.ascontiguousarray(arrays["value"], dtype=np.float64)
     return {
         "max_depth": _max_depth(left, right),

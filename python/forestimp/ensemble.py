@@ -55,6 +55,14 @@ Criteria and scikit-learn's other parameters, for every estimator and splitter:
   drawn without replacement unless ``bootstrap``.
 * ``monotonic_cst`` exists for scikit-learn's API, but constraints are not available yet:
   anything but None raises ``InvalidParameterError``.
+Missing values: X may hold NaN, in fit and predict, with scikit-learn 1.9's semantics. Each
+split learns the side its NaN rows go to: ``splitter="best"`` scores every threshold with the
+NaN rows on the left and on the right, and also "non-missing | missing"; random thresholds
+(Extra-Trees, totally randomized trees) send them to a side drawn at random. NaN met at
+predict time by a split that saw none in training goes to the child with more training
+samples. ``splitter="hist"`` and ``multiway=True`` do not support NaN yet (``DataError``);
+infinite values are refused everywhere. Details and the differences from scikit-learn:
+``docs/missing-values.md``.
 
 ``warm_start=True`` keeps the fitted trees and grows only the new ones when ``n_estimators``
 grows. Tree ``i`` depends only on ``(random_state, i)``, so 10 trees then 25 give the model of

@@ -21,10 +21,14 @@ use std::ops::Range;
 /// The most levels a coded column may have: codes are bytes.
 pub const MAX_LEVELS: usize = 256;
 
-/// The coded columns of a matrix.
+/// The coded columns of a matrix, and which of its columns hold missing values (NaN),
+/// the two facts about whole columns that the gathered split search reads.
 #[derive(Clone, Debug, Default)]
 pub struct Levels {
     columns: Vec<Option<Coded>>,
+    /// Per column, whether it holds NaN (empty when none does). A column with NaN is
+    /// never coded: it is searched as values, where missing values are handled.
+    missing: Vec<bool>,
 }
 
 /// One coded column: the code of every row and the increasing levels the codes index.
@@ -46,10 +50,26 @@ impl Levels {
         }
         let blocks = map_ordered(p.div_ceil(BLOCK), |b| code_block(x, block(b, p)));
         let columns: Vec<Option<Coded>> = blocks.into_iter().flatten().collect();
-        columns
-            .iter()
-            .any(Option::is_some)
-            .then_some(Levels { columns })
+        columns.iter().any(Option::is_some).then_some(Levels {
+            columns,
+            missing: Vec::new(),
+        })
+    }
+
+    /// `levels` (or none) with the per-column NaN flags `missing` (None: no NaN in X).
+    pub fn with_missing(levels: Option<Levels>, missing: Option<Vec<bool>>) -> Option<Levels> {
+        let Some(missing) = missing else {
+            return levels;
+        };
+        let mut l = levels.unwrap_or_default();
+        l.missing = missing;
+        Some(l)
+    }
+
+    /// Per column, whether it holds NaN; None when no column does.
+    #[inline(always)]
+    pub fn missing(&self) -> Option<&[bool]> {
+        (!self.missing.is_empty()).then_some(&self.missing[..])
     }
 
     /// Column `f`, when it is coded.
@@ -158,7 +178,8 @@ impl Distinct {
         let mut order: Vec<usize> = (0..m).collect();
         order.sort_unstable_by_key(|&l| self.level_keys[l]);
         let values: Vec<f64> = order.iter().map(|&l| self.values[l]).collect();
-        if values.windows(2).any(|w| w[0] >= w[1]) {
+        // NaN compares false, so it must be refused on its own.
+        if values.windows(2).any(|w| w[0] >= w[1]) || values.iter().any(|v| v.is_nan()) {
             return None;
         }
         let mut rank = [0u8; MAX_LEVELS];

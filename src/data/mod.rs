@@ -16,6 +16,7 @@
 mod bins;
 mod levels;
 mod matrix;
+mod missing;
 mod shadows;
 mod targets;
 

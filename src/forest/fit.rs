@@ -77,7 +77,10 @@ impl<'a, T: Feature> FitSession<'a, T> {
         }
         let classification = matches!(targets, Targets::Classes { .. });
         let params = params.resolve(n, x.n_cols(), classification)?;
-        x.check_finite()?;
+        let missing = x.missing_columns()?;
+        if missing.is_some() {
+            refuse_missing(&x, params.splitter)?;
+        }
         if params.splitter == SplitterKind::Multiway {
             multiway::check_integer_codes(&x)?;
         }
@@ -117,8 +120,10 @@ impl<'a, T: Feature> FitSession<'a, T> {
         };
         // Codes save the exact search a sort per candidate; random thresholds read the
         // values once per candidate and were no faster from codes (BENCHMARKS.md).
+        // Columns with NaN are flagged with the codes, for the gathered search.
         let levels = match params.splitter {
-            SplitterKind::Best => Levels::new(&x),
+            SplitterKind::Best => Levels::with_missing(Levels::new(&x), missing),
+            SplitterKind::Random => Levels::with_missing(None, missing),
             _ => None,
         };
         Ok(FitSession {
@@ -334,6 +339,20 @@ fn grow<T: Feature, C: Criterion>(
         // Best (a histogram session always has its codes).
         _ => binary::<T, C, BestThreshold>(x, levels, crit, ws, samples, features, p, width, rng),
     }
+}
+
+/// Fails on X with NaN for the splitters that do not support missing values: the
+/// histogram splitter (its codes have no missing bin) and multiway trees.
+fn refuse_missing<T: Feature>(x: &Matrix<'_, T>, splitter: SplitterKind) -> Result<()> {
+    let reason = match splitter {
+        SplitterKind::Histogram { .. } => "splitter=\"hist\" does not support missing values yet",
+        SplitterKind::Multiway => {
+            "multiway (totally randomized categorical) trees do not support missing values"
+        }
+        _ => return Ok(()),
+    };
+    let (row, col) = x.first_missing().unwrap_or((0, 0));
+    Err(ForestError::Missing { row, col, reason })
 }
 
 /// scikit-learn's "balanced_subsample": class `c` drawn `m_c` times among `m` draws gets

@@ -87,7 +87,8 @@ impl Forest {
         self.n_classes.max(1)
     }
 
-    pub(crate) fn check_input<T: Feature>(&self, x: &Matrix<'_, T>) -> Result<()> {
+    /// Checks the shape of `x` and refuses infinities; returns whether it holds NaN.
+    pub(crate) fn check_input<T: Feature>(&self, x: &Matrix<'_, T>) -> Result<bool> {
         if x.n_cols() != self.n_features() {
             return Err(ForestError::Shape(format!(
                 "X has {} features, but the forest was fitted with {}",
@@ -95,20 +96,21 @@ impl Forest {
                 self.n_features()
             )));
         }
-        x.check_finite()
+        // NaN is a missing value, routed by each node; infinities are refused.
+        x.missing_columns().map(|m| m.is_some())
     }
 
     /// Mean of the trees' leaf values for every row: `n_rows × width`, row-major.
     /// Class probabilities for classification (soft voting), the mean for regression.
     pub fn predict<T: Feature>(&self, x: Matrix<'_, T>) -> Result<Vec<f64>> {
-        self.check_input(&x)?;
+        let nan = self.check_input(&x)?;
         let w = self.width();
         let mut out = vec![0.0; x.n_rows() * w];
         let add = |acc: &mut [f64], t: usize, slot| {
             let value = self.trees[t].slot_value(slot);
             acc.iter_mut().zip(value).for_each(|(a, v)| *a += v);
         };
-        self.sum_over_trees(&x, &mut out, w, &|_, _| true, &add);
+        self.sum_over_trees(&x, nan, &mut out, w, &|_, _| true, &add);
         let scale = 1.0 / self.trees.len() as f64;
         out.iter_mut().for_each(|a| *a *= scale);
         Ok(out)

@@ -71,7 +71,7 @@ impl Forest {
             acc[..w].iter_mut().zip(value).for_each(|(a, v)| *a += v);
             acc[w] += 1.0;
         };
-        self.sum_over_trees(&x, &mut out, w + 1, &out_of_bag, &add);
+        self.sum_over_trees(&x, true, &mut out, w + 1, &out_of_bag, &add);
         let mut values = Vec::with_capacity(n * w);
         let mut counts = Vec::with_capacity(n);
         for row in out.chunks(w + 1) {

@@ -68,15 +68,19 @@ struct Block<'a, 'x, T, K, A> {
     stride: usize,
     takes: &'a K,
     add: &'a A,
+    /// Whether X may hold NaN (see `Tree::descend`).
+    nan: bool,
 }
 
 impl Forest {
     /// For every row `i` of `x` (a row of `out`, `stride` values wide) and every tree `t`
     /// with `takes(t, i)`, calls `add(row, t, slot)` with the slot of the leaf the row
     /// reaches. `out` must start zeroed; rows are split into blocks that stay in cache.
+    /// `nan`: whether X may hold NaN (from [`Forest::check_input`]).
     pub(crate) fn sum_over_trees<T: Feature>(
         &self,
         x: &Matrix<'_, T>,
+        nan: bool,
         out: &mut [f64],
         stride: usize,
         takes: &(impl Fn(usize, usize) -> bool + Sync),
@@ -96,6 +100,7 @@ impl Forest {
                 stride,
                 takes,
                 add,
+                nan,
             };
             job.sum(out);
         };
@@ -134,7 +139,7 @@ where
             taken += usize::from((self.takes)(t, first + r));
         }
         rows.truncate(taken);
-        tree.descend(self.x, first, rows, |leaf, r| {
+        tree.descend(self.x, first, rows, self.nan, |leaf, r| {
             (self.add)(
                 &mut acc[r * stride..(r + 1) * stride],
                 t,

@@ -35,6 +35,7 @@ impl From<ForestError> for PyErr {
             }
             ForestError::Shape(_)
             | ForestError::NonFinite { .. }
+            | ForestError::Missing { .. }
             | ForestError::NonInteger { .. }
             | ForestError::InvalidTarget(_) => DataError::new_err(msg),
             ForestError::Decode(_) | ForestError::Version { .. } => ModelFormatError::new_err(msg),

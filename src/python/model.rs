@@ -347,7 +347,8 @@ impl PyForest {
         to_rows(py, rows, f.trees().len(), f.n_features())
     }
 
-    /// Node arrays of tree `index`, with scikit-learn's conventions for leaves.
+    /// Node arrays of tree `index`, with scikit-learn's conventions for leaves (and its
+    /// `missing_go_to_left`).
     fn tree_arrays<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyDict>> {
         let t = self.inner.trees().get(index).ok_or_else(|| {
             pyo3::exceptions::PyIndexError::new_err(format!("tree index {index} out of range"))
@@ -358,6 +359,7 @@ impl PyForest {
         d.set_item("children_right", a.right.into_pyarray(py))?;
         d.set_item("feature", a.feature.into_pyarray(py))?;
         d.set_item("threshold", a.threshold.into_pyarray(py))?;
+        d.set_item("missing_go_to_left", a.missing_left.into_pyarray(py))?;
         let s = a.stats;
         let counts: Vec<i64> = s.n_samples.iter().map(|&c| i64::from(c)).collect();
         d.set_item("n_node_samples", counts.into_pyarray(py))?;
@@ -513,6 +515,8 @@ struct SklearnArrays {
     right: Vec<i64>,
     feature: Vec<i64>,
     threshold: Vec<f64>,
+    /// Whether NaN goes left (false at leaves).
+    missing_left: Vec<bool>,
     stats: crate::tree::NodeStats,
 }
 
@@ -540,6 +544,9 @@ impl SklearnArrays {
                 .collect(),
             threshold: (0..t.len())
                 .map(|i| if split(i) { t.threshold(i) } else { -2.0 })
+                .collect(),
+            missing_left: (0..t.len())
+                .map(|i| split(i) && t.missing_left(i))
                 .collect(),
             stats: t.node_stats(),
         }

@@ -128,7 +128,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             }
             if let Some(p) = pending {
                 self.tree
-                    .set_split(node, p.split.feature, p.split.threshold);
+                    .set_split(node, p.split.feature, p.split.threshold, p.split.missing);
                 let mid = start + p.split.n_left;
                 // Right pushed first so the left child is numbered next (pre-order).
                 stack.push((mid, end, depth + 1, node, false, p.n_constant));
@@ -157,7 +157,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
                 break;
             };
             self.tree
-                .set_split(p.node, p.split.feature, p.split.threshold);
+                .set_split(p.node, p.split.feature, p.split.threshold, p.split.missing);
             let mid = p.start + p.split.n_left;
             for (is_left, s, e) in [(true, p.start, mid), (false, mid, p.end)] {
                 let (child, pending) =

@@ -30,33 +30,36 @@ impl Tree {
         let block = max_block_rows(x);
         for (k, part) in out.chunks_mut(block).enumerate() {
             let rows = (0..part.len() as u32).collect();
-            self.descend(x, first + k * block, rows, |leaf, r| part[r] = leaf as u32);
+            let reach = |leaf, r: usize| part[r] = leaf as u32;
+            self.descend(x, first + k * block, rows, true, reach);
         }
     }
 
     /// Calls `reach(leaf, r)` once for every `r` of `rows` (row `first + r` of `x`) with the
-    /// leaf it reaches; rows come in no particular order.
+    /// leaf it reaches; rows come in no particular order. `nan`: whether X may hold NaN
+    /// (false only when it is known to hold none, which spares the partitions a test).
     #[inline]
     pub(crate) fn descend<T: Feature>(
         &self,
         x: &Matrix<'_, T>,
         first: usize,
         rows: Vec<u32>,
+        nan: bool,
         reach: impl FnMut(usize, usize),
     ) {
         let p = x.n_cols();
         match (x.row_major_data(), x.columns_are_slices()) {
             (Some(data), _) => {
                 let column = |f| Strided::new(&data[first * p + f..], p);
-                self.descend_by(rows, column, reach)
+                self.descend_by(rows, column, nan, reach)
             }
             (None, true) => {
                 let column = |f| Strided::new(&x.column(f).unwrap_or_default()[first..], 1);
-                self.descend_by(rows, column, reach)
+                self.descend_by(rows, column, nan, reach)
             }
             (None, false) => {
                 let column = |f| Entries { x, first, f };
-                self.descend_by(rows, column, reach)
+                self.descend_by(rows, column, nan, reach)
             }
         }
     }
@@ -67,6 +70,7 @@ impl Tree {
         &self,
         rows: Vec<u32>,
         column: impl Fn(usize) -> C,
+        nan: bool,
         mut reach: impl FnMut(usize, usize),
     ) {
         // Two buffers: a node's rows are read from one and partitioned into the other, so
@@ -92,20 +96,14 @@ impl Tree {
                 alone.push((t, *r as usize));
                 continue;
             }
-            // Left rows fill `dst` from the front, right rows from the back: every row is
-            // written at both ends and only its side's end advances (no branch to mispredict).
             let dst = &mut dst[start..end];
-            let (col, threshold) = (column(nd.feature as usize), nd.threshold);
-            let (mut l, mut r_end) = (0, dst.len());
-            for (k, &r) in rows.iter().enumerate() {
-                // Past the end, the last row again: a select, not a branch.
-                col.prefetch(*rows.get(k + PREFETCH_AHEAD).unwrap_or(&r) as usize);
-                let left = goes_left(col.value(r as usize), threshold);
-                dst[r_end - 1] = r;
-                dst[l] = r;
-                l += usize::from(left);
-                r_end -= usize::from(!left);
-            }
+            let (col, threshold) = (column(nd.feature()), nd.threshold);
+            // The node's missing side made a constant: each loop compares once per row.
+            let l = if nan && self.missing_left(t) {
+                split_rows(rows, dst, &col, |v| goes_left(v, threshold, true))
+            } else {
+                split_rows(rows, dst, &col, |v| goes_left(v, threshold, false))
+            };
             let mid = start + l;
             if mid < end {
                 stack.push((nd.right as usize, mid, end, 1 - src));
@@ -145,7 +143,7 @@ impl Tree {
                 let t = node[l];
                 let nd = &self.nodes[t];
                 if nd.right != LEAF {
-                    node[l] = nd.next(t, value(r, nd.feature as usize));
+                    node[l] = nd.next(t, value(r, nd.feature()), || self.missing_left(t));
                     continue;
                 }
                 reach(t, r);
@@ -159,6 +157,29 @@ impl Tree {
             }
         }
     }
+}
+
+/// Partitions a node's `rows` into `dst` (same length): the rows whose value in `col` goes
+/// `left` first, in order, the others from the back; returns how many go left. Every row is
+/// written at both ends and only its side's end advances (no branch to mispredict).
+#[inline(always)]
+fn split_rows<C: Column>(
+    rows: &[u32],
+    dst: &mut [u32],
+    col: &C,
+    left: impl Fn(f64) -> bool,
+) -> usize {
+    let (mut l, mut r_end) = (0, dst.len());
+    for (k, &r) in rows.iter().enumerate() {
+        // Past the end, the last row again: a select, not a branch.
+        col.prefetch(*rows.get(k + PREFETCH_AHEAD).unwrap_or(&r) as usize);
+        let left = left(col.value(r as usize));
+        dst[r_end - 1] = r;
+        dst[l] = r;
+        l += usize::from(left);
+        r_end -= usize::from(!left);
+    }
+    l
 }
 
 /// One feature of a block's rows, read by row.

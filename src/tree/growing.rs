@@ -4,7 +4,7 @@
 //! leaf slots in node order) [`GrowingTree::finish`] hands the arrays over as they are;
 //! otherwise (best-first growth) it renumbers the nodes.
 
-use super::{SplitNode, Tree, LEAF};
+use super::{Missing, SplitNode, Tree, LEAF};
 use crate::params::CriterionKind;
 
 pub(crate) struct GrowingTree {
@@ -16,6 +16,8 @@ pub(crate) struct GrowingTree {
     /// order: cleared by a split that is not of the last pushed node, or a left child that
     /// is not the next node.
     in_order: bool,
+    /// The missing-value side each split learned, by node id (set in `finish`).
+    missing: Vec<Missing>,
 }
 
 impl GrowingTree {
@@ -31,9 +33,11 @@ impl GrowingTree {
                 leaf_impurity: Vec::with_capacity(if regression { leaves } else { 0 }),
                 width,
                 criterion,
+                missing_left: Vec::new(),
             },
             left: Vec::with_capacity(nodes),
             in_order: true,
+            missing: Vec::new(),
         }
     }
 
@@ -65,7 +69,15 @@ impl GrowingTree {
 
     /// Turns leaf `node` into an internal node; its children are linked later. The leaf
     /// slot of the last pushed node is freed; any other becomes an orphan for `finish`.
-    pub(crate) fn set_split(&mut self, node: u32, feature: u32, threshold: f64) {
+    pub(crate) fn set_split(&mut self, node: u32, feature: u32, threshold: f64, missing: Missing) {
+        if missing != Missing::Unseen {
+            // Allocated only by fits that meet NaN.
+            let id = node as usize;
+            if self.missing.len() <= id {
+                self.missing.resize(id + 1, Missing::Unseen);
+            }
+            self.missing[id] = missing;
+        }
         let t = &mut self.tree;
         let slot = t.nodes[node as usize].feature as usize;
         if node as usize + 1 == t.nodes.len() && slot + 1 == t.leaf_weight.len() {
@@ -84,7 +96,7 @@ impl GrowingTree {
     /// Rewrites every split threshold as `f(feature, threshold)` (bin code → real value).
     pub(crate) fn map_thresholds(&mut self, f: impl Fn(usize, f64) -> f64) {
         for n in self.tree.nodes.iter_mut().filter(|n| n.right != LEAF) {
-            n.threshold = f(n.feature as usize, n.threshold);
+            n.threshold = f(n.feature(), n.threshold);
         }
     }
 
@@ -108,13 +120,21 @@ impl GrowingTree {
     /// growing arrays were reallocated while the working buffers were live and sit above
     /// them in the allocator's heap, where a long-lived tree keeps the freed buffers below
     /// it resident, which raised the peak memory of large fits.
-    pub(crate) fn finish(self) -> Tree {
+    pub(crate) fn finish(mut self) -> Tree {
+        let mut missing = std::mem::take(&mut self.missing);
         let mut t = if self.in_order {
             debug_assert!(self.preorder().iter().enumerate().all(|(i, &o)| i == o));
             self.tree
         } else {
+            if !missing.is_empty() {
+                let old = &missing;
+                let order = self.preorder();
+                let by_new = order.iter().map(|&o| old.get(o).copied());
+                missing = by_new.map(Option::unwrap_or_default).collect();
+            }
             self.renumbered()
         };
+        t.route_missing(|node| missing.get(node).and_then(|m| m.learned()));
         // `to_vec` allocates exactly the length.
         t.nodes = t.nodes.to_vec();
         t.leaf_value = t.leaf_value.to_vec();
@@ -138,6 +158,7 @@ impl GrowingTree {
             leaf_impurity: Vec::with_capacity(if regression { n_leaves } else { 0 }),
             width: w,
             criterion: g.criterion,
+            missing_left: Vec::new(),
         };
         let mut new_id = vec![0u32; order.len()];
         for (new, &old) in order.iter().enumerate() {

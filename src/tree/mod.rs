@@ -30,6 +30,8 @@ pub mod criterion;
 mod descend;
 pub(crate) use descend::max_block_rows;
 pub(crate) mod growing;
+mod missing;
+pub(crate) use missing::Missing;
 pub mod multiway;
 mod prune;
 #[cfg(feature = "serde")]
@@ -46,12 +48,33 @@ use crate::params::CriterionKind;
 pub const LEAF: u32 = u32::MAX;
 
 /// The routing rule: whether a sample whose split feature reads `value` goes to the left
-/// child of a node with this `threshold`. Every walk of a fitted tree and every partition
-/// of a growing one decides by this function (through [`Tree::goes_left`] for the walks),
-/// so a change of rule, such as where missing values go, is made here once.
+/// child of a node with this `threshold`, where missing values (NaN) go left when
+/// `missing_left`. Every walk of a fitted tree and every partition of a growing one decides
+/// by this function (through [`Tree::goes_left`] for the walks), so the rule lives here
+/// once. A comparison with NaN is false, so `value ≤ threshold` sends NaN right and
+/// `!(value > threshold)`, the same test for every other value, sends it left: either way
+/// one comparison, when `missing_left` is a constant of the caller's loop.
 #[inline(always)]
-pub(crate) fn goes_left(value: f64, threshold: f64) -> bool {
-    value <= threshold
+#[allow(clippy::neg_cmp_op_on_partial_ord)] // the negation is the point: true for NaN
+pub(crate) fn goes_left(value: f64, threshold: f64, missing_left: bool) -> bool {
+    if missing_left {
+        !(value > threshold)
+    } else {
+        value <= threshold
+    }
+}
+
+/// [`goes_left`] where the node's missing side is read (`missing_left()`) only for a NaN
+/// value: the walks of one row through a tree, whose steps are a chain of dependent loads,
+/// then do no more work per step on complete data than a single comparison and a branch
+/// that is never taken.
+#[inline(always)]
+fn goes_left_lazy(value: f64, threshold: f64, missing_left: impl FnOnce() -> bool) -> bool {
+    if value.is_nan() {
+        goes_left(value, threshold, missing_left())
+    } else {
+        goes_left(value, threshold, false)
+    }
 }
 
 /// The split fields of a node, packed for prediction.
@@ -66,10 +89,17 @@ struct SplitNode {
 }
 
 impl SplitNode {
-    /// The child a value goes to, `t` being this node's id.
+    /// The split feature.
     #[inline(always)]
-    fn next(&self, t: usize, value: f64) -> usize {
-        if goes_left(value, self.threshold) {
+    fn feature(&self) -> usize {
+        self.feature as usize
+    }
+
+    /// The child a value goes to, `t` being this node's id and `missing_left()` its
+    /// missing-value side.
+    #[inline(always)]
+    fn next(&self, t: usize, value: f64, missing_left: impl FnOnce() -> bool) -> usize {
+        if goes_left_lazy(value, self.threshold, missing_left) {
             t + 1
         } else {
             self.right as usize
@@ -90,6 +120,10 @@ pub struct Tree {
     leaf_impurity: Vec<f64>,
     width: usize,
     criterion: CriterionKind,
+    /// Bit `t` (word `t / 64`): whether NaN goes to the left child of split node `t`. Kept
+    /// apart from the nodes, which stay 16 bytes, and read off the walk's chain of
+    /// dependent loads; set by [`Tree::route_missing`].
+    missing_left: Vec<u64>,
 }
 
 /// Statistics of every node of a tree, derived from its leaves by [`Tree::node_stats`].
@@ -232,9 +266,18 @@ impl Tree {
 
     /// Split feature of `node` (meaningless at leaves).
     pub fn feature(&self, node: usize) -> u32 {
-        self.nodes[node].feature
+        self.nodes[node].feature() as u32
     }
-    /// Split threshold of `node`: `x ≤ threshold` goes left.
+
+    /// Whether missing values (NaN) go to the left child of split node `node`: the side
+    /// learned at fit when the node's rows had NaN in its feature, else the side with more
+    /// training samples (ties right), as in scikit-learn.
+    #[inline(always)]
+    pub fn missing_left(&self, node: usize) -> bool {
+        let word = self.missing_left.get(node / 64).copied().unwrap_or(0);
+        word >> (node % 64) & 1 == 1
+    }
+    /// Split threshold of `node`: `x ≤ threshold` goes left (NaN: [`Tree::missing_left`]).
     pub fn threshold(&self, node: usize) -> f64 {
         self.nodes[node].threshold
     }
@@ -243,7 +286,8 @@ impl Tree {
     /// rule, [`goes_left`]).
     #[inline(always)]
     pub fn goes_left(&self, node: usize, value: f64) -> bool {
-        goes_left(value, self.nodes[node].threshold)
+        let nd = &self.nodes[node];
+        goes_left_lazy(value, nd.threshold, || self.missing_left(node))
     }
 
     /// The left (`left = true`) or right child of split node `node`.
@@ -259,7 +303,7 @@ impl Tree {
     /// The child of split node `node` that `value` of its feature goes to.
     #[inline(always)]
     pub fn next(&self, node: usize, value: f64) -> usize {
-        self.nodes[node].next(node, value)
+        self.nodes[node].next(node, value, || self.missing_left(node))
     }
 
     /// Leaf reached by row `i` of `x`.
@@ -280,7 +324,7 @@ impl Tree {
             if nd.right == LEAF {
                 return t;
             }
-            t = nd.next(t, value(nd.feature as usize).to_f64());
+            t = nd.next(t, value(nd.feature()).to_f64(), || self.missing_left(t));
         }
     }
 
@@ -289,7 +333,7 @@ impl Tree {
         let mut t = 0usize;
         path.push(t);
         while !self.is_leaf(t) {
-            t = self.next(t, x.get(i, self.nodes[t].feature as usize).to_f64());
+            t = self.next(t, x.get(i, self.nodes[t].feature()).to_f64());
             path.push(t);
         }
     }

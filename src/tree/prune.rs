@@ -95,7 +95,10 @@ impl Tree {
             leaf_impurity: Vec::new(),
             width: w,
             criterion: self.criterion,
+            missing_left: Vec::new(),
         };
+        // The old id of every kept split node, for its missing-value side.
+        let mut old_of = Vec::new();
         // Pre-order walk of the kept nodes: (old id, parent's new id awaiting its right).
         let mut stack = vec![(0usize, None::<usize>)];
         while let Some((old, right_of)) = stack.pop() {
@@ -105,6 +108,8 @@ impl Tree {
             }
             match self.children(old) {
                 Some((l, r)) if !collapsed[old] => {
+                    old_of.resize(new + 1, None);
+                    old_of[new] = Some(old);
                     t.nodes.push(self.nodes[old]);
                     stack.push((r, Some(new)));
                     stack.push((l, None));
@@ -124,6 +129,15 @@ impl Tree {
                 }
             }
         }
+        // A kept split keeps its subtrees' sample counts, so its side, learned or derived,
+        // is the same.
+        t.route_missing(|new| {
+            old_of
+                .get(new)
+                .copied()
+                .flatten()
+                .map(|old| self.missing_left(old))
+        });
         t
     }
 }
@@ -132,16 +146,17 @@ impl Tree {
 mod tests {
     use crate::params::CriterionKind;
     use crate::tree::growing::GrowingTree;
+    use crate::tree::missing::Missing;
 
     /// A regression stump of stump: root splits, its left child splits again.
     fn tree() -> crate::tree::Tree {
         let mut g = GrowingTree::with_capacity(1, 5, CriterionKind::SquaredError);
         // Leaves: (impurity, weight, count, mean).
         let root = g.push_leaf(0.0, 0.0, 0, &[0.0]);
-        g.set_split(root, 0, 0.5);
+        g.set_split(root, 0, 0.5, Missing::Unseen);
         let l = g.push_leaf(0.0, 0.0, 0, &[0.0]);
         g.link(root, true, l);
-        g.set_split(l, 1, 0.5);
+        g.set_split(l, 1, 0.5, Missing::Unseen);
         let ll = g.push_leaf(1.0, 2.0, 2, &[0.0]);
         g.link(l, true, ll);
         let lr = g.push_leaf(1.0, 2.0, 2, &[1.0]);

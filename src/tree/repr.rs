@@ -131,6 +131,7 @@ impl TreeRepr {
             leaf_impurity,
             width,
             criterion,
+            missing_left: Vec::new(),
         })
     }
 }

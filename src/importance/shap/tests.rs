@@ -169,6 +169,37 @@ fn repeated_features_and_multiway_chains_match_the_brute_force() {
     check_forest(&multiway, &x[..15 * p], 15, p);
 }
 
+/// Rows with missing values follow each node's NaN side, in the brute force (through
+/// `Tree::next`) as in TreeSHAP, and additivity holds against the prediction.
+#[test]
+fn rows_with_missing_values_match_the_brute_force() {
+    let (n, p) = (200, 4);
+    let (mut x, y, yr) = data(n, p, 12);
+    let mut rng = TreeRng::new(4);
+    x.iter_mut()
+        .filter(|_| rng.below(5) == 0)
+        .for_each(|v| *v = f64::NAN);
+    let m = Matrix::new(&x, n, p, Layout::RowMajor).unwrap();
+    let mut params = ForestParams::random_forest(CriterionKind::Gini);
+    params.n_estimators = 3;
+    let rf = Forest::fit(&params, m, Targets::classes(&y, 3).unwrap(), None).unwrap();
+    let sides = |f: &Forest| {
+        let t = &f.trees()[0];
+        let splits = (0..t.len()).filter(|&k| !t.is_leaf(k));
+        splits.map(|k| t.missing_left(k)).collect::<Vec<_>>()
+    };
+    let s = sides(&rf);
+    assert!(
+        s.contains(&true) && s.contains(&false),
+        "NaN sent both ways"
+    );
+    check_forest(&rf, &x[..20 * p], 20, p);
+    let mut params = ForestParams::extra_trees(CriterionKind::SquaredError);
+    params.n_estimators = 3;
+    let et = Forest::fit(&params, m, Targets::Regression(&yr), None).unwrap();
+    check_forest(&et, &x[..20 * p], 20, p);
+}
+
 #[test]
 fn a_stump_has_zero_values_and_its_mean_as_expected_value() {
     let x = [1.0, 1.0, 1.0];
@@ -225,7 +256,7 @@ fn wrong_feature_count_and_non_finite_rows_are_errors() {
         Err(ForestError::Shape(_))
     ));
     let mut bad = x.clone();
-    bad[7] = f64::NAN;
+    bad[7] = f64::INFINITY;
     let m = Matrix::new(&bad, 50, 3, Layout::RowMajor).unwrap();
     assert!(matches!(
         f.tree_shap(m, false),

@@ -54,8 +54,9 @@ pub(crate) fn by_lanes<Y: Copy>(ys: &[Y], ws: &[f64], mut body: impl FnMut(usize
 
 /// `w` if `v ≤ t`, else 0, without a branch (the side of a sample is unpredictable). LLVM
 /// turns a plain select of floats into a branch when an operand is a load; the SSE2
-/// compare-and-mask is kept as written. It is [`crate::tree::goes_left`] in SSE2: a change
-/// of the routing rule must be made here too (a unit test compares the two).
+/// compare-and-mask is kept as written. It is [`crate::tree::goes_left`] with missing
+/// values going right, in SSE2 ([`weight_if_not_gt`] is the rule with missing values going
+/// left): a change of the routing rule must be made here too (a unit test compares them).
 #[inline(always)]
 pub(crate) fn weight_if_le(v: f64, t: f64, w: f64) -> f64 {
     #[cfg(target_arch = "x86_64")]
@@ -75,6 +76,31 @@ pub(crate) fn weight_if_le(v: f64, t: f64, w: f64) -> f64 {
             w
         } else {
             0.0
+        }
+    }
+}
+
+/// `w` if `!(v > t)` (`v ≤ t`, or `v` is NaN), else 0: [`crate::tree::goes_left`] with
+/// missing values going left, branch-free like [`weight_if_le`].
+#[inline(always)]
+pub(crate) fn weight_if_not_gt(v: f64, t: f64, w: f64) -> f64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_and_pd, _mm_cmpngt_sd, _mm_cvtsd_f64, _mm_set_sd};
+        // SAFETY: SSE2 is part of the x86_64 baseline; these touch registers only.
+        unsafe {
+            _mm_cvtsd_f64(_mm_and_pd(
+                _mm_cmpngt_sd(_mm_set_sd(v), _mm_set_sd(t)),
+                _mm_set_sd(w),
+            ))
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        if v > t {
+            0.0
+        } else {
+            w
         }
     }
 }
@@ -233,15 +259,23 @@ mod tests {
             2.0,
             f64::INFINITY,
             f64::NEG_INFINITY,
+            f64::NAN,
         ];
         for v in values {
-            for t in [-1.5, 0.0, 0.5, 1.0] {
-                let want = if crate::tree::goes_left(v, t) {
-                    3.0
-                } else {
-                    0.0
-                };
-                assert_eq!(weight_if_le(v, t, 3.0), want, "v = {v}, t = {t}");
+            for t in [-1.5, 0.0, 0.5, 1.0, f64::INFINITY] {
+                for missing_left in [false, true] {
+                    let want = if crate::tree::goes_left(v, t, missing_left) {
+                        3.0
+                    } else {
+                        0.0
+                    };
+                    let got = if missing_left {
+                        weight_if_not_gt(v, t, 3.0)
+                    } else {
+                        weight_if_le(v, t, 3.0)
+                    };
+                    assert_eq!(got, want, "v = {v}, t = {t}, missing left {missing_left}");
+                }
             }
         }
     }

@@ -11,7 +11,7 @@ use crate::params::Resolved;
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
 use crate::tree::growing::GrowingTree;
-use crate::tree::LEAF;
+use crate::tree::{Missing, LEAF};
 
 /// Below this impurity a node is pure (as in the binary builder).
 const EPSILON: f64 = f64::EPSILON;
@@ -199,7 +199,8 @@ impl<T: Feature, C: Criterion> MultiwayGrower<'_, T, C> {
                     .iter()
                     .any(|&f| !self.is_constant(f, &samples[start..end]));
             if can_split {
-                self.tree.set_split(node, feature, NO_OP_THRESHOLD);
+                self.tree
+                    .set_split(node, feature, NO_OP_THRESHOLD, Missing::Unseen);
                 stack.push(Item::Empty {
                     parent: node,
                     impurity,
@@ -220,7 +221,8 @@ impl<T: Feature, C: Criterion> MultiwayGrower<'_, T, C> {
         }
         let first = self.apply_split(samples, start, end);
         let last = self.cuts.len() - 1;
-        self.tree.set_split(node, feature, self.cuts[first].1);
+        self.tree
+            .set_split(node, feature, self.cuts[first].1, Missing::Unseen);
         self.push_chain(start, first, last, feature, depth + 1, node, stack);
     }
 
@@ -279,7 +281,8 @@ impl<T: Feature, C: Criterion> MultiwayGrower<'_, T, C> {
     ) {
         let end = self.cuts[last].0;
         let (node, _) = self.push_node(start, end, parent, false);
-        self.tree.set_split(node, feature, self.cuts[first].1);
+        self.tree
+            .set_split(node, feature, self.cuts[first].1, Missing::Unseen);
         self.push_chain(start, first, last, feature, child_depth, node, stack);
     }
 }

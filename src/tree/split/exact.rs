@@ -66,6 +66,19 @@ impl ThresholdRule for BestThreshold {
         let cut = |a: u8, b: u8| cut(usize::from(a), usize::from(b));
         best_sorted(codes, keys, &mut s.left, ctx, rows, bar, cut)
     }
+
+    fn search_missing<T: Feature, C: Criterion>(
+        xf: &[T],
+        s: &mut SearchBufs<T>,
+        ctx: &NodeCtx<'_, C>,
+        rows: &NodeRows<'_, C::Y>,
+        bar: f64,
+        _lo: T,
+        _hi: T,
+        _rng: &mut TreeRng,
+    ) -> Option<Cut> {
+        super::missing::best_with_missing(xf, s, ctx, rows, bar)
+    }
 }
 
 /// Sorts the gathered values (with the key buffers `keys`) and scores the cut between

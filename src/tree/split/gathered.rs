@@ -9,12 +9,13 @@
 
 use super::draw::{draw_split, CandidateSource};
 use super::gather::{batch_len, gather_codes, gather_many, MAX_BATCH};
+use super::missing;
 use super::partition::partition_rows;
 use super::{ChosenSplit, Cut, NodeCtx, NodeRows};
 use crate::data::{CodeKey, Feature, Levels, Matrix};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
-use crate::tree::goes_left;
+use crate::tree::{goes_left, Missing};
 
 /// Threshold search for one candidate feature; zero-sized, chosen once per fit.
 pub(crate) trait ThresholdRule: Sync {
@@ -57,6 +58,23 @@ pub(crate) trait ThresholdRule: Sync {
         let (lo, hi) = (levels[usize::from(lo)], levels[usize::from(hi)]);
         let mut bufs = SearchBufs::new(s.left.len());
         Self::search(&values, &mut bufs, ctx, rows, bar, lo, hi, rng)
+    }
+    /// [`ThresholdRule::search`] of a candidate whose gathered values include NaN, `lo <
+    /// hi` being the bounds of the others (see [`super::missing`]). Only the exact and
+    /// random rules meet NaN: a fit refuses it for the histogram splitter, whose codes have
+    /// no missing bin, so this default finds no cut.
+    #[allow(clippy::too_many_arguments)]
+    fn search_missing<T: Feature, C: Criterion>(
+        _xf: &[T],
+        _s: &mut SearchBufs<T>,
+        _ctx: &NodeCtx<'_, C>,
+        _rows: &NodeRows<'_, C::Y>,
+        _bar: f64,
+        _lo: T,
+        _hi: T,
+        _rng: &mut TreeRng,
+    ) -> Option<Cut> {
+        None
     }
 }
 
@@ -121,13 +139,22 @@ impl<T: Feature> SearchBufs<T> {
 pub(crate) struct Columns<'a, T> {
     pub x: &'a Matrix<'a, T>,
     pub levels: Option<&'a Levels>,
+    /// Per feature, whether its column holds NaN; None when X holds none. Only those
+    /// columns are searched for NaN at a node ([`super::missing`]).
+    pub missing: Option<&'a [bool]>,
 }
 
 /// Where a gathered candidate lies, with its bounds in the node.
 #[derive(Clone, Copy)]
 enum Span<T> {
-    /// Values in batch column `column`, between `lo` and `hi`.
-    Values { column: usize, lo: T, hi: T },
+    /// Values in batch column `column`, between `lo` and `hi`; with `nan`, some are NaN
+    /// and the bounds are those of the others.
+    Values {
+        column: usize,
+        lo: T,
+        hi: T,
+        nan: bool,
+    },
     /// Codes in the candidate's own place of the code batch, between `lo` and `hi`.
     Codes { lo: u8, hi: u8 },
 }
@@ -145,6 +172,7 @@ struct Gathered<'a, 'r, T: Feature, C: Criterion, R> {
     /// column: its sides are then kept as flags in `best_left`.
     best_in_batch: Option<usize>,
     best_threshold: f64,
+    best_missing_left: bool,
     rule: std::marker::PhantomData<R>,
 }
 
@@ -170,11 +198,12 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
         let (cols, s) = (self.cols, &mut *self.s);
         if let Some(k) = self.best_in_batch.take() {
             let (t, flags) = (self.best_threshold, &mut s.best_left);
+            let ml = self.best_missing_left;
             match self.spans[k] {
-                Span::Values { column, .. } => mark_left(&s.batch[column], T::to_f64, t, flags),
+                Span::Values { column, .. } => mark_left(&s.batch[column], T::to_f64, t, ml, flags),
                 Span::Codes { .. } => {
                     let levels = cols.levels(self.drawn[k]);
-                    mark_left(&s.codes[k], |c| levels[c as usize], t, flags);
+                    mark_left(&s.codes[k], |c| levels[c as usize], t, ml, flags);
                 }
             }
         }
@@ -193,7 +222,13 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
                     n_values += 1;
                     let column = n_values - 1;
                     let lo = T::default();
-                    Span::Values { column, lo, hi: lo }
+                    let nan = false;
+                    Span::Values {
+                        column,
+                        lo,
+                        hi: lo,
+                        nan,
+                    }
                 }
             };
         }
@@ -208,9 +243,19 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
             &mut s.batch,
             &mut bounds,
         );
-        for span in &mut self.spans[..drawn.len()] {
-            if let Span::Values { column, lo, hi } = span {
+        for (span, &f) in self.spans[..drawn.len()].iter_mut().zip(drawn) {
+            if let Span::Values {
+                column,
+                lo,
+                hi,
+                nan,
+            } = span
+            {
                 (*lo, *hi) = bounds[*column];
+                if cols.missing.is_some_and(|m| m[f as usize]) {
+                    // The gather's bounds see NaN as neither small nor large.
+                    (*lo, *hi, *nan) = missing::bounds(&s.batch[*column]);
+                }
             }
         }
     }
@@ -236,8 +281,14 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
     ) -> Option<Cut> {
         let (s, ctx, rows) = (&mut *self.s, self.ctx, &*self.rows);
         match span {
-            Span::Values { column, lo, hi } => {
-                R::search(&s.batch[column], &mut s.search, ctx, rows, bar, lo, hi, rng)
+            Span::Values {
+                column,
+                lo,
+                hi,
+                nan: false,
+            } => R::search(&s.batch[column], &mut s.search, ctx, rows, bar, lo, hi, rng),
+            Span::Values { column, lo, hi, .. } => {
+                R::search_missing(&s.batch[column], &mut s.search, ctx, rows, bar, lo, hi, rng)
             }
             Span::Codes { lo, hi } => {
                 let levels = self.cols.levels(f);
@@ -260,23 +311,32 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
     fn new_best(&mut self, k: usize, cut: &Cut) {
         self.best_in_batch = Some(k);
         self.best_threshold = cut.threshold;
+        self.best_missing_left = cut.missing == Missing::Left;
     }
 
     fn apply(&mut self, feature: u32, cut: Cut, _varying: &[u32]) -> ChosenSplit {
         let (s, unit) = (&mut *self.s, self.ctx.unit_weights);
         let (buf, t, rows) = (&mut s.partition_buf, cut.threshold, &mut *self.rows);
+        let ml = cut.missing == Missing::Left;
         let n_left = match self.best_in_batch.map(|k| (k, self.spans[k])) {
             Some((_, Span::Values { column, .. })) => {
                 let xf = &s.batch[column];
-                partition_rows(cut.n_left, rows, buf, unit, |r| {
-                    goes_left(xf[r].to_f64(), t)
-                })
+                // The side made a constant, so that the loop compares once per row.
+                if ml {
+                    partition_rows(cut.n_left, rows, buf, unit, |r| {
+                        goes_left(xf[r].to_f64(), t, true)
+                    })
+                } else {
+                    partition_rows(cut.n_left, rows, buf, unit, |r| {
+                        goes_left(xf[r].to_f64(), t, false)
+                    })
+                }
             }
             Some((k, Span::Codes { .. })) => {
                 // The codes that go left: those of the levels that do.
                 let levels = self.cols.levels(feature);
                 let last = levels
-                    .partition_point(|&v| goes_left(v, t))
+                    .partition_point(|&v| goes_left(v, t, false))
                     .saturating_sub(1) as u8;
                 let codes = &s.codes[k];
                 partition_rows(cut.n_left, rows, buf, unit, |r| codes[r] <= last)
@@ -290,6 +350,7 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
             feature,
             threshold: cut.threshold,
             n_left,
+            missing: cut.missing,
         }
     }
 }
@@ -318,19 +379,28 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
             column: 0,
             lo,
             hi: lo,
+            nan: false,
         }; MAX_BATCH],
         drawn: [0; MAX_BATCH],
         best_in_batch: None,
         best_threshold: 0.0,
+        best_missing_left: false,
         rule: std::marker::PhantomData,
     };
     draw_split(&mut source, features, n_constant, max_features, rng)
 }
 
-/// Flags the rows that go left (`value(xf[k]) ≤ threshold`).
-fn mark_left<V: Copy>(xf: &[V], value: impl Fn(V) -> f64, threshold: f64, flags: &mut Vec<u8>) {
+/// Flags the rows that go left (by [`goes_left`]).
+fn mark_left<V: Copy>(
+    xf: &[V],
+    value: impl Fn(V) -> f64,
+    threshold: f64,
+    missing_left: bool,
+    flags: &mut Vec<u8>,
+) {
     flags.clear();
-    flags.extend(xf.iter().map(|&v| u8::from(goes_left(value(v), threshold))));
+    let left = |v| goes_left(value(v), threshold, missing_left);
+    flags.extend(xf.iter().map(|&v| u8::from(left(v))));
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use super::{ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
 use crate::data::{Feature, Matrix};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
-use crate::tree::goes_left;
+use crate::tree::{goes_left, Missing};
 
 /// Bytes of node bins a tree may hold at once. Each [`NodeBins`] takes
 /// `p · 256 · (stats + 1) · 8` bytes (410 KB for 50 features and regression); a pending
@@ -265,12 +265,14 @@ impl<T: Feature, C: Criterion> CandidateSource for Binned<'_, '_, T, C> {
         gather(self.x, feature as usize, self.rows.samples, &mut s.batch[0]);
         let (col, buf, t) = (&s.batch[0], &mut s.partition_buf, cut.threshold);
         let n_left = partition_rows(cut.n_left, self.rows, buf, self.ctx.unit_weights, |r| {
-            goes_left(col[r].to_f64(), t)
+            goes_left(col[r].to_f64(), t, false)
         });
+        // Bin codes have no missing value (NaN is refused with this splitter).
         ChosenSplit {
             feature,
             threshold: t,
             n_left,
+            missing: Missing::Unseen,
         }
     }
 }

@@ -16,6 +16,7 @@ use super::{BestCut, ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
 use crate::data::Feature;
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
+use crate::tree::Missing;
 
 /// A node of the listed subtree (at `start` in the sample buffer), its candidates scored
 /// from the lists.
@@ -102,6 +103,7 @@ impl<T: Feature, C: Criterion> CandidateSource for Listed<'_, '_, T, C> {
             feature,
             threshold: cut.threshold,
             n_left,
+            missing: Missing::Unseen,
         };
         if n_left.max(n - n_left) < self.split_rows {
             return split;

@@ -29,6 +29,7 @@ mod gather;
 mod gathered;
 pub(crate) mod histograms;
 mod listed;
+mod missing;
 mod partition;
 mod random;
 pub(crate) mod sort;
@@ -42,6 +43,7 @@ pub(crate) use self::random::RandomThreshold;
 pub(crate) use self::splitter::Splitter;
 
 use crate::tree::criterion::Criterion;
+use crate::tree::Missing;
 
 /// A chosen split of a node.
 #[derive(Clone, Copy, Debug)]
@@ -50,6 +52,8 @@ pub(crate) struct ChosenSplit {
     pub threshold: f64,
     /// Samples in the left child (`x ≤ threshold`), counted from the node start.
     pub n_left: usize,
+    /// Where the node's NaN rows went, if it had any.
+    pub missing: Missing,
 }
 
 /// The samples of one node with their targets and weights, aligned position by position.
@@ -68,6 +72,8 @@ pub(crate) struct Cut {
     /// Rows with `x ≤ threshold`, when the search counted them (the partition counts
     /// them otherwise).
     pub n_left: Option<usize>,
+    /// Where the node's NaN rows go, if it has any ([`missing`]).
+    pub missing: Missing,
 }
 /// What a search needs about the node besides its rows.
 pub(crate) struct NodeCtx<'a, C> {
@@ -163,6 +169,7 @@ impl BestCut {
                 proxy,
                 threshold,
                 n_left: Some(n_left),
+                missing: Missing::Unseen,
             });
         }
     }

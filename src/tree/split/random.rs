@@ -6,10 +6,23 @@ use super::{Cut, NodeCtx, NodeRows};
 use crate::data::Feature;
 use crate::rng::TreeRng;
 use crate::tree::criterion::{weight_if_le, Criterion};
-use crate::tree::goes_left;
+use crate::tree::{goes_left, Missing};
 
 /// Extra-Trees: one threshold uniform in `[min, max)` of the node values.
 pub(crate) struct RandomThreshold;
+
+/// A threshold uniform in `[lo, hi)` (one draw of `rng`), for `lo < hi`.
+#[inline]
+pub(super) fn draw_threshold(lo: f64, hi: f64, rng: &mut TreeRng) -> f64 {
+    let mut t = lo + rng.unit() * (hi - lo);
+    if !t.is_finite() {
+        t = lo / 2.0 + hi / 2.0;
+    }
+    if t >= hi {
+        t = lo;
+    }
+    t
+}
 
 impl ThresholdRule for RandomThreshold {
     fn search<T: Feature, C: Criterion>(
@@ -22,18 +35,11 @@ impl ThresholdRule for RandomThreshold {
         hi: T,
         rng: &mut TreeRng,
     ) -> Option<Cut> {
-        let (lo, hi) = (lo.to_f64(), hi.to_f64());
-        let mut t = lo + rng.unit() * (hi - lo);
-        if !t.is_finite() {
-            t = lo / 2.0 + hi / 2.0;
-        }
-        if t >= hi {
-            t = lo;
-        }
+        let t = draw_threshold(lo.to_f64(), hi.to_f64(), rng);
         if ctx.unit_weights {
             // The same sums (w = 1 exactly), without loading the weights.
             ctx.crit.count_left(&mut s.left, rows.ys, rows.ws, |j| {
-                goes_left(xf[j].to_f64(), t)
+                goes_left(xf[j].to_f64(), t, false)
             });
         } else {
             ctx.crit
@@ -47,7 +53,11 @@ impl ThresholdRule for RandomThreshold {
         let n_left = if ctx.unit_weights {
             Some(s.left[0] as usize)
         } else if ctx.min_samples_leaf > 1 {
-            Some(xf.iter().filter(|v| goes_left(v.to_f64(), t)).count())
+            Some(
+                xf.iter()
+                    .filter(|v| goes_left(v.to_f64(), t, false))
+                    .count(),
+            )
         } else {
             None
         };
@@ -59,6 +69,20 @@ impl ThresholdRule for RandomThreshold {
             proxy,
             threshold: t,
             n_left,
+            missing: Missing::Unseen,
         })
+    }
+
+    fn search_missing<T: Feature, C: Criterion>(
+        xf: &[T],
+        s: &mut SearchBufs<T>,
+        ctx: &NodeCtx<'_, C>,
+        rows: &NodeRows<'_, C::Y>,
+        _bar: f64,
+        lo: T,
+        hi: T,
+        rng: &mut TreeRng,
+    ) -> Option<Cut> {
+        super::missing::random_with_missing(xf, s, ctx, rows, lo, hi, rng)
     }
 }

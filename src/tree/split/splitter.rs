@@ -127,7 +127,8 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
                 rng,
             )
         } else {
-            let cols = Columns { x, levels };
+            let missing = levels.and_then(Levels::missing);
+            let cols = Columns { x, levels, missing };
             find_split::<T, C, R>(
                 cols,
                 ctx,

@@ -1,0 +1,163 @@
+//! The searches of a gathered candidate whose values at the node include missing values
+//! (NaN), with scikit-learn 1.9's rules. They run only for such candidates: a fit on data
+//! without NaN never reaches this module, so its trees and its RNG stream are unchanged.
+//!
+//! * Exact ([`best_with_missing`]): the non-missing values are sorted and every cut between
+//!   two consecutive distinct ones is scored twice, first with every NaN row on the right,
+//!   then on the left; then the split "non-missing left, missing right" (threshold +∞).
+//!   Thresholds are mid-points of non-missing values. Candidates are scored in that order
+//!   and ties keep the first ([`super::better`]), as scikit-learn's strict `>` does.
+//! * Random ([`random_with_missing`]): the threshold is drawn exactly as without NaN,
+//!   uniformly between the min and max of the non-missing values, and then one more draw
+//!   (`rng.below(2) == 1`: left) sends every NaN row to one side. scikit-learn draws the
+//!   side first; drawing it second keeps the stream of a node without NaN untouched.
+//!
+//! A candidate constant on its non-missing values (or all NaN) is constant, as in
+//! scikit-learn: "missing or not" alone is never a split.
+
+use super::exact::midpoint;
+use super::gathered::SearchBufs;
+use super::random::draw_threshold;
+use super::sort::sort_packed;
+use super::{better, BestCut, Cut, NodeCtx, NodeRows};
+use crate::data::{Feature, Packed};
+use crate::rng::TreeRng;
+use crate::tree::criterion::{weight_if_le, weight_if_not_gt, Criterion};
+use crate::tree::{goes_left, Missing};
+
+/// Min and max of the non-missing values of `xf`, and whether any is missing. With no
+/// non-missing value the bounds are equal (a constant candidate).
+pub(super) fn bounds<T: Feature>(xf: &[T]) -> (T, T, bool) {
+    let mut it = xf.iter().copied().filter(|v| !v.to_f64().is_nan());
+    let Some(first) = it.next() else {
+        return (T::default(), T::default(), !xf.is_empty());
+    };
+    let (mut lo, mut hi) = (first, first);
+    for v in it {
+        lo = if v < lo { v } else { lo };
+        hi = if v > hi { v } else { hi };
+    }
+    let any = xf.iter().any(|v| v.to_f64().is_nan());
+    (lo, hi, any)
+}
+
+/// The exact search of a candidate with NaN at the node (see the module docs).
+pub(super) fn best_with_missing<T: Feature, C: Criterion>(
+    xf: &[T],
+    s: &mut SearchBufs<T>,
+    ctx: &NodeCtx<'_, C>,
+    rows: &NodeRows<'_, C::Y>,
+    bar: f64,
+) -> Option<Cut> {
+    let (ys, ws, n) = (&*rows.ys, &*rows.ws, xf.len());
+    let packed = &mut s.packed;
+    packed.clear();
+    let present = xf.iter().enumerate().filter(|(_, v)| !v.to_f64().is_nan());
+    packed.extend(present.map(|(k, v)| v.pack(k as u32)));
+    sort_packed(packed, &mut s.radix);
+    let m = packed.len();
+    // The NaN rows' statistics, added to the left side in the second pass.
+    let mut miss = vec![0.0; s.left.len()];
+    let mut w_miss = 0.0;
+    for (k, v) in xf.iter().enumerate() {
+        if v.to_f64().is_nan() {
+            ctx.crit.add_for_proxy(&mut miss, ys[k], ws[k]);
+            w_miss += ws[k];
+        }
+    }
+    miss[0] = w_miss;
+    let n_miss = n - m;
+    let left = &mut s.left;
+    let mut best: Option<Cut> = None;
+    let keep = |cut: Option<Cut>, missing: Missing, best: &mut Option<Cut>| {
+        if let Some(c) = cut {
+            if best.is_none_or(|b| better(c.proxy, b.proxy)) {
+                *best = Some(Cut { missing, ..c });
+            }
+        }
+    };
+    let packed = &*packed;
+    for missing_left in [false, true] {
+        let bar_now = best.map_or(bar, |b| b.proxy);
+        let mut scan = BestCut::above(bar_now);
+        if missing_left {
+            left.copy_from_slice(&miss);
+        } else {
+            left.fill(0.0);
+        }
+        let (n0, mut wl) = if missing_left {
+            (n_miss, w_miss)
+        } else {
+            (0, 0.0)
+        };
+        for i in 0..m.saturating_sub(1) {
+            let k = packed[i].position() as usize;
+            wl += ws[k];
+            ctx.crit.add_for_proxy(left, ys[k], ws[k]);
+            left[0] = wl;
+            let (v, next) = (xf[k], xf[packed[i + 1].position() as usize]);
+            let n_left = n0 + i + 1;
+            if next > v && n - n_left >= ctx.min_samples_leaf && scan.worth(ctx, n_left, left) {
+                scan.offer(ctx, left, midpoint(v.to_f64(), next.to_f64()), n_left);
+            }
+        }
+        keep(scan.cut(), Missing::seen(true, missing_left), &mut best);
+    }
+    // Every non-missing row left, every NaN row right.
+    let bar_now = best.map_or(bar, |b| b.proxy);
+    let mut scan = BestCut::above(bar_now);
+    left.fill(0.0);
+    let mut wl = 0.0;
+    for (k, v) in xf.iter().enumerate() {
+        if !v.to_f64().is_nan() {
+            ctx.crit.add_for_proxy(left, ys[k], ws[k]);
+            wl += ws[k];
+        }
+    }
+    left[0] = wl;
+    if n_miss >= ctx.min_samples_leaf && scan.worth(ctx, m, left) {
+        scan.offer(ctx, left, f64::INFINITY, m);
+    }
+    keep(scan.cut(), Missing::Right, &mut best);
+    best
+}
+
+/// The Extra-Trees search of a candidate with NaN at the node (see the module docs):
+/// `lo < hi` are the bounds of its non-missing values.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn random_with_missing<T: Feature, C: Criterion>(
+    xf: &[T],
+    s: &mut SearchBufs<T>,
+    ctx: &NodeCtx<'_, C>,
+    rows: &NodeRows<'_, C::Y>,
+    lo: T,
+    hi: T,
+    rng: &mut TreeRng,
+) -> Option<Cut> {
+    let t = draw_threshold(lo.to_f64(), hi.to_f64(), rng);
+    let missing_left = rng.below(2) == 1;
+    let side = |v: f64, w: f64| {
+        if missing_left {
+            weight_if_not_gt(v, t, w)
+        } else {
+            weight_if_le(v, t, w)
+        }
+    };
+    ctx.crit
+        .accumulate_weighted(&mut s.left, rows.ys, rows.ws, |j, w| {
+            side(xf[j].to_f64(), w)
+        });
+    let n_left = xf
+        .iter()
+        .filter(|v| goes_left(v.to_f64(), t, missing_left))
+        .count();
+    if !ctx.admissible(n_left, rows.samples.len(), &s.left) {
+        return None;
+    }
+    Some(Cut {
+        proxy: ctx.crit.proxy(ctx.total, &s.left),
+        threshold: t,
+        n_left: Some(n_left),
+        missing: Missing::seen(true, missing_left),
+    })
+}
