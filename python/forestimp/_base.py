@@ -14,7 +14,7 @@ import zlib
 from typing import Any, TypeVar
 
 import numpy as np
-from scipy.sparse import csr_matrix
+from scipy.sparse import csr_matrix, issparse
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils.class_weight import compute_sample_weight
@@ -22,12 +22,16 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from . import _params as P
-from . import _state
+from . import _sparse, _state
 from ._core import DataError, Forest, InvalidParameterError
 from ._sklearn_forest import SklearnEnsembleMixin
 
 # float32 and float64 reach the engine as they are; any other numeric dtype becomes float64.
 _DTYPES = [np.float64, np.float32]
+
+# Sparse formats validate_data keeps as they are (others become CSC there); the engine
+# then reads CSC (forestimp._sparse).
+_SPARSE = ["csc", "csr"]
 
 _Self = TypeVar("_Self", bound="BaseForest")
 
@@ -44,15 +48,19 @@ def _fingerprint(X: np.ndarray, y: np.ndarray) -> tuple[int, int, int]:
     matter) and of all of y (class codes or values, as float64). O(p + n), no copy of X."""
     n = X.shape[0]
     rows = np.unique(np.linspace(0, n - 1, num=min(n, _FINGERPRINT_ROWS)).astype(np.intp))
-    crc = zlib.crc32(np.ascontiguousarray(X[rows], dtype=np.float64).tobytes())
+    sample = X[rows].toarray() if issparse(X) else X[rows]  # a sparse X: as its dense twin
+    crc = zlib.crc32(np.ascontiguousarray(sample, dtype=np.float64).tobytes())
     crc = zlib.crc32(np.ascontiguousarray(y, dtype=np.float64).tobytes(), crc)
     return n, X.shape[1], crc
 
 
-def _as_engine_matrix(X: np.ndarray) -> np.ndarray:
+def _as_engine_matrix(X: Any) -> Any:
     """C- and Fortran-contiguous arrays are read in place (fit and predict); anything else is
     copied once. Fitting gathers one feature over scattered rows, which the engine prefetches
-    ahead, so it runs as fast on rows as on columns and never needs a second copy of X."""
+    ahead, so it runs as fast on rows as on columns and never needs a second copy of X.
+    A sparse X becomes the engine's CSC (:func:`forestimp._sparse.engine_csc`)."""
+    if issparse(X):
+        return _sparse.engine_csc(X)
     if X.flags.c_contiguous or X.flags.f_contiguous:
         return X
     return np.ascontiguousarray(X)
@@ -103,9 +111,12 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training inputs. float32/float64 C- or F-ordered arrays are used without a
-            copy; NaN and infinite values are rejected (no missing-value support).
+            copy; NaN and infinite values are rejected (no missing-value support). A
+            ``scipy.sparse`` matrix or array is read as CSC without densifying (other
+            formats are converted once); it grows the trees of ``X.toarray()``. Sparse X
+            needs ``splitter="best"`` or ``"random"`` (not ``"hist"``, not ``multiway``).
         y : array-like of shape (n_samples,)
             Class labels (any hashable values) or regression targets.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -131,8 +142,16 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         ``forestimp.importance.unbiased`` and ``forestimp.selection`` use them), and nothing
         else is computed: such a forest is read through its engine object only. ``bins``
         (``_core.Bins`` of X) spares the histogram splitter binning X again."""
+        if issparse(X):
+            _sparse.check_structure(X)
         X, y = validate_data(
-            self, X, y, dtype=_DTYPES, ensure_all_finite=True, y_numeric=not self._is_classifier
+            self,
+            X,
+            y,
+            dtype=_DTYPES,
+            ensure_all_finite=True,
+            y_numeric=not self._is_classifier,
+            accept_sparse=_SPARSE,
         )
         n, p = X.shape
         first_classes = getattr(self, "classes_", None)
@@ -142,6 +161,11 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         if isinstance(shadows, np.ndarray):
             seen += len(shadows)
         splitter, tree_features, k = self._engine_layout(seen)
+        if issparse(X) and (splitter not in ("best", "random") or shadows is not False):
+            raise TypeError(
+                "A sparse X is fitted by splitter='best' or 'random' only (not 'hist', "
+                "multiway or shadow features): pass X.toarray()."
+            )
         X = _as_engine_matrix(X)
         sw = None
         if sample_weight is not None:
@@ -345,9 +369,20 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
             self.oob_score_ = (scorer or r2_score)(y[seen], values[seen, 0])
 
     # --------------------------------------------------------------------- prediction
-    def _engine_input(self, X: Any) -> np.ndarray:
+    def _engine_input(self, X: Any, sparse: bool = False) -> Any:
+        """X checked against the fit and ready for the engine; with ``sparse``, a sparse X
+        is accepted (the engine's CSC), otherwise refused with ``TypeError``."""
         check_is_fitted(self, "forest_")
-        X = validate_data(self, X, dtype=_DTYPES, ensure_all_finite=True, reset=False)
+        if sparse and issparse(X):
+            _sparse.check_structure(X)
+        X = validate_data(
+            self,
+            X,
+            dtype=_DTYPES,
+            ensure_all_finite=True,
+            reset=False,
+            accept_sparse=_SPARSE if sparse else False,
+        )
         return _as_engine_matrix(X)
 
     def _jobs(self) -> int | None:
@@ -356,12 +391,12 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
 
     def apply(self, X: Any) -> np.ndarray:
         """Index of the leaf each sample reaches in each tree, shape (n_samples, n_estimators)."""
-        X = self._engine_input(X)
+        X = self._engine_input(X, sparse=True)
         return self.forest_.apply(X, n_jobs=self._jobs())
 
     def decision_path(self, X: Any) -> tuple[csr_matrix, np.ndarray]:
         """Node indicator matrix (n_samples, total nodes) and the tree offsets ``n_nodes_ptr``."""
-        X = self._engine_input(X)
+        X = self._engine_input(X, sparse=True)
         indptr, indices, n_nodes_ptr = self.forest_.decision_path(X, n_jobs=self._jobs())
         data = np.ones(len(indices), dtype=np.int64)
         shape = (len(indptr) - 1, int(n_nodes_ptr[-1]))
@@ -409,7 +444,7 @@ class ForestClassifierMixin(ClassifierMixin):
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Mean of the trees' leaf class frequencies, shape (n_samples, n_classes)."""
-        X = self._engine_input(X)
+        X = self._engine_input(X, sparse=True)
         return self.forest_.predict(X, n_jobs=P.check_n_jobs(self.n_jobs))
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
@@ -428,6 +463,6 @@ class ForestRegressorMixin(RegressorMixin):
 
     def predict(self, X: Any) -> np.ndarray:
         """Mean of the trees' leaf values, shape (n_samples,)."""
-        X = self._engine_input(X)
+        X = self._engine_input(X, sparse=True)
         out = self.forest_.predict(X, n_jobs=P.check_n_jobs(self.n_jobs))
         return out[:, 0]

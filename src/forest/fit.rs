@@ -78,6 +78,14 @@ impl<'a, T: Feature> FitSession<'a, T> {
         let classification = matches!(targets, Targets::Classes { .. });
         let params = params.resolve(n, x.n_cols(), classification)?;
         x.check_finite()?;
+        if x.is_sparse() && !matches!(params.splitter, SplitterKind::Best | SplitterKind::Random) {
+            // Bins and integer codes are dense per column: they would undo the sparse input.
+            return Err(ForestError::Unsupported(
+                "sparse X is fitted by the exact and random splitters only (not by \
+                 splitter=\"hist\" or multiway=True); pass X.toarray() for those"
+                    .into(),
+            ));
+        }
         if params.splitter == SplitterKind::Multiway {
             multiway::check_integer_codes(&x)?;
         }
@@ -114,8 +122,9 @@ impl<'a, T: Feature> FitSession<'a, T> {
         };
         // Codes save the exact search a sort per candidate; random thresholds read the
         // values once per candidate and were no faster from codes (BENCHMARKS.md).
+        // Lossless codes are a byte per row and column: never made for a sparse X.
         let levels = match params.splitter {
-            SplitterKind::Best => Levels::new(&x),
+            SplitterKind::Best if !x.is_sparse() => Levels::new(&x),
             _ => None,
         };
         Ok(FitSession {

@@ -1,0 +1,68 @@
+"""Sparse X (``scipy.sparse`` matrices and arrays of any format) as the engine reads it.
+
+The engine reads a sparse X as compressed sparse columns (CSC) with int32 indices, sorted
+and without duplicates, in place: fitting gathers a feature's stored entries at a node's
+rows (implicit zeros are values 0), prediction and every measure that takes X look up
+``x[i, j]`` by bisection in column ``j``. Nothing is densified. The trees are those of the
+dense fit on ``X.toarray()`` at the same ``random_state`` (same dtype), byte for byte.
+
+Like scikit-learn's forests, any sparse format is accepted and converted once (CSR, COO...
+to CSC: ``O(nnz)``). Unlike scikit-learn, whose trees refuse int64 indices, 64-bit
+indices are narrowed to int32 whenever the matrix fits them, and duplicate entries are
+summed (as ``toarray()`` does) instead of being read twice.
+
+A malformed matrix (indices out of range, an inconsistent ``indptr``) is refused with
+:class:`~forestimp.exceptions.DataError` before scipy or the engine reads it: scipy's own
+format conversions do not check index bounds and could write out of bounds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._core import DataError
+
+_INT32_MAX = np.iinfo(np.int32).max
+
+
+def check_structure(X: Any) -> None:
+    """Raise :class:`DataError` unless the index of the sparse ``X`` is consistent: run
+    before any conversion reads it."""
+    try:
+        if X.format in ("csr", "csc", "bsr"):
+            X.check_format(full_check=True)
+        elif X.format == "coo":
+            X._check()
+            n_rows, n_cols = X.shape
+            coords = getattr(X, "coords", None) or (X.row, X.col)
+            for axis, (idx, size) in enumerate(zip(coords, (n_rows, n_cols), strict=True)):
+                if len(idx) and (idx.min() < 0 or idx.max() >= size):
+                    raise ValueError(f"axis {axis} index out of range")
+    except (ValueError, IndexError, TypeError) as e:
+        raise DataError(f"X is a malformed sparse matrix: {e}") from e
+
+
+def engine_csc(X: Any) -> Any:
+    """The validated sparse ``X`` (float32 or float64 values, any format) as the engine's
+    CSC: canonical (sorted, no duplicates) with int32 indices. Copies only what must
+    change."""
+    X = X.tocsc()
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    if X.indices.dtype != np.int32 or X.indptr.dtype != np.int32:
+        if X.nnz > _INT32_MAX or max(X.shape) > _INT32_MAX:
+            raise DataError(
+                "a sparse X with more than 2**31 - 1 stored values, rows or columns is "
+                "not supported (its indices do not fit in int32)."
+            )
+        # Set after construction: scipy's constructor would choose the index dtype.
+        narrow = sp.csc_matrix(X.shape, dtype=X.dtype)
+        narrow.data = X.data
+        narrow.indices = X.indices.astype(np.int32)
+        narrow.indptr = X.indptr.astype(np.int32)
+        X = narrow
+    return X

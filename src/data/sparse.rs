@@ -1,0 +1,121 @@
+//! The index of a compressed sparse column (CSC) matrix, as scipy stores it: column `j`
+//! holds the entries `indptr[j]..indptr[j + 1]`, whose rows are `indices[k]` and whose
+//! values are the matrix's stored values. A [`super::Matrix`] built by
+//! [`super::Matrix::sparse_columns`] reads X through this index; every other value is 0.
+//!
+//! Invariant (checked once, by [`CscIndex::new`], before any read): `indptr` starts at 0,
+//! never decreases and ends at the number of entries; within each column the rows are
+//! strictly increasing (sorted, no duplicates) and below `n_rows`. Reads can then neither
+//! fail nor index out of bounds, and a column's rows can be searched by bisection.
+
+use crate::error::{ForestError, Result};
+
+/// The borrowed structure of a CSC matrix (its values are kept by the matrix view).
+#[derive(Clone, Copy, Debug)]
+pub struct CscIndex<'a> {
+    indptr: &'a [i32],
+    indices: &'a [i32],
+}
+
+fn malformed(msg: String) -> ForestError {
+    ForestError::Shape(format!("malformed sparse matrix: {msg}"))
+}
+
+impl<'a> CscIndex<'a> {
+    /// Checks the invariant of the module for an `n_rows × n_cols` matrix of `n_values`
+    /// stored values, in one pass over the index.
+    pub fn new(
+        indptr: &'a [i32],
+        indices: &'a [i32],
+        n_values: usize,
+        n_rows: usize,
+        n_cols: usize,
+    ) -> Result<Self> {
+        if indptr.len() != n_cols + 1 {
+            return Err(malformed(format!(
+                "indptr has {} entries for {n_cols} columns (expected {})",
+                indptr.len(),
+                n_cols + 1
+            )));
+        }
+        if indices.len() != n_values {
+            return Err(malformed(format!(
+                "{} indices for {n_values} stored values",
+                indices.len()
+            )));
+        }
+        if indptr[0] != 0 || indptr[n_cols] as i64 != n_values as i64 {
+            return Err(malformed(format!(
+                "indptr must start at 0 and end at the {n_values} stored values, got {} and {}",
+                indptr[0], indptr[n_cols]
+            )));
+        }
+        for (j, w) in indptr.windows(2).enumerate() {
+            if w[1] < w[0] {
+                return Err(malformed(format!("indptr decreases at column {j}")));
+            }
+            let rows = &indices[w[0] as usize..w[1] as usize];
+            if let Some(&r) = rows.iter().find(|&&r| r < 0 || r as i64 >= n_rows as i64) {
+                return Err(malformed(format!(
+                    "row index {r} in column {j} is out of range for {n_rows} rows"
+                )));
+            }
+            if rows.windows(2).any(|p| p[1] <= p[0]) {
+                return Err(malformed(format!(
+                    "the row indices of column {j} are unsorted or repeated \
+                     (call sum_duplicates() and sort_indices())"
+                )));
+            }
+        }
+        Ok(CscIndex { indptr, indices })
+    }
+
+    /// The range of column `j`'s entries, and their rows.
+    #[inline]
+    pub fn column(&self, j: usize) -> (std::ops::Range<usize>, &'a [i32]) {
+        let range = self.indptr[j] as usize..self.indptr[j + 1] as usize;
+        (range.clone(), &self.indices[range])
+    }
+
+    /// The entry holding `x[i, j]`, None when it is an implicit zero.
+    #[inline]
+    pub fn find(&self, i: usize, j: usize) -> Option<usize> {
+        let (range, rows) = self.column(j);
+        let k = rows.binary_search(&(i as i32)).ok()?;
+        Some(range.start + k)
+    }
+
+    /// The `(row, column)` of entry `k`.
+    pub fn locate(&self, k: usize) -> (usize, usize) {
+        let col = self.indptr.partition_point(|&p| p as usize <= k);
+        (self.indices[k] as usize, col.saturating_sub(1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn malformed_indices_are_refused() {
+        // 3 x 2: column 0 has rows 0, 2; column 1 has row 1.
+        let ok = CscIndex::new(&[0, 2, 3], &[0, 2, 1], 3, 3, 2).unwrap();
+        assert_eq!(ok.find(2, 0), Some(1));
+        assert_eq!(ok.find(1, 0), None);
+        assert_eq!(ok.locate(2), (1, 1));
+        let bad: [(&[i32], &[i32], usize); 7] = [
+            (&[0, 2], &[0, 2], 2),          // indptr too short
+            (&[1, 2, 3], &[0, 2, 1], 3),    // does not start at 0
+            (&[0, 2, 4], &[0, 2, 1], 3),    // does not end at nnz
+            (&[0, 3, 2], &[0, 1, 2], 2),    // decreasing (and end mismatch)
+            (&[0, 2, 3], &[0, 3, 1], 3),    // row out of range
+            (&[0, 2, 3], &[2, 0, 1], 3),    // unsorted
+            (&[0, 2, 3], &[-1, 0, 1], 3),   // negative
+        ];
+        for (indptr, indices, nnz) in bad {
+            assert!(CscIndex::new(indptr, indices, nnz, 3, 2).is_err(), "{indptr:?} {indices:?}");
+        }
+        assert!(CscIndex::new(&[0, 2, 3], &[0, 0, 1], 3, 3, 2).is_err()); // duplicate
+        assert!(CscIndex::new(&[0, 3, 3], &[0, 1, 2], 3, 3, 2).is_ok());
+    }
+}
