@@ -48,8 +48,17 @@ def _fingerprint(X: np.ndarray, y: np.ndarray) -> tuple[int, int, int]:
     matter) and of all of y (class codes or values, as float64). O(p + n), no copy of X."""
     n = X.shape[0]
     rows = np.unique(np.linspace(0, n - 1, num=min(n, _FINGERPRINT_ROWS)).astype(np.intp))
-    sample = X[rows].toarray() if issparse(X) else X[rows]  # a sparse X: as its dense twin
-    crc = zlib.crc32(np.ascontiguousarray(sample, dtype=np.float64).tobytes())
+    if issparse(X):
+        # The CRC of its dense twin, a few rows at a time (CRC-32 runs on): a dense copy of
+        # 1024 rows of a wide sparse X would take more memory than X.
+        X = X.tocsr()
+        step = max(1, (1 << 20) // max(1, X.shape[1]))
+        crc = 0
+        for k in range(0, len(rows), step):
+            block = X[rows[k : k + step]].toarray().astype(np.float64)
+            crc = zlib.crc32(np.ascontiguousarray(block).tobytes(), crc)
+    else:
+        crc = zlib.crc32(np.ascontiguousarray(X[rows], dtype=np.float64).tobytes())
     crc = zlib.crc32(np.ascontiguousarray(y, dtype=np.float64).tobytes(), crc)
     return n, X.shape[1], crc
 

@@ -1,6 +1,6 @@
 //! The borrowed input matrix: layouts, element access, shadow columns, prefetching.
 
-use super::{CscIndex, Feature, Shadows};
+use super::{CscIndex, Feature, RowIndex, Shadows};
 use crate::error::{ForestError, Result};
 
 /// Memory order of a [`Matrix`] buffer.
@@ -93,6 +93,27 @@ impl<'a, T: Feature> Matrix<'a, T> {
             shadow: None,
             csc: Some(csc),
         })
+    }
+
+    /// The column index of a sparse view, with its entries also listed by row (`by_row`,
+    /// made from this view's index by [`RowIndex::new`]); a dense view is returned as it is.
+    pub fn with_row_index(self, by_row: &'a RowIndex) -> Self {
+        Matrix {
+            csc: self.csc.map(|c| c.with_rows(by_row)),
+            ..self
+        }
+    }
+
+    /// The index of a sparse view.
+    pub fn csc_index(&self) -> Option<CscIndex<'a>> {
+        self.csc
+    }
+
+    /// The entries by row of a plain sparse view (no column selection, no shadows), when
+    /// made: view column `j` is then stored column `j`.
+    #[inline]
+    pub fn sparse_rows(&self) -> Option<&'a RowIndex> {
+        self.csc.filter(|_| self.plain()).and_then(|c| c.by_row())
     }
 
     /// Whether the view reads a sparse matrix.

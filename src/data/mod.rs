@@ -28,7 +28,7 @@ pub use levels::{Coded, Levels, MAX_LEVELS};
 pub(crate) use matrix::prefetch;
 pub use matrix::{Layout, Matrix};
 pub use shadows::{shadow_permutation, Shadows};
-pub use sparse::CscIndex;
+pub use sparse::{CscIndex, RowIndex};
 pub use targets::Targets;
 
 /// A feature type the engine reads directly: `f32` or `f64` inputs, `u8` bin codes.

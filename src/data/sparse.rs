@@ -15,6 +15,51 @@ use crate::error::{ForestError, Result};
 pub struct CscIndex<'a> {
     indptr: &'a [i32],
     indices: &'a [i32],
+    /// The same entries by row, when made ([`RowIndex`]).
+    by_row: Option<&'a RowIndex>,
+}
+
+/// The columns of each row's entries (the CSR structure of the same matrix), made once per
+/// fit in `O(entries + rows)`: a node's rows then name the features that have an entry in
+/// the node, and the others are known constant (all zeros) without a search.
+#[derive(Clone, Debug)]
+pub struct RowIndex {
+    indptr: Vec<u32>,
+    columns: Vec<u32>,
+}
+
+impl RowIndex {
+    /// The row index of `csc` (a counting sort of its entries by row).
+    pub fn new(csc: &CscIndex<'_>, n_rows: usize) -> Self {
+        let mut indptr = vec![0u32; n_rows + 1];
+        for &r in csc.indices {
+            indptr[r as usize + 1] += 1;
+        }
+        for i in 0..n_rows {
+            indptr[i + 1] += indptr[i];
+        }
+        let mut next = indptr.clone();
+        let mut columns = vec![0u32; csc.indices.len()];
+        for (j, w) in csc.indptr.windows(2).enumerate() {
+            for &r in &csc.indices[w[0] as usize..w[1] as usize] {
+                let slot = &mut next[r as usize];
+                columns[*slot as usize] = j as u32;
+                *slot += 1;
+            }
+        }
+        RowIndex { indptr, columns }
+    }
+
+    /// The columns with an entry in row `i`.
+    #[inline]
+    pub fn row(&self, i: usize) -> &[u32] {
+        &self.columns[self.indptr[i] as usize..self.indptr[i + 1] as usize]
+    }
+
+    /// Entries per row, on average.
+    pub fn mean_row_len(&self) -> f64 {
+        self.columns.len() as f64 / (self.indptr.len() - 1).max(1) as f64
+    }
 }
 
 fn malformed(msg: String) -> ForestError {
@@ -67,7 +112,24 @@ impl<'a> CscIndex<'a> {
                 )));
             }
         }
-        Ok(CscIndex { indptr, indices })
+        Ok(CscIndex {
+            indptr,
+            indices,
+            by_row: None,
+        })
+    }
+
+    /// The same index with its entries also listed by row.
+    pub fn with_rows(self, by_row: &'a RowIndex) -> Self {
+        CscIndex {
+            by_row: Some(by_row),
+            ..self
+        }
+    }
+
+    /// The entries by row, when made.
+    pub fn by_row(&self) -> Option<&'a RowIndex> {
+        self.by_row
     }
 
     /// The range of column `j`'s entries, and their rows.
@@ -116,6 +178,8 @@ mod tests {
             assert!(CscIndex::new(indptr, indices, nnz, 3, 2).is_err(), "{indptr:?} {indices:?}");
         }
         assert!(CscIndex::new(&[0, 2, 3], &[0, 0, 1], 3, 3, 2).is_err()); // duplicate
+        let by_row = RowIndex::new(&ok, 3);
+        assert_eq!([by_row.row(0), by_row.row(1), by_row.row(2)], [&[0u32][..], &[1], &[0]]);
         assert!(CscIndex::new(&[0, 3, 3], &[0, 1, 2], 3, 3, 2).is_ok());
     }
 }

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::sampling::{in_bag_counts, split_rng, tree_features};
 use super::Forest;
-use crate::data::{Binned, Feature, Levels, Matrix, Targets};
+use crate::data::{Binned, Feature, Levels, Matrix, RowIndex, Targets};
 use crate::error::{invalid, ForestError, Result};
 use crate::parallel::map_ordered;
 use crate::params::{CriterionKind, ForestParams, Resolved, SplitterKind};
@@ -35,6 +35,8 @@ pub struct FitSession<'a, T> {
     /// Lossless codes of the columns of `x` with few values, for the exact splitter
     /// (which then grows the same trees faster).
     levels: Option<Levels>,
+    /// The entries of a sparse `x` by row, which tell a node's constant features.
+    by_row: Option<RowIndex>,
 }
 
 impl<'a, T: Feature> FitSession<'a, T> {
@@ -127,6 +129,7 @@ impl<'a, T: Feature> FitSession<'a, T> {
             SplitterKind::Best if !x.is_sparse() => Levels::new(&x),
             _ => None,
         };
+        let by_row = x.csc_index().map(|c| RowIndex::new(&c, n));
         Ok(FitSession {
             x,
             targets,
@@ -134,6 +137,7 @@ impl<'a, T: Feature> FitSession<'a, T> {
             params,
             binned,
             levels,
+            by_row,
         })
     }
 
@@ -242,10 +246,14 @@ impl<'a, T: Feature> FitSession<'a, T> {
         let mut features = tree_features(p, index);
         let mut rng = split_rng(p, index);
         let width = self.targets.width();
+        let x = match &self.by_row {
+            Some(by_row) => self.x.with_row_index(by_row),
+            None => self.x,
+        };
         macro_rules! grow_with {
             ($crit:expr) => {
                 grow(
-                    self.x,
+                    x,
                     self.binned.as_ref(),
                     self.levels.as_ref(),
                     &$crit,

@@ -9,9 +9,62 @@
 //! chooses between bisection and an index map): each step searches only past the last
 //! match. A column with no entry among the node's rows is constant (all zeros), found in
 //! `O(entries · log n)` or `O(n · log entries)` without writing a value.
+//!
+//! Small nodes of a wide sparse X meet mostly such columns, and the draw visits nearly all
+//! features before it finds K that vary. [`NodeFeatures`] lists the features with an entry
+//! in the node from the rows' entries ([`crate::data::RowIndex`]), so each of the others
+//! is known constant in `O(1)`. The draws and the trees are unchanged: only how a constant
+//! column is recognized.
 
 use super::gather::set_len;
-use crate::data::Feature;
+use crate::data::{Feature, Matrix};
+
+/// The features with an entry among a node's rows, as per-feature stamps: feature `f` has
+/// one iff `stamp[f] == node` (no clearing between nodes).
+#[derive(Default)]
+pub(crate) struct NodeFeatures {
+    stamp: Vec<u32>,
+    node: u32,
+    /// Whether the current node's features are listed (otherwise every feature may vary).
+    active: bool,
+}
+
+impl NodeFeatures {
+    /// Lists the features of the node `samples` of a sparse `x` that has a row index, when
+    /// its entries are few next to the features (listing costs a node's entries, and pays
+    /// back only if the draw meets many absent features). Otherwise lists nothing.
+    pub(crate) fn mark<T: Feature>(&mut self, x: &Matrix<'_, T>, samples: &[u32]) {
+        self.active = false;
+        let Some(by_row) = x.sparse_rows() else {
+            return;
+        };
+        let p = x.n_cols();
+        if samples.len() as f64 * by_row.mean_row_len() > p as f64 / 4.0 {
+            return;
+        }
+        if self.stamp.len() != p {
+            self.stamp = vec![0; p];
+            self.node = 0;
+        }
+        self.node = self.node.wrapping_add(1);
+        if self.node == 0 {
+            self.stamp.fill(0);
+            self.node = 1;
+        }
+        for &i in samples {
+            for &f in by_row.row(i as usize) {
+                self.stamp[f as usize] = self.node;
+            }
+        }
+        self.active = true;
+    }
+
+    /// Whether feature `f` is known to have no entry in the node (so to be all zeros).
+    #[inline(always)]
+    pub(crate) fn absent(&self, f: u32) -> bool {
+        self.active && self.stamp.get(f as usize).is_some_and(|&s| s != self.node)
+    }
+}
 
 /// Writes the values of the column (`rows`, `values`) at `samples` into `xf` and returns
 /// their (min, max). With `lazy`, a column without an entry at `samples` is reported as
