@@ -82,6 +82,15 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
     _splitter = "best"
     _is_classifier = True
 
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        # A sparse X is fitted by the exact and random splitters (forestimp._sparse); the
+        # histogram and multiway splitters refuse it.
+        tags.input_tags.sparse = getattr(self, "splitter", "best") in ("best", "random") and (
+            not getattr(self, "multiway", False)
+        )
+        return tags
+
     # ----------------------------------------------------------------- subclass hooks
     def _engine_layout(self, n_features: int) -> tuple[str, int | None, int]:
         """``(splitter, tree_features, max_features_per_node)`` resolved for ``n_features``."""
