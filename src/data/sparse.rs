@@ -96,8 +96,12 @@ impl<'a> CscIndex<'a> {
             )));
         }
         for (j, w) in indptr.windows(2).enumerate() {
-            if w[1] < w[0] {
-                return Err(malformed(format!("indptr decreases at column {j}")));
+            // Starting at 0, never decreasing and never past the entries: each column's
+            // range is in bounds before it is read.
+            if w[1] < w[0] || w[1] as i64 > n_values as i64 {
+                return Err(malformed(format!(
+                    "indptr decreases or passes the {n_values} stored values at column {j}"
+                )));
             }
             let rows = &indices[w[0] as usize..w[1] as usize];
             if let Some(&r) = rows.iter().find(|&&r| r < 0 || r as i64 >= n_rows as i64) {
@@ -174,6 +178,8 @@ mod tests {
             (&[0, 2, 3], &[2, 0, 1], 3),    // unsorted
             (&[0, 2, 3], &[-1, 0, 1], 3),   // negative
         ];
+        // Past the entries, then back to their end: refused before column 0 is read.
+        assert!(CscIndex::new(&[0, 5, 3], &[0, 1, 2], 3, 3, 2).is_err());
         for (indptr, indices, nnz) in bad {
             assert!(CscIndex::new(indptr, indices, nnz, 3, 2).is_err(), "{indptr:?} {indices:?}");
         }

@@ -37,7 +37,7 @@ def local_mdi(est: Any, X: Any, *, n_jobs: int | None = None) -> LocalImportance
         samples (the MDI when ``X`` is the training set of a forest grown without row
         sampling), ``importances`` is ``values.T``.
     """
-    X = est._engine_input(X)
+    X = est._engine_input(X, sparse=True)
     jobs = check_n_jobs(est.n_jobs if n_jobs is None else n_jobs)
     values = _core.local_mdi(est.forest_, X, n_jobs=jobs)
     return local_result(values, "local_mdi", feature_names_of(est, X.shape[1]))

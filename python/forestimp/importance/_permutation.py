@@ -192,7 +192,7 @@ def permutation(
             "scaled=True on held-out data needs n_repeats >= 2 (the standard error is taken "
             "over repeats)."
         )
-    Xe = est._engine_input(X)
+    Xe = est._engine_input(X, sparse=True)
     yv = np.asarray(y)
     est._target_codes(yv, Xe.shape[0])  # the shape, labels and finiteness checks
     sw = None
