@@ -29,6 +29,15 @@ k is conditioned on exactly k variables and ``forestimp.importance.mdi(est, by_d
 estimates the terms of Thm 1 of Louppe et al. (2013) by interaction degree k. Values unseen at
 fit go to the nearest observed value. ``max_leaf_nodes`` is not available with multiway splits.
 
+Sparse X (``scipy.sparse`` matrices and arrays, any format) is read as compressed sparse
+columns without densifying: a node's values of a feature are its stored entries at the node's
+rows and 0 elsewhere, so the forest is that of ``X.toarray()`` (same dtype, same
+``random_state``), byte for byte. ``predict``, ``apply``, ``decision_path``, ``score`` and
+out-of-bag scores read it the same way. Sparse X needs ``splitter="best"`` or ``"random"``
+(``"hist"`` and ``multiway`` raise ``TypeError``). Unlike scikit-learn, which converts a
+sparse X to float32, the dtype is kept (float32 or float64), 64-bit indices are accepted, and
+duplicate entries are summed (as ``toarray()`` does); a malformed matrix raises ``DataError``.
+
 ``warm_start=True`` keeps the fitted trees and grows only the new ones when ``n_estimators``
 grows. Tree ``i`` depends only on ``(random_state, i)``, so 10 trees then 25 give the model of
 25 trees grown at once, bit for bit. Unlike scikit-learn, the new trees must be grown on the

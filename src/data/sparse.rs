@@ -170,22 +170,28 @@ mod tests {
         assert_eq!(ok.find(1, 0), None);
         assert_eq!(ok.locate(2), (1, 1));
         let bad: [(&[i32], &[i32], usize); 7] = [
-            (&[0, 2], &[0, 2], 2),          // indptr too short
-            (&[1, 2, 3], &[0, 2, 1], 3),    // does not start at 0
-            (&[0, 2, 4], &[0, 2, 1], 3),    // does not end at nnz
-            (&[0, 3, 2], &[0, 1, 2], 2),    // decreasing (and end mismatch)
-            (&[0, 2, 3], &[0, 3, 1], 3),    // row out of range
-            (&[0, 2, 3], &[2, 0, 1], 3),    // unsorted
-            (&[0, 2, 3], &[-1, 0, 1], 3),   // negative
+            (&[0, 2], &[0, 2], 2),        // indptr too short
+            (&[1, 2, 3], &[0, 2, 1], 3),  // does not start at 0
+            (&[0, 2, 4], &[0, 2, 1], 3),  // does not end at nnz
+            (&[0, 3, 2], &[0, 1, 2], 2),  // decreasing (and end mismatch)
+            (&[0, 2, 3], &[0, 3, 1], 3),  // row out of range
+            (&[0, 2, 3], &[2, 0, 1], 3),  // unsorted
+            (&[0, 2, 3], &[-1, 0, 1], 3), // negative
         ];
         // Past the entries, then back to their end: refused before column 0 is read.
         assert!(CscIndex::new(&[0, 5, 3], &[0, 1, 2], 3, 3, 2).is_err());
         for (indptr, indices, nnz) in bad {
-            assert!(CscIndex::new(indptr, indices, nnz, 3, 2).is_err(), "{indptr:?} {indices:?}");
+            assert!(
+                CscIndex::new(indptr, indices, nnz, 3, 2).is_err(),
+                "{indptr:?} {indices:?}"
+            );
         }
         assert!(CscIndex::new(&[0, 2, 3], &[0, 0, 1], 3, 3, 2).is_err()); // duplicate
         let by_row = RowIndex::new(&ok, 3);
-        assert_eq!([by_row.row(0), by_row.row(1), by_row.row(2)], [&[0u32][..], &[1], &[0]]);
+        assert_eq!(
+            [by_row.row(0), by_row.row(1), by_row.row(2)],
+            [&[0u32][..], &[1], &[0]]
+        );
         assert!(CscIndex::new(&[0, 3, 3], &[0, 1, 2], 3, 3, 2).is_ok());
     }
 }

@@ -26,7 +26,8 @@ def local_mdi(est: Any, X: Any, *, n_jobs: int | None = None) -> LocalImportance
     Parameters
     ----------
     est : fitted forestimp estimator
-    X : array-like of shape (n_samples, n_features)
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        A sparse X is read in place (as compressed sparse columns), never densified.
     n_jobs : int, optional
         Threads (default: the estimator's ``n_jobs``).
 

@@ -130,8 +130,10 @@ def permutation(
     Parameters
     ----------
     est : fitted forestimp estimator
-    X : array-like of shape (n_samples, n_features)
-        Held-out data, or the training data with ``oob=True``.
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Held-out data, or the training data with ``oob=True``. A sparse X is read in place
+        on held-out data with a built-in ``scoring``; ``oob=True`` and other scorers need a
+        dense X (``TypeError``).
     y : array-like of shape (n_samples,)
         Their targets (labels for classifiers).
     oob : bool, default=False
