@@ -42,7 +42,7 @@ _PICKLE_KEY = "__forestimp_state__"
 _FINGERPRINT_ROWS = 1024
 
 
-def _fingerprint(X: np.ndarray, y: np.ndarray) -> tuple[int, int, int]:
+def _fingerprint(X: Any, y: np.ndarray) -> tuple[int, int, int]:
     """``(n_samples, n_features, crc)`` of training data: the CRC-32 of up to 1024 evenly
     spaced rows of X (as float64, so the memory order and a float32/float64 round trip do not
     matter) and of all of y (class codes or values, as float64). O(p + n), no copy of X."""
