@@ -330,20 +330,21 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
             )
         return codes.astype(np.float64)
 
-    def _training_input(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+    def _training_input(self, X: Any, y: Any, sparse: bool = False) -> tuple[Any, np.ndarray]:
         """``(X, y_codes)`` for an out-of-bag measure, checked to be the training data.
 
         The in-bag/out-of-bag rows of every tree are regenerated from its seed by row
         *position*, so any other matrix would silently give a wrong answer. The check
         compares the shape, up to 1024 evenly spaced rows of X and all of y with the
         fingerprint taken at fit: it catches other data, a subset, reordered rows and any
-        change of y, but not an in-place edit of X rows outside the sampled ones.
+        change of y, but not an in-place edit of X rows outside the sampled ones. With
+        ``sparse``, a sparse X is accepted (as in :meth:`_engine_input`).
         """
         if X is None or y is None:
             raise InvalidParameterError(
                 "Out-of-bag importances need the training data: pass the X and y given to fit."
             )
-        Xe = self._engine_input(X)
+        Xe = self._engine_input(X, sparse=sparse)
         codes = self._target_codes(y, Xe.shape[0])
         want = getattr(self, "_training_fingerprint", None)
         if want is not None and _fingerprint(Xe, codes) != want:

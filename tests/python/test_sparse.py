@@ -175,10 +175,17 @@ def test_measures_taking_x():
     a = permutation(est, X, y, n_repeats=2, random_state=0).importances
     b = permutation(est, X.toarray(), y, n_repeats=2, random_state=0).importances
     np.testing.assert_array_equal(a, b)
+    oob = fi.ExtraTreesClassifier(n_estimators=5, random_state=0, bootstrap=True).fit(X, y)
+    a = permutation(oob, X, y, oob=True, n_repeats=2, random_state=0).importances
+    b = permutation(oob, X.toarray(), y, oob=True, n_repeats=2, random_state=0).importances
+    np.testing.assert_array_equal(a, b)
     # The others refuse a sparse X with scikit-learn's TypeError (pass X.toarray()).
     from forestimp.importance import shap_values
+    from forestimp.proximity import proximity
 
     with pytest.raises(TypeError, match="[Ss]parse"):
         shap_values(est, X)
-    with pytest.raises(TypeError, match="[Ss]parse"):
-        permutation(est, X, y, oob=True)
+    with pytest.raises(TypeError, match="scorer"):
+        permutation(est, X, y, scoring=lambda e, X, y: 0.0)
+    # Proximities read the leaves that apply gives, so they take a sparse X too.
+    assert (proximity(est, X) != proximity(est, X.toarray())).nnz == 0

@@ -132,8 +132,8 @@ def permutation(
     est : fitted forestimp estimator
     X : {array-like, sparse matrix} of shape (n_samples, n_features)
         Held-out data, or the training data with ``oob=True``. A sparse X is read in place
-        on held-out data with a built-in ``scoring``; ``oob=True`` and other scorers need a
-        dense X (``TypeError``).
+        (out of bag, or held out with a built-in ``scoring``); other scorers need a dense X
+        (``TypeError``).
     y : array-like of shape (n_samples,)
         Their targets (labels for classifiers).
     oob : bool, default=False
@@ -170,7 +170,7 @@ def permutation(
                 "out-of-bag importance uses each tree's unweighted 0/1 loss (classifier) or "
                 "squared error (regressor)."
             )
-        Xt, yt = est._training_input(X, y)
+        Xt, yt = est._training_input(X, y, sparse=True)
         per_rep, oob_error, _ = oob_permutation_importance(
             forest, Xt, yt, n_repeats=n_repeats, seed=seed, n_jobs=n_jobs
         )
