@@ -11,7 +11,9 @@ to CSC: ``O(nnz)``). Unlike scikit-learn, whose trees refuse int64 indices, 64-b
 indices are narrowed to int32 whenever the matrix fits them, and duplicate entries are
 summed (as ``toarray()`` does) instead of being read twice.
 
-A malformed matrix (indices out of range, an inconsistent ``indptr``) is refused with
+Stored NaN or infinite values are refused (``ValueError``), even where a dense X may hold
+missing values (as scikit-learn's trees refuse missing values in a sparse X). A malformed
+matrix (indices out of range, an inconsistent ``indptr``) is refused with
 :class:`~forestimp.exceptions.DataError` before scipy or the engine reads it: scipy's own
 format conversions do not check index bounds and could write out of bounds.
 """
@@ -50,6 +52,12 @@ def engine_csc(X: Any) -> Any:
     CSC: canonical (sorted, no duplicates) with int32 indices. Copies only what must
     change."""
     X = X.tocsc()
+    if not np.isfinite(X.data).all():
+        # Whatever the rule for a dense X: the sparse fit and prediction know no NaN side.
+        raise DataError(
+            "Input X contains NaN or infinity: a sparse X must hold finite values (missing "
+            "values are supported in dense X only)."
+        )
     if not X.has_canonical_format:
         X = X.copy()
         X.sum_duplicates()

@@ -80,13 +80,19 @@ impl<'a, T: Feature> FitSession<'a, T> {
         let classification = matches!(targets, Targets::Classes { .. });
         let params = params.resolve(n, x.n_cols(), classification)?;
         x.check_finite()?;
-        if x.is_sparse() && !matches!(params.splitter, SplitterKind::Best | SplitterKind::Random) {
-            // Bins and integer codes are dense per column: they would undo the sparse input.
-            return Err(ForestError::Unsupported(
-                "sparse X is fitted by the exact and random splitters only (not by \
-                 splitter=\"hist\" or multiway=True); pass X.toarray() for those"
-                    .into(),
-            ));
+        if x.is_sparse() {
+            if !matches!(params.splitter, SplitterKind::Best | SplitterKind::Random) {
+                // Bins and integer codes are dense per column: they would undo the sparse
+                // input.
+                return Err(ForestError::Unsupported(
+                    "sparse X is fitted by the exact and random splitters only (not by \
+                     splitter=\"hist\" or multiway=True); pass X.toarray() for those"
+                        .into(),
+                ));
+            }
+            // Missing values are not read from a sparse X (whatever the dense rule): its
+            // gather knows no NaN side.
+            x.check_finite()?;
         }
         if params.splitter == SplitterKind::Multiway {
             multiway::check_integer_codes(&x)?;

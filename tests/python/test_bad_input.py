@@ -551,3 +551,17 @@ def test_core_refuses_malformed_sparse():
         good.predict(sp.csc_matrix((4, 2)))
     assert good.predict(sp.csc_matrix((0, 3))).shape == (0, 2)
     assert np.array_equal(good.predict(X), good.predict(X.toarray()))
+
+
+def test_sparse_nan_is_refused_whatever_the_dense_rule():
+    # The engine's sparse conversion refuses stored NaN itself, so a dense rule that admits
+    # missing values does not let them into the sparse fit (which knows no NaN side).
+    from forestimp._sparse import engine_csc
+
+    for bad in (np.nan, np.inf):
+        X = _mutated("csr", _set("data", 0, bad))
+        with pytest.raises(DataError, match="NaN or infinity"):
+            engine_csc(X)
+    X = _mutated("csc", _set("data", 2, np.nan))
+    with pytest.raises(DataError, match="non-finite"):
+        _core_fit(X)
