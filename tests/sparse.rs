@@ -7,9 +7,8 @@ use forestimp::{
     Targets,
 };
 
-/// A 300 × 40 matrix, 10 % of it stored (some explicit zeros, negative values), in CSC and
-/// column-major form, and class labels that depend on three of its columns.
-fn data() -> (
+/// The CSC arrays (values, indptr, indices), the dense column-major twin, the labels, n, p.
+type Data = (
     Vec<f32>,
     Vec<i32>,
     Vec<i32>,
@@ -17,7 +16,11 @@ fn data() -> (
     Vec<u32>,
     usize,
     usize,
-) {
+);
+
+/// A 300 × 40 matrix, 10 % of it stored (some explicit zeros, negative values), in CSC and
+/// column-major form, and class labels that depend on three of its columns.
+fn data() -> Data {
     let (n, p) = (300usize, 40usize);
     let mut state = 0x2545_f491_4f6c_dd1du64;
     let mut next = || {
