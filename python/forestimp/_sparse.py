@@ -47,6 +47,18 @@ def check_structure(X: Any) -> None:
         raise DataError(f"X is a malformed sparse matrix: {e}") from e
 
 
+def _canonical(X: Any) -> bool:
+    """Whether the rows of every column of the CSC ``X`` strictly increase, read from its
+    index (not from scipy's cached flag, which an edit of ``X.indices`` leaves stale)."""
+    indices, starts = X.indices, X.indptr[1:-1]
+    if len(indices) < 2:
+        return True
+    increasing = np.diff(indices) > 0
+    starts = starts[(starts > 0) & (starts < len(indices))]
+    increasing[starts - 1] = True  # a column's first row follows another column's last
+    return bool(increasing.all())
+
+
 def engine_csc(X: Any) -> Any:
     """The validated sparse ``X`` (float32 or float64 values, any format) as the engine's
     CSC: canonical (sorted, no duplicates) with int32 indices. Copies only what must
@@ -58,8 +70,9 @@ def engine_csc(X: Any) -> Any:
             "Input X contains NaN or infinity: a sparse X must hold finite values (missing "
             "values are supported in dense X only)."
         )
-    if not X.has_canonical_format:
+    if not _canonical(X):
         X = X.copy()
+        X.has_canonical_format = False  # scipy's flag is a cache, maybe stale: recompute
         X.sum_duplicates()
     if X.indices.dtype != np.int32 or X.indptr.dtype != np.int32:
         if X.nnz > _INT32_MAX or max(X.shape) > _INT32_MAX:

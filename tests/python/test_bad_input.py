@@ -503,14 +503,21 @@ def test_bad_sparse_data(cls, X, exc, match):
             fitted.predict(X)
 
 
-def test_sparse_that_reads_as_toarray():
-    # Unsorted and 64-bit indices are repaired, not refused: the forest is that of toarray().
-    X = _mutated("csr", _swap_first_two)
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("stale", [False, True])
+def test_sparse_that_reads_as_toarray(fmt, stale):
+    # Unsorted and 64-bit indices are repaired, not refused: the forest is that of toarray(),
+    # also when scipy's cached "sorted" flag is stale (set before the edit).
+    X = _csr().asformat(fmt)
+    if stale:
+        assert X.has_canonical_format
+    _swap_first_two(X)
     X.indices = X.indices.astype(np.int64)
     X.indptr = X.indptr.astype(np.int64)
     sparse = fi.RandomForestClassifier(n_estimators=3, random_state=0).fit(X, Y10)
     dense = fi.RandomForestClassifier(n_estimators=3, random_state=0).fit(X.toarray(), Y10)
     assert sparse.forest_.to_bytes() == dense.forest_.to_bytes()
+    assert np.array_equal(sparse.predict_proba(X), dense.predict_proba(X.toarray()))
 
 
 @pytest.mark.parametrize("cls", [fi.RandomForestClassifier, fi.ExtraTreesRegressor])
