@@ -76,6 +76,12 @@ impl<'a> CscIndex<'a> {
         n_rows: usize,
         n_cols: usize,
     ) -> Result<Self> {
+        if n_rows > i32::MAX as usize || n_cols > i32::MAX as usize {
+            // Rows are int32 in the index and u32 sample ids in a fit.
+            return Err(malformed(format!(
+                "{n_rows} x {n_cols} is larger than int32 indices can address"
+            )));
+        }
         if indptr.len() != n_cols + 1 {
             return Err(malformed(format!(
                 "indptr has {} entries for {n_cols} columns (expected {})",
@@ -193,5 +199,6 @@ mod tests {
             [&[0u32][..], &[1], &[0]]
         );
         assert!(CscIndex::new(&[0, 3, 3], &[0, 1, 2], 3, 3, 2).is_ok());
+        assert!(CscIndex::new(&[0, 0], &[], 0, 1 << 31, 1).is_err());
     }
 }

@@ -132,6 +132,14 @@ def test_all_zero_and_single_entry_columns():
         _same_forest(dense, sparse)
 
 
+def test_same_bytes_for_any_n_jobs():
+    X, _, y = _data(np.float32)
+    one = fi.ExtraTreesRegressor(n_estimators=6, random_state=4, n_jobs=1).fit(X, y)
+    two = fi.ExtraTreesRegressor(n_estimators=6, random_state=4, n_jobs=2).fit(X, y)
+    _same_forest(one, two)
+    np.testing.assert_array_equal(one.predict(X), two.predict(X))
+
+
 def test_warm_start_and_pickle():
     X, y, _ = _data()
     est = fi.ExtraTreesClassifier(n_estimators=3, random_state=0, warm_start=True).fit(X, y)
