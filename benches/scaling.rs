@@ -98,7 +98,7 @@ fn main() {
         std::env::var("TEST_ROWS").map_or(n / 5, |k| k.parse::<usize>().expect("TEST_ROWS").min(n));
     let test = match layout {
         Layout::RowMajor => Matrix::new(&x[..test_rows * p], test_rows, p, layout).expect("shape"),
-        Layout::ColumnMajor => m,
+        Layout::ColumnMajor | Layout::SparseColumns => m,
     };
     let only = std::env::var("MODELS").unwrap_or_else(|_| "RF,ET,HIST".into());
     let hist = ForestParams {

@@ -14,7 +14,7 @@ import zlib
 from typing import Any, TypeVar
 
 import numpy as np
-from scipy.sparse import csr_matrix
+from scipy.sparse import csr_matrix, issparse
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils.class_weight import compute_sample_weight
@@ -22,12 +22,16 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from . import _params as P
-from . import _state
+from . import _sparse, _state
 from ._core import DataError, Forest, InvalidParameterError
 from ._sklearn_forest import SklearnEnsembleMixin
 
 # float32 and float64 reach the engine as they are; any other numeric dtype becomes float64.
 _DTYPES = [np.float64, np.float32]
+
+# Sparse formats validate_data keeps as they are (others become CSC there); the engine
+# then reads CSC (forestimp._sparse).
+_SPARSE = ["csc", "csr"]
 
 _Self = TypeVar("_Self", bound="BaseForest")
 
@@ -38,13 +42,23 @@ _PICKLE_KEY = "__forestimp_state__"
 _FINGERPRINT_ROWS = 1024
 
 
-def _fingerprint(X: np.ndarray, y: np.ndarray) -> tuple[int, int, int]:
+def _fingerprint(X: Any, y: np.ndarray) -> tuple[int, int, int]:
     """``(n_samples, n_features, crc)`` of training data: the CRC-32 of up to 1024 evenly
     spaced rows of X (as float64, so the memory order and a float32/float64 round trip do not
     matter) and of all of y (class codes or values, as float64). O(p + n), no copy of X."""
     n = X.shape[0]
     rows = np.unique(np.linspace(0, n - 1, num=min(n, _FINGERPRINT_ROWS)).astype(np.intp))
-    crc = zlib.crc32(np.ascontiguousarray(X[rows], dtype=np.float64).tobytes())
+    if issparse(X):
+        # The CRC of its dense twin, a few rows at a time (CRC-32 runs on): a dense copy of
+        # 1024 rows of a wide sparse X would take more memory than X.
+        X = X.tocsr()
+        step = max(1, (1 << 20) // max(1, X.shape[1]))
+        crc = 0
+        for k in range(0, len(rows), step):
+            block = X[rows[k : k + step]].toarray().astype(np.float64)
+            crc = zlib.crc32(np.ascontiguousarray(block).tobytes(), crc)
+    else:
+        crc = zlib.crc32(np.ascontiguousarray(X[rows], dtype=np.float64).tobytes())
     crc = zlib.crc32(np.ascontiguousarray(y, dtype=np.float64).tobytes(), crc)
     return n, X.shape[1], crc
 
@@ -59,10 +73,13 @@ def _class_codes(y: np.ndarray, classes: np.ndarray | None) -> tuple[np.ndarray,
     return classes, codes
 
 
-def _as_engine_matrix(X: np.ndarray) -> np.ndarray:
+def _as_engine_matrix(X: Any) -> Any:
     """C- and Fortran-contiguous arrays are read in place (fit and predict); anything else is
     copied once. Fitting gathers one feature over scattered rows, which the engine prefetches
-    ahead, so it runs as fast on rows as on columns and never needs a second copy of X."""
+    ahead, so it runs as fast on rows as on columns and never needs a second copy of X.
+    A sparse X becomes the engine's CSC (:func:`forestimp._sparse.engine_csc`)."""
+    if issparse(X):
+        return _sparse.engine_csc(X)
     if X.flags.c_contiguous or X.flags.f_contiguous:
         return X
     return np.ascontiguousarray(X)
@@ -74,6 +91,15 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
 
     _splitter = "best"
     _is_classifier = True
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        # A sparse X and NaN are read by the exact and random splitters (forestimp._sparse,
+        # docs/missing-values.md); the histogram and multiway splitters refuse both.
+        refused = getattr(self, "splitter", None) == "hist" or getattr(self, "multiway", False)
+        tags.input_tags.sparse = not refused
+        tags.input_tags.allow_nan = not refused
+        return tags
 
     # ----------------------------------------------------------------- subclass hooks
     def _engine_layout(self, n_features: int) -> tuple[str, int | None, int]:
@@ -104,13 +130,6 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
                 "monotonic_cst is not supported by forestimp yet; leave it None (the "
                 "constraints of scikit-learn's trees are not enforced here)."
             )
-
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        # NaN is a missing value, except for the splitters that refuse it.
-        refused = getattr(self, "splitter", None) == "hist" or getattr(self, "multiway", False)
-        tags.input_tags.allow_nan = not refused
-        return tags
 
     def _criteria(self) -> tuple[str, ...]:
         if self._is_classifier:
@@ -146,12 +165,15 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training inputs. float32/float64 C- or F-ordered arrays are used without a
             copy. NaN is a missing value: each split learns the side its NaN rows go to
             (scikit-learn's rule, ``docs/missing-values.md``), except with
             ``splitter="hist"`` and ``multiway=True``, which refuse it (``DataError``).
-            Infinite values are rejected.
+            Infinite values are rejected. A ``scipy.sparse`` matrix or array is read as CSC
+            without densifying (other formats are converted once); it grows the trees of
+            ``X.toarray()``. Sparse X needs ``splitter="best"`` or ``"random"`` (not
+            ``"hist"``, not ``multiway``) and no NaN.
         y : array-like of shape (n_samples,)
             Class labels (any hashable values) or regression targets.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -183,6 +205,8 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         ``forestimp.importance.unbiased`` and ``forestimp.selection`` use them), and nothing
         else is computed: such a forest is read through its engine object only. ``bins``
         (``_core.Bins`` of X) spares the histogram splitter binning X again."""
+        if issparse(X):
+            _sparse.check_structure(X)
         X, y = validate_data(
             self,
             X,
@@ -190,6 +214,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
             dtype=_DTYPES,
             ensure_all_finite="allow-nan",
             y_numeric=not self._is_classifier,
+            accept_sparse=_SPARSE,
         )
         n, p = X.shape
         first_classes = getattr(self, "classes_", None)
@@ -199,6 +224,11 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         if isinstance(shadows, np.ndarray):
             seen += len(shadows)
         splitter, tree_features, k = self._engine_layout(seen)
+        if issparse(X) and (splitter not in ("best", "random") or shadows is not False):
+            raise TypeError(
+                "A sparse X is fitted by splitter='best' or 'random' only (not 'hist', "
+                "multiway or shadow features): pass X.toarray()."
+            )
         X = _as_engine_matrix(X)
         sw = None
         if sample_weight is not None:
@@ -359,20 +389,21 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
             )
         return codes.astype(np.float64)
 
-    def _training_input(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+    def _training_input(self, X: Any, y: Any, sparse: bool = False) -> tuple[Any, np.ndarray]:
         """``(X, y_codes)`` for an out-of-bag measure, checked to be the training data.
 
         The in-bag/out-of-bag rows of every tree are regenerated from its seed by row
         *position*, so any other matrix would silently give a wrong answer. The check
         compares the shape, up to 1024 evenly spaced rows of X and all of y with the
         fingerprint taken at fit: it catches other data, a subset, reordered rows and any
-        change of y, but not an in-place edit of X rows outside the sampled ones.
+        change of y, but not an in-place edit of X rows outside the sampled ones. With
+        ``sparse``, a sparse X is accepted (as in :meth:`_engine_input`).
         """
         if X is None or y is None:
             raise InvalidParameterError(
                 "Out-of-bag importances need the training data: pass the X and y given to fit."
             )
-        Xe = self._engine_input(X)
+        Xe = self._engine_input(X, sparse=sparse)
         codes = self._target_codes(y, Xe.shape[0])
         want = getattr(self, "_training_fingerprint", None)
         if want is not None and _fingerprint(Xe, codes) != want:
@@ -416,11 +447,22 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
             self.oob_score_ = (scorer or r2_score)(y[seen], values[seen, 0])
 
     # --------------------------------------------------------------------- prediction
-    def _engine_input(self, X: Any) -> np.ndarray:
+    def _engine_input(self, X: Any, sparse: bool = False) -> Any:
+        """X checked against the fit and ready for the engine; with ``sparse``, a sparse X
+        is accepted (the engine's CSC), otherwise refused with ``TypeError``."""
         check_is_fitted(self, "forest_")
+        if sparse and issparse(X):
+            _sparse.check_structure(X)
         # Splitters that refuse NaN at fit refuse it at predict too (their allow_nan tag).
         finite = "allow-nan" if self.__sklearn_tags__().input_tags.allow_nan else True
-        X = validate_data(self, X, dtype=_DTYPES, ensure_all_finite=finite, reset=False)
+        X = validate_data(
+            self,
+            X,
+            dtype=_DTYPES,
+            ensure_all_finite=finite,
+            reset=False,
+            accept_sparse=_SPARSE if sparse else False,
+        )
         return _as_engine_matrix(X)
 
     def _jobs(self) -> int | None:
@@ -429,12 +471,12 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
 
     def apply(self, X: Any) -> np.ndarray:
         """Index of the leaf each sample reaches in each tree, shape (n_samples, n_estimators)."""
-        X = self._engine_input(X)
+        X = self._engine_input(X, sparse=True)
         return self.forest_.apply(X, n_jobs=self._jobs())
 
     def decision_path(self, X: Any) -> tuple[csr_matrix, np.ndarray]:
         """Node indicator matrix (n_samples, total nodes) and the tree offsets ``n_nodes_ptr``."""
-        X = self._engine_input(X)
+        X = self._engine_input(X, sparse=True)
         indptr, indices, n_nodes_ptr = self.forest_.decision_path(X, n_jobs=self._jobs())
         data = np.ones(len(indices), dtype=np.int64)
         shape = (len(indptr) - 1, int(n_nodes_ptr[-1]))
@@ -482,7 +524,7 @@ class ForestClassifierMixin(ClassifierMixin):
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Mean of the trees' leaf class frequencies, shape (n_samples, n_classes)."""
-        X = self._engine_input(X)
+        X = self._engine_input(X, sparse=True)
         return self.forest_.predict(X, n_jobs=P.check_n_jobs(self.n_jobs))
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
@@ -501,6 +543,6 @@ class ForestRegressorMixin(RegressorMixin):
 
     def predict(self, X: Any) -> np.ndarray:
         """Mean of the trees' leaf values, shape (n_samples,)."""
-        X = self._engine_input(X)
+        X = self._engine_input(X, sparse=True)
         out = self.forest_.predict(X, n_jobs=P.check_n_jobs(self.n_jobs))
         return out[:, 0]

@@ -3,11 +3,12 @@
 This is the private engine layer: the public, scikit-learn compatible estimators in
 ``forestimp.ensemble`` resolve and validate hyper-parameters, encode labels, and call into
 these functions. Arrays cross the boundary without copies when they are float32/float64 and
-C- or Fortran-contiguous.
+C- or Fortran-contiguous. Every ``x`` may also be a ``scipy.sparse`` CSC matrix or array
+(float32/float64 values, int32 indices), read in place; its index is checked (``DataError``).
 """
 
 from collections.abc import Callable, Sequence
-from typing import TypeAlias, final
+from typing import Any, TypeAlias, final
 
 import numpy as np
 import numpy.typing as npt
@@ -38,7 +39,8 @@ __all__ = [
 __version__: str
 FORMAT_VERSION: int
 
-_Matrix: TypeAlias = npt.NDArray[np.float32] | npt.NDArray[np.float64]
+# Dense arrays, or a scipy.sparse CSC matrix/array (scipy ships no type stubs).
+_Matrix: TypeAlias = npt.NDArray[np.float32] | npt.NDArray[np.float64] | Any
 # Targets: float64 values (regression, or class codes as floats) or uint32 class codes.
 _Targets: TypeAlias = npt.NDArray[np.float64] | npt.NDArray[np.uint32]
 

@@ -64,6 +64,15 @@ samples. ``splitter="hist"`` and ``multiway=True`` do not support NaN yet (``Dat
 infinite values are refused everywhere. Details and the differences from scikit-learn:
 ``docs/missing-values.md``.
 
+Sparse X (``scipy.sparse`` matrices and arrays, any format) is read as compressed sparse
+columns without densifying: a node's values of a feature are its stored entries at the node's
+rows and 0 elsewhere, so the forest is that of ``X.toarray()`` (same dtype, same
+``random_state``), byte for byte. ``predict``, ``apply``, ``decision_path``, ``score`` and
+out-of-bag scores read it the same way. Sparse X needs ``splitter="best"`` or ``"random"``
+(``"hist"`` and ``multiway`` raise ``TypeError``). Unlike scikit-learn, which converts a
+sparse X to float32, the dtype is kept (float32 or float64), 64-bit indices are accepted, and
+duplicate entries are summed (as ``toarray()`` does); a malformed matrix raises ``DataError``.
+
 ``warm_start=True`` keeps the fitted trees and grows only the new ones when ``n_estimators``
 grows. Tree ``i`` depends only on ``(random_state, i)``, so 10 trees then 25 give the model of
 25 trees grown at once, bit for bit. Unlike scikit-learn, the new trees must be grown on the

@@ -1,6 +1,6 @@
 //! The borrowed input matrix: layouts, element access, shadow columns, prefetching.
 
-use super::{Feature, Shadows};
+use super::{CscIndex, Feature, RowIndex, Shadows};
 use crate::error::{ForestError, Result};
 
 /// Memory order of a [`Matrix`] buffer.
@@ -10,6 +10,9 @@ pub enum Layout {
     RowMajor,
     /// Column-major (Fortran order): `x[i, j]` at `j * n_rows + i`.
     ColumnMajor,
+    /// Compressed sparse columns (scipy's CSC): the stored values of each column, at the
+    /// rows of a [`CscIndex`]; the others are 0.
+    SparseColumns,
 }
 
 /// Hints the CPU to load `v` into cache; changes no result.
@@ -43,6 +46,8 @@ pub struct Matrix<'a, T> {
     layout: Layout,
     /// The shadow columns after the stored ones.
     shadow: Option<&'a Shadows>,
+    /// The index of a [`Layout::SparseColumns`] matrix (whose `data` are its stored values).
+    csc: Option<CscIndex<'a>>,
 }
 
 impl<'a, T: Feature> Matrix<'a, T> {
@@ -63,7 +68,80 @@ impl<'a, T: Feature> Matrix<'a, T> {
             columns: None,
             layout,
             shadow: None,
+            csc: None,
         })
+    }
+
+    /// Views a CSC matrix: `values` are its stored values, `indptr` and `indices` its index
+    /// (checked by [`CscIndex::new`]). Nothing is copied or densified.
+    pub fn sparse_columns(
+        values: &'a [T],
+        indptr: &'a [i32],
+        indices: &'a [i32],
+        n_rows: usize,
+        n_cols: usize,
+    ) -> Result<Self> {
+        let csc = CscIndex::new(indptr, indices, values.len(), n_rows, n_cols)?;
+        Ok(Matrix {
+            data: values,
+            n_rows,
+            n_cols,
+            stored_cols: n_cols,
+            n_real: n_cols,
+            columns: None,
+            layout: Layout::SparseColumns,
+            shadow: None,
+            csc: Some(csc),
+        })
+    }
+
+    /// The column index of a sparse view, with its entries also listed by row (`by_row`,
+    /// made from this view's index by [`RowIndex::new`]); a dense view is returned as it is.
+    pub fn with_row_index(self, by_row: &'a RowIndex) -> Self {
+        Matrix {
+            csc: self.csc.map(|c| c.with_rows(by_row)),
+            ..self
+        }
+    }
+
+    /// The index of a sparse view.
+    pub fn csc_index(&self) -> Option<CscIndex<'a>> {
+        self.csc
+    }
+
+    /// The entries by row of a plain sparse view (no column selection, no shadows), when
+    /// made: view column `j` is then stored column `j`.
+    #[inline]
+    pub fn sparse_rows(&self) -> Option<&'a RowIndex> {
+        self.csc.filter(|_| self.plain()).and_then(|c| c.by_row())
+    }
+
+    /// Whether the view reads a sparse matrix.
+    #[inline]
+    pub fn is_sparse(&self) -> bool {
+        self.csc.is_some()
+    }
+
+    /// The stored rows and values of real column `j` of a sparse view (rows strictly
+    /// increasing); None for a dense view or a shadow column.
+    #[inline]
+    pub fn sparse_column(&self, j: usize) -> Option<(&'a [i32], &'a [T])> {
+        let csc = self.csc?;
+        if j >= self.n_real {
+            return None;
+        }
+        let (range, rows) = csc.column(self.columns.map_or(j, |c| c[j] as usize));
+        Some((rows, &self.data[range]))
+    }
+
+    /// `x[i, j]` of a sparse view at a stored `(i, j)`: kept out of line, so that the dense
+    /// reads of [`Self::get`] stay as small as they were.
+    #[inline(never)]
+    fn sparse_value(&self, i: usize, j: usize) -> T {
+        match self.csc.and_then(|c| c.find(i, j)) {
+            Some(k) => self.data[k],
+            None => T::default(),
+        }
     }
 
     /// The view of the stored columns `columns` (in that order, repeats allowed), without a
@@ -175,6 +253,7 @@ impl<'a, T: Feature> Matrix<'a, T> {
         match self.layout {
             Layout::RowMajor => self.data[i * self.stored_cols + j],
             Layout::ColumnMajor => self.data[j * self.n_rows + i],
+            Layout::SparseColumns => self.sparse_value(i, j),
         }
     }
 
@@ -188,6 +267,7 @@ impl<'a, T: Feature> Matrix<'a, T> {
         let k = match self.layout {
             Layout::RowMajor => i * self.stored_cols + j,
             Layout::ColumnMajor => j * self.n_rows + i,
+            Layout::SparseColumns => return,
         };
         if let Some(v) = self.data.get(k) {
             prefetch(v);
@@ -232,7 +312,8 @@ impl<'a, T: Feature> Matrix<'a, T> {
             .then(|| &self.data[i * self.n_cols..(i + 1) * self.n_cols])
     }
 
-    /// Fails on the first NaN or infinite value (scanned in memory order).
+    /// Fails on the first NaN or infinite value (scanned in memory order; for a sparse
+    /// view, among the stored values).
     pub fn check_finite(&self) -> Result<()> {
         // Whole blocks are tested without an early exit, which vectorizes; only a block
         // that fails is searched for its first bad value.
@@ -251,9 +332,12 @@ impl<'a, T: Feature> Matrix<'a, T> {
         match first_bad {
             None => Ok(()),
             Some(k) => {
-                let (row, col) = match self.layout {
-                    Layout::RowMajor => (k / self.stored_cols.max(1), k % self.stored_cols.max(1)),
-                    Layout::ColumnMajor => (k % self.n_rows.max(1), k / self.n_rows.max(1)),
+                let (row, col) = match (self.layout, self.csc) {
+                    (Layout::RowMajor, _) => {
+                        (k / self.stored_cols.max(1), k % self.stored_cols.max(1))
+                    }
+                    (Layout::SparseColumns, Some(c)) => c.locate(k),
+                    _ => (k % self.n_rows.max(1), k / self.n_rows.max(1)),
                 };
                 Err(ForestError::NonFinite {
                     what: "X",

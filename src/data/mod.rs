@@ -9,6 +9,9 @@
 //! in ranger): column `p + k` is a column read at permuted rows. Shadows are virtual: they
 //! add features without a copy of X.
 //!
+//! A matrix may also be sparse (`sparse`: scipy's CSC, read in place through its index):
+//! the fit then reads each candidate's stored entries at a node's rows, never a dense copy.
+//!
 //! Map: `matrix` (the view), `bins` (one-byte codes for the histogram splitter), `levels`
 //! (lossless one-byte codes of the columns with few distinct values), `targets`
 //! (class codes or real outputs); the [`Feature`] element types live here.
@@ -18,6 +21,7 @@ mod levels;
 mod matrix;
 mod missing;
 mod shadows;
+mod sparse;
 mod targets;
 
 pub use bins::{Binned, SAMPLE_ROWS};
@@ -25,6 +29,7 @@ pub use levels::{Coded, Levels, MAX_LEVELS};
 pub(crate) use matrix::prefetch;
 pub use matrix::{Layout, Matrix};
 pub use shadows::{shadow_permutation, Shadows};
+pub use sparse::{CscIndex, RowIndex};
 pub use targets::Targets;
 
 /// A feature type the engine reads directly: `f32` or `f64` inputs, `u8` bin codes.

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::sampling::{in_bag_counts, split_rng, tree_features};
 use super::Forest;
-use crate::data::{Binned, Feature, Levels, Matrix, Targets};
+use crate::data::{Binned, Feature, Levels, Matrix, RowIndex, Targets};
 use crate::error::{invalid, ForestError, Result};
 use crate::parallel::map_ordered;
 use crate::params::{CriterionKind, ForestParams, Resolved, SplitterKind};
@@ -35,6 +35,8 @@ pub struct FitSession<'a, T> {
     /// Lossless codes of the columns of `x` with few values, for the exact splitter
     /// (which then grows the same trees faster).
     levels: Option<Levels>,
+    /// The entries of a sparse `x` by row, which tell a node's constant features.
+    by_row: Option<RowIndex>,
 }
 
 impl<'a, T: Feature> FitSession<'a, T> {
@@ -77,10 +79,27 @@ impl<'a, T: Feature> FitSession<'a, T> {
         }
         let classification = matches!(targets, Targets::Classes { .. });
         let params = params.resolve(n, x.n_cols(), classification)?;
-        let missing = x.missing_columns()?;
-        if missing.is_some() {
-            refuse_missing(&x, params.splitter)?;
-        }
+        let missing = if x.is_sparse() {
+            if !matches!(params.splitter, SplitterKind::Best | SplitterKind::Random) {
+                // Bins and integer codes are dense per column: they would undo the sparse
+                // input.
+                return Err(ForestError::Unsupported(
+                    "sparse X is fitted by the exact and random splitters only (not by \
+                     splitter=\"hist\" or multiway=True); pass X.toarray() for those"
+                        .into(),
+                ));
+            }
+            // Missing values are not read from a sparse X (whatever the dense rule): its
+            // gather knows no NaN side.
+            x.check_finite()?;
+            None
+        } else {
+            let missing = x.missing_columns()?;
+            if missing.is_some() {
+                refuse_missing(&x, params.splitter)?;
+            }
+            missing
+        };
         if params.splitter == SplitterKind::Multiway {
             multiway::check_integer_codes(&x)?;
         }
@@ -120,12 +139,14 @@ impl<'a, T: Feature> FitSession<'a, T> {
         };
         // Codes save the exact search a sort per candidate; random thresholds read the
         // values once per candidate and were no faster from codes (BENCHMARKS.md).
-        // Columns with NaN are flagged with the codes, for the gathered search.
+        // Columns with NaN are flagged with the codes, for the gathered search. Lossless
+        // codes are a byte per row and column: never made for a sparse X.
         let levels = match params.splitter {
-            SplitterKind::Best => Levels::with_missing(Levels::new(&x), missing),
-            SplitterKind::Random => Levels::with_missing(None, missing),
+            SplitterKind::Best if !x.is_sparse() => Levels::with_missing(Levels::new(&x), missing),
+            SplitterKind::Best | SplitterKind::Random => Levels::with_missing(None, missing),
             _ => None,
         };
+        let by_row = x.csc_index().map(|c| RowIndex::new(&c, n));
         Ok(FitSession {
             x,
             targets,
@@ -133,6 +154,7 @@ impl<'a, T: Feature> FitSession<'a, T> {
             params,
             binned,
             levels,
+            by_row,
         })
     }
 
@@ -246,10 +268,14 @@ impl<'a, T: Feature> FitSession<'a, T> {
         let mut features = tree_features(p, index);
         let mut rng = split_rng(p, index);
         let width = self.targets.width();
+        let x = match &self.by_row {
+            Some(by_row) => self.x.with_row_index(by_row),
+            None => self.x,
+        };
         macro_rules! grow_with {
             ($crit:expr) => {
                 grow(
-                    self.x,
+                    x,
                     self.binned.as_ref(),
                     self.levels.as_ref(),
                     &$crit,

@@ -1,7 +1,9 @@
 //! NumPy arrays in, core views out, without copies.
 //!
-//! X is borrowed in place when it is float32 or float64 and C- or Fortran-contiguous; any
-//! other array is refused with `TypeError` (the Python layer converts once before calling).
+//! X is borrowed in place when it is float32 or float64 and C- or Fortran-contiguous, or a
+//! scipy CSC matrix (or array) of those dtypes with int32 indices; anything else is refused
+//! with `TypeError` (the Python layer converts once before calling). A sparse matrix's
+//! index is checked (`CscIndex::new`) when its view is made, with the GIL held.
 //! Targets arrive as uint32 class codes or float64 values and are turned into the core's
 //! [`Targets`] in one place, [`Labels::targets`].
 
@@ -23,10 +25,65 @@ pub enum XArray<'py> {
     F32(PyReadonlyArray2<'py, f32>),
     /// float64 input.
     F64(PyReadonlyArray2<'py, f64>),
+    /// A float32 CSC matrix.
+    SparseF32(SparseArrays<'py, f32>),
+    /// A float64 CSC matrix.
+    SparseF64(SparseArrays<'py, f64>),
+}
+
+/// The arrays of a scipy CSC matrix, borrowed.
+pub struct SparseArrays<'py, T: numpy::Element> {
+    data: PyReadonlyArray1<'py, T>,
+    indices: PyReadonlyArray1<'py, i32>,
+    indptr: PyReadonlyArray1<'py, i32>,
+    n_rows: usize,
+    n_cols: usize,
+}
+
+impl<'py, T: numpy::Element + crate::data::Feature> SparseArrays<'py, T> {
+    fn extract(x: &Bound<'py, PyAny>, data: PyReadonlyArray1<'py, T>) -> PyResult<Self> {
+        let index = |name: &str| -> PyResult<PyReadonlyArray1<'py, i32>> {
+            x.getattr(name)?.extract().map_err(|_| {
+                binding_error(format!("the {name} of a sparse X must be int32")).into()
+            })
+        };
+        let (n_rows, n_cols) = x.getattr("shape")?.extract::<(usize, usize)>()?;
+        Ok(SparseArrays {
+            data,
+            indices: index("indices")?,
+            indptr: index("indptr")?,
+            n_rows,
+            n_cols,
+        })
+    }
+
+    /// The checked view of the matrix.
+    pub fn matrix(&self) -> Result<Matrix<'_, T>> {
+        Matrix::sparse_columns(
+            vector(&self.data, "the data of a sparse X")?,
+            vector(&self.indptr, "the indptr of a sparse X")?,
+            vector(&self.indices, "the indices of a sparse X")?,
+            self.n_rows,
+            self.n_cols,
+        )
+    }
 }
 
 impl<'py> XArray<'py> {
     pub fn extract(x: &Bound<'py, PyAny>) -> PyResult<Self> {
+        if let Ok(format) = x.getattr("format") {
+            if format.extract::<String>().ok().as_deref() != Some("csc") {
+                return Err(binding_error("a sparse X must be in CSC format").into());
+            }
+            let data = x.getattr("data")?;
+            if let Ok(a) = data.extract::<PyReadonlyArray1<'py, f32>>() {
+                return Ok(XArray::SparseF32(SparseArrays::extract(x, a)?));
+            }
+            if let Ok(a) = data.extract::<PyReadonlyArray1<'py, f64>>() {
+                return Ok(XArray::SparseF64(SparseArrays::extract(x, a)?));
+            }
+            return Err(binding_error("a sparse X must be of dtype float32 or float64").into());
+        }
         if let Ok(a) = x.extract::<PyReadonlyArray2<'py, f32>>() {
             return Ok(XArray::F32(a));
         }
@@ -65,6 +122,14 @@ macro_rules! with_matrix {
             }
             $crate::python::arrays::XArray::F64(a) => {
                 let $m = $crate::python::arrays::matrix(a)?;
+                $body
+            }
+            $crate::python::arrays::XArray::SparseF32(s) => {
+                let $m = s.matrix()?;
+                $body
+            }
+            $crate::python::arrays::XArray::SparseF64(s) => {
+                let $m = s.matrix()?;
                 $body
             }
         }

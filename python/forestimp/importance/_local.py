@@ -26,7 +26,8 @@ def local_mdi(est: Any, X: Any, *, n_jobs: int | None = None) -> LocalImportance
     Parameters
     ----------
     est : fitted forestimp estimator
-    X : array-like of shape (n_samples, n_features)
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        A sparse X is read in place (as compressed sparse columns), never densified.
     n_jobs : int, optional
         Threads (default: the estimator's ``n_jobs``).
 
@@ -37,7 +38,7 @@ def local_mdi(est: Any, X: Any, *, n_jobs: int | None = None) -> LocalImportance
         samples (the MDI when ``X`` is the training set of a forest grown without row
         sampling), ``importances`` is ``values.T``.
     """
-    X = est._engine_input(X)
+    X = est._engine_input(X, sparse=True)
     jobs = check_n_jobs(est.n_jobs if n_jobs is None else n_jobs)
     values = _core.local_mdi(est.forest_, X, n_jobs=jobs)
     return local_result(values, "local_mdi", feature_names_of(est, X.shape[1]))

@@ -130,8 +130,10 @@ def permutation(
     Parameters
     ----------
     est : fitted forestimp estimator
-    X : array-like of shape (n_samples, n_features)
-        Held-out data, or the training data with ``oob=True``.
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Held-out data, or the training data with ``oob=True``. A sparse X is read in place
+        (out of bag, or held out with a built-in ``scoring``); other scorers need a dense X
+        (``TypeError``).
     y : array-like of shape (n_samples,)
         Their targets (labels for classifiers).
     oob : bool, default=False
@@ -168,7 +170,7 @@ class Draws:
 
     def oob(self, est: Any, X: Any, y: Any, n_repeats: int, seed: int, n_jobs: Any) -> tuple:
         """``(per_repeat (R, M, p), oob_error (M,))`` of the training ``X, y``."""
-        Xt, yt = est._training_input(X, y)
+        Xt, yt = est._training_input(X, y, sparse=True)
         per_rep, oob_error, _ = oob_permutation_importance(
             est.forest_, Xt, yt, n_repeats=n_repeats, seed=seed, n_jobs=n_jobs
         )
@@ -275,7 +277,7 @@ def _held_out_scores(
     the rows of ``features`` computed (the others NaN): any split of the features gives
     the same numbers, which is how :mod:`forestimp.dask` shares them out."""
     forest = est.forest_
-    Xe = est._engine_input(X)
+    Xe = est._engine_input(X, sparse=True)
     yv = np.asarray(y)
     est._target_codes(yv, Xe.shape[0])  # the shape, labels and finiteness checks
     sw = None

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from scipy.sparse import issparse
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.metrics import check_scoring
 
@@ -129,6 +130,11 @@ def permuted_scores(
                 for k, v in score_pred(pred).items():
                     imp[k][m, r] = baseline[k] - v
         return baseline, imp, multi
+    if issparse(Xe):
+        raise TypeError(
+            "Permutation importance with a scorer that needs the estimator permutes columns "
+            "of a copy of X: pass a dense X (X.toarray()) or a built-in scoring."
+        )
     frame = hasattr(X, "iloc")  # keep a DataFrame a DataFrame: the estimator checks names
     base_X: Any = X if frame else Xe
     baseline = _call(scorer, est, base_X, y, sw)

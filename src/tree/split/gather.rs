@@ -2,6 +2,7 @@
 //! growing a tree: deep nodes read X at scattered rows, so every read is a cache miss
 //! unless it was requested early or shares a cache line with another one.
 
+use super::sparse_gather::gather_sparse;
 use crate::data::{Feature, Matrix};
 
 /// Candidates gathered in one pass at most (each needs a node-sized buffer).
@@ -62,7 +63,11 @@ pub(crate) fn gather_many<T: Feature>(
         4 if row_major => gather_rows::<T, 4>(x, fs, samples, cols, bounds),
         _ => {
             for ((&f, col), b) in fs.iter().zip(cols.iter_mut()).zip(bounds.iter_mut()) {
-                *b = gather(x, f as usize, samples, col);
+                *b = match x.sparse_column(f as usize) {
+                    // A candidate with no entry in the node is constant: not written.
+                    Some((rows, values)) => gather_sparse(rows, values, samples, col, true),
+                    None => gather(x, f as usize, samples, col),
+                };
             }
         }
     }
@@ -121,6 +126,9 @@ pub(crate) fn gather<T: Feature>(
     samples: &[u32],
     xf: &mut Vec<T>,
 ) -> (T, T) {
+    if let Some((rows, values)) = x.sparse_column(f) {
+        return gather_sparse(rows, values, samples, xf, false);
+    }
     let first = x.get(samples[0] as usize, f);
     // Written through a slice of the final length: pushing would store the length on every
     // iteration.

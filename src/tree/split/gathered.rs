@@ -11,6 +11,7 @@ use super::draw::{draw_split, CandidateSource};
 use super::gather::{batch_len, gather_codes, gather_many, MAX_BATCH};
 use super::missing;
 use super::partition::partition_rows;
+use super::sparse_gather::NodeFeatures;
 use super::{ChosenSplit, Cut, NodeCtx, NodeRows};
 use crate::data::{CodeKey, Feature, Levels, Matrix};
 use crate::rng::TreeRng;
@@ -91,6 +92,8 @@ pub(crate) struct SplitBufs<T: Feature> {
     /// The partition's buffer (see [`super::partition::stable_partition`]).
     pub(crate) partition_buf: Vec<u64>,
     pub(crate) search: SearchBufs<T>,
+    /// The features with an entry in the node, for a sparse X.
+    node_features: NodeFeatures,
 }
 
 /// What the threshold searches reuse from node to node.
@@ -116,6 +119,7 @@ impl<T: Feature> SplitBufs<T> {
             best_left: Vec::new(),
             partition_buf: Vec::with_capacity(n / 2 + 1),
             search: SearchBufs::new(stats_len),
+            node_features: NodeFeatures::default(),
         }
     }
 }
@@ -157,6 +161,8 @@ enum Span<T> {
     },
     /// Codes in the candidate's own place of the code batch, between `lo` and `hi`.
     Codes { lo: u8, hi: u8 },
+    /// A sparse column without an entry in the node: constant 0, never gathered.
+    Zero,
 }
 
 /// A node's candidates gathered into columns and searched by `R`.
@@ -205,6 +211,7 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
                     let levels = cols.levels(self.drawn[k]);
                     mark_left(&s.codes[k], |c| levels[c as usize], t, ml, flags);
                 }
+                Span::Zero => {} // constant: never the best
             }
         }
         let samples = &*self.rows.samples;
@@ -213,6 +220,7 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
         for (k, &f) in drawn.iter().enumerate() {
             self.drawn[k] = f;
             self.spans[k] = match cols.levels.and_then(|l| l.column(f as usize)) {
+                None if s.node_features.absent(f) => Span::Zero,
                 Some(coded) => {
                     let (lo, hi) = gather_codes(&coded.codes, samples, &mut s.codes[k]);
                     Span::Codes { lo, hi }
@@ -266,6 +274,7 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
         let constant = match span {
             Span::Values { lo, hi, .. } => hi <= lo,
             Span::Codes { lo, hi } => hi <= lo,
+            Span::Zero => true,
         };
         (!constant).then_some(span)
     }
@@ -304,6 +313,7 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
                     rng,
                 )
             }
+            Span::Zero => None, // constant: never searched
         }
     }
 
@@ -341,7 +351,8 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
                 let codes = &s.codes[k];
                 partition_rows(cut.n_left, rows, buf, unit, |r| codes[r] <= last)
             }
-            None => {
+            // A Zero span is constant, so never the best: the flags are the best's.
+            Some((_, Span::Zero)) | None => {
                 let flags = &s.best_left;
                 partition_rows(cut.n_left, rows, buf, unit, |r| flags[r] != 0)
             }
@@ -369,6 +380,7 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
     max_features: usize,
     rng: &mut TreeRng,
 ) -> (Option<ChosenSplit>, usize) {
+    s.node_features.mark(cols.x, rows.samples);
     let lo = T::default();
     let mut source = Gathered::<T, C, R> {
         cols,

@@ -4,7 +4,7 @@
 //! searched by the [`exact`], [`random`] or histogram-code rule of [`bin_scans`]), a node's
 //! kept bins ([`histograms`]) and the code lists of small subtrees ([`code_lists`]).
 //! [`Splitter`] holds what the search keeps from node to node; [`gather`] reads a
-//! node's candidates, [`sort`] and [`partition`] order and split its rows. The exact rule
+//! node's candidates (of a sparse X: [`sparse_gather`]), [`sort`] and [`partition`] order and split its rows. The exact rule
 //! reads a column with at most 256 distinct values as its lossless codes
 //! ([`crate::data::Levels`]): binned or counted instead of sorted, with the same cuts.
 //!
@@ -33,6 +33,7 @@ mod missing;
 mod partition;
 mod random;
 pub(crate) mod sort;
+mod sparse_gather;
 mod splitter;
 
 pub(crate) use self::bin_scans::HistThreshold;
