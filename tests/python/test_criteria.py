@@ -289,3 +289,12 @@ def test_pruning_is_scikit_learns_on_every_tree_of_a_forest(alpha):
         assert got.node_count == want.node_count < a.tree_.node_count
         np.testing.assert_array_equal(got.feature, want.feature)
         np.testing.assert_allclose(got.value, want.value, rtol=0, atol=1e-12)
+
+
+def test_context_scores_refuse_a_poisson_forest():
+    from forestimp.importance import context
+
+    X, y = _counts_data(100)
+    est = fi.ExtraTreesRegressor(5, criterion="poisson", random_state=0).fit(X, y)
+    with pytest.raises(InvalidParameterError, match="poisson"):
+        context(est, X, y, context=(X[:, 4] > 0.5).astype(int))
