@@ -298,3 +298,15 @@ def test_context_scores_refuse_a_poisson_forest():
     est = fi.ExtraTreesRegressor(5, criterion="poisson", random_state=0).fit(X, y)
     with pytest.raises(InvalidParameterError, match="poisson"):
         context(est, X, y, context=(X[:, 4] > 0.5).astype(int))
+
+
+def test_friedman_mse_trees_are_read_without_warnings():
+    X, y = _counts_data(100)
+    with pytest.warns(FutureWarning):
+        est = fi.RandomForestRegressor(4, criterion="friedman_mse", random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        trees = est.estimators_
+        forest = est.to_sklearn()
+    assert [t.criterion for t in trees] == ["squared_error"] * 4
+    np.testing.assert_allclose(forest.predict(X), est.predict(X), rtol=1e-12)
