@@ -100,7 +100,9 @@ def tree_params(est: Any) -> dict[str, Any]:
     """
     splitter, _, k = est._engine_layout(est.n_features_in_)
     return {
-        "criterion": est.criterion,
+        # What the trees were grown with: scikit-learn 1.9 warns on "friedman_mse" at every
+        # construction, and maps it to "squared_error" as forestimp does.
+        "criterion": "squared_error" if est.criterion == "friedman_mse" else est.criterion,
         "splitter": "best" if splitter in ("best", "hist") else "random",
         "max_depth": est.max_depth,
         "min_samples_split": est.min_samples_split,

@@ -274,3 +274,39 @@ def test_ccp_alpha_with_warm_start_and_pickle():
     loaded.set_params(warm_start=True, n_estimators=15)
     with pytest.raises(InvalidParameterError, match="warm_start"):
         loaded.fit(X, y)
+
+
+@pytest.mark.parametrize("alpha", [1e-2, 3e-2, 1e-1])
+def test_pruning_is_scikit_learns_on_every_tree_of_a_forest(alpha):
+    # Fully grown Extra-Trees on three classes: many nodes, many collapses, ties of g.
+    X, _, yc = _smooth_data(300)
+    grown = fi.ExtraTreesClassifier(8, criterion="entropy", random_state=0).fit(X, yc)
+    pruned = fi.ExtraTreesClassifier(8, criterion="entropy", random_state=0, ccp_alpha=alpha)
+    pruned.fit(X, yc)
+    for a, b in zip(grown.estimators_, pruned.estimators_, strict=True):
+        want = _sklearn_pruned(a.tree_, alpha, n_classes=3)
+        got = b.tree_
+        assert got.node_count == want.node_count < a.tree_.node_count
+        np.testing.assert_array_equal(got.feature, want.feature)
+        np.testing.assert_allclose(got.value, want.value, rtol=0, atol=1e-12)
+
+
+def test_context_scores_refuse_a_poisson_forest():
+    from forestimp.importance import context
+
+    X, y = _counts_data(100)
+    est = fi.ExtraTreesRegressor(5, criterion="poisson", random_state=0).fit(X, y)
+    with pytest.raises(InvalidParameterError, match="poisson"):
+        context(est, X, y, context=(X[:, 4] > 0.5).astype(int))
+
+
+def test_friedman_mse_trees_are_read_without_warnings():
+    X, y = _counts_data(100)
+    with pytest.warns(FutureWarning):
+        est = fi.RandomForestRegressor(4, criterion="friedman_mse", random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        trees = est.estimators_
+        forest = est.to_sklearn()
+    assert [t.criterion for t in trees] == ["squared_error"] * 4
+    np.testing.assert_allclose(forest.predict(X), est.predict(X), rtol=1e-12)
