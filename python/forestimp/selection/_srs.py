@@ -325,7 +325,10 @@ class SequentialRandomSubspace(BaseSelector):
             bytes_read = self._rounds(runner, run, q, n_reuse, batch_size)
         self._finish(source, run.found, run.total, len(self.history_), bytes_read)
 
-    def _sequential(self, source, y, run, q, n_reuse, base, n_probes, importance, n_jobs) -> None:
+    def _sequential(
+        self, source: ColumnSource, y: np.ndarray, run: _Run, q: int, n_reuse: int, base: Any,
+        n_probes: int, importance: str, n_jobs: int | None,
+    ) -> None:  # fmt: skip
         """Algorithm 1: each subspace drawn from the F the previous fit left."""
         prefetch = bool(self.prefetch)
         with Subspaces(source, q, n_reuse, self.random_state, prefetch) as subspaces:
@@ -361,7 +364,10 @@ class SequentialRandomSubspace(BaseSelector):
                     return bytes_read
         return bytes_read
 
-    def _record(self, run, t, k, Q, R, res, bytes_read) -> SRSStep:
+    def _record(
+        self, run: _Run, t: int, k: int, Q: np.ndarray, R: np.ndarray, res: ProbeImportances,
+        bytes_read: int,
+    ) -> SRSStep:  # fmt: skip
         """Step (c) of Algorithm 1 for fit ``t`` (round ``k``): F gains the columns of Q
         above the probe threshold. Batched rounds call it in the order of their fits, so
         the risk is shared among the columns not yet found by the fits merged before."""
