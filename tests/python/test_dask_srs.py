@@ -68,6 +68,19 @@ def test_rounds_draw_from_the_found_set_of_their_start(data):
         assert len(s.reused) == min(5, len(F)) and set(s.reused) <= F
         assert len(s.features) == 10
     assert np.flatnonzero(srs.support_).tolist() == truth
+    # Columns 3 and 40 are found at fit 2; fits 3 and 4 of the same round still reuse none
+    # (Algorithm 1 would reuse both).
+    assert srs.history_[2].new.tolist() == [3, 40]
+    assert [len(srs.history_[t].reused) for t in (3, 4, 5)] == [0, 0, 2]
+
+
+def test_callback_stops_in_the_middle_of_a_round(data):
+    X, y, truth = data
+    srs = SequentialRandomSubspace(batch_size=5, callback=lambda s: s.f1 == 1.0, **KW)
+    srs.fit(X, y, true_support=truth)
+    # F is complete at fit 15, the first of round 3: fits 16-19 are not recorded.
+    assert srs.n_iterations_ == len(srs.history_) == 16
+    assert srs.history_[-1].round == 3 and srs.history_[-1].f1 == 1.0
 
 
 def test_batched_rounds_still_find_exactly_the_relevant_set():
