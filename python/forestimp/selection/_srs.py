@@ -14,6 +14,11 @@ Only the q columns of each subspace are read, from a :class:`~._columns.ColumnSo
 array, a DataFrame, a ``.npy`` or a Parquet file); the next subspace is read while the current
 model fits, with draws that do not depend on timing (``_subspaces.py``), so the same seed gives
 the same result whatever the input and ``n_jobs``.
+
+``batch_size=B`` runs rounds of B subspaces drawn from the F of the round's start
+(``_srs_rounds.py``), fitted by an executor (in this process, or on a Dask cluster by
+``forestimp.dask.srs``) and merged in their order; B = 1 is Algorithm 1 again. Both paths
+update F through ``_record``, the one home of step (c).
 """
 
 from __future__ import annotations
