@@ -16,6 +16,16 @@ pub enum CriterionKind {
     Entropy,
     /// Weighted variance of the output (regression).
     SquaredError,
+    /// Half Poisson deviance `Σ w y log(y / ȳ) / Σ w` (regression, `y ≥ 0`; scikit-learn's
+    /// `"poisson"`). Variants are appended: the enum index is part of the model bytes.
+    Poisson,
+}
+
+impl CriterionKind {
+    /// Whether the criterion is for regression (a real output, leaf impurities stored).
+    pub fn is_regression(self) -> bool {
+        matches!(self, CriterionKind::SquaredError | CriterionKind::Poisson)
+    }
 }
 
 /// How the threshold of a candidate feature is chosen.
@@ -126,6 +136,9 @@ pub struct ForestParams {
     pub balanced_subsample: bool,
     /// Master seed; tree `i` depends only on `(seed, i)`.
     pub seed: u64,
+    /// Minimal cost-complexity pruning of each grown tree (scikit-learn's `ccp_alpha`,
+    /// `tree::prune`); 0 keeps the trees as grown.
+    pub ccp_alpha: f64,
 }
 
 impl ForestParams {
@@ -146,6 +159,7 @@ impl ForestParams {
             tree_features: None,
             balanced_subsample: false,
             seed: 0,
+            ccp_alpha: 0.0,
         }
     }
 
@@ -195,11 +209,14 @@ impl ForestParams {
                 "more than 2^32 - 1 rows or columns".into(),
             ));
         }
-        match (self.criterion, classification) {
-            (CriterionKind::SquaredError, true) => {
-                return Err(invalid("criterion", "squared_error is for regression"))
+        match (self.criterion.is_regression(), classification) {
+            (true, true) => {
+                return Err(invalid(
+                    "criterion",
+                    "squared_error and poisson are for regression",
+                ))
             }
-            (CriterionKind::Gini | CriterionKind::Entropy, false) => {
+            (false, false) => {
                 return Err(invalid(
                     "criterion",
                     "gini and entropy are for classification",
@@ -232,6 +249,15 @@ impl ForestParams {
             return Err(invalid(
                 "min_impurity_decrease",
                 "must be a finite value >= 0",
+            ));
+        }
+        if !(self.ccp_alpha >= 0.0 && self.ccp_alpha.is_finite()) {
+            return Err(invalid("ccp_alpha", "must be a finite value >= 0"));
+        }
+        if self.splitter == SplitterKind::Multiway && self.ccp_alpha > 0.0 {
+            return Err(invalid(
+                "ccp_alpha",
+                "pruning is not available with multiway splits (it would cut their chains)",
             ));
         }
         if self.splitter == SplitterKind::Multiway && self.max_leaf_nodes.is_some() {
@@ -302,6 +328,8 @@ impl ForestParams {
             balanced_subsample: self.balanced_subsample && classification,
             seed: self.seed,
             first_tree: 0,
+            assembled: false,
+            ccp_alpha: self.ccp_alpha,
         })
     }
 }
@@ -350,11 +378,22 @@ pub struct Resolved {
     /// are drawn for. Written by the model format itself, not inside the parameters.
     #[cfg_attr(feature = "serde", serde(skip))]
     pub first_tree: usize,
+    /// Put together from forests grown on other rows or columns ([`crate::Forest::assemble`]):
+    /// the rows of its trees cannot be drawn again, so it has no out-of-bag estimates, and
+    /// the other fields are those of its first part (but the feature count). Written by the
+    /// model format itself.
+    #[cfg_attr(feature = "serde", serde(skip))]
+    pub assembled: bool,
+    /// See [`ForestParams::ccp_alpha`]. Not in the model bytes (the stored trees are
+    /// already pruned, and models grown without pruning keep their bytes): a loaded model
+    /// reads 0.
+    #[cfg_attr(feature = "serde", serde(skip))]
+    pub ccp_alpha: f64,
 }
 
 impl Resolved {
     /// Whether some rows are left out of some trees, so OOB estimates exist.
     pub fn has_oob(&self) -> bool {
-        self.bootstrap || self.n_draws < self.n_samples
+        !self.assembled && (self.bootstrap || self.n_draws < self.n_samples)
     }
 }

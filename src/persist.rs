@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{ForestError, Result};
 use crate::forest::Forest;
-use crate::params::{CriterionKind, Resolved};
+use crate::params::Resolved;
 use crate::tree::TreeRepr;
 
 /// First bytes of every model.
@@ -27,7 +27,12 @@ pub const MAGIC: &[u8; 4] = b"FIMP";
 ///
 /// * 1: regression trees store the impurity of every node;
 /// * 2: regression trees store leaf impurities only (internal ones are derived from them);
-/// * 3: the index of the first tree (`Resolved::first_tree`, for a part of a forest).
+/// * 3: the index of the first tree (`Resolved::first_tree`, for a part of a forest) and
+///   whether the forest was assembled from patches (`Resolved::assembled`).
+///
+/// The criterion is written as its [`crate::CriterionKind`] index (0 Gini, 1 entropy,
+/// 2 squared error, 3 Poisson); a reader older than Poisson refuses a Poisson model with a
+/// decode error. `ccp_alpha` is not written (the stored trees are pruned already).
 pub const FORMAT_VERSION: u16 = 3;
 const HEADER: usize = 20;
 
@@ -39,6 +44,8 @@ struct ForestRepr {
     trees: Vec<TreeRepr>,
     /// `Resolved::first_tree` (0 but for a part of a forest); absent before format 3.
     first_tree: u64,
+    /// `Resolved::assembled`; absent before format 3.
+    assembled: bool,
 }
 
 /// [`ForestRepr`] of formats 1 and 2, which had no `first_tree`.
@@ -58,7 +65,7 @@ fn decode_err(msg: impl Into<String>) -> ForestError {
 /// later work is sized from these numbers (an out-of-bag pass draws `n_draws` rows per tree,
 /// feature ids are `u32`), so a file must not be able to claim more than a fit could make.
 fn check_params(p: &Resolved, n_classes: usize, n_trees: usize) -> Result<()> {
-    let classification = p.criterion != CriterionKind::SquaredError;
+    let classification = !p.criterion.is_regression();
     let ok = p.n_estimators == n_trees
         && n_trees > 0
         && p.n_features > 0
@@ -101,6 +108,7 @@ impl Forest {
             n_classes: self.n_classes as u32,
             trees: self.trees.iter().map(TreeRepr::from_tree).collect(),
             first_tree: self.params.first_tree as u64,
+            assembled: self.params.assembled,
         };
         let payload =
             postcard::to_allocvec(&repr).map_err(|e| ForestError::Encode(e.to_string()))?;
@@ -152,6 +160,7 @@ impl Forest {
                 n_classes: old.n_classes,
                 trees: old.trees,
                 first_tree: 0,
+                assembled: false,
             }
         };
         let n_classes = repr.n_classes as usize;
@@ -169,6 +178,7 @@ impl Forest {
             .collect::<Result<Vec<_>>>()?;
         let mut params = repr.params;
         params.first_tree = repr.first_tree as usize;
+        params.assembled = repr.assembled;
         Ok(Forest {
             params,
             n_classes,
@@ -180,6 +190,7 @@ impl Forest {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::CriterionKind;
     use crate::{Forest, ForestParams, Layout, Matrix, Targets};
 
     /// A model file of format `version` around `repr`.
@@ -205,6 +216,7 @@ mod tests {
             n_classes: 2,
             trees: f.trees.iter().map(TreeRepr::from_tree).collect(),
             first_tree: 0,
+            assembled: false,
         };
         for r in &mut repr.trees {
             r.leaf_count.iter_mut().for_each(|c| *c = u32::MAX);
@@ -269,6 +281,7 @@ mod tests {
                 n_classes: 2,
                 trees: f.trees.iter().map(TreeRepr::from_tree).collect(),
                 first_tree: 0,
+                assembled: false,
             }
         };
         assert!(Forest::from_bytes(&file(FORMAT_VERSION, &repr(&|_| ()))).is_ok());
@@ -332,6 +345,7 @@ mod tests {
             n_classes: 2,
             trees: f.trees.iter().map(TreeRepr::from_tree).collect(),
             first_tree: u64::MAX - 1,
+            assembled: false,
         };
         let err = Forest::from_bytes(&file(FORMAT_VERSION, &repr)).unwrap_err();
         assert!(

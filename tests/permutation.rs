@@ -140,6 +140,29 @@ fn results_do_not_depend_on_the_thread_count() {
 }
 
 #[test]
+fn a_part_of_a_forest_draws_its_trees_permutations_and_a_stop_flag_stops() {
+    use std::sync::atomic::AtomicBool;
+    let (x, y) = common::classification(N, P, 5);
+    let forest = fit(&rf(12, None), &x, &y);
+    let m = Matrix::new(&x, N, P, Layout::ColumnMajor).unwrap();
+    let t = Targets::classes(&y, 3).unwrap();
+    let whole = forest.oob_permutation_importance(m, t, 2, 9).unwrap();
+    // Trees 5..12 of the forest permute as they do in the whole forest (forestimp.dask).
+    let part = forest.part(5..12).unwrap();
+    let tail = part.oob_permutation_importance(m, t, 2, 9).unwrap();
+    assert_eq!(tail.oob_error, whole.oob_error[5..]);
+    for r in 0..2 {
+        let rows =
+            |res: &forestimp::importance::permutation::OobPermutation, m: usize, at: usize| {
+                res.per_tree[(r * m + at) * P..(r * m + m) * P].to_vec()
+            };
+        assert_eq!(rows(&tail, 7, 0), rows(&whole, 12, 5));
+    }
+    let stopped = forest.oob_permutation_importance_until(m, t, 2, 9, &AtomicBool::new(true));
+    assert!(matches!(stopped, Err(ForestError::Stopped)));
+}
+
+#[test]
 fn casewise_oob_weighted_sum_equals_per_tree_sum() {
     // Σ_i |T_i| C[i, m] = Σ_t |O_t| VI_t(m), the same permutations (repeat 0).
     let (x, y) = common::classification(N, P, 5);

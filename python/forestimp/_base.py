@@ -49,6 +49,16 @@ def _fingerprint(X: np.ndarray, y: np.ndarray) -> tuple[int, int, int]:
     return n, X.shape[1], crc
 
 
+def _class_codes(y: np.ndarray, classes: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """``(classes, codes of y)``: the labels of ``y`` (``np.unique``), or ``classes``."""
+    if classes is None:
+        return np.unique(y, return_inverse=True)
+    codes = np.clip(np.searchsorted(classes, y), 0, len(classes) - 1)
+    if np.any(classes[codes] != y):
+        raise DataError("y holds labels outside the classes given.")
+    return classes, codes
+
+
 def _as_engine_matrix(X: np.ndarray) -> np.ndarray:
     """C- and Fortran-contiguous arrays are read in place (fit and predict); anything else is
     copied once. Fitting gathers one feature over scattered rows, which the engine prefetches
@@ -71,8 +81,34 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         k = P.resolve_features("max_features", self.max_features, n_features)
         return self._splitter, None, k
 
+    def _rows_per_tree(self, n: int, sample_weight: np.ndarray | None) -> tuple[bool, int | None]:
+        """``(bootstrap, rows drawn per tree or None for n)``, checked as scikit-learn 1.9's
+        forests do (``max_samples`` only with ``bootstrap=True``; a float is a fraction of
+        the sum of the weights); Random Patches overrides it with Bagging's rules."""
+        name = type(self).__name__
+        bootstrap = P.check_bool(name, "bootstrap", self.bootstrap)
+        max_samples = P.resolve_forest_max_samples(
+            name, self.max_samples, bootstrap, n, sample_weight
+        )
+        return bootstrap, max_samples
+
+    def _refuse_unsupported(self) -> None:
+        """scikit-learn parameters that forestimp has, but not yet their feature."""
+        if self.criterion == "absolute_error" and not self._is_classifier:
+            raise InvalidParameterError(
+                "criterion='absolute_error' (scikit-learn's mean absolute error) is not "
+                "supported by forestimp yet; use 'squared_error' or 'poisson'."
+            )
+        if getattr(self, "monotonic_cst", None) is not None:
+            raise InvalidParameterError(
+                "monotonic_cst is not supported by forestimp yet; leave it None (the "
+                "constraints of scikit-learn's trees are not enforced here)."
+            )
+
     def _criteria(self) -> tuple[str, ...]:
-        return ("gini", "entropy", "log_loss") if self._is_classifier else ("squared_error",)
+        if self._is_classifier:
+            return ("gini", "entropy", "log_loss")
+        return ("squared_error", "friedman_mse", "poisson")
 
     # -------------------------------------------------------------------- persistence
     def __getstate__(self) -> dict[str, Any]:
@@ -126,10 +162,13 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         columns: np.ndarray | None = None,
         bins: Any = None,
         trees: tuple[int, int] | None = None,
+        classes: np.ndarray | None = None,
     ) -> _Self:
         """``fit``; with ``trees=(start, stop)`` only those trees are grown, as a part of the
         forest (``Forest.concat``, :mod:`forestimp.dask`), and out-of-bag scores are left
-        to the whole forest. With ``shadows`` or ``columns`` the forest is grown on a view of X
+        to the whole forest. ``classes`` (sorted labels) codes ``y`` against classes that it
+        may not all hold (a block of rows, :func:`forestimp.dask.fit_patches`). With
+        ``shadows`` or ``columns`` the forest is grown on a view of X
         (``Forest.fit``: the ``columns`` of X, then virtual permuted copies of columns, as
         ``forestimp.importance.unbiased`` and ``forestimp.selection`` use them), and nothing
         else is computed: such a forest is read through its engine object only. ``bins``
@@ -151,7 +190,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
             sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         if self._is_classifier:
             check_classification_targets(y)
-            self.classes_, codes = np.unique(y, return_inverse=True)
+            self.classes_, codes = _class_codes(y, classes)
             self.n_classes_ = len(self.classes_)
             # uint32 codes are read in place by the engine: 4 bytes a sample while it fits.
             y_engine = codes.astype(np.uint32)
@@ -165,11 +204,22 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         if sw is not None and not np.any(sw > 0):
             raise DataError("Sample weights must contain at least one positive value.")
 
+        self._refuse_unsupported()
         criterion = P.check_choice("criterion", self.criterion, self._criteria())
         if criterion == "log_loss":
             criterion = "entropy"
-        bootstrap = bool(self.bootstrap)
-        max_samples = P.resolve_max_samples(self.max_samples, n, bootstrap)
+        elif criterion == "friedman_mse":
+            # scikit-learn 1.9 maps it to squared_error with this warning (in __init__;
+            # here at fit, since __init__ stores parameters unchanged).
+            warnings.warn(
+                'Value `"friedman_mse"` for `criterion` is deprecated (scikit-learn 1.9). It '
+                'maps to `"squared_error"` as both were always equivalent. Use '
+                '`criterion="squared_error"` to remove this warning.',
+                FutureWarning,
+                stacklevel=3,
+            )
+            criterion = "squared_error"
+        bootstrap, max_samples = self._rows_per_tree(n, sw)
         oob = self.oob_score
         if oob and not (bootstrap or (max_samples is not None and max_samples < n)):
             raise InvalidParameterError(
@@ -223,6 +273,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
             previous=previous,
             bins=bins,
             trees=trees,
+            ccp_alpha=P.check_real("ccp_alpha", getattr(self, "ccp_alpha", 0.0), 0.0, np.inf),
         )
         if shadows is not False or columns is not None:
             return self

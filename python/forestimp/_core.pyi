@@ -92,6 +92,7 @@ class Forest:
         previous: Forest | None = None,
         bins: Bins | None = None,
         trees: tuple[int, int] | None = None,
+        ccp_alpha: float = 0.0,
     ) -> Forest:
         """Fit a forest.
 
@@ -125,6 +126,10 @@ class Forest:
         ``trees=(start, stop)`` grows only the trees ``start..stop`` of the forest of
         ``n_estimators`` trees: a part (``first_tree == start``), which ``concat`` puts back
         together with the other parts into that forest, bit for bit.
+        ``criterion``: ``"gini"``, ``"entropy"`` (alias ``"log_loss"``), ``"squared_error"``
+        or ``"poisson"`` (y >= 0 with a positive sum). ``ccp_alpha > 0`` prunes each grown
+        tree by minimal cost-complexity pruning (not with ``"multiway"``; not stored in the
+        model bytes, whose trees are already pruned).
         """
 
     def predict(self, x: _Matrix, n_jobs: int | None = None) -> npt.NDArray[np.float64]:
@@ -176,6 +181,15 @@ class Forest:
         """Index of the first tree in the seed's sequence (0 but for a part of a forest)."""
     def part(self, start: int, stop: int) -> Forest:
         """The part made of the trees at positions ``start..stop``."""
+    @staticmethod
+    def assemble(
+        parts: Sequence[Forest], columns: Sequence[Sequence[int]], n_features: int
+    ) -> Forest:
+        """The forest of the trees of ``parts``, each grown on the ``columns`` of a matrix
+        of ``n_features`` columns (Random Patches grown apart); it has no out-of-bag rows."""
+    @property
+    def assembled(self) -> bool:
+        """Whether the forest was assembled from patches (no out-of-bag rows)."""
     @staticmethod
     def concat(parts: Sequence[Forest]) -> Forest:
         """The forest of consecutive parts of one forest, in order; InvalidParameterError

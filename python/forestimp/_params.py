@@ -7,6 +7,7 @@ naming the parameter, and runs in ``fit``, never in ``__init__`` (scikit-learn's
 from __future__ import annotations
 
 import math
+import warnings
 from numbers import Integral, Real
 from typing import Any, Literal, TypeGuard, overload
 
@@ -99,6 +100,58 @@ def resolve_max_samples(value: object, n_samples: int, bootstrap: bool) -> int |
         f"The 'max_samples' parameter must be None, an int in [1, {n_samples}] or a float "
         f"in (0, 1], got {value!r}."
     )
+
+
+def check_bool(owner: str, name: str, value: object) -> bool:
+    """A bool or ``numpy.bool_``, as scikit-learn's ``"boolean"`` constraint."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise InvalidParameterError(
+            f"The '{name}' parameter of {owner} must be an instance of 'bool' or an instance "
+            f"of 'numpy.bool'. Got {value!r} instead."
+        )
+    return bool(value)
+
+
+def resolve_forest_max_samples(
+    owner: str, value: object, bootstrap: bool, n_samples: int, sample_weight: np.ndarray | None
+) -> int | None:
+    """Rows drawn per tree by scikit-learn 1.9's forests (``BaseForest.fit``).
+
+    ``max_samples`` is None, an int >= 1 or a float > 0 (above 1 too: draws with replacement),
+    and may only be set with ``bootstrap=True``. A float is relative to the sum of the sample
+    weights (class weights included) when there are weights, else to ``n_samples``, and is
+    rounded down (at least 1 row), with scikit-learn's warning when that leaves few rows.
+    """
+    if not (value is None or _is_int(value) and int(value) >= 1 or _is_real(value) and value > 0):
+        raise InvalidParameterError(
+            f"The 'max_samples' parameter of {owner} must be None, a float in the range "
+            f"(0.0, inf) or an int in the range [1, inf). Got {value!r} instead."
+        )
+    if not bootstrap and value is not None:
+        raise InvalidParameterError(
+            "`max_samples` cannot be set if `bootstrap=False`. Either switch to "
+            "`bootstrap=True` or set `max_samples=None`."
+        )
+    if value is None:
+        return None
+    if _is_int(value):
+        return int(value)
+    weighted = n_samples if sample_weight is None else float(sample_weight.sum())
+    m = max(int(float(value) * weighted), 1)
+    if m < max(10, n_samples ** (1 / 3)):
+        what = (
+            f"the number of samples is {weighted} "
+            if sample_weight is None
+            else f"the total sum of sample weights is {weighted} "
+        )
+        warnings.warn(
+            f"Using the fractional value max_samples={value!r} when {what}results in a low "
+            f"number ({m}) of bootstrap samples. We recommend passing `max_samples` as an "
+            "integer instead.",
+            UserWarning,
+            stacklevel=4,
+        )
+    return m
 
 
 def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:

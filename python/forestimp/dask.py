@@ -21,6 +21,9 @@ the blocks of a Dask array or DataFrame. :func:`permutation` computes
 runs the batched rounds of Sequential Random Subspace with each round's fits on the workers
 (``forestimp._dask_srs``).
 
+:func:`fit_patches` grows Random Patches block by block, for data larger than a worker's
+memory (``_dask_patches``).
+
 Requires the ``dask`` extra: ``pip install 'forestimp[dask]'``.
 """
 
@@ -47,10 +50,21 @@ except ImportError as e:  # pragma: no cover - exercised without the extra only
         "forestimp.dask needs dask and distributed: pip install 'forestimp[dask]'"
     ) from e
 
-__all__ = ["fit", "permutation", "predict", "predict_proba", "shap_values", "srs", "tree_ranges"]
+__all__ = [
+    "fit",
+    "fit_patches",
+    "permutation",
+    "predict",
+    "predict_proba",
+    "shap_values",
+    "srs",
+    "tree_ranges",
+]
 
 # A worker process fits one part at a time, with all its threads (see _fit_part).
 _FIT_LOCK = threading.Lock()
+
+from ._dask_patches import fit_patches  # noqa: E402 - it uses the helpers above
 
 
 def tree_ranges(n_estimators: int, n_tasks: int) -> list[tuple[int, int]]:

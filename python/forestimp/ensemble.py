@@ -29,6 +29,33 @@ k is conditioned on exactly k variables and ``forestimp.importance.mdi(est, by_d
 estimates the terms of Thm 1 of Louppe et al. (2013) by interaction degree k. Values unseen at
 fit go to the nearest observed value. ``max_leaf_nodes`` is not available with multiway splits.
 
+Criteria and scikit-learn's other parameters, for every estimator and splitter:
+
+* classifiers: ``criterion="gini"``, ``"entropy"`` or its alias ``"log_loss"``. Entropy is in
+  bits (scikit-learn's in nats): raw MDI is in bits, the trees are the same.
+* regressors: ``"squared_error"``; ``"poisson"``, the half Poisson deviance
+  ``Σ w y log(y / ȳ) / Σ w`` (y must be >= 0 with a positive sum, ``DataError`` otherwise;
+  no split leaves a child whose targets sum to 0; MDI sums Poisson deviance decreases). As
+  scikit-learn, a node's impurity is computed from its rows; a node whose targets are all 0
+  has impurity 0 here, ``inf`` there (a leaf in both). ``"friedman_mse"`` is
+  ``"squared_error"`` with a ``FutureWarning``, as scikit-learn 1.9 deprecates it (there at
+  construction, here at fit). Multiway trees accept ``"poisson"`` without the zero-sum rule
+  (each value gets its child). ``"absolute_error"`` is not available yet
+  (``InvalidParameterError``).
+* ``ccp_alpha`` (>= 0): each grown tree is pruned by minimal cost-complexity pruning,
+  scikit-learn's weakest-link rule on ``R(t) = (w_t / w_root) i(t)`` (with entropy in bits,
+  as scikit-learn). Not with ``multiway=True``. It is not written in the model bytes: a
+  loaded model's trees are pruned already, but it cannot be warm-started with
+  ``ccp_alpha > 0``.
+* ``bootstrap`` must be a bool. For Random Forests, Extra-Trees and totally randomized trees,
+  ``max_samples`` follows scikit-learn 1.9: only with ``bootstrap=True``, an int >= 1 or a
+  float > 0 (above 1 too), a fraction of ``n_samples`` or, with sample or class weights, of
+  their sum, rounded down (scikit-learn's warning when that gives few rows). Random Patches
+  keeps Bagging's rules: an int in [1, n] or a fraction in (0, 1] of ``n_samples``, rounded,
+  drawn without replacement unless ``bootstrap``.
+* ``monotonic_cst`` exists for scikit-learn's API, but constraints are not available yet:
+  anything but None raises ``InvalidParameterError``.
+
 ``warm_start=True`` keeps the fitted trees and grows only the new ones when ``n_estimators``
 grows. Tree ``i`` depends only on ``(random_state, i)``, so 10 trees then 25 give the model of
 25 trees grown at once, bit for bit. Unlike scikit-learn, the new trees must be grown on the
@@ -99,13 +126,14 @@ class RandomForestClassifier(_RandomForestLayout, ForestClassifierMixin, BaseFor
                  max_features="sqrt", max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=True, oob_score=False, n_jobs=None, random_state=None, verbose=0,
                  warm_start=False, class_weight=None, max_samples=None, splitter="best",
-                 max_bins=255):  # fmt: skip
+                 max_bins=255, ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
         _store(self, locals())
 
 
 class RandomForestRegressor(_RandomForestLayout, ForestRegressorMixin, BaseForest):
-    """Breiman's Random Forest regressor (squared error), as scikit-learn's;
-    ``splitter="hist"`` and ``max_bins`` as in :class:`RandomForestClassifier`."""
+    """Breiman's Random Forest regressor, as scikit-learn's (``criterion="squared_error"`` or
+    ``"poisson"``, module docstring); ``splitter="hist"`` and ``max_bins`` as in
+    :class:`RandomForestClassifier`."""
 
     _is_classifier = False
 
@@ -113,7 +141,8 @@ class RandomForestRegressor(_RandomForestLayout, ForestRegressorMixin, BaseFores
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_features=1.0, max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=True, oob_score=False, n_jobs=None, random_state=None, verbose=0,
-                 warm_start=False, max_samples=None, splitter="best", max_bins=255):  # fmt: skip
+                 warm_start=False, max_samples=None, splitter="best", max_bins=255,
+                 ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
         _store(self, locals())
 
 
@@ -131,7 +160,7 @@ class ExtraTreesClassifier(_ExtraTreesLayout, ForestClassifierMixin, BaseForest)
                  max_features="sqrt", max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=False, oob_score=False, n_jobs=None, random_state=None, verbose=0,
                  warm_start=False, class_weight=None, max_samples=None,
-                 multiway=False):  # fmt: skip
+                 multiway=False, ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
         _store(self, locals())
 
 
@@ -148,7 +177,8 @@ class ExtraTreesRegressor(_ExtraTreesLayout, ForestRegressorMixin, BaseForest):
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_features=1.0, max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=False, oob_score=False, n_jobs=None, random_state=None, verbose=0,
-                 warm_start=False, max_samples=None, multiway=False):  # fmt: skip
+                 warm_start=False, max_samples=None, multiway=False,
+                 ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
         _store(self, locals())
 
 
@@ -159,6 +189,15 @@ class _PatchesLayout:
     splitter: str
     max_features: Any
     max_features_node: Any
+
+    bootstrap: Any
+    max_samples: Any
+
+    def _rows_per_tree(self, n: int, sample_weight: np.ndarray | None) -> tuple[bool, int | None]:
+        """Bagging's rules: rows drawn with (``bootstrap``) or without replacement, an int in
+        [1, n] (any int >= 1 with replacement) or a fraction in (0, 1] of n, rounded."""
+        bootstrap = P.check_bool(type(self).__name__, "bootstrap", self.bootstrap)
+        return bootstrap, P.resolve_max_samples(self.max_samples, n, bootstrap)
 
     def _engine_layout(self, n_features: int) -> tuple[str, int | None, int]:
         splitter = P.check_choice("splitter", self.splitter, ("random", "best", "hist"))
@@ -179,7 +218,8 @@ class RandomPatchesClassifier(_PatchesLayout, ForestClassifierMixin, BaseForest)
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_leaf_nodes=None, min_impurity_decrease=0.0, bootstrap=False,
                  oob_score=False, n_jobs=None, random_state=None, verbose=0,
-                 warm_start=False, class_weight=None, max_bins=255):  # fmt: skip
+                 warm_start=False, class_weight=None, max_bins=255,
+                 ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
         _store(self, locals())
 
 
@@ -193,7 +233,8 @@ class RandomPatchesRegressor(_PatchesLayout, ForestRegressorMixin, BaseForest):
                  max_depth=None, min_samples_split=2, min_samples_leaf=1,
                  min_weight_fraction_leaf=0.0, max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=False, oob_score=False, n_jobs=None, random_state=None,
-                 verbose=0, warm_start=False, max_bins=255):  # fmt: skip
+                 verbose=0, warm_start=False, max_bins=255,
+                 ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
         _store(self, locals())
 
 
@@ -219,7 +260,7 @@ class TotallyRandomizedTreesClassifier(_TotallyRandomizedLayout, ForestClassifie
                  max_leaf_nodes=None, min_impurity_decrease=0.0, bootstrap=False,
                  oob_score=False, n_jobs=None, random_state=None, verbose=0,
                  warm_start=False, class_weight=None, max_samples=None,
-                 multiway=False):  # fmt: skip
+                 multiway=False, ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
         _store(self, locals())
 
 
@@ -235,5 +276,6 @@ class TotallyRandomizedTreesRegressor(_TotallyRandomizedLayout, ForestRegressorM
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_leaf_nodes=None, min_impurity_decrease=0.0, bootstrap=False,
                  oob_score=False, n_jobs=None, random_state=None, verbose=0,
-                 warm_start=False, max_samples=None, multiway=False):  # fmt: skip
+                 warm_start=False, max_samples=None, multiway=False,
+                 ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
         _store(self, locals())

@@ -15,7 +15,7 @@ use crate::error::{invalid, ForestError, Result};
 use crate::parallel::map_ordered;
 use crate::params::{CriterionKind, ForestParams, Resolved, SplitterKind};
 use crate::tree::builder::Grower;
-use crate::tree::criterion::{Criterion, Entropy, Gini, SquaredError};
+use crate::tree::criterion::{Criterion, Entropy, Gini, Poisson, SquaredError};
 use crate::tree::growing::GrowingTree;
 use crate::tree::multiway;
 use crate::tree::split::{BestThreshold, HistThreshold, RandomThreshold, ThresholdRule};
@@ -83,6 +83,9 @@ impl<'a, T: Feature> FitSession<'a, T> {
         }
         if let Targets::Regression(y) = targets {
             Targets::regression(y)?;
+            if params.criterion == CriterionKind::Poisson {
+                check_poisson_targets(y)?;
+            }
         }
         if let Some(w) = sample_weight {
             if w.len() != n {
@@ -260,6 +263,9 @@ impl<'a, T: Feature> FitSession<'a, T> {
                 grow_with!(Entropy::new(y, n_classes))
             }
             Targets::Classes { y, n_classes } => grow_with!(Gini::new(y, n_classes)),
+            Targets::Regression(y) if p.criterion == CriterionKind::Poisson => {
+                grow_with!(Poisson { y })
+            }
             Targets::Regression(y) => grow_with!(SquaredError { y }),
         };
         if samples.is_empty() && matches!(self.targets, Targets::Classes { .. }) {
@@ -267,7 +273,11 @@ impl<'a, T: Feature> FitSession<'a, T> {
             let v = 1.0 / width as f64;
             tree.fill_values(v);
         }
-        tree.finish()
+        let tree = tree.finish();
+        match p.ccp_alpha > 0.0 {
+            true => tree.pruned(p.ccp_alpha).unwrap_or(tree),
+            false => tree,
+        }
     }
 }
 
@@ -348,4 +358,19 @@ fn reweigh_balanced(
             *w *= total as f64 / (present * d as f64);
         }
     }
+}
+
+/// scikit-learn's conditions on the targets of the Poisson criterion, with its messages.
+fn check_poisson_targets(y: &[f64]) -> Result<()> {
+    if y.iter().any(|&v| v < 0.0) {
+        return Err(ForestError::InvalidTarget(
+            "Some value(s) of y are negative which is not allowed for Poisson regression.".into(),
+        ));
+    }
+    if y.iter().sum::<f64>() <= 0.0 {
+        return Err(ForestError::InvalidTarget(
+            "Sum of y is not strictly positive which is necessary for Poisson regression.".into(),
+        ));
+    }
+    Ok(())
 }

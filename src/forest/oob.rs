@@ -32,6 +32,12 @@ impl Forest {
         n_targets: Option<usize>,
         what: &str,
     ) -> Result<()> {
+        if self.params.assembled {
+            return Err(ForestError::Unsupported(format!(
+                "{what} needs out-of-bag rows, which a forest assembled from patches does not \
+                 have (each patch has its own)"
+            )));
+        }
         if !self.params.has_oob() {
             return Err(ForestError::Unsupported(format!(
                 "{what} needs out-of-bag rows: bootstrap=True or max_samples < n_samples"

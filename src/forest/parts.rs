@@ -9,8 +9,13 @@
 //! out-of-bag rows are those its trees have in the whole forest. [`Forest::part`] cuts one
 //! from a fitted forest, so that work on its trees can be shared out the same way.
 //!
+//! [`Forest::assemble`] puts together forests grown on *different* data: Random Patches
+//! grown block by block, each on some rows and some columns of a matrix too large for one
+//! machine (`forestimp.dask.fit_patches`). Their trees are read again over all the columns;
+//! the result predicts and has importances like any forest, but no out-of-bag rows.
+//!
 //! Invariant: a forest's trees are the consecutive trees `first_tree..first_tree + n` of
-//! the sequence its seed defines.
+//! the sequence its seed defines, unless it is `assembled`.
 
 use std::ops::Range;
 
@@ -77,6 +82,66 @@ impl Forest {
             forest.params.n_estimators = forest.trees.len();
         }
         Ok(forest)
+    }
+
+    /// The forest of all the trees of `parts`, in order, each part grown on the columns
+    /// `columns` (as many as its features, distinct, below `n_features`) of a matrix of
+    /// `n_features` columns: its splits are read as splits on those columns. The parts must
+    /// share the task and classes, criterion and splitter. The result is `assembled`: its
+    /// trees' rows are not known, so it has no out-of-bag estimates.
+    pub fn assemble(parts: Vec<(Forest, Vec<u32>)>, n_features: usize) -> Result<Forest> {
+        let Some((first, _)) = parts.first() else {
+            return Err(invalid("parts", "no forest to assemble"));
+        };
+        if n_features > u32::MAX as usize {
+            return Err(invalid("n_features", "feature ids are 32-bit"));
+        }
+        let mut params = first.params.clone();
+        let n_classes = first.n_classes;
+        let mut trees = Vec::new();
+        for (k, (part, columns)) in parts.into_iter().enumerate() {
+            let p = &part.params;
+            if (p.criterion, p.splitter, part.n_classes)
+                != (params.criterion, params.splitter, n_classes)
+            {
+                return Err(invalid(
+                    "parts",
+                    format!(
+                        "forest {k} differs from the first in task, classes, criterion or splitter"
+                    ),
+                ));
+            }
+            let mut sorted = columns.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            let valid = columns.len() == p.n_features
+                && sorted.len() == columns.len()
+                && sorted.last().is_some_and(|&c| (c as usize) < n_features);
+            if !valid {
+                return Err(invalid(
+                    "columns",
+                    format!(
+                        "forest {k} has {} features: it needs as many distinct columns below {n_features}",
+                        p.n_features
+                    ),
+                ));
+            }
+            trees.extend(part.trees.into_iter().map(|mut t| {
+                t.remap_features(&columns);
+                t
+            }));
+        }
+        params.n_features = n_features;
+        params.tree_features = n_features;
+        params.max_features = params.max_features.min(n_features);
+        params.n_estimators = trees.len();
+        params.first_tree = 0;
+        params.assembled = true;
+        Ok(Forest {
+            params,
+            n_classes,
+            trees,
+        })
     }
 
     /// The part made of this forest's trees at the positions `range`.
@@ -151,5 +216,46 @@ mod tests {
         assert!(Forest::concat(Vec::new()).is_err());
         assert!(whole.part(3..3).is_err() && whole.part(5..8).is_err());
         assert!(session.finish_part(6, session.fit_range(6..8)).is_err());
+    }
+
+    #[test]
+    fn assembled_patches_predict_over_all_columns_and_have_no_oob() {
+        let (x, y) = data();
+        let m = Matrix::new(&x, 100, 4, Layout::RowMajor).unwrap();
+        let mut params = ForestParams::random_forest(CriterionKind::Gini);
+        params.n_estimators = 3;
+        // Columns 2, 0 of the first 60 rows, and columns 0..4 of the last 40.
+        let left: Vec<f64> = (0..60).flat_map(|i| [x[i * 4 + 2], x[i * 4]]).collect();
+        let a = Matrix::new(&left, 60, 2, Layout::RowMajor).unwrap();
+        let ya = Targets::classes(&y[..60], 2).unwrap();
+        let fa = Forest::fit(&params, a, ya, None).unwrap();
+        let b = Matrix::new(&x[240..], 40, 4, Layout::RowMajor).unwrap();
+        let fb = Forest::fit(&params, b, Targets::classes(&y[60..], 2).unwrap(), None).unwrap();
+        let both = Forest::assemble(
+            vec![(fa.clone(), vec![2, 0]), (fb.clone(), vec![0, 1, 2, 3])],
+            4,
+        )
+        .unwrap();
+        assert_eq!((both.trees().len(), both.n_features()), (6, 4));
+        // Each tree predicts on the wide matrix what it predicted on its own columns.
+        let wide = both.part(0..3).unwrap().predict(m).unwrap();
+        let narrow: Vec<f64> = (0..100).flat_map(|i| [x[i * 4 + 2], x[i * 4]]).collect();
+        let narrow = Matrix::new(&narrow, 100, 2, Layout::RowMajor).unwrap();
+        assert_eq!(wide, fa.predict(narrow).unwrap());
+        assert_eq!(
+            both.part(3..6).unwrap().predict(m).unwrap(),
+            fb.predict(m).unwrap()
+        );
+        assert!(both.oob_predict(m).is_err());
+        #[cfg(feature = "serde")]
+        assert_eq!(Forest::from_bytes(&both.to_bytes().unwrap()).unwrap(), both);
+        // Wrong column lists, other classes: errors.
+        for columns in [vec![2], vec![2, 2], vec![2, 4]] {
+            assert!(Forest::assemble(vec![(fa.clone(), columns)], 4).is_err());
+        }
+        let three = Forest::fit(&params, b, Targets::classes(&y[60..], 3).unwrap(), None).unwrap();
+        assert!(
+            Forest::assemble(vec![(fb, vec![0, 1, 2, 3]), (three, vec![0, 1, 2, 3])], 4).is_err()
+        );
     }
 }

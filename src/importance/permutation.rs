@@ -16,6 +16,7 @@ use crate::forest::sampling::in_bag_counts;
 use crate::forest::{row_chunk, sum_by_halves, Forest};
 use crate::parallel::{chunks_mut, map_ordered};
 use crate::rng::{stream, tree_seed, TreeRng};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Trees whose sparse casewise deltas are held at once (bounds memory, not the result).
 const TREE_WAVE: usize = 32;
@@ -137,6 +138,20 @@ impl Forest {
         n_repeats: usize,
         seed: u64,
     ) -> Result<OobPermutation> {
+        let never = AtomicBool::new(false);
+        self.oob_permutation_importance_until(x, targets, n_repeats, seed, &never)
+    }
+
+    /// [`Forest::oob_permutation_importance`] that another thread can stop: once `stop` is
+    /// set no tree starts, and the result is [`ForestError::Stopped`].
+    pub fn oob_permutation_importance_until<T: Feature>(
+        &self,
+        x: Matrix<'_, T>,
+        targets: Targets<'_>,
+        n_repeats: usize,
+        seed: u64,
+        stop: &AtomicBool,
+    ) -> Result<OobPermutation> {
         self.check_training(&x, Some(targets.len()), "out-of-bag permutation importance")?;
         check_targets(self, &x, &targets)?;
         if n_repeats == 0 {
@@ -145,8 +160,11 @@ impl Forest {
         let p = self.n_features();
         let results = map_ordered(self.trees.len(), |t| {
             let tree = &self.trees[t];
-            let rows = oob_rows(self, t);
             let mut imp = vec![0.0; n_repeats * p];
+            if stop.load(Ordering::Relaxed) {
+                return (imp, f64::NAN, 0);
+            }
+            let rows = oob_rows(self, t);
             if rows.is_empty() {
                 return (imp, f64::NAN, 0);
             }
@@ -161,6 +179,9 @@ impl Forest {
             }
             (imp, base / n, rows.len())
         });
+        if stop.load(Ordering::Relaxed) {
+            return Err(ForestError::Stopped);
+        }
         let m = self.trees.len();
         let mut out = OobPermutation {
             per_tree: vec![0.0; n_repeats * m * p],

@@ -9,7 +9,7 @@
 //!
 //! [`run`] works on the calling thread: work that cannot stop early gains nothing from a
 //! watcher, since Python raises a Ctrl-C that came meanwhile as soon as the call returns.
-//! [`run_watched`] (the fit, TreeSHAP) works on a scoped thread while the calling thread, holding the
+//! [`run_watched`] (the fit, TreeSHAP, OOB permutation importance) works on a scoped thread while the calling thread, holding the
 //! GIL only briefly every [`WATCH_EVERY`], checks for Ctrl-C and reports progress; the work
 //! reads [`Watch::stop_flag`] and stops early.
 

@@ -104,9 +104,10 @@ fn criterion_of(name: &str) -> Result<CriterionKind, ForestError> {
         "gini" => Ok(CriterionKind::Gini),
         "entropy" | "log_loss" => Ok(CriterionKind::Entropy),
         "squared_error" => Ok(CriterionKind::SquaredError),
+        "poisson" => Ok(CriterionKind::Poisson),
         other => Err(crate::error::invalid(
             "criterion",
-            format!("expected 'gini', 'entropy', 'log_loss' or 'squared_error', got {other:?}"),
+            format!("expected 'gini', 'entropy', 'log_loss', 'squared_error' or 'poisson', got {other:?}"),
         )),
     }
 }
@@ -136,7 +137,7 @@ impl PyForest {
         max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
         min_impurity_decrease, max_leaf_nodes, bootstrap, max_samples, tree_features,
         balanced_subsample, random_state, n_jobs, progress = None, shadows = None, columns = None, max_bins = 255,
-        previous = None, bins = None, trees = None
+        previous = None, bins = None, trees = None, ccp_alpha = 0.0
     ))]
     fn fit(
         py: Python<'_>,
@@ -167,6 +168,7 @@ impl PyForest {
         previous: Option<PyRef<'_, PyForest>>,
         bins: Option<PyRef<'_, super::bins::PyBins>>,
         trees: Option<(usize, usize)>,
+        ccp_alpha: f64,
     ) -> PyResult<Self> {
         let params = ForestParams {
             criterion: criterion_of(criterion)?,
@@ -184,6 +186,7 @@ impl PyForest {
             tree_features: tree_features.map(FeatureCount::Count),
             balanced_subsample,
             seed: random_state,
+            ccp_alpha,
         };
         let x = XArray::extract(x)?;
         let y = YArray::extract(y)?;
@@ -407,6 +410,40 @@ impl PyForest {
         })
     }
 
+    /// The forest of `parts` grown on the `columns` of a matrix of `n_features` columns
+    /// (`Forest::assemble`).
+    #[staticmethod]
+    fn assemble(
+        py: Python<'_>,
+        parts: Vec<PyRef<'_, PyForest>>,
+        columns: Vec<Vec<u32>>,
+        n_features: usize,
+    ) -> PyResult<Self> {
+        if parts.len() != columns.len() || parts.iter().any(|p| p.view.is_some()) {
+            return Err(crate::error::invalid(
+                "parts",
+                "one column list per forest, forests not grown on a view of X",
+            )
+            .into());
+        }
+        let parts: Vec<(Forest, Vec<u32>)> = parts
+            .iter()
+            .map(|p| (*p.inner).clone())
+            .zip(columns)
+            .collect();
+        let forest = run(py, None, || Forest::assemble(parts, n_features))?;
+        Ok(PyForest {
+            inner: Arc::new(forest),
+            view: None,
+        })
+    }
+
+    /// Whether the forest was assembled from patches (`Forest::assemble`).
+    #[getter]
+    fn assembled(&self) -> bool {
+        self.inner.params().assembled
+    }
+
     /// The forest of consecutive parts of one forest, in order (`Forest::concat`).
     #[staticmethod]
     fn concat(py: Python<'_>, parts: Vec<PyRef<'_, PyForest>>) -> PyResult<Self> {
@@ -435,6 +472,7 @@ impl PyForest {
             CriterionKind::Gini => "gini",
             CriterionKind::Entropy => "entropy",
             CriterionKind::SquaredError => "squared_error",
+            CriterionKind::Poisson => "poisson",
         }
     }
     #[getter]

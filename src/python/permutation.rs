@@ -5,7 +5,7 @@ use numpy::{IntoPyArray, PyArray1, PyArrayDyn};
 use pyo3::prelude::*;
 
 use super::arrays::{to_rows, to_shape, with_matrix, XArray, YArray};
-use super::doorway::run;
+use super::doorway::{run, run_watched};
 use super::model::PyForest;
 use crate::importance::permutation::{oob_rows, permutation_indices as perm_indices};
 
@@ -32,14 +32,14 @@ pub fn oob_permutation_importance<'py>(
     let y = YArray::extract(y)?;
     let labels = y.labels()?;
     let view = forest.view.as_deref();
-    let res = with_matrix!(x, |m| run(py, n_jobs, || {
+    let res = with_matrix!(x, |m| run_watched(py, n_jobs, None, |watch| {
         let mut codes = Vec::new();
         let targets = labels.targets(f.n_classes(), &mut codes)?;
         let m = match view {
             Some(v) => v.apply(m)?,
             None => m,
         };
-        f.oob_permutation_importance(m, targets, n_repeats, seed)
+        f.oob_permutation_importance_until(m, targets, n_repeats, seed, watch.stop_flag())
     })?);
     let (trees, p) = (res.n_oob.len(), f.n_features());
     let per_tree = to_shape(py, res.per_tree, &[n_repeats, trees, p])?;
@@ -149,6 +149,13 @@ pub fn in_bag_counts<'py>(
 ) -> PyResult<Bound<'py, PyArray1<u32>>> {
     let f = &forest.inner;
     check_tree(f, tree)?;
+    if f.params().assembled {
+        return Err(crate::error::invalid(
+            "tree",
+            "the rows of a forest assembled from patches are not known",
+        )
+        .into());
+    }
     let counts = run(py, None, || {
         Ok(crate::forest::sampling::in_bag_counts(f.params(), tree))
     })?;

@@ -212,7 +212,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         } else {
             self.crit.accumulate(&mut self.total, rows.ys, rows.ws);
         }
-        let impurity = self.crit.impurity(&self.total);
+        let impurity = self.crit.node_impurity(&self.total, rows.ys, rows.ws);
         self.crit.value(&self.total, &mut self.value);
         let n = end - start;
         let node = self
@@ -268,11 +268,12 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         for ((r, t), l) in self.right.iter_mut().zip(&self.total).zip(&self.left) {
             *r = t - l;
         }
-        let (wl, wr) = (self.left[0], self.right[0]);
+        let (wl, wr, nl) = (self.left[0], self.right[0], split.n_left);
+        let (ys, ws) = (&rows.ys, &rows.ws);
         let improvement = (w / self.root_weight)
             * (impurity
-                - wl / w * self.crit.impurity(&self.left)
-                - wr / w * self.crit.impurity(&self.right));
+                - wl / w * self.crit.node_impurity(&self.left, &ys[..nl], &ws[..nl])
+                - wr / w * self.crit.node_impurity(&self.right, &ys[nl..], &ws[nl..]));
         if improvement + EPSILON < p.min_impurity_decrease {
             return (node, None);
         }

@@ -21,7 +21,7 @@ pub(crate) struct GrowingTree {
 impl GrowingTree {
     pub(crate) fn with_capacity(width: usize, nodes: usize, criterion: CriterionKind) -> Self {
         let leaves = nodes / 2 + 1;
-        let regression = criterion == CriterionKind::SquaredError;
+        let regression = criterion.is_regression();
         GrowingTree {
             tree: Tree {
                 nodes: Vec::with_capacity(nodes),
@@ -56,7 +56,7 @@ impl GrowingTree {
         t.leaf_value.extend_from_slice(value);
         t.leaf_weight.push(weight);
         t.leaf_count.push(n_samples);
-        if t.criterion == CriterionKind::SquaredError {
+        if t.criterion.is_regression() {
             t.leaf_impurity.push(impurity);
         }
         self.left.push(LEAF);
@@ -128,7 +128,7 @@ impl GrowingTree {
     fn renumbered(&self) -> Tree {
         let order = self.preorder();
         let g = &self.tree;
-        let (w, regression) = (g.width, g.criterion == CriterionKind::SquaredError);
+        let (w, regression) = (g.width, g.criterion.is_regression());
         let n_leaves = order.iter().filter(|&&o| g.nodes[o].right == LEAF).count();
         let mut t = Tree {
             nodes: Vec::with_capacity(order.len()),

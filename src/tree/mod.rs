@@ -22,7 +22,8 @@
 //! `histograms`, the `code_lists` of small subtrees searched by `listed` — with `gather`,
 //! `sort` and `partition` of a node's rows, and the `splitter` state a tree keeps between
 //! nodes), `multiway` (multiway trees stored as binary chains: `grow` a tree, `choose` a
-//! node's split), `descend` (prediction: the leaf each row reaches).
+//! node's split), `descend` (prediction: the leaf each row reaches), `prune` (minimal
+//! cost-complexity pruning of a grown tree).
 
 pub(crate) mod builder;
 pub mod criterion;
@@ -30,6 +31,7 @@ mod descend;
 pub(crate) use descend::max_block_rows;
 pub(crate) mod growing;
 pub mod multiway;
+mod prune;
 #[cfg(feature = "serde")]
 mod repr;
 #[cfg(feature = "serde")]
@@ -114,8 +116,9 @@ impl NodeStats {
 impl Tree {
     /// Every node's statistics. An internal node's weight, count and value are
     /// combinations of its children's; its impurity is computed from its value
-    /// (classification) or by the law of total variance (regression), so the decrease
-    /// `i(t) − (w_l i_l + w_r i_r)/w_t` is never negative.
+    /// (classification) or from its children's (regression: the law of total variance,
+    /// or its analogue for the Poisson deviance, [`criterion::impurity_of_children`]), so
+    /// the decrease `i(t) − (w_l i_l + w_r i_r)/w_t` is never negative.
     pub fn node_stats(&self) -> NodeStats {
         let (n, w) = (self.len(), self.width);
         let mut s = NodeStats {
@@ -125,7 +128,7 @@ impl Tree {
             value: vec![0.0; n * w],
             width: w,
         };
-        let regression = self.criterion == CriterionKind::SquaredError;
+        let regression = self.criterion.is_regression();
         for t in (0..n).rev() {
             let Some((l, r)) = self.children(t) else {
                 let k = self.nodes[t].feature as usize;
@@ -151,9 +154,12 @@ impl Tree {
             }
             if regression && wt > 0.0 {
                 let (vt, vl, vr) = (s.value[t], s.value[l], s.value[r]);
-                s.impurity[t] = (wl * (s.impurity[l] + (vl - vt) * (vl - vt))
-                    + wr * (s.impurity[r] + (vr - vt) * (vr - vt)))
-                    / wt;
+                s.impurity[t] = criterion::impurity_of_children(
+                    self.criterion,
+                    [(wl, s.impurity[l], vl), (wr, s.impurity[r], vr)],
+                    vt,
+                    wt,
+                );
             }
         }
         if !regression {
@@ -167,6 +173,15 @@ impl Tree {
     /// Number of nodes.
     pub fn len(&self) -> usize {
         self.nodes.len()
+    }
+
+    /// The same tree over other feature ids: a split on feature `j` becomes a split on
+    /// `columns[j]` (a tree grown on the columns `columns` of a wider matrix, read again over
+    /// all its columns). `columns` must cover every feature the tree splits on.
+    pub(crate) fn remap_features(&mut self, columns: &[u32]) {
+        for node in self.nodes.iter_mut().filter(|n| n.right != LEAF) {
+            node.feature = columns[node.feature as usize];
+        }
     }
 
     /// Whether the tree has no node (never true for a fitted tree).

@@ -72,7 +72,7 @@ impl TreeRepr {
         {
             return Err(decode_error("node arrays of inconsistent lengths"));
         }
-        let regression = criterion == CriterionKind::SquaredError;
+        let regression = criterion.is_regression();
         let stored = match (regression, version) {
             (false, _) => 0,
             (true, 1) => n,

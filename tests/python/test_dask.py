@@ -199,3 +199,47 @@ def test_shap_values_block_by_block(client, data):
     reg = fi.RandomForestRegressor(n_estimators=4, random_state=0).fit(X, X[:, 0])
     values = fdask.shap_values(reg, da.from_array(X[:50], 20)).compute()
     np.testing.assert_array_equal(values.reshape(50, 6), shap_values(reg, X[:50]).values)
+
+
+def test_patches_assemble_into_one_forest(client, data, tmp_path):
+    from forestimp._core import Forest
+
+    X, y = data
+    np.save(tmp_path / "X.npy", X)
+    np.save(tmp_path / "y.npy", y)
+    make = lambda: fi.ExtraTreesClassifier(  # noqa: E731
+        n_estimators=40, bootstrap=True, oob_score=True, random_state=0
+    )
+    est = fdask.fit_patches(
+        make(), str(tmp_path / "X.npy"), tmp_path / "y.npy", n_row_blocks=3, n_patches=6,
+        max_features=0.5, client=client,
+    )  # fmt: skip
+    assert est.forest_.assembled and est.forest_.n_estimators == 40
+    # The same patches from an in-memory array, a dask Array: the same model.
+    same = fdask.fit_patches(
+        make(), X, y, n_row_blocks=3, n_patches=6, max_features=0.5, client=client
+    )
+    assert _bytes(same) == _bytes(est)
+    lazy = fdask.fit_patches(
+        make(), da.from_array(X, 100), da.from_array(y, 100), n_row_blocks=3, n_patches=6,
+        max_features=0.5, client=client,
+    )  # fmt: skip
+    assert _bytes(lazy) == _bytes(est)
+    # MDI is additive: the tree-weighted mean of the sub-forests' MDI on their columns.
+    parts = [est.forest_.part(k, k + 1) for k in range(40)]
+    np.testing.assert_allclose(
+        np.mean([p.importances(False) for p in parts], axis=0), est.forest_.importances(False)
+    )
+    # Accuracy near one machine's forest; OOB only within the patches.
+    local = make().fit(X[:450], y[:450])
+    half = fdask.fit_patches(make(), X[:450], y[:450], n_row_blocks=2, client=client)
+    assert half.score(X[450:], y[450:]) >= local.score(X[450:], y[450:]) - 0.08
+    assert 0.5 < half.oob_score_ <= 1.0
+    with pytest.raises(InvalidParameterError, match="assembled"):
+        fi.importance.permutation(half, X[:450], y[:450], oob=True)
+    with pytest.raises(InvalidParameterError):
+        Forest.assemble([est.forest_], [[0, 1]], 6)
+    with pytest.raises(InvalidParameterError):
+        fdask.fit_patches(make(), X, y, n_patches=100, client=client)
+    with pytest.raises(InvalidParameterError):
+        fdask.fit_patches(make(), X, y, max_features=0, client=client)

@@ -100,6 +100,12 @@ LONG_WORK = {
         "print('explaining', flush=True)\n"
         "shap_values(est, X[:5000], interactions=True)"
     ),
+    "oob_permutation": (
+        "est = fi.RandomForestClassifier(n_estimators=50, n_jobs=2, random_state=0).fit(X, y)\n"
+        "from forestimp.importance import permutation\n"
+        "print('explaining', flush=True)\n"
+        "permutation(est, X, y, oob=True, n_repeats=100, n_jobs=2)"
+    ),
 }
 
 

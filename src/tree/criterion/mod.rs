@@ -15,13 +15,15 @@
 //! routing rule in SSE2), [`xlog2x`] and the impurities derived from stored frequencies.
 //! Its tests check the contract on every criterion: the proxy ranks splits as the true
 //! decrease, `may_beat` never rejects a better proxy, the counting paths equal the weighted
-//! sums bit for bit. The criteria live in `classes` (Gini, entropy) and `regression`
-//! (squared error).
+//! sums bit for bit. The criteria live in `classes` (Gini, entropy), `regression`
+//! (squared error) and `poisson` (half Poisson deviance).
 
 mod classes;
+mod poisson;
 mod regression;
 
 pub use classes::{ClassCounts, ClassImpurity, Entropy, Gini, GiniIndex, ShannonEntropy};
+pub use poisson::Poisson;
 pub use regression::SquaredError;
 
 use super::Word;
@@ -135,6 +137,19 @@ pub trait Criterion: Sync {
     }
     /// Impurity `i(t)` of a node with statistics `stats`.
     fn impurity(&self, stats: &[f64]) -> f64;
+    /// Impurity of the node with statistics `stats` and rows `ys`, `ws`, as stored in the
+    /// tree: [`Criterion::impurity`], unless a pass over the rows is more accurate.
+    #[inline]
+    fn node_impurity(&self, stats: &[f64], _ys: &[Self::Y], _ws: &[f64]) -> f64 {
+        self.impurity(stats)
+    }
+    /// Whether a cut of proxy `proxy` may be chosen at all; a criterion that forbids some
+    /// cuts (Poisson: a child with no positive target) gives them the proxy `−∞`. Always
+    /// true otherwise, which the compiler folds away.
+    #[inline(always)]
+    fn allows(_proxy: f64) -> bool {
+        true
+    }
     /// Larger is better; monotone in `Δi` for a fixed parent `total` split into
     /// `left` and `total − left`.
     fn proxy(&self, total: &[f64], left: &[f64]) -> f64;
@@ -182,8 +197,25 @@ pub fn impurity_of_frequencies(kind: CriterionKind, p: &[f64]) -> f64 {
     match kind {
         CriterionKind::Gini => GiniIndex::impurity(p, 1.0),
         CriterionKind::Entropy => ShannonEntropy::impurity(p, 1.0),
-        CriterionKind::SquaredError => 0.0,
+        CriterionKind::SquaredError | CriterionKind::Poisson => 0.0,
     }
+}
+
+/// Impurity of a regression node from its children's `(weight, impurity, mean)`, its
+/// mean `vt` and weight `wt > 0`: the law of total variance, or its analogue for the
+/// Poisson deviance (`poisson::deviance_of_children`). Used to derive internal impurities
+/// from the stored leaves ([`crate::Tree::node_stats`]).
+pub(crate) fn impurity_of_children(
+    kind: CriterionKind,
+    children: [(f64, f64, f64); 2],
+    vt: f64,
+    wt: f64,
+) -> f64 {
+    if kind == CriterionKind::Poisson {
+        return poisson::deviance_of_children(children, vt, wt);
+    }
+    let [(wl, il, vl), (wr, ir, vr)] = children;
+    (wl * (il + (vl - vt) * (vl - vt)) + wr * (ir + (vr - vt) * (vr - vt))) / wt
 }
 
 #[cfg(test)]
@@ -325,6 +357,7 @@ mod tests {
             check(&Gini::new(&six, 6), n);
             check(&Gini::new(&many, 11), n);
             check(&SquaredError { y: &yr }, n);
+            check(&Poisson { y: &yr }, n);
         }
     }
 }

@@ -157,7 +157,7 @@ impl BestCut {
         n_left: usize,
     ) {
         let proxy = ctx.crit.proxy(ctx.total, left);
-        if self.best.is_none_or(|b| better(proxy, b.proxy)) {
+        if C::allows(proxy) && self.best.is_none_or(|b| better(proxy, b.proxy)) {
             self.bar = proxy;
             self.best = Some(Cut {
                 proxy,

@@ -54,8 +54,9 @@ impl ThresholdRule for RandomThreshold {
         if !ctx.admissible(n_left.unwrap_or(1), rows.samples.len(), &s.left) {
             return None;
         }
-        Some(Cut {
-            proxy: ctx.crit.proxy(ctx.total, &s.left),
+        let proxy = ctx.crit.proxy(ctx.total, &s.left);
+        C::allows(proxy).then_some(Cut {
+            proxy,
             threshold: t,
             n_left,
         })

@@ -1,0 +1,240 @@
+"""Random Patches fitted block by block on a Dask cluster, for data larger than a worker.
+
+Louppe & Geurts (2012) proposed Random Patches for data too large for one machine: each tree
+sees a random subset of rows *and* of columns, so it can be grown from that patch alone.
+:func:`fit_patches` cuts the rows into consecutive blocks and gives each task one block and a
+random subset of the columns: the task reads only that patch, grows a sub-forest on it and
+returns its model bytes, its columns and the out-of-bag predictions of its own rows.
+``Forest.assemble`` reads every sub-forest's splits as splits on the whole matrix's columns.
+
+What differs from one machine's forest: each tree is grown on one block of rows (as with
+``max_samples`` = the block's share, but the rows of a block are consecutive, not drawn), and
+on the patch's columns (as ``RandomPatches*``' ``max_features``). Out-of-bag estimates exist
+only within a patch: a row's out-of-bag prediction averages the trees of its own block for
+which it was out of bag. MDI is additive: the forest's MDI is the tree-weighted mean of the
+sub-forests' MDI, each on its columns.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sklearn.base import clone
+
+from . import _params as P
+from . import _state
+from ._core import Forest, InvalidParameterError
+
+
+def fit_patches(
+    estimator: Any,
+    X: Any,
+    y: Any,
+    *,
+    n_row_blocks: int | None = None,
+    n_patches: int | None = None,
+    max_features: float = 1.0,
+    client: Any = None,
+) -> Any:
+    """Fit ``estimator`` as Random Patches, each patch on one block of rows and a random
+    subset of columns, read by the worker that fits it (module docstring).
+
+    Parameters
+    ----------
+    estimator : forestimp estimator
+        Unfitted; its ``n_estimators`` trees are shared out over the patches, and each
+        patch fits a copy of it (with its own seed drawn from ``random_state``).
+    X : path to a ``.npy`` file or a Zarr array, ndarray, or dask Array
+        Paths are read by the workers, a patch at a time (a memory-mapped ``.npy`` or a Zarr
+        selection reads only the patch); an ndarray is cut on the client and each patch
+        sent to its worker; a dask Array's patches are computed on the workers.
+    y : array-like, dask Array or path to a ``.npy`` file
+    n_row_blocks : int, optional
+        Consecutive blocks of rows (default: one per worker).
+    n_patches : int, optional
+        Sub-forests (default: ``n_row_blocks``); patch ``k`` reads block ``k % n_row_blocks``.
+    max_features : int or float, default=1.0
+        Columns per patch: a count, or a fraction of the columns.
+    client : distributed.Client, optional
+
+    Returns
+    -------
+    estimator
+        A fitted clone, whose forest is ``assembled`` (see ``Forest.assemble``).
+    """
+    from distributed import default_client
+
+    client = client or default_client()
+    n_workers = len(client.scheduler_info()["workers"])
+    shape = _shape(X)
+    n, p = shape
+    blocks = P.check_int("n_row_blocks", n_row_blocks or n_workers, 1)
+    blocks = min(blocks, n)
+    patches = P.check_int("n_patches", n_patches or blocks, 1)
+    params = estimator.get_params()
+    if patches > params["n_estimators"]:
+        raise InvalidParameterError(
+            f"n_patches={patches} patches need at least as many trees, got "
+            f"n_estimators={params['n_estimators']}"
+        )
+    q = _columns_per_patch(max_features, p)
+    rng = np.random.default_rng(P.seed_from(params.get("random_state")))
+    bounds = np.linspace(0, n, blocks + 1).round().astype(int)
+    want_y = estimator._is_classifier or params.get("oob_score")
+    y_all = _labels(client, y) if want_y else None
+    classes = np.unique(np.asarray(y_all)) if estimator._is_classifier else None
+    trees = np.diff(np.linspace(0, params["n_estimators"], patches + 1).round().astype(int))
+    futures, rows = [], []
+    for k in range(patches):
+        a, b = int(bounds[k % blocks]), int(bounds[k % blocks + 1])
+        rows.append((a, b))
+        columns = np.sort(rng.choice(p, q, replace=False))
+        seed = int(rng.integers(2**31 - 1))
+        patch = _patch_on_workers(client, X, y, a, b, columns)
+        futures.append(
+            client.submit(
+                _fit_patch,
+                type(estimator),
+                params,
+                patch,
+                int(trees[k]),
+                seed,
+                classes,
+                pure=False,
+            )  # fmt: skip
+        )
+    results = client.gather(futures)
+    forest = Forest.assemble(
+        [Forest.from_bytes(r["model"]) for r in results],
+        [r["columns"].tolist() for r in results],
+        p,
+    )
+    state: dict[str, Any] = {"model": forest.to_bytes(), "n_features_in_": p, "n_outputs_": 1}
+    if classes is not None:
+        state["classes_"] = classes
+        state["n_classes_"] = len(classes)
+    if params.get("oob_score"):
+        _within_patch_oob(state, results, rows, n, classes, y_all)
+    fitted = clone(estimator)
+    _state.restore_fitted_state(fitted, state)
+    return fitted
+
+
+def _within_patch_oob(state, results, rows, n, classes, y) -> None:
+    """Out-of-bag predictions and score from each patch's own rows: a row averages the
+    trees of its block's patches for which it was out of bag."""
+    from sklearn.metrics import accuracy_score, r2_score
+
+    width = 1 if classes is None else len(classes)
+    sums, counts = np.zeros((n, width)), np.zeros(n)
+    for (a, b), result in zip(rows, results, strict=True):
+        if "oob" in result:
+            values, seen = result["oob"]
+            sums[a:b] += np.nan_to_num(values) * seen[:, None]
+            counts[a:b] += seen
+    seen = counts > 0
+    mean = np.full((n, width), np.nan)
+    mean[seen] = sums[seen] / counts[seen, None]
+    if not seen.any():
+        raise InvalidParameterError(
+            "oob_score=True needs out-of-bag rows in the patches: bootstrap=True or max_samples"
+        )
+    if classes is None:
+        state["oob_prediction_"] = mean[:, 0]
+        state["oob_score_"] = float(r2_score(y[seen], mean[seen, 0]))
+    else:
+        state["oob_decision_function_"] = mean
+        state["oob_score_"] = float(accuracy_score(y[seen], classes[mean[seen].argmax(axis=1)]))
+
+
+def _shape(X: Any) -> tuple[int, int]:
+    shape: tuple[int, ...]
+    if isinstance(X, (str, Path)) and str(X).endswith(".npy"):
+        shape = np.load(X, mmap_mode="r").shape
+    elif isinstance(X, (str, Path)):
+        import zarr
+
+        shape = zarr.open_array(str(X), mode="r").shape
+    else:
+        shape = tuple(getattr(X, "shape", ()))
+    if len(shape) != 2:
+        raise InvalidParameterError("X must be 2-D: a .npy or Zarr path, an array or a dask Array")
+    return int(shape[0]), int(shape[1])
+
+
+def _columns_per_patch(max_features: Any, p: int) -> int:
+    if P._is_int(max_features) and 1 <= int(max_features) <= p:
+        return int(max_features)
+    if P._is_real(max_features) and 0.0 < float(max_features) <= 1.0:
+        return max(1, int(float(max_features) * p))
+    raise InvalidParameterError(
+        f"The 'max_features' parameter must be an int in [1, {p}] or a float in (0, 1], "
+        f"got {max_features!r}."
+    )
+
+
+def _labels(client: Any, y: Any) -> np.ndarray:
+    """All of ``y`` on the client, to fix the classes every patch codes its labels by."""
+    if isinstance(y, (str, Path)):
+        return np.asarray(np.load(y, mmap_mode="r"))
+    if hasattr(y, "compute"):
+        return np.asarray(client.compute(y).result())
+    return np.asarray(y)
+
+
+def _patch_on_workers(client: Any, X: Any, y: Any, a: int, b: int, columns: np.ndarray) -> dict:
+    """What a task reads: paths and bounds (read on the worker), or the patch itself."""
+    if isinstance(X, (str, Path)):
+        return {"X": str(X), "y": y, "rows": (a, b), "columns": columns}
+    if hasattr(X, "compute"):  # a dask Array: the patch is computed on the workers
+        return {
+            "X": client.compute(X[a:b][:, columns]),
+            "y": client.compute(y[a:b]) if hasattr(y, "compute") else np.asarray(y)[a:b],
+            "rows": None,
+            "columns": columns,
+        }
+    X_patch = np.ascontiguousarray(np.asarray(X)[a:b][:, columns])
+    y_part = np.load(y, mmap_mode="r")[a:b] if isinstance(y, (str, Path)) else np.asarray(y)[a:b]
+    return {
+        "X": client.scatter(X_patch, hash=False),
+        "y": client.scatter(np.asarray(y_part), hash=False),
+        "rows": None,
+        "columns": columns,
+    }
+
+
+def _read_patch(patch: dict) -> tuple[np.ndarray, np.ndarray]:
+    """``(X, y)`` of one patch on a worker, reading only its rows and columns."""
+    X, y, rows, columns = patch["X"], patch["y"], patch["rows"], patch["columns"]
+    if rows is None:
+        return np.asarray(X), np.asarray(y)
+    a, b = rows
+    if str(X).endswith(".npy"):
+        block = np.load(X, mmap_mode="r")[a:b]
+        X = np.ascontiguousarray(block[:, columns])
+    else:
+        import zarr
+
+        X = zarr.open_array(str(X), mode="r").get_orthogonal_selection((slice(a, b), columns))
+    y = np.load(y, mmap_mode="r")[a:b] if isinstance(y, (str, Path)) else np.asarray(y)[a:b]
+    return np.asarray(X), np.asarray(y)
+
+
+def _fit_patch(kind, params, patch, n_trees, seed, classes) -> dict[str, Any]:
+    """One sub-forest on its patch: model bytes, columns, rows, in-patch OOB predictions."""
+    from .dask import _FIT_LOCK, _worker_threads
+
+    X, y = _read_patch(patch)
+    overrides = {"n_estimators": n_trees, "random_state": seed, "oob_score": False}
+    est = kind(**{**params, **overrides, "n_jobs": _worker_threads(), "warm_start": False})
+    with _FIT_LOCK:
+        est._fit(X, y, None, classes=classes)
+    out: dict[str, Any] = {"model": est.forest_.to_bytes(), "columns": patch["columns"]}
+    if params.get("oob_score"):
+        try:
+            out["oob"] = est.forest_.oob_predict(est._engine_input(X), n_jobs=est.n_jobs)
+        except InvalidParameterError:  # no out-of-bag rows in this patch (no row sampling)
+            pass
+    return out
