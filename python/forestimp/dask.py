@@ -17,7 +17,9 @@ elsewhere, and gives the same trees.
 :func:`predict`, :func:`predict_proba` and :func:`shap_values` map a fitted estimator over
 the blocks of a Dask array or DataFrame. :func:`permutation` computes
 :func:`forestimp.importance.permutation` with its trees (out-of-bag) or its features
-(held-out) shared out over the workers, with the same numbers as one machine.
+(held-out) shared out over the workers, with the same numbers as one machine. :func:`srs`
+runs the batched rounds of Sequential Random Subspace with each round's fits on the workers
+(``forestimp._dask_srs``).
 
 :func:`fit_patches` grows Random Patches block by block, for data larger than a worker's
 memory (``_dask_patches``).
@@ -55,6 +57,7 @@ __all__ = [
     "predict",
     "predict_proba",
     "shap_values",
+    "srs",
     "tree_ranges",
 ]
 
@@ -344,6 +347,17 @@ def permutation(
     return _permutation(
         est, X, y, oob, n_repeats, scoring, sample_weight, scaled, None, random_state, draws
     )
+
+
+def srs(
+    selector: Any, X: Any, y: Any, *, true_support: Any = None, client: Client | None = None
+) -> Any:
+    """Sequential Random Subspace with the B fits of each round on the workers: see
+    :func:`forestimp._dask_srs.srs` (the same selection as ``selector.fit`` in one process,
+    for any number of workers)."""
+    from ._dask_srs import srs as _srs  # it imports this module's worker helpers
+
+    return _srs(selector, X, y, true_support=true_support, client=client)
 
 
 def shap_values(estimator: Any, X: Any) -> Any:

@@ -35,6 +35,7 @@ def test_selection_guide_examples_run(capsys):
 
 def test_dask_guide_example_runs(capsys):
     pytest.importorskip("distributed")
-    run_guide("dask.md", 1)
+    run_guide("dask.md", 2)
     out = capsys.readouterr().out
     assert "same model bytes: True" in out and "same OOB score: True" in out, out
+    assert "found: [ 3 17]" in out and "same selection: True" in out, out

@@ -14,6 +14,11 @@ Only the q columns of each subspace are read, from a :class:`~._columns.ColumnSo
 array, a DataFrame, a ``.npy`` or a Parquet file); the next subspace is read while the current
 model fits, with draws that do not depend on timing (``_subspaces.py``), so the same seed gives
 the same result whatever the input and ``n_jobs``.
+
+``batch_size=B`` runs rounds of B subspaces drawn from the F of the round's start
+(``_srs_rounds.py``), fitted by an executor (in this process, or on a Dask cluster by
+``forestimp.dask.srs``) and merged in their order; B = 1 is Algorithm 1 again. Both paths
+update F through ``_record``, the one home of step (c).
 """
 
 from __future__ import annotations
@@ -24,14 +29,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sklearn.base import clone
 
 from .. import _params as P
 from .._core import DataError, InvalidParameterError
-from ._base import BaseSelector, SelectionStep, check_importance, is_classification, is_forestimp
+from ._base import BaseSelector, SelectionStep, check_importance, is_classification
 from ._columns import ColumnSource, open_source
-from ._probes import probe_importances
-from ._subspaces import Subspaces
+from ._probes import ProbeImportances, probe_importances
+from ._srs_rounds import Executor, FitSpec, LocalExecutor, draw_round
+from ._srs_rounds import with_seed as _with_seed
+from ._subspaces import Subspaces, draw_streams
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -55,6 +61,8 @@ class SRSStep(SelectionStep):
         F1-score of F against ``true_support`` (NaN when none was given).
     bytes_read : int
         Bytes read from the source for iterations 0..step (prefetching included).
+    round : int
+        The round of the iteration: ``step // batch_size`` (``step`` without batches).
     """
 
     reused: np.ndarray
@@ -63,6 +71,7 @@ class SRSStep(SelectionStep):
     n_found: int
     f1: float
     bytes_read: int
+    round: int
 
     @property
     def subspace(self) -> np.ndarray:
@@ -94,16 +103,15 @@ def default_estimator(classification: bool, n_columns: int, n_jobs: int | None) 
     return cls(n_estimators=50, max_features=k, min_samples_leaf=0.002, n_jobs=n_jobs)
 
 
-def _with_seed(base: Any, seed: int, n_jobs: int | None) -> Any:
-    """An unfitted clone of ``base`` seeded for one iteration (unless the user fixed it)."""
-    est = clone(base)
-    params = est.get_params(deep=False)
-    update: dict[str, Any] = {}
-    if "random_state" in params and params["random_state"] is None:
-        update["random_state"] = seed
-    if is_forestimp(est) and params.get("n_jobs") is None and n_jobs is not None:
-        update["n_jobs"] = n_jobs
-    return est.set_params(**update)
+@dataclass
+class _Run:
+    """The state of one run: F (mask), summed importances, and the threshold's inputs."""
+
+    found: np.ndarray
+    total: np.ndarray
+    truth: np.ndarray | None
+    risk: float | None
+    n_iterations: int
 
 
 def _f1(found: np.ndarray, truth: np.ndarray | None) -> float:
@@ -159,6 +167,15 @@ class SequentialRandomSubspace(BaseSelector):
         The measure of each iteration (``_base.importances_of``).
     prefetch : bool, default=True
         Read the next columns while the current model fits. The result does not depend on it.
+        Not used with ``batch_size``.
+    batch_size : int or None, default=None
+        B, subspaces per round. None: Algorithm 1, one subspace after the other, each seeing
+        the F left by the previous one. An int: batched rounds (``_srs_rounds.py``); the B
+        subspaces of a round are all drawn from the F of the round's start, fitted (in this
+        process, or in parallel by :func:`forestimp.dask.srs`) and merged in their order.
+        B = 1 gives the same selection as None. The result depends on B, never on where the
+        fits ran. Larger B finds features in fewer rounds but more fits (``docs/dask.md``).
+        Every fit reads its q columns, found ones included (``bytes_read`` counts them).
     callback : callable or None, default=None
         Called with each :class:`SRSStep`; returning True stops the iterations.
     verbose : int, default=0
@@ -185,7 +202,8 @@ class SequentialRandomSubspace(BaseSelector):
 
     def __init__(self, estimator=None, *, q="auto", alpha=0.5, n_iterations="auto",
                  random_state=None, n_jobs=None, n_probes=100, probe_risk=0.05,
-                 importance="mdi", prefetch=True, callback=None, verbose=0):  # fmt: skip
+                 importance="mdi", prefetch=True, batch_size=None, callback=None,
+                 verbose=0):  # fmt: skip
         self.estimator = estimator
         self.q = q
         self.alpha = alpha
@@ -196,6 +214,7 @@ class SequentialRandomSubspace(BaseSelector):
         self.probe_risk = probe_risk
         self.importance = importance
         self.prefetch = prefetch
+        self.batch_size = batch_size
         self.callback = callback
         self.verbose = verbose
 
@@ -240,12 +259,17 @@ class SequentialRandomSubspace(BaseSelector):
         true_support : array-like of int, bool or str, default=None
             The truly relevant columns (indices, a mask, or names), for F1 in the trace.
         """
+        return self._fit_input(X, y, true_support, None)
+
+    def _fit_input(self, X: Any, y: Any, true_support: Any, executor: Any) -> Any:
+        """``fit`` with the rounds' fits run by ``executor(source, y, spec)`` (an
+        :class:`~._srs_rounds.Executor`; None: in this process)."""
         source, y_col = open_source(X, target=y if isinstance(y, str) else None)
         with source:
             y = np.asarray(y_col if y_col is not None else y)
             if y.ndim != 1 or len(y) != source.n_rows:
                 raise DataError(f"y must have shape ({source.n_rows},), got {y.shape}.")
-            self._fit(source, y, true_support)
+            self._fit(source, y, true_support, executor)
         return self
 
     def _truth(self, source: ColumnSource, true_support: Any) -> np.ndarray | None:
@@ -272,58 +296,114 @@ class SequentialRandomSubspace(BaseSelector):
         mask[values] = True
         return mask
 
-    def _fit(self, source: ColumnSource, y: np.ndarray, true_support: Any) -> None:
+    def _check_batch_size(self) -> int | None:
+        if self.batch_size is None:
+            return None
+        return P.check_int("batch_size", self.batch_size, 1)
+
+    def _fit(self, source: ColumnSource, y: np.ndarray, true_support: Any, executor: Any) -> None:
         p = source.n_columns
         q, alpha, n_iterations, risk = self._check_params(p)
         n_probes = P.check_int("n_probes", self.n_probes, 0)
         n_jobs = P.check_n_jobs(self.n_jobs)
+        batch_size = self._check_batch_size()
         importance = check_importance(self.importance, self.estimator)
         truth = self._truth(source, true_support)
         base = self.estimator
         if base is None:
             base = default_estimator(is_classification(None, y), q + n_probes, n_jobs)
-        found = np.zeros(p, dtype=bool)
-        total = np.zeros(p)
+        run = _Run(np.zeros(p, dtype=bool), np.zeros(p), truth, risk, n_iterations)
         self.n_draws_ = np.zeros(p, dtype=np.intp)
         self.history_ = []
         n_reuse = int(math.floor(alpha * q))
-        with Subspaces(source, q, n_reuse, self.random_state, bool(self.prefetch)) as subspaces:
-            for t in range(n_iterations):
-                Q, R, block, bytes_read = subspaces.next(found, last=t + 1 == n_iterations)
+        if batch_size is None:
+            if executor is not None:
+                raise InvalidParameterError(
+                    "Fits spread over workers need batched rounds: set 'batch_size' (B "
+                    "subspaces per round; the result depends on B, not on the workers)."
+                )
+            self._sequential(source, y, run, q, n_reuse, base, n_probes, importance, n_jobs)
+            bytes_read = source.bytes_read
+        else:
+            spec = FitSpec(base=base, n_probes=n_probes, importance=importance, n_jobs=n_jobs)
+            runner = (executor or LocalExecutor)(source, y, spec)
+            bytes_read = self._rounds(runner, run, q, n_reuse, batch_size)
+        self._finish(source, run.found, run.total, len(self.history_), bytes_read)
+
+    def _sequential(
+        self, source: ColumnSource, y: np.ndarray, run: _Run, q: int, n_reuse: int, base: Any,
+        n_probes: int, importance: str, n_jobs: int | None,
+    ) -> None:  # fmt: skip
+        """Algorithm 1: each subspace drawn from the F the previous fit left."""
+        prefetch = bool(self.prefetch)
+        with Subspaces(source, q, n_reuse, self.random_state, prefetch) as subspaces:
+            for t in range(run.n_iterations):
+                Q, R, block, bytes_read = subspaces.next(run.found, last=t + 1 == run.n_iterations)
                 est = _with_seed(base, subspaces.fit_seed(), n_jobs)
                 res = probe_importances(
                     est, block, y, n_probes=n_probes, importance=importance,
                     random_state=subspaces.fit_seed(), n_jobs=n_jobs,
                 )  # fmt: skip
-                scores = res.importances
-                if risk is None:
-                    threshold = max(0.0, res.threshold)
-                else:  # the run's risk shared among its iterations and their untested columns
-                    n_tests = int(np.count_nonzero(~found[Q]))
-                    threshold = max(0.0, res.threshold_at(risk / n_iterations, n_tests))
-                hit = (scores > threshold) & ~found[Q]
-                found[Q[hit]] = True
+                step = self._record(run, t, t, Q, R, res, bytes_read)
+                hit = np.isin(Q, step.new)
                 subspaces.keep(Q[hit], block[:, hit])
                 del block
-                total[Q] += scores
-                self.n_draws_[Q] += 1
-                step = SRSStep(
-                    step=t, features=Q, scores=scores, kept=np.flatnonzero(found),
-                    dropped=Q[~found[Q]], reused=R, new=Q[hit], threshold=float(threshold),
-                    n_found=int(found.sum()), f1=_f1(found, truth), bytes_read=bytes_read,
-                )  # fmt: skip
-                self.history_.append(step)
-                if self.verbose:
-                    print(
-                        f"SRS {t + 1}/{n_iterations}: |F| = {step.n_found} (+{len(step.new)}), "
-                        f"F1 = {step.f1:.3f}, read {bytes_read / 1e6:.1f} MB",
-                        file=sys.stderr,
-                    )
                 if self._report(step):
                     break
-        self._finish(source, found, total, len(self.history_))
 
-    def _finish(self, source: ColumnSource, found: np.ndarray, total: np.ndarray, T: int) -> None:
+    def _rounds(self, runner: Executor, run: _Run, q: int, n_reuse: int, B: int) -> int:
+        """Batched rounds: B subspaces from the round's F, merged in their order. Returns
+        the bytes the fits read."""
+        streams = draw_streams(self.random_state)
+        bytes_read = 0
+        for first in range(0, run.n_iterations, B):
+            n_fits = min(B, run.n_iterations - first)
+            tasks = draw_round(streams, run.found, first, n_fits, q, n_reuse)
+            for task, fit in zip(tasks, runner.run(tasks), strict=True):
+                bytes_read += fit.bytes_read
+                res = ProbeImportances(
+                    importances=fit.scores, probes=fit.probes, sources=fit.sources, estimator=None
+                )
+                step = self._record(run, task.step, first // B, task.Q, task.R, res, bytes_read)
+                if self._report(step):
+                    return bytes_read
+        return bytes_read
+
+    def _record(
+        self, run: _Run, t: int, k: int, Q: np.ndarray, R: np.ndarray, res: ProbeImportances,
+        bytes_read: int,
+    ) -> SRSStep:  # fmt: skip
+        """Step (c) of Algorithm 1 for fit ``t`` (round ``k``): F gains the columns of Q
+        above the probe threshold. Batched rounds call it in the order of their fits, so
+        the risk is shared among the columns not yet found by the fits merged before."""
+        found = run.found
+        scores = res.importances
+        if run.risk is None:
+            threshold = max(0.0, res.threshold)
+        else:  # the run's risk shared among its iterations and their untested columns
+            n_tests = int(np.count_nonzero(~found[Q]))
+            threshold = max(0.0, res.threshold_at(run.risk / run.n_iterations, n_tests))
+        hit = (scores > threshold) & ~found[Q]
+        found[Q[hit]] = True
+        run.total[Q] += scores
+        self.n_draws_[Q] += 1
+        step = SRSStep(
+            step=t, features=Q, scores=scores, kept=np.flatnonzero(found),
+            dropped=Q[~found[Q]], reused=R, new=Q[hit], threshold=float(threshold),
+            n_found=int(found.sum()), f1=_f1(found, run.truth), bytes_read=bytes_read, round=k,
+        )  # fmt: skip
+        self.history_.append(step)
+        if self.verbose:
+            print(
+                f"SRS {t + 1}/{run.n_iterations}: |F| = {step.n_found} (+{len(step.new)}), "
+                f"F1 = {step.f1:.3f}, read {bytes_read / 1e6:.1f} MB",
+                file=sys.stderr,
+            )
+        return step
+
+    def _finish(
+        self, source: ColumnSource, found: np.ndarray, total: np.ndarray, T: int, bytes_read: int
+    ) -> None:
         self.n_iterations_ = T
         self.support_ = found
         self.importances_ = total / max(1, T)
@@ -331,7 +411,7 @@ class SequentialRandomSubspace(BaseSelector):
         order = np.lexsort((np.arange(len(found)), -self.importances_, ~found))
         self.ranking_ = np.empty(len(found), dtype=np.intp)
         self.ranking_[order] = np.arange(1, len(found) + 1)
-        self.bytes_read_ = source.bytes_read
+        self.bytes_read_ = bytes_read
         self.n_features_in_ = source.n_columns
         if source.names is not None:
             self.feature_names_in_ = np.asarray(source.names, dtype=object)

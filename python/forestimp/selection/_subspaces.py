@@ -33,6 +33,27 @@ from ._columns import ColumnSource
 _SEED_MAX = np.iinfo(np.int32).max
 
 
+def draw_streams(random_state: Any) -> tuple[np.random.RandomState, ...]:
+    """The run's three streams, seeded from ``random_state``: the ordered samples S (C is
+    read from them), the draws of R from F, and the seeds of the fits (two per fit: the
+    model's, then the probes')."""
+    master = check_random_state(random_state)
+    return tuple(np.random.RandomState(master.randint(_SEED_MAX)) for _ in range(3))
+
+
+def draw_reuse(rng: np.random.RandomState, found: np.ndarray, n_reuse: int) -> np.ndarray:
+    """R (sorted): ``min(n_reuse, |F|)`` columns of the found mask, without replacement
+    (no draw at all when that is 0, so the stream is not advanced)."""
+    F = np.flatnonzero(found)
+    n_r = min(n_reuse, len(F))
+    return np.sort(rng.choice(F, n_r, replace=False)) if n_r else F[:0]
+
+
+def subspace_of(S: np.ndarray, R: np.ndarray, q: int) -> np.ndarray:
+    """Q = R ∪ C (sorted), C the first ``q - |R|`` columns of S not in R."""
+    return np.union1d(R, S[~np.isin(S, R)][: q - len(R)])
+
+
 class Subspace(NamedTuple):
     """One iteration's subspace: Q (sorted), R (sorted), the ``(n, q)`` Fortran block of the
     columns Q, and the bytes read from the source up to it (all reads for iterations <= t)."""
@@ -61,10 +82,7 @@ class Subspaces:
     def __init__(
         self, source: ColumnSource, q: int, n_reuse: int, random_state: Any, prefetch: bool
     ) -> None:
-        master = check_random_state(random_state)
-        self._explore, self._reuse, self._fits = (
-            np.random.RandomState(master.randint(_SEED_MAX)) for _ in range(3)
-        )
+        self._explore, self._reuse, self._fits = draw_streams(random_state)
         self.source, self.q, self.n_reuse = source, q, n_reuse
         self._cache: dict[int, np.ndarray] = {}
         self._executor = ThreadPoolExecutor(1) if prefetch else None
@@ -102,11 +120,8 @@ class Subspaces:
         assert self._pending is not None and self._S is not None
         got_cols, pending = self._pending
         got = pending.result() if isinstance(pending, Future) else pending
-        F = np.flatnonzero(found)
-        n_r = min(self.n_reuse, len(F))
-        R = np.sort(self._reuse.choice(F, n_r, replace=False)) if n_r else F[:0]
-        C = self._S[~np.isin(self._S, R)][: self.q - n_r]
-        Q = np.union1d(R, C)
+        R = draw_reuse(self._reuse, found, self.n_reuse)
+        Q = subspace_of(self._S, R, self.q)
         block = self._assemble(Q, got_cols, got)
         del got, pending
         self._pending = None

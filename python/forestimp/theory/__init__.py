@@ -9,7 +9,8 @@
 * :func:`context_importances` — context-dependent scores (Sutera PhD, ch. 6, Eq. 6.10–6.12);
 * :func:`expected_srs_iterations` — expected number of trees that random subspace and
   sequential random subspace selection need to find all relevant variables (Sutera PhD,
-  ch. 7, Thms 7.7–7.10 and App. 7.B.3), with :func:`srs_transition_matrix` for its chain;
+  ch. 7, Thms 7.7–7.10 and App. 7.B.3), with :func:`srs_transition_matrix` for its chain,
+  and :func:`simulate_srs` for batched rounds (B subspaces per round, as on a cluster);
 * entropy, conditional entropy, (conditional) mutual information with plug-in, Miller–Madow
   and Grassberger estimators.
 """
@@ -25,11 +26,13 @@ from ._information import (
 )
 from ._shapley import LocalAsymptoticImportances, local_asymptotic_importances
 from ._srs import expected_srs_iterations, srs_transition_matrix
+from ._srs_batches import SRSSimulation, simulate_srs
 
 __all__ = [
     "AsymptoticImportances",
     "ContextImportances",
     "LocalAsymptoticImportances",
+    "SRSSimulation",
     "asymptotic_importances",
     "context_importances",
     "conditional_entropy",
@@ -39,5 +42,6 @@ __all__ = [
     "expected_srs_iterations",
     "local_asymptotic_importances",
     "mutual_information",
+    "simulate_srs",
     "srs_transition_matrix",
 ]
