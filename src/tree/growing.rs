@@ -69,9 +69,11 @@ impl GrowingTree {
 
     /// Turns leaf `node` into an internal node; its children are linked later. The leaf
     /// slot of the last pushed node is freed; any other becomes an orphan for `finish`.
+    /// `missing` is the node's missing-value side, learned or derived from its counts
+    /// ([`super::split::ChosenSplit::missing_side`]); `Unseen` leaves it to be derived from
+    /// the leaf counts in `finish`.
     pub(crate) fn set_split(&mut self, node: u32, feature: u32, threshold: f64, missing: Missing) {
         if missing != Missing::Unseen {
-            // Allocated only by fits that meet NaN.
             let id = node as usize;
             if self.missing.len() <= id {
                 self.missing.resize(id + 1, Missing::Unseen);

@@ -56,6 +56,18 @@ pub(crate) struct ChosenSplit {
     pub missing: Missing,
 }
 
+impl ChosenSplit {
+    /// The side NaN goes to, for a node of `n` samples: the learned one, else the child
+    /// with more samples, ties to the right (scikit-learn's rule; `crate::tree::missing`
+    /// derives the same side from the leaf counts of a loaded tree).
+    pub(crate) fn missing_side(&self, n: usize) -> Missing {
+        match self.missing {
+            Missing::Unseen => Missing::side(self.n_left > n - self.n_left),
+            learned => learned,
+        }
+    }
+}
+
 /// The samples of one node with their targets and weights, aligned position by position.
 pub(crate) struct NodeRows<'s, Y> {
     pub samples: &'s mut [u32],
