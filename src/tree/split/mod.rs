@@ -6,7 +6,9 @@
 //! [`Splitter`] holds what the search keeps from node to node; [`gather`] reads a
 //! node's candidates, [`sort`] and [`partition`] order and split its rows. The exact rule
 //! reads a column with at most 256 distinct values as its lossless codes
-//! ([`crate::data::Levels`]): binned or counted instead of sorted, with the same cuts.
+//! ([`crate::data::Levels`]): binned or counted instead of sorted, with the same cuts. A
+//! gathered candidate whose node values include NaN is searched by [`missing`]
+//! (scikit-learn's rules); complete data never reach it.
 //!
 //! Invariants kept for the builder:
 //! * the node's samples are the contiguous slice `samples[start..end]`, with their targets
