@@ -27,15 +27,6 @@ pub(crate) enum Missing {
 }
 
 impl Missing {
-    /// The learned side, if any (`Some(true)`: left).
-    pub(crate) fn learned(self) -> Option<bool> {
-        match self {
-            Missing::Unseen => None,
-            Missing::Left => Some(true),
-            Missing::Right => Some(false),
-        }
-    }
-
     /// `Left` or `Right`.
     pub(crate) fn side(left: bool) -> Missing {
         Missing::seen(true, left)
