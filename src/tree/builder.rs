@@ -127,8 +127,12 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
                 self.tree.link(parent, is_left, node);
             }
             if let Some(p) = pending {
-                self.tree
-                    .set_split(node, p.split.feature, p.split.threshold, p.split.missing);
+                self.tree.set_split(
+                    node,
+                    p.split.feature,
+                    p.split.threshold,
+                    p.split.missing_side(end - start),
+                );
                 let mid = start + p.split.n_left;
                 // Right pushed first so the left child is numbered next (pre-order).
                 stack.push((mid, end, depth + 1, node, false, p.n_constant));
@@ -156,8 +160,12 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             let Some(ByImprovement(p)) = frontier.pop() else {
                 break;
             };
-            self.tree
-                .set_split(p.node, p.split.feature, p.split.threshold, p.split.missing);
+            self.tree.set_split(
+                p.node,
+                p.split.feature,
+                p.split.threshold,
+                p.split.missing_side(p.end - p.start),
+            );
             let mid = p.start + p.split.n_left;
             for (is_left, s, e) in [(true, p.start, mid), (false, mid, p.end)] {
                 let (child, pending) =

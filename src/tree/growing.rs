@@ -16,8 +16,10 @@ pub(crate) struct GrowingTree {
     /// order: cleared by a split that is not of the last pushed node, or a left child that
     /// is not the next node.
     in_order: bool,
-    /// The missing-value side each split learned, by node id (set in `finish`).
-    missing: Vec<Missing>,
+    /// Bit `id`: NaN goes left at split node `id` (push order), as the builder resolved it.
+    missing_left: Vec<u64>,
+    /// Whether some split left its side to be derived (`Missing::Unseen`: multiway trees).
+    unseen: bool,
 }
 
 impl GrowingTree {
@@ -37,7 +39,8 @@ impl GrowingTree {
             },
             left: Vec::with_capacity(nodes),
             in_order: true,
-            missing: Vec::new(),
+            missing_left: Vec::new(),
+            unseen: false,
         }
     }
 
@@ -69,14 +72,20 @@ impl GrowingTree {
 
     /// Turns leaf `node` into an internal node; its children are linked later. The leaf
     /// slot of the last pushed node is freed; any other becomes an orphan for `finish`.
+    /// `missing` is the node's missing-value side, learned or derived from its counts
+    /// ([`super::split::ChosenSplit::missing_side`]); `Unseen` leaves it to be derived from
+    /// the leaf counts in `finish`.
     pub(crate) fn set_split(&mut self, node: u32, feature: u32, threshold: f64, missing: Missing) {
-        if missing != Missing::Unseen {
-            // Allocated only by fits that meet NaN.
-            let id = node as usize;
-            if self.missing.len() <= id {
-                self.missing.resize(id + 1, Missing::Unseen);
+        let id = node as usize;
+        match missing {
+            Missing::Unseen => self.unseen = true,
+            Missing::Left => {
+                if self.missing_left.len() <= id / 64 {
+                    self.missing_left.resize(id / 64 + 1, 0);
+                }
+                self.missing_left[id / 64] |= 1 << (id % 64);
             }
-            self.missing[id] = missing;
+            Missing::Right => {}
         }
         let t = &mut self.tree;
         let slot = t.nodes[node as usize].feature as usize;
@@ -121,26 +130,38 @@ impl GrowingTree {
     /// them in the allocator's heap, where a long-lived tree keeps the freed buffers below
     /// it resident, which raised the peak memory of large fits.
     pub(crate) fn finish(mut self) -> Tree {
-        let mut missing = std::mem::take(&mut self.missing);
+        let mut old = std::mem::take(&mut self.missing_left);
+        let unseen = self.unseen;
         let mut t = if self.in_order {
             debug_assert!(self.preorder().iter().enumerate().all(|(i, &o)| i == o));
-            self.tree
+            let mut t = self.tree;
+            old.resize(t.len().div_ceil(64), 0);
+            t.missing_left = old;
+            t
         } else {
-            if !missing.is_empty() {
-                let old = &missing;
-                let order = self.preorder();
-                let by_new = order.iter().map(|&o| old.get(o).copied());
-                missing = by_new.map(Option::unwrap_or_default).collect();
+            let bit = |id: usize| old.get(id / 64).is_some_and(|w| w >> (id % 64) & 1 == 1);
+            let order = self.preorder();
+            let mut t = self.renumbered();
+            let mut bits = vec![0u64; t.len().div_ceil(64)];
+            for (new, &o) in order.iter().enumerate() {
+                if bit(o) {
+                    bits[new / 64] |= 1 << (new % 64);
+                }
             }
-            self.renumbered()
+            t.missing_left = bits;
+            t
         };
-        t.route_missing(|node| missing.get(node).and_then(|m| m.learned()));
+        if unseen {
+            // Multiway trees: every side derived from the leaf counts.
+            t.route_missing(|_| None);
+        }
         // `to_vec` allocates exactly the length.
         t.nodes = t.nodes.to_vec();
         t.leaf_value = t.leaf_value.to_vec();
         t.leaf_weight = t.leaf_weight.to_vec();
         t.leaf_count = t.leaf_count.to_vec();
         t.leaf_impurity = t.leaf_impurity.to_vec();
+        t.missing_left = t.missing_left.to_vec();
         t
     }
 

@@ -19,20 +19,17 @@ pub(crate) enum Missing {
     /// No row of the node had NaN in the split feature: the side is derived.
     #[default]
     Unseen,
-    /// NaN rows went left.
+    /// NaN rows went left (or, given to [`super::growing::GrowingTree::set_split`], the
+    /// side derived from the node's counts is left).
     Left,
-    /// NaN rows went right.
+    /// NaN rows went right (or the derived side is right).
     Right,
 }
 
 impl Missing {
-    /// The learned side, if any (`Some(true)`: left).
-    pub(crate) fn learned(self) -> Option<bool> {
-        match self {
-            Missing::Unseen => None,
-            Missing::Left => Some(true),
-            Missing::Right => Some(false),
-        }
+    /// `Left` or `Right`.
+    pub(crate) fn side(left: bool) -> Missing {
+        Missing::seen(true, left)
     }
 
     /// The side chosen by a search that saw NaN (`left`), or `Unseen` when it saw none.
@@ -64,13 +61,18 @@ impl Tree {
         left
     }
 
-    /// Sets the missing-value side of every split node: `learned(t)` where the fit learned
-    /// one, the derived side elsewhere.
-    pub(crate) fn route_missing(&mut self, learned: impl Fn(usize) -> Option<bool>) {
-        let derived = self.default_missing_left();
+    /// Sets the missing-value side of every split node: `side(t)` where it is known (learned,
+    /// or derived by the builder from its counts), the derived side elsewhere (computed from
+    /// the leaf counts only if some node needs it).
+    pub(crate) fn route_missing(&mut self, side: impl Fn(usize) -> Option<bool>) {
+        let mut derived: Option<Vec<bool>> = None;
         let mut bits = vec![0u64; self.len().div_ceil(64)];
         for t in (0..self.len()).filter(|&t| !self.is_leaf(t)) {
-            if learned(t).unwrap_or(derived[t]) {
+            let left = match side(t) {
+                Some(left) => left,
+                None => derived.get_or_insert_with(|| self.default_missing_left())[t],
+            };
+            if left {
                 bits[t / 64] |= 1 << (t % 64);
             }
         }

@@ -22,7 +22,8 @@
 //! `histograms`, the `code_lists` of small subtrees searched by `listed` — with `gather`,
 //! `sort` and `partition` of a node's rows, and the `splitter` state a tree keeps between
 //! nodes), `multiway` (multiway trees stored as binary chains: `grow` a tree, `choose` a
-//! node's split), `descend` (prediction: the leaf each row reaches), `prune` (minimal
+//! node's split), `descend` (prediction: the leaf each row reaches), `missing` (the side
+//! missing values go to at each split, learned or derived from the counts), `prune` (minimal
 //! cost-complexity pruning of a grown tree).
 
 pub(crate) mod builder;

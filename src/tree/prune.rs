@@ -183,7 +183,7 @@ mod tests {
 
     /// A regression stump of stump: root splits, its left child splits again.
     fn tree() -> crate::tree::Tree {
-        tree_with_root_side(Missing::Unseen)
+        tree_with_root_side(Missing::Right)
     }
 
     /// [`tree`] whose root learned (or not) where missing values go.
@@ -194,7 +194,7 @@ mod tests {
         g.set_split(root, 0, 0.5, root_side);
         let l = g.push_leaf(0.0, 0.0, 0, &[0.0]);
         g.link(root, true, l);
-        g.set_split(l, 1, 0.5, Missing::Unseen);
+        g.set_split(l, 1, 0.5, Missing::Right);
         let ll = g.push_leaf(1.0, 2.0, 2, &[0.0]);
         g.link(l, true, ll);
         let lr = g.push_leaf(1.0, 2.0, 2, &[1.0]);
@@ -227,7 +227,7 @@ mod tests {
     /// of a 4-4 tie) or derived.
     #[test]
     fn a_kept_split_keeps_its_missing_side() {
-        for (side, left) in [(Missing::Left, true), (Missing::Unseen, false)] {
+        for (side, left) in [(Missing::Left, true), (Missing::Right, false)] {
             let t = tree_with_root_side(side);
             assert_eq!(t.missing_left(0), left);
             let p = t.pruned(0.125).expect("the left split goes");

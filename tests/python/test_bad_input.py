@@ -380,7 +380,8 @@ def test_core_predict_misuse():
     with pytest.raises(DataError, match="column|feature"):
         forest.apply(np.zeros((4, 5)))
     with pytest.raises(DataError, match="non-finite"):
-        forest.predict(np.full((2, 3), np.inf))
+        forest.predict(np.full((2, 3), -np.inf))
+    assert np.isfinite(forest.predict(np.full((2, 3), np.nan))).all()  # a missing value
     with pytest.raises(TypeError):
         forest.predict(np.zeros((4, 3), dtype=np.int32))
     with pytest.raises(TypeError):

@@ -187,7 +187,7 @@ def test_bad_input_raises_typed_errors(classification):
     with pytest.raises(ValueError, match="features"):
         shap_values(est, X[:, :-1])
     bad = X.copy()
-    bad[3, 2] = np.nan
+    bad[3, 2] = np.inf
     with pytest.raises(ValueError, match="NaN|infinity|finite"):
         shap_values(est, bad)
     from sklearn.exceptions import NotFittedError

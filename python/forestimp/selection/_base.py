@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, clone, is_classifier
 from sklearn.feature_selection import SelectorMixin
-from sklearn.utils import check_random_state
+from sklearn.utils import check_random_state, get_tags
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
@@ -194,9 +194,17 @@ class BaseSelector(SelectorMixin, BaseEstimator):
         callback = getattr(self, "callback", None)
         return bool(callback is not None and callback(step))
 
+    #: Whether ``fit`` passes NaN in X on to the model (Boruta refuses it).
+    _passes_nan = True
+
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
+        # NaN in X (a missing value) is allowed when the model allows it, as forestimp's
+        # default models do.
+        est = getattr(self, "estimator", None)
+        model_allows = est is None or get_tags(est).input_tags.allow_nan
+        tags.input_tags.allow_nan = self._passes_nan and model_allows
         return tags
 
 

@@ -150,6 +150,8 @@ class Boruta(BaseSelector):
     n_iter_ : int
     """
 
+    _passes_nan = False  # X is validated finite: Boruta does not pass NaN on
+
     def __init__(
         self,
         estimator: Any = None,

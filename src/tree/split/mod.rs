@@ -6,7 +6,9 @@
 //! [`Splitter`] holds what the search keeps from node to node; [`gather`] reads a
 //! node's candidates (of a sparse X: [`sparse_gather`]), [`sort`] and [`partition`] order and split its rows. The exact rule
 //! reads a column with at most 256 distinct values as its lossless codes
-//! ([`crate::data::Levels`]): binned or counted instead of sorted, with the same cuts.
+//! ([`crate::data::Levels`]): binned or counted instead of sorted, with the same cuts. A
+//! gathered candidate whose node values include NaN is searched by [`missing`]
+//! (scikit-learn's rules); complete data never reach it.
 //!
 //! Invariants kept for the builder:
 //! * the node's samples are the contiguous slice `samples[start..end]`, with their targets
@@ -55,6 +57,18 @@ pub(crate) struct ChosenSplit {
     pub n_left: usize,
     /// Where the node's NaN rows went, if it had any.
     pub missing: Missing,
+}
+
+impl ChosenSplit {
+    /// The side NaN goes to, for a node of `n` samples: the learned one, else the child
+    /// with more samples, ties to the right (scikit-learn's rule; `crate::tree::missing`
+    /// derives the same side from the leaf counts of a loaded tree).
+    pub(crate) fn missing_side(&self, n: usize) -> Missing {
+        match self.missing {
+            Missing::Unseen => Missing::side(self.n_left > n - self.n_left),
+            learned => learned,
+        }
+    }
 }
 
 /// The samples of one node with their targets and weights, aligned position by position.
