@@ -36,6 +36,8 @@ ONLY = {
     "threshold": ("threshold",),
     "memory_features": ("srs",),
     "iterations": ("srs",),
+    "batch_size": ("srs",),
+    "scheduler": ("srs",),
 }
 KEPT = ("kept", "confirmed", "found")
 BUILTIN = "built-in MADELON-like data (seed 0)"
@@ -132,6 +134,7 @@ def build_selector(args: Any, problem: Problem) -> Any:
         "step": args.step,
         "q": args.memory_features,
         "n_iterations": args.iterations,
+        "batch_size": args.batch_size,
     }
     params: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
     params.update(random_state=args.random_state, n_jobs=args.n_jobs)
@@ -331,21 +334,37 @@ def render(fmt: str, args: Any, head: str, rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def fit_on_cluster(selector: Any, X: Any, y: Any, address: str) -> Any:
+    """Batched SRS with each round's fits on the Dask cluster at ``address``
+    (:func:`forestimp.dask.srs`): the selection of the same run in one process."""
+    try:
+        from distributed import Client
+
+        from .dask import srs
+    except ImportError:
+        raise fail("--scheduler needs Dask: pip install 'forestimp[dask]'") from None
+    with Client(address, timeout=30) as client:
+        return srs(selector, X, y, client=client)
+
+
 def run(args: Any) -> int:
     """``forestimp select``."""
     for option, methods in ONLY.items():
         if getattr(args, option) is not None and args.method not in methods:
             flag = option.replace("_", "-")
             raise fail(f"--{flag} applies to --method {' or '.join(methods)} only")
+    if args.scheduler is not None and args.batch_size is None:
+        raise fail("--scheduler runs the rounds of --batch-size subspaces: give --batch-size")
     problem = load_problem(args)
     selector = build_selector(args, problem)
     progress = Progress(*steps_expected(args, selector, problem), enabled=not args.no_progress)
     selector.set_params(callback=progress)
+    y = args.target if isinstance(problem.X, str) else problem.y
     try:
-        if isinstance(problem.X, str):
-            selector.fit(problem.X, args.target)
+        if args.scheduler is not None:
+            selector = fit_on_cluster(selector, problem.X, y, args.scheduler)
         else:
-            selector.fit(problem.X, problem.y)
+            selector.fit(problem.X, y)
     except (ValueError, OSError) as exc:  # forestimp's errors are ValueErrors
         raise fail(f"{args.method}: {exc}") from None
     finally:

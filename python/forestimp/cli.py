@@ -211,6 +211,12 @@ def _add_select(sub: argparse._SubParsersAction) -> None:
     sel.add_argument("--memory-features", type=_positive, metavar="Q",
                      help="srs: columns in memory at once (q)")  # fmt: skip
     sel.add_argument("--iterations", type=_positive, help="srs: iterations (5 p / q)")
+    sel.add_argument("--batch-size", type=_positive, metavar="B",
+                     help="srs: subspaces per round, all drawn from the columns found before "
+                     "it (default: one at a time, Algorithm 1)")  # fmt: skip
+    sel.add_argument("--scheduler", metavar="ADDRESS",
+                     help="srs with --batch-size: fit each round's subspaces on the Dask "
+                     "cluster at ADDRESS (the same selection as in one process)")  # fmt: skip
     sel.add_argument("--model", choices=["rf", "hist", "et"],
                      help="the forest (default: the method's own)")  # fmt: skip
     sel.add_argument("--n-estimators", type=_positive, help="trees per forest (default 100)")

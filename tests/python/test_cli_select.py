@@ -99,6 +99,21 @@ def test_srs_reads_a_parquet_file_out_of_core(table, tmp_path, capsys):
     assert len(report["features"]) == 9
 
 
+def test_srs_in_rounds_on_a_dask_cluster_is_the_same_selection(table, tmp_path, capsys):
+    distributed = pytest.importorskip("distributed")
+    path = tmp_path / "numeric.parquet"
+    pd.read_csv(table).drop(columns=["colour", "count"]).to_parquet(path)
+    argv = [str(path), "--target", "label", "--method", "srs", "--memory-features", "4"]
+    here = _json([*argv, "--batch-size", "3"], capsys)
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster:
+        there = _json([*argv, "--batch-size", "3", "--scheduler", cluster.scheduler_address],
+                      capsys)  # fmt: skip
+    assert there["features"] == here["features"]
+    assert "signal" in _kept(there)
+
+
 def test_csv_output_lists_every_column_with_its_status(table, tmp_path, capsys):
     out = tmp_path / "sel.csv"
     argv = ["select", str(table), "--target", "label", "--method", "threshold", "--drop", "count"]
@@ -113,6 +128,8 @@ def test_csv_output_lists_every_column_with_its_status(table, tmp_path, capsys):
     [
         (["--target", "label"], "need a FILE"),
         (["--memory-features", "5"], "--memory-features applies to --method srs only"),
+        (["--method", "srs", "--scheduler", "tcp://x:1"], "give --batch-size"),
+        (["--batch-size", "2"], "--batch-size applies to --method srs only"),
         (["--method", "rfe", "--max-iter", "5"], "--max-iter applies to --method boruta only"),
         (["--method", "boruta", "--importance", "air"], "importance"),
     ],
