@@ -14,6 +14,12 @@ Fits the same forest (``RandomForestClassifier``, ``--trees`` trees, K = sqrt(p)
 grown block by block) against one machine's forest on the same training rows (80 %), for
 2/4/8 row blocks and 100 %/50 % of the columns per patch, ET and RF, on 2 workers.
 
+``--memory``: peak RSS of the workers against the patch size. ``fit_patches`` of 8 trees
+(``max_depth=12``) from a ``.npy`` file of ``--rows`` x ``--cols`` float32 (Gaussian columns,
+``y = x0 + x1 x2 > 0``) written to a temporary folder, 1/2/4/8 row blocks, all columns,
+2 workers, each layout on a fresh cluster; the workers' peak RSS is read before and after
+the fit (``VmHWM``; the "before" includes the imports).
+
 Prints, per worker count: the best of ``--repeats`` wall times, the parallel efficiency
 ``t(1 worker) / (k · t(k workers))``, forestimp's time over scikit-learn's (< 1: faster), and
 checks that every distributed model has the bytes of the one-machine model.
@@ -21,6 +27,7 @@ checks that every distributed model has the bytes of the one-machine model.
     python benches/bench_dask.py                   # 20 000 x 40, 200 trees, 1-2 workers
     python benches/bench_dask.py --workers 8       # on a machine with 8 cores or more
     python benches/bench_dask.py --patches         # accuracy of fit_patches
+    python benches/bench_dask.py --memory --rows 1000000   # worker RSS against patch size
 """
 
 from __future__ import annotations
@@ -55,7 +62,11 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--patches", action="store_true")
+    ap.add_argument("--memory", action="store_true")
     args = ap.parse_args()
+    if args.memory:
+        memory(args.rows, args.cols)
+        return
     X, y = make_classification(args.rows, args.cols, n_informative=10, random_state=0)
     X = X.astype(np.float32)
     if args.patches:
@@ -89,6 +100,55 @@ def main() -> None:
         same = est.forest_.to_bytes() == reference
         print(f"| {k} | {t_ours:.2f} | {base / (k * t_ours):.2f} | {t_sk:.2f} | "
               f"{t_ours / t_sk:.2f} | {same} |")  # fmt: skip
+
+
+def _peak_rss_mb() -> float:
+    """This process's peak RSS (``VmHWM``: unlike ``ru_maxrss``, not inherited from the
+    process that started it)."""
+    with open("/proc/self/status") as status:
+        line = next(s for s in status if s.startswith("VmHWM:"))
+    return int(line.split()[1]) / 1024
+
+
+def memory(rows: int, cols: int) -> None:
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        # Written by blocks straight to disk, so that this process never holds the data and
+        # the workers (forked from it) do not start with its peak RSS.
+        rng = np.random.default_rng(0)
+        X = np.lib.format.open_memmap(Path(tmp) / "X.npy", "w+", np.float32, (rows, cols))
+        y = np.lib.format.open_memmap(Path(tmp) / "y.npy", "w+", np.int64, (rows,))
+        for a in range(0, rows, 100_000):
+            block = rng.standard_normal((min(100_000, rows - a), cols), dtype=np.float32)
+            X[a : a + len(block)] = block
+            y[a : a + len(block)] = block[:, 0] + block[:, 1] * block[:, 2] > 0
+        X.flush(), y.flush()
+        nbytes = rows * cols * 4
+        del X, y
+        print(f"data {nbytes / 1e6:.0f} MB, 2 workers")
+
+        print("| row blocks | patch MB | worker peak RSS before, MB | after, MB | fit s |")
+        print("|---:|---:|---:|---:|---:|")
+        for blocks in (1, 2, 4, 8):
+            with (
+                LocalCluster(
+                    n_workers=2, threads_per_worker=1, dashboard_address=None, silence_logs=40
+                ) as cluster,
+                Client(cluster) as client,
+            ):
+                before = max(client.run(_peak_rss_mb).values())
+                est = fi.RandomForestClassifier(n_estimators=8, max_depth=12, random_state=0)
+                start = time.perf_counter()
+                fdask.fit_patches(
+                    est, str(Path(tmp) / "X.npy"), Path(tmp) / "y.npy", n_row_blocks=blocks,
+                    client=client,
+                )  # fmt: skip
+                elapsed = time.perf_counter() - start
+                after = max(client.run(_peak_rss_mb).values())
+                print(f"| {blocks} | {nbytes / blocks / 1e6:.0f} | {before:.0f} | {after:.0f} "
+                      f"| {elapsed:.1f} |")  # fmt: skip
 
 
 def patches(X: np.ndarray, y: np.ndarray, trees: int) -> None:
