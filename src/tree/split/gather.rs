@@ -63,7 +63,7 @@ pub(crate) fn gather_many<T: Feature>(
         4 if row_major => gather_rows::<T, 4>(x, fs, samples, cols, bounds),
         _ => {
             for ((&f, col), b) in fs.iter().zip(cols.iter_mut()).zip(bounds.iter_mut()) {
-                *b = match x.sparse_column(f as usize) {
+                *b = match x.is_sparse().then(|| x.sparse_column(f as usize)).flatten() {
                     // A candidate with no entry in the node is constant: not written.
                     Some((rows, values)) => gather_sparse(rows, values, samples, col, true),
                     None => gather(x, f as usize, samples, col),
@@ -126,7 +126,8 @@ pub(crate) fn gather<T: Feature>(
     samples: &[u32],
     xf: &mut Vec<T>,
 ) -> (T, T) {
-    if let Some((rows, values)) = x.sparse_column(f) {
+    // (`is_sparse` first: a dense view makes no call per candidate.)
+    if let Some((rows, values)) = x.is_sparse().then(|| x.sparse_column(f)).flatten() {
         return gather_sparse(rows, values, samples, xf, false);
     }
     let first = x.get(samples[0] as usize, f);
