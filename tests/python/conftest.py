@@ -99,3 +99,32 @@ SKIP_6_3 = {
     "absolute": [0.1437, 0.1479, 0.0450, 0.1333],
     "signed": [0.1353, 0.1470, 0.0380, 0.1282],
 }
+
+
+def kill_a_worker_during(client, work, task_name: str):
+    """Runs ``work()`` in a thread, kills (``os._exit``) a worker of ``client`` while it
+    runs a task whose key names ``task_name``, and returns ``(work's result, the killed
+    worker's address)``. Fails if the work ended before the kill or did not end after."""
+    import os
+    import threading
+    import time
+
+    out: dict = {}
+    thread = threading.Thread(target=lambda: out.update(result=work()))
+    thread.start()
+    victim, deadline = None, time.monotonic() + 60
+    while victim is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+        for addr, keys in client.processing().items():
+            if any(task_name in str(key) for key in keys):
+                victim = addr
+    assert victim is not None, f"no {task_name} task seen running"
+    try:
+        client.run(os._exit, 1, workers=[victim])
+    except Exception:  # noqa: BLE001 - the worker dies under the call
+        pass
+    assert thread.is_alive(), "the work ended before the worker was killed"
+    thread.join(timeout=300)
+    assert not thread.is_alive()
+    client.wait_for_workers(2, timeout=60)
+    return out["result"], victim

@@ -4,16 +4,14 @@ and prediction maps over blocks, empty ones included."""
 
 from __future__ import annotations
 
-import os
-import threading
-import time
-
 import numpy as np
 import pandas as pd
 import pytest
 
 import forestimp as fi
 from forestimp.exceptions import InvalidParameterError
+
+from conftest import kill_a_worker_during
 
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
@@ -122,30 +120,11 @@ def test_a_worker_killed_mid_fit_gives_the_same_model(client):
     X = rng.normal(size=(4000, 20))
     y = (X[:, 0] + rng.normal(size=4000) > 0).astype(int)
     make = lambda: fi.RandomForestClassifier(n_estimators=600, random_state=7)  # noqa: E731
-    out: dict = {}
-
-    def run():
-        out["est"] = fdask.fit(make(), X, y, client=client, n_tasks=6)
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    victim, deadline = None, time.monotonic() + 60
-    while victim is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-        for addr, keys in client.processing().items():
-            if any("_fit_part" in str(key) for key in keys):
-                victim = addr  # a worker growing a part right now
-    assert victim is not None
-    try:
-        client.run(os._exit, 1, workers=[victim])
-    except Exception:  # noqa: BLE001 - the worker dies under the call
-        pass
-    assert thread.is_alive(), "the fit ended before the worker was killed"
-    thread.join(timeout=300)
-    assert not thread.is_alive()
+    est, victim = kill_a_worker_during(
+        client, lambda: fdask.fit(make(), X, y, client=client, n_tasks=6), "_fit_part"
+    )
     assert victim not in client.scheduler_info()["workers"]
-    assert _bytes(out["est"]) == _bytes(make().fit(X, y))
-    client.wait_for_workers(2, timeout=60)
+    assert _bytes(est) == _bytes(make().fit(X, y))
 
 
 def test_predict_maps_over_blocks_including_empty_ones(client, data):

@@ -4,10 +4,7 @@ number of workers and any kind of input."""
 
 from __future__ import annotations
 
-import os
 import sys
-import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +14,8 @@ import pytest
 from forestimp.ensemble import ExtraTreesClassifier, TotallyRandomizedTreesClassifier
 from forestimp.exceptions import InvalidParameterError
 from forestimp.selection import SequentialRandomSubspace
+
+from conftest import kill_a_worker_during
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_selection_srs import exhaustive, fingerprint, planted  # noqa: E402
@@ -186,26 +185,7 @@ def test_a_worker_killed_mid_round_changes_nothing(client):
         ExtraTreesClassifier(n_estimators=150, max_features=5),
         q=10, n_iterations=4, n_probes=20, batch_size=4, random_state=0,
     )  # fmt: skip
-    out: dict = {}
-
-    def run():
-        out["srs"] = fdask.srs(selector, X, y, client=client)
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    victim, deadline = None, time.monotonic() + 60
-    while victim is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-        for addr, keys in client.processing().items():
-            if any("_fit_on_worker" in str(key) for key in keys):
-                victim = addr  # a worker fitting a subspace right now
-    assert victim is not None
-    try:
-        client.run(os._exit, 1, workers=[victim])
-    except Exception:  # noqa: BLE001 - the worker dies under the call
-        pass
-    assert thread.is_alive(), "the selection ended before the worker was killed"
-    thread.join(timeout=300)
-    assert not thread.is_alive()
-    assert fingerprint(out["srs"]) == fingerprint(selector.fit(X, y))
-    client.wait_for_workers(2, timeout=60)
+    fitted, _ = kill_a_worker_during(
+        client, lambda: fdask.srs(selector, X, y, client=client), "_fit_on_worker"
+    )
+    assert fingerprint(fitted) == fingerprint(selector.fit(X, y))
