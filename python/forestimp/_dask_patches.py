@@ -66,6 +66,8 @@ def fit_patches(
     """
     from distributed import default_client
 
+    from .dask import tree_ranges
+
     client = client or default_client()
     n_workers = len(client.scheduler_info()["workers"])
     shape = _shape(X)
@@ -81,14 +83,14 @@ def fit_patches(
         )
     q = _columns_per_patch(max_features, p)
     rng = np.random.default_rng(P.seed_from(params.get("random_state")))
-    bounds = np.linspace(0, n, blocks + 1).round().astype(int)
+    row_blocks = tree_ranges(n, blocks)  # consecutive, nearly equal ranges, as the trees'
     want_y = estimator._is_classifier or params.get("oob_score")
     y_all = _labels(client, y) if want_y else None
     classes = np.unique(np.asarray(y_all)) if estimator._is_classifier else None
-    trees = np.diff(np.linspace(0, params["n_estimators"], patches + 1).round().astype(int))
+    trees = [stop - start for start, stop in tree_ranges(params["n_estimators"], patches)]
     futures, rows = [], []
     for k in range(patches):
-        a, b = int(bounds[k % blocks]), int(bounds[k % blocks + 1])
+        a, b = row_blocks[k % blocks]
         rows.append((a, b))
         columns = np.sort(rng.choice(p, q, replace=False))
         seed = int(rng.integers(2**31 - 1))
