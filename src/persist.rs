@@ -9,8 +9,11 @@
 //! 16      4     CRC-32 of the payload (little-endian u32)
 //! 20      …     payload: postcard encoding of `ForestRepr`, then (version 3) of the
 //!               missing-value exceptions `Vec<(tree, node)>`, the index of the first
-//!               tree (varint) and whether the forest was assembled (a byte)
+//!               tree (varint) and whether the forest was assembled (a byte), then
+//!               (version 4) the outputs `Vec<u32>` of a multi-output forest
 //! ```
+//! A single-output forest is written as version 3, byte for byte as before multi-output
+//! forests existed; only a multi-output forest is written as version 4.
 //! A split node sends missing values (NaN) to the side with more training samples unless
 //! it learned otherwise; only the nodes that learned the other side are stored, as
 //! increasing `(tree, node)` pairs (`crate::tree` derives the rest), so a model fitted
@@ -38,10 +41,16 @@ pub const MAGIC: &[u8; 4] = b"FIMP";
 ///   the index of the first tree (`Resolved::first_tree`, for a part of a forest) and
 ///   whether the forest was assembled from patches (`Resolved::assembled`).
 ///
+/// * 4: version 3, then the values of each output in a node's value (class counts, or 1
+///   per regression output) of a multi-output forest. Written for multi-output forests
+///   only: a single-output forest keeps version 3 and its bytes.
+///
 /// The criterion is written as its [`crate::CriterionKind`] index (0 Gini, 1 entropy,
 /// 2 squared error, 3 Poisson); a reader older than Poisson refuses a Poisson model with a
 /// decode error. `ccp_alpha` is not written (the stored trees are pruned already).
-pub const FORMAT_VERSION: u16 = 3;
+pub const FORMAT_VERSION: u16 = 4;
+/// The version a single-output forest is written in (its bytes never changed).
+pub const SINGLE_OUTPUT_VERSION: u16 = 3;
 const HEADER: usize = 20;
 
 #[derive(Serialize, Deserialize)]
@@ -63,6 +72,45 @@ struct ForestReprV3 {
     first_tree: u64,
     /// `Resolved::assembled`.
     assembled: bool,
+}
+
+/// Version 4: version 3's fields, then the outputs of a multi-output forest.
+#[derive(Serialize, Deserialize)]
+struct ForestReprV4 {
+    v3: ForestReprV3,
+    /// `Forest::outputs` (never empty in a version-4 file).
+    outputs: Vec<u32>,
+}
+
+/// Checks the outputs read from a version-4 file against the task: at least one output
+/// (at most 64 per training sample, a bound on what a file may make us allocate), class counts summing to `n_classes` for classification,
+/// ones for regression. Returns their sum, the width of a node's value.
+fn check_outputs(outputs: &[usize], n_classes: usize, p: &Resolved) -> Result<usize> {
+    let ok = !outputs.is_empty()
+        && outputs.len() <= p.n_samples.max(1) * 64
+        && p.criterion != crate::params::CriterionKind::Poisson
+        && match p.criterion.is_regression() {
+            true => outputs.iter().all(|&c| c == 1) && n_classes == 0,
+            false => {
+                outputs.iter().all(|&c| c >= 1 && c <= p.n_samples)
+                    && outputs.iter().try_fold(0usize, |a, &c| a.checked_add(c)) == Some(n_classes)
+            }
+        };
+    if ok {
+        Ok(outputs.iter().sum())
+    } else {
+        Err(decode_err("inconsistent outputs of a multi-output model"))
+    }
+}
+
+/// The value `payload` encodes, with no byte left over.
+fn decode_exact<'a, T: Deserialize<'a>>(payload: &'a [u8]) -> Result<T> {
+    let (value, rest) =
+        postcard::take_from_bytes(payload).map_err(|e| decode_err(e.to_string()))?;
+    if !rest.is_empty() {
+        return Err(decode_err("bytes left over after the model"));
+    }
+    Ok(value)
 }
 
 fn decode_err(msg: impl Into<String>) -> ForestError {
@@ -153,8 +201,16 @@ impl Forest {
             first_tree: self.params.first_tree as u64,
             assembled: self.params.assembled,
         };
-        let payload =
-            postcard::to_allocvec(&repr).map_err(|e| ForestError::Encode(e.to_string()))?;
+        let encode = |e: postcard::Error| ForestError::Encode(e.to_string());
+        if self.outputs.is_empty() {
+            let payload = postcard::to_allocvec(&repr).map_err(encode)?;
+            return Ok(envelope(SINGLE_OUTPUT_VERSION, &payload));
+        }
+        let repr = ForestReprV4 {
+            v3: repr,
+            outputs: self.outputs.iter().map(|&c| c as u32).collect(),
+        };
+        let payload = postcard::to_allocvec(&repr).map_err(encode)?;
         Ok(envelope(FORMAT_VERSION, &payload))
     }
 
@@ -192,14 +248,32 @@ impl Forest {
         if crc32fast::hash(payload) != crc {
             return Err(decode_err("checksum mismatch (corrupted bytes)"));
         }
-        let (repr, exceptions, first_tree, assembled) = if version >= 3 {
-            let r: ForestReprV3 =
-                postcard::from_bytes(payload).map_err(|e| decode_err(e.to_string()))?;
-            (r.forest, r.missing_exceptions, r.first_tree, r.assembled)
+        let (repr, exceptions, first_tree, assembled, outputs) = if version >= 4 {
+            let r: ForestReprV4 = decode_exact(payload)?;
+            let outputs: Vec<usize> = r.outputs.iter().map(|&c| c as usize).collect();
+            let r = r.v3;
+            (
+                r.forest,
+                r.missing_exceptions,
+                r.first_tree,
+                r.assembled,
+                outputs,
+            )
+        } else if version == 3 {
+            // Exact: a multi-output payload read as version 3 must not pass for a forest of
+            // one output with all their classes.
+            let r: ForestReprV3 = decode_exact(payload)?;
+            (
+                r.forest,
+                r.missing_exceptions,
+                r.first_tree,
+                r.assembled,
+                Vec::new(),
+            )
         } else {
             let r: ForestRepr =
                 postcard::from_bytes(payload).map_err(|e| decode_err(e.to_string()))?;
-            (r, Vec::new(), 0, false)
+            (r, Vec::new(), 0, false, Vec::new())
         };
         let n_classes = repr.n_classes as usize;
         check_params(&repr.params, n_classes, repr.trees.len())?;
@@ -207,12 +281,15 @@ impl Forest {
         if first_tree >= u64::from(u32::MAX) {
             return Err(decode_err("inconsistent model parameters"));
         }
-        let width = n_classes.max(1);
+        let width = match version >= 4 {
+            true => check_outputs(&outputs, n_classes, &repr.params)?,
+            false => n_classes.max(1),
+        };
         let (criterion, p) = (repr.params.criterion, repr.params.n_features);
         let mut trees = repr
             .trees
             .into_iter()
-            .map(|t| t.into_tree(criterion, width, p, version))
+            .map(|t| t.into_tree(criterion, width, p, version, &outputs))
             .collect::<Result<Vec<_>>>()?;
         route_missing(&mut trees, &exceptions)?;
         let mut params = repr.params;
@@ -221,6 +298,7 @@ impl Forest {
         Ok(Forest {
             params,
             n_classes,
+            outputs,
             trees,
         })
     }
@@ -263,7 +341,7 @@ mod tests {
         for r in &mut repr.trees {
             r.leaf_count.iter_mut().for_each(|c| *c = u32::MAX);
         }
-        let g = Forest::from_bytes(&file(FORMAT_VERSION, &repr)).unwrap();
+        let g = Forest::from_bytes(&file(SINGLE_OUTPUT_VERSION, &repr)).unwrap();
         for t in g.trees() {
             assert!(t.len() > 1);
             assert_eq!(t.node_stats().n_samples[0], u32::MAX);
@@ -300,7 +378,7 @@ mod tests {
         let trees = payload_with_trees(&huge);
         let nodes = payload_with_trees(&[one.as_slice(), &huge].concat());
         for payload in [trees, nodes] {
-            let err = Forest::from_bytes(&envelope(FORMAT_VERSION, &payload)).unwrap_err();
+            let err = Forest::from_bytes(&envelope(SINGLE_OUTPUT_VERSION, &payload)).unwrap_err();
             assert!(matches!(err, ForestError::Decode(_)), "{err}");
         }
         // The header's own length field cannot ask for more than the bytes present.
@@ -324,14 +402,14 @@ mod tests {
                 trees: f.trees.iter().map(TreeRepr::from_tree).collect(),
             }
         };
-        assert!(Forest::from_bytes(&file(FORMAT_VERSION, &repr(&|_| ()))).is_ok());
+        assert!(Forest::from_bytes(&file(SINGLE_OUTPUT_VERSION, &repr(&|_| ()))).is_ok());
         let edits: [&dyn Fn(&mut Resolved); 3] = [
             &|p| p.n_draws = 1 << 60,
             &|p| p.n_features = 1 << 40,
             &|p| p.n_samples = u32::MAX as usize,
         ];
         for edit in edits {
-            let err = Forest::from_bytes(&file(FORMAT_VERSION, &repr(edit))).unwrap_err();
+            let err = Forest::from_bytes(&file(SINGLE_OUTPUT_VERSION, &repr(edit))).unwrap_err();
             assert!(
                 err.to_string().contains("inconsistent model parameters"),
                 "{err}"
@@ -427,11 +505,51 @@ mod tests {
             first_tree: u64::MAX - 1,
             assembled: false,
         };
-        let bytes = envelope(FORMAT_VERSION, &postcard::to_allocvec(&repr).unwrap());
+        let bytes = envelope(
+            SINGLE_OUTPUT_VERSION,
+            &postcard::to_allocvec(&repr).unwrap(),
+        );
         let err = Forest::from_bytes(&bytes).unwrap_err();
         assert!(
             err.to_string().contains("inconsistent model parameters"),
             "{err}"
         );
+    }
+
+    /// Version 4 carries the outputs of a multi-output forest; outputs that do not match
+    /// the task or the trees are refused, and a single-output forest stays version 3.
+    #[test]
+    fn outputs_round_trip_and_are_checked() {
+        let single = tiny_forest();
+        assert_eq!(
+            single.to_bytes().unwrap()[4..6],
+            SINGLE_OUTPUT_VERSION.to_le_bytes()
+        );
+        let x = [0.0f64, 1.0, 2.0, 3.0, 4.0, 5.0];
+        let y = [0u32, 0, 0, 1, 1, 0, 1, 1, 2, 1, 2, 1];
+        let m = Matrix::new(&x, 6, 1, Layout::ColumnMajor).unwrap();
+        let mut p = ForestParams::random_forest(CriterionKind::Gini);
+        p.n_estimators = 2;
+        let t = Targets::multi_classes(&y, &[3, 2]).unwrap();
+        let f = Forest::fit(&p, m, t, None).unwrap();
+        let bytes = f.to_bytes().unwrap();
+        assert_eq!(bytes[4..6], FORMAT_VERSION.to_le_bytes());
+        assert_eq!(Forest::from_bytes(&bytes).unwrap(), f);
+        let v4: ForestReprV4 = postcard::from_bytes(&bytes[HEADER..]).unwrap();
+        let v3 = v4.v3;
+        // ([5] or [2, 3] would be forests of the same width, as a file may hold.)
+        for outputs in [vec![], vec![2, 3, 0], vec![2, 2], vec![7], vec![0, 5]] {
+            let repr = ForestReprV4 {
+                v3: postcard::from_bytes(&postcard::to_allocvec(&v3).unwrap()).unwrap(),
+                outputs,
+            };
+            let bytes = envelope(FORMAT_VERSION, &postcard::to_allocvec(&repr).unwrap());
+            assert!(Forest::from_bytes(&bytes).is_err());
+        }
+        // A version-3 reading of a multi-output payload fails on its trailing bytes, never
+        // builds a forest of one output.
+        let mut as_v3 = bytes.clone();
+        as_v3[4..6].copy_from_slice(&SINGLE_OUTPUT_VERSION.to_le_bytes());
+        assert!(Forest::from_bytes(&as_v3).is_err());
     }
 }

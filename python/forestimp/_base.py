@@ -22,7 +22,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from . import _params as P
-from . import _sparse, _state
+from . import _outputs, _sparse, _state
 from ._core import DataError, Forest, InvalidParameterError
 from ._sklearn_forest import SklearnEnsembleMixin
 
@@ -174,8 +174,11 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
             without densifying (other formats are converted once); it grows the trees of
             ``X.toarray()``. Sparse X needs ``splitter="best"`` or ``"random"`` (not
             ``"hist"``, not ``multiway``) and no NaN.
-        y : array-like of shape (n_samples,)
-            Class labels (any hashable values) or regression targets.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Class labels (any hashable values) or regression targets. A 2-D y grows trees
+            shared by its outputs, the impurity being the mean over outputs
+            (``docs/multi-output.md``); a column vector warns and is read as 1-D, as in
+            scikit-learn.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights; multiplied with bootstrap counts and class weights.
 
@@ -215,7 +218,9 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
             ensure_all_finite="allow-nan",
             y_numeric=not self._is_classifier,
             accept_sparse=_SPARSE,
+            multi_output=True,
         )
+        y = _outputs.single_or_columns(y)
         n, p = X.shape
         first_classes = getattr(self, "classes_", None)
         # max_features counts the columns the forest is grown on. Independent shadows are
@@ -233,7 +238,16 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         sw = None
         if sample_weight is not None:
             sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-        if self._is_classifier:
+        output_classes = None
+        if self._is_classifier and y.ndim == 2:
+            # Several outputs (forestimp._outputs): one list entry per output.
+            check_classification_targets(y)
+            self.classes_, y_engine = _outputs.class_codes(y, classes)
+            self.n_classes_ = [len(c) for c in self.classes_]
+            output_classes = list(self.n_classes_)
+            sw = self._apply_class_weight(y, sw)
+            n_classes = 0
+        elif self._is_classifier:
             check_classification_targets(y)
             self.classes_, codes = _class_codes(y, classes)
             self.n_classes_ = len(self.classes_)
@@ -245,7 +259,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         else:
             y_engine = np.ascontiguousarray(y, dtype=np.float64)
             n_classes = 0
-        self.n_outputs_ = 1
+        self.n_outputs_ = 1 if y.ndim == 1 else y.shape[1]
         if sw is not None and not np.any(sw > 0):
             raise DataError("Sample weights must contain at least one positive value.")
 
@@ -270,6 +284,8 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
             raise InvalidParameterError(
                 "Out of bag estimation only available if bootstrap=True or max_samples < n_samples"
             )
+        if oob and self._is_classifier and y.ndim == 2:
+            _outputs.check_oob_target(y)
         n_jobs = P.check_n_jobs(self.n_jobs)
         n_estimators = P.check_int("n_estimators", self.n_estimators, 1)
         previous = None
@@ -319,6 +335,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
             bins=bins,
             trees=trees,
             ccp_alpha=P.check_real("ccp_alpha", getattr(self, "ccp_alpha", 0.0), 0.0, np.inf),
+            output_classes=output_classes,
         )
         if shadows is not False or columns is not None:
             return self
@@ -355,7 +372,9 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
                 UserWarning,
                 stacklevel=4,
             )
-        same_classes = not self._is_classifier or np.array_equal(first_classes, self.classes_)
+        same_classes = not self._is_classifier or _outputs.same_classes(
+            first_classes, self.classes_
+        )
         if not same_classes or _fingerprint(X, y) != getattr(self, "_training_fingerprint", None):
             raise DataError(
                 "warm_start grows more trees on the training data of the first fit; X, y "
@@ -373,6 +392,12 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
     def _target_codes(self, y: Any, n_samples: int) -> np.ndarray:
         """Targets as the engine reads them: class codes (classifiers) or values, float64."""
         y = np.asarray(y)
+        if getattr(self, "n_outputs_", 1) > 1:
+            raise DataError(
+                "This measure reads one target column: it does not support multi-output "
+                f"forests yet (this one has {self.n_outputs_} outputs; see "
+                "docs/multi-output.md)."
+            )
         if y.ndim != 1 or y.shape[0] != n_samples:
             raise DataError(f"y must have shape ({n_samples},), got {y.shape}.")
         if not self._is_classifier:
@@ -438,7 +463,9 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
                 stacklevel=3,
             )
         scorer = self.oob_score if callable(self.oob_score) else None
-        if self._is_classifier:
+        if self.n_outputs_ > 1:
+            _outputs.set_oob_attributes(self, values, seen, y, scorer)
+        elif self._is_classifier:
             self.oob_decision_function_ = values
             pred = self.classes_[np.argmax(np.nan_to_num(values[seen]), axis=1)]
             self.oob_score_ = (scorer or accuracy_score)(y[seen], pred)
@@ -522,19 +549,30 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
 class ForestClassifierMixin(ClassifierMixin):
     """Soft-voting prediction for forestimp classifiers."""
 
-    def predict_proba(self, X: Any) -> np.ndarray:
-        """Mean of the trees' leaf class frequencies, shape (n_samples, n_classes)."""
+    def predict_proba(self, X: Any) -> Any:
+        """Mean of the trees' leaf class frequencies, shape (n_samples, n_classes); with
+        several outputs, a list of one such array per output."""
         X = self._engine_input(X, sparse=True)
-        return self.forest_.predict(X, n_jobs=P.check_n_jobs(self.n_jobs))
+        proba = self.forest_.predict(X, n_jobs=P.check_n_jobs(self.n_jobs))
+        if self.n_outputs_ > 1:
+            return _outputs.split(proba, self.n_classes_)
+        return proba
 
-    def predict_log_proba(self, X: Any) -> np.ndarray:
-        """Logarithm of :meth:`predict_proba` (``-inf`` for probability 0)."""
+    def predict_log_proba(self, X: Any) -> Any:
+        """Logarithm of :meth:`predict_proba` (``-inf`` for probability 0); a list of
+        arrays with several outputs."""
+        proba = self.predict_proba(X)
         with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
+            if self.n_outputs_ > 1:
+                return [np.log(p) for p in proba]
+            return np.log(proba)
 
     def predict(self, X: Any) -> np.ndarray:
-        """The class with the largest mean probability (first on ties)."""
+        """The class with the largest mean probability (first on ties); shape (n_samples,),
+        or (n_samples, n_outputs) of each output's labels."""
         proba = self.predict_proba(X)
+        if self.n_outputs_ > 1:
+            return _outputs.labels_of(proba, self.classes_)
         return self.classes_[np.argmax(proba, axis=1)]
 
 
@@ -542,7 +580,7 @@ class ForestRegressorMixin(RegressorMixin):
     """Mean prediction for forestimp regressors."""
 
     def predict(self, X: Any) -> np.ndarray:
-        """Mean of the trees' leaf values, shape (n_samples,)."""
+        """Mean of the trees' leaf values, shape (n_samples,), or (n_samples, n_outputs)."""
         X = self._engine_input(X, sparse=True)
         out = self.forest_.predict(X, n_jobs=P.check_n_jobs(self.n_jobs))
-        return out[:, 0]
+        return out if self.n_outputs_ > 1 else out[:, 0]

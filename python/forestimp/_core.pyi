@@ -15,6 +15,7 @@ import numpy.typing as npt
 
 __all__ = [
     "FORMAT_VERSION",
+    "SINGLE_OUTPUT_FORMAT_VERSION",
     "Bins",
     "DataError",
     "Forest",
@@ -33,11 +34,14 @@ __all__ = [
     "permutation_indices",
     "permuted_predictions",
     "tree_mdi_by_depth",
+    "tree_mdi_by_output",
     "tree_shap",
 ]
 
 __version__: str
 FORMAT_VERSION: int
+# The version single-output models are written in (multi-output ones: FORMAT_VERSION).
+SINGLE_OUTPUT_FORMAT_VERSION: int
 
 # Dense arrays, or a scipy.sparse CSC matrix/array (scipy ships no type stubs).
 _Matrix: TypeAlias = npt.NDArray[np.float32] | npt.NDArray[np.float64] | Any
@@ -95,11 +99,15 @@ class Forest:
         bins: Bins | None = None,
         trees: tuple[int, int] | None = None,
         ccp_alpha: float = 0.0,
+        output_classes: list[int] | None = None,
     ) -> Forest:
         """Fit a forest.
 
         ``y`` holds class codes ``0..n_classes-1`` (uint32, read in place, or floats) when
-        ``n_classes >= 1`` and float64 regression targets when ``n_classes == 0``.
+        ``n_classes >= 1`` and float64 regression targets when ``n_classes == 0``. A 2-D,
+        C-contiguous ``y`` (n, m) fits m outputs with trees shared by all of them: uint32
+        codes with ``output_classes`` (the class count of each column), or float64 values
+        with ``n_classes == 0`` (``docs/multi-output.md``).
         ``max_features`` is the number K of candidate features per node (1 <= K <= number
         of features the tree sees);
         ``tree_features`` is the size of the per-tree random feature subset (Random
@@ -135,7 +143,8 @@ class Forest:
         """
 
     def predict(self, x: _Matrix, n_jobs: int | None = None) -> npt.NDArray[np.float64]:
-        """Average of the trees' leaf values: (n, n_classes) probabilities or (n, 1) values."""
+        """Average of the trees' leaf values: (n, n_classes) probabilities or (n, 1) values;
+        several outputs side by side: (n, sum of ``outputs``)."""
 
     def apply(self, x: _Matrix, n_jobs: int | None = None) -> npt.NDArray[np.int64]:
         """Leaf index reached by each sample in each tree, shape (n_samples, n_estimators)."""
@@ -200,7 +209,14 @@ class Forest:
     def n_features(self) -> int: ...
     @property
     def n_classes(self) -> int:
-        """0 for regression."""
+        """0 for regression (several outputs: the sum of their class counts)."""
+    @property
+    def n_outputs(self) -> int:
+        """Number of outputs (1 unless fitted on a 2-D y)."""
+    @property
+    def outputs(self) -> list[int]:
+        """Values of each output in a prediction row (class counts, or 1 per regression
+        output); empty for a single-output forest."""
     @property
     def criterion(self) -> str: ...
     @property
@@ -256,6 +272,10 @@ def mdi_by_depth(forest: Forest, n_jobs: int | None = None) -> npt.NDArray[np.fl
 
 def tree_mdi_by_depth(forest: Forest, n_jobs: int | None = None) -> npt.NDArray[np.float64]:
     """Raw MDI by depth of every tree, shape (n_estimators, n_features, n_depths)."""
+
+def tree_mdi_by_output(forest: Forest, n_jobs: int | None = None) -> npt.NDArray[np.float64]:
+    """Raw MDI of every tree split by output, shape (n_estimators, n_outputs, n_features):
+    output k's share (1/m) sum_t p(t) delta_i_k(t); the shares sum to ``tree_importances``."""
 
 # ---------------------------------------------------------------- permutation importance
 def oob_permutation_importance(

@@ -101,7 +101,7 @@ def to_sklearn(est: Any) -> Any:
     forest.estimator_ = forest.estimator
     forest.estimators_ = [sklearn_tree(est, i) for i in range(len(est))]
     forest.n_features_in_ = est.n_features_in_
-    forest.n_outputs_ = 1
+    forest.n_outputs_ = getattr(est, "n_outputs_", 1)
     if est._is_classifier:
         forest.classes_ = est.classes_
         forest.n_classes_ = est.n_classes_

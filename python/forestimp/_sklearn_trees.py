@@ -66,8 +66,10 @@ def _max_depth(left: np.ndarray, right: np.ndarray) -> int:
     return depth
 
 
-def _sklearn_tree_state(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
-    """``Tree.__setstate__``'s dict for one tree's node arrays."""
+def _sklearn_tree_state(arrays: dict[str, np.ndarray], widths: list[int]) -> dict[str, Any]:
+    """``Tree.__setstate__``'s dict for one tree's node arrays, whose values hold
+    ``widths[k]`` values of output ``k`` in turn (scikit-learn's ``value`` is
+    ``(nodes, n_outputs, max widths)``, zero beyond an output's classes)."""
     left = arrays["children_left"].astype(np.intp)
     right = arrays["children_right"].astype(np.intp)
     split = left != TREE_LEAF
@@ -84,11 +86,16 @@ def _sklearn_tree_state(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     # the child with more samples.
     nodes["missing_go_to_left"] = arrays["missing_go_to_left"]
     value = np.ascontiguousarray(arrays["value"], dtype=np.float64)
+    values = np.zeros((len(left), len(widths), max(widths)))
+    start = 0
+    for k, w in enumerate(widths):
+        values[:, k, :w] = value[:, start : start + w]
+        start += w
     return {
         "max_depth": _max_depth(left, right),
         "node_count": len(left),
         "nodes": nodes,
-        "values": value.reshape(len(left), 1, value.shape[1]),
+        "values": values,
     }
 
 
@@ -129,19 +136,22 @@ def sklearn_tree(est: Any, index: int) -> SklearnTree:
             "do not split on the columns of X and have no scikit-learn equivalent."
         )
     params = tree_params(est)
+    m = getattr(est, "n_outputs_", 1)
     if est._is_classifier:
         tree: SklearnTree = DecisionTreeClassifier(**params)
         tree.classes_ = est.classes_
         tree.n_classes_ = est.n_classes_
-        width = np.array([est.n_classes_], dtype=np.intp)
+        widths = list(est.n_classes_) if m > 1 else [est.n_classes_]
+        n_classes = np.array(widths, dtype=np.intp)
     else:
         tree = DecisionTreeRegressor(**params)
-        width = np.array([1], dtype=np.intp)
+        widths = [1] * m
+        n_classes = np.ones(m, dtype=np.intp)
     tree.n_features_in_ = est.n_features_in_
-    tree.n_outputs_ = 1
+    tree.n_outputs_ = m
     tree.max_features_ = params["max_features"]
-    core = Tree(est.n_features_in_, width, 1)
-    core.__setstate__(_sklearn_tree_state(forest.tree_arrays(index)))
+    core = Tree(est.n_features_in_, n_classes, m)
+    core.__setstate__(_sklearn_tree_state(forest.tree_arrays(index), widths))
     tree.tree_ = core
     return tree
 

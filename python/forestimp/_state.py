@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _outputs
 from ._core import Forest, ModelFormatError
 
 # Fitted attributes, in the order they are written. ``_training_fingerprint`` is
@@ -36,6 +37,11 @@ def fitted_state(est: Any) -> dict[str, Any] | None:
     for name in (*SCALARS, *ARRAYS):
         if name in est.__dict__:
             state[name] = est.__dict__[name]
+    if forest.n_outputs > 1 and "oob_decision_function_" in state:
+        # (n, C, m) kept 2-D, as files hold arrays (forestimp._outputs.restore).
+        state["oob_decision_function_"] = _outputs.state_of(
+            "oob_decision_function_", state["oob_decision_function_"], forest.n_outputs
+        )
     return state
 
 
@@ -98,19 +104,25 @@ def restore_fitted_state(est: Any, state: dict[str, Any], *, view_ok: bool = Fal
     p = attrs["n_features_in_"] = _int(state, "n_features_in_", 1, 2**32 - 1)
     if p != forest.n_features and not view_ok:
         raise _fail(f"n_features_in_ = {p} but the model has {forest.n_features} features")
-    if "n_outputs_" in state:
-        attrs["n_outputs_"] = _int(state, "n_outputs_", 1, 1)
+    m = forest.n_outputs
+    if "n_outputs_" in state or m > 1:
+        if "n_outputs_" not in state:
+            raise _fail("n_outputs_ is missing for a multi-output model")
+        attrs["n_outputs_"] = _int(state, "n_outputs_", m, m)
     if "feature_names_in_" in state:
         names = _array(state, "feature_names_in_", "OU", (p,))
         attrs["feature_names_in_"] = names.astype(object)
     n_rows = _restore_fingerprint(state, attrs, p)
-    if est._is_classifier:
+    if est._is_classifier and m > 1:
+        _restore_output_classes(state, attrs, list(forest.outputs), n_rows)
+    elif est._is_classifier:
         _restore_classes(state, attrs, forest.n_classes, n_rows)
     else:
         if forest.n_classes != 0 or "classes_" in state or "n_classes_" in state:
             raise _fail("a regressor with a classification model or classes_")
         if "oob_prediction_" in state:
-            attrs["oob_prediction_"] = _array(state, "oob_prediction_", "f", (n_rows,))
+            shape = (n_rows,) if m == 1 else (n_rows, m)
+            attrs["oob_prediction_"] = _array(state, "oob_prediction_", "f", shape)
     if "oob_score_" in state:
         score = state["oob_score_"]
         if not isinstance(score, Real) or isinstance(score, (bool, np.bool_)):
@@ -150,3 +162,33 @@ def _restore_classes(
     if "oob_decision_function_" in state:
         shape = (n_rows, n_classes)
         attrs["oob_decision_function_"] = _array(state, "oob_decision_function_", "f", shape)
+
+
+def _restore_output_classes(
+    state: dict[str, Any], attrs: dict[str, Any], widths: list[int], n_rows: int
+) -> None:
+    """``classes_`` (a list per output, or their concatenation from a file), ``n_classes_``
+    and ``oob_decision_function_`` of a multi-output classifier."""
+    if "classes_" not in state or not widths or 0 in widths:
+        raise _fail("a classifier needs classes_ and a classification model")
+    value = state["classes_"]
+    if isinstance(value, list):
+        if len(value) != len(widths):
+            raise _fail(f"classes_ has {len(value)} outputs, the model {len(widths)}")
+        classes = [
+            _array({"classes_": c}, "classes_", "biufUO", (w,))
+            for c, w in zip(value, widths, strict=True)
+        ]
+    else:
+        flat = _array(state, "classes_", "biufUO", (sum(widths),))
+        classes = _outputs.restore("classes_", flat, widths)
+    if not all(_strictly_increasing(c) for c in classes):
+        raise _fail("classes_ must be sorted and unique")
+    attrs["classes_"] = classes
+    attrs["n_classes_"] = list(widths)
+    if "n_classes_" in state and list(state["n_classes_"]) != list(widths):
+        raise _fail("n_classes_ differs from the model's classes")
+    if "oob_decision_function_" in state:
+        shape = (n_rows, max(widths) * len(widths))
+        flat = _array(state, "oob_decision_function_", "f", shape)
+        attrs["oob_decision_function_"] = _outputs.restore("oob_decision_function_", flat, widths)

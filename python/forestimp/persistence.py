@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from . import _state, ensemble
+from . import _outputs, _state, ensemble
 from ._base import BaseForest
 from ._core import DataError, InvalidParameterError, ModelFormatError
 from ._core import __version__ as _version
@@ -125,7 +125,9 @@ def dumps(est: BaseForest) -> bytes:
             fitted[key] = _encode(state[key], key, 0)
     for key in _state.ARRAYS:
         if key in state:
-            record, body = _encode_array(key, state[key])
+            # A multi-output classifier's classes_ is a list: stored concatenated.
+            value = _outputs.state_of(key, state[key], est.forest_.n_outputs)
+            record, body = _encode_array(key, value)
             records.append(record)
             bodies.append(body)
     meta = {

@@ -1,4 +1,5 @@
-//! Training targets: class codes for classification, real values for regression.
+//! Training targets: class codes for classification, real values for regression, one
+//! column of them or several (multi-output, Louppe 2014 §3.7: one tree for all outputs).
 
 use crate::error::{ForestError, Result};
 
@@ -25,6 +26,23 @@ pub enum Targets<'a> {
     /// Real-valued outputs.
     #[non_exhaustive]
     Regression(&'a [f64]),
+    /// Several class-coded outputs: `y` is `n × m` row-major, output `k` of row `i` at
+    /// `y[i·m + k]`, a code in `0..n_classes[k]` (`m = n_classes.len() ≥ 1`).
+    #[non_exhaustive]
+    MultiClasses {
+        /// `n × m` class codes, row-major.
+        y: &'a [u32],
+        /// Number of classes of every output.
+        n_classes: &'a [usize],
+    },
+    /// Several real-valued outputs: `y` is `n × n_outputs` row-major.
+    #[non_exhaustive]
+    MultiRegression {
+        /// `n × n_outputs` values, row-major.
+        y: &'a [f64],
+        /// Number of outputs (at least 1).
+        n_outputs: usize,
+    },
 }
 
 impl<'a> Targets<'a> {
@@ -55,11 +73,74 @@ impl<'a> Targets<'a> {
         Ok(Targets::Regression(y))
     }
 
+    /// Checked multi-output classification targets: `y` is `n × n_classes.len()`
+    /// row-major, every code of output `k` below `n_classes[k]`.
+    pub fn multi_classes(y: &'a [u32], n_classes: &'a [usize]) -> Result<Self> {
+        let m = n_classes.len();
+        if m == 0 || n_classes.contains(&0) {
+            return Err(ForestError::InvalidTarget(
+                "every output needs at least 1 class (and there must be an output)".into(),
+            ));
+        }
+        if y.len() % m != 0 {
+            return Err(ForestError::Shape(format!(
+                "{} class codes are not rows of {m} outputs",
+                y.len()
+            )));
+        }
+        for (j, &c) in y.iter().enumerate() {
+            if c as usize >= n_classes[j % m] {
+                return Err(ForestError::InvalidTarget(format!(
+                    "class code {c} of output {} is not below n_classes = {}",
+                    j % m,
+                    n_classes[j % m]
+                )));
+            }
+        }
+        Ok(Targets::MultiClasses { y, n_classes })
+    }
+
+    /// Checked multi-output regression targets: `y` is `n × n_outputs` row-major, finite.
+    pub fn multi_regression(y: &'a [f64], n_outputs: usize) -> Result<Self> {
+        if n_outputs == 0 || y.len() % n_outputs != 0 {
+            return Err(ForestError::Shape(format!(
+                "{} values are not rows of {n_outputs} outputs",
+                y.len()
+            )));
+        }
+        if let Some(j) = y.iter().position(|v| !v.is_finite()) {
+            return Err(ForestError::NonFinite {
+                what: "y",
+                row: j / n_outputs,
+                col: j % n_outputs,
+            });
+        }
+        Ok(Targets::MultiRegression { y, n_outputs })
+    }
+
     /// Number of samples.
     pub fn len(&self) -> usize {
         match self {
             Targets::Classes { y, .. } => y.len(),
             Targets::Regression(y) => y.len(),
+            Targets::MultiClasses { y, n_classes } => y.len() / n_classes.len().max(1),
+            Targets::MultiRegression { y, n_outputs } => y.len() / (*n_outputs).max(1),
+        }
+    }
+
+    /// Whether the targets are class codes (one output or several).
+    pub fn is_classification(&self) -> bool {
+        matches!(self, Targets::Classes { .. } | Targets::MultiClasses { .. })
+    }
+
+    /// The values each output takes in a node's value, for the multi-output variants (the
+    /// class counts, or 1 per regression output); empty for a single output, whose trees
+    /// and model bytes are those of a forest that knows no outputs.
+    pub fn outputs(&self) -> Vec<usize> {
+        match self {
+            Targets::Classes { .. } | Targets::Regression(_) => Vec::new(),
+            Targets::MultiClasses { n_classes, .. } => n_classes.to_vec(),
+            Targets::MultiRegression { n_outputs, .. } => vec![1; *n_outputs],
         }
     }
 
@@ -68,11 +149,14 @@ impl<'a> Targets<'a> {
         self.len() == 0
     }
 
-    /// Number of values a node stores: the class count, or 1 for regression.
+    /// Number of values a node stores: the class count, or 1 for regression; for several
+    /// outputs, the sum over outputs (`Σ_k C_k`, or the number of outputs).
     pub fn width(&self) -> usize {
         match self {
             Targets::Classes { n_classes, .. } => *n_classes,
             Targets::Regression(_) => 1,
+            Targets::MultiClasses { n_classes, .. } => n_classes.iter().sum(),
+            Targets::MultiRegression { n_outputs, .. } => *n_outputs,
         }
     }
 }

@@ -15,7 +15,9 @@ use crate::error::{invalid, ForestError, Result};
 use crate::parallel::map_ordered;
 use crate::params::{CriterionKind, ForestParams, Resolved, SplitterKind};
 use crate::tree::builder::Grower;
-use crate::tree::criterion::{Criterion, Entropy, Gini, Poisson, SquaredError};
+use crate::tree::criterion::{
+    Criterion, Entropy, Gini, MultiEntropy, MultiGini, MultiSquaredError, Poisson, SquaredError,
+};
 use crate::tree::growing::GrowingTree;
 use crate::tree::multiway;
 use crate::tree::split::{BestThreshold, HistThreshold, RandomThreshold, ThresholdRule};
@@ -68,16 +70,20 @@ impl<'a, T: Feature> FitSession<'a, T> {
                 targets.len()
             )));
         }
-        if let Targets::Classes { n_classes, .. } = targets {
-            // Every node stores n_classes values: more classes than samples is a caller error,
-            // and refusing it keeps memory bounded by the data.
-            if n_classes > n.max(1) {
-                return Err(ForestError::InvalidTarget(format!(
-                    "n_classes = {n_classes} exceeds the number of samples ({n})"
-                )));
-            }
+        let class_counts: &[usize] = match &targets {
+            Targets::Classes { n_classes, .. } => std::slice::from_ref(n_classes),
+            Targets::MultiClasses { n_classes, .. } => n_classes,
+            _ => &[],
+        };
+        // Every node stores n_classes values: more classes than samples is a caller error,
+        // and refusing it keeps memory bounded by the data.
+        if let Some(&n_classes) = class_counts.iter().find(|&&c| c > n.max(1)) {
+            return Err(ForestError::InvalidTarget(format!(
+                "n_classes = {n_classes} exceeds the number of samples ({n})"
+            )));
         }
-        let classification = matches!(targets, Targets::Classes { .. });
+        let classification = targets.is_classification();
+        check_multi_output(&targets, params)?;
         let params = params.resolve(n, x.n_cols(), classification)?;
         let missing = if x.is_sparse() {
             if !matches!(params.splitter, SplitterKind::Best | SplitterKind::Random) {
@@ -103,11 +109,20 @@ impl<'a, T: Feature> FitSession<'a, T> {
         if params.splitter == SplitterKind::Multiway {
             multiway::check_integer_codes(&x)?;
         }
-        if let Targets::Regression(y) = targets {
-            Targets::regression(y)?;
-            if params.criterion == CriterionKind::Poisson {
-                check_poisson_targets(y)?;
+        match targets {
+            Targets::Regression(y) => {
+                Targets::regression(y)?;
+                if params.criterion == CriterionKind::Poisson {
+                    check_poisson_targets(y)?;
+                }
             }
+            Targets::MultiRegression { y, n_outputs } => {
+                Targets::multi_regression(y, n_outputs)?;
+            }
+            Targets::MultiClasses { y, n_classes } => {
+                Targets::multi_classes(y, n_classes)?;
+            }
+            Targets::Classes { .. } => {}
         }
         if let Some(w) = sample_weight {
             if w.len() != n {
@@ -211,11 +226,13 @@ impl<'a, T: Feature> FitSession<'a, T> {
     pub(super) fn finish_unchecked(&self, trees: Vec<Tree>) -> Forest {
         let n_classes = match self.targets {
             Targets::Classes { n_classes, .. } => n_classes,
-            Targets::Regression(_) => 0,
+            Targets::MultiClasses { .. } => self.targets.width(),
+            Targets::Regression(_) | Targets::MultiRegression { .. } => 0,
         };
         Forest {
             params: self.params.clone(),
             n_classes,
+            outputs: self.targets.outputs(),
             trees,
         }
     }
@@ -238,7 +255,7 @@ impl<'a, T: Feature> FitSession<'a, T> {
         trees.extend_from_slice(&previous.trees);
         trees.extend(more);
         let forest = self.finish(trees)?;
-        if forest.n_classes != previous.n_classes {
+        if forest.n_classes != previous.n_classes || forest.outputs != previous.outputs {
             return Err(invalid(
                 "warm_start",
                 "the classes differ from the first fit's",
@@ -298,11 +315,27 @@ impl<'a, T: Feature> FitSession<'a, T> {
                 grow_with!(Poisson { y })
             }
             Targets::Regression(y) => grow_with!(SquaredError { y }),
+            // The generic multi-output path (`criterion::multi`): check_multi_output has
+            // refused Poisson.
+            Targets::MultiClasses { y, n_classes } if p.criterion == CriterionKind::Entropy => {
+                grow_with!(MultiEntropy::new(y, n_classes))
+            }
+            Targets::MultiClasses { y, n_classes } => grow_with!(MultiGini::new(y, n_classes)),
+            Targets::MultiRegression { y, n_outputs } => {
+                grow_with!(MultiSquaredError::new(y, n_outputs))
+            }
         };
-        if samples.is_empty() && matches!(self.targets, Targets::Classes { .. }) {
+        if samples.is_empty() {
             // Only zero-weight rows were drawn: predict the uniform distribution.
-            let v = 1.0 / width as f64;
-            tree.fill_values(v);
+            match self.targets {
+                Targets::Classes { .. } => tree.fill_values(1.0 / width as f64),
+                Targets::MultiClasses { n_classes, .. } => tree.fill_uniform(n_classes),
+                _ => {}
+            }
+        }
+        let outputs = self.targets.outputs();
+        if !outputs.is_empty() {
+            tree.set_outputs(outputs);
         }
         let tree = tree.finish();
         match p.ccp_alpha > 0.0 {
@@ -403,6 +436,30 @@ fn reweigh_balanced(
             *w *= total as f64 / (present * d as f64);
         }
     }
+}
+
+/// What the multi-output path does not do yet, refused with a typed error: the Poisson
+/// criterion and "balanced_subsample" (its class weights are of one output).
+fn check_multi_output(targets: &Targets<'_>, params: &ForestParams) -> Result<()> {
+    let multi = matches!(
+        targets,
+        Targets::MultiClasses { .. } | Targets::MultiRegression { .. }
+    );
+    if multi && params.criterion == CriterionKind::Poisson {
+        return Err(ForestError::Unsupported(
+            "criterion=\"poisson\" does not support multi-output targets yet; use \
+             \"squared_error\""
+                .into(),
+        ));
+    }
+    if multi && params.balanced_subsample {
+        return Err(ForestError::Unsupported(
+            "class_weight=\"balanced_subsample\" does not support multi-output targets yet; \
+             use \"balanced\""
+                .into(),
+        ));
+    }
+    Ok(())
 }
 
 /// scikit-learn's conditions on the targets of the Poisson criterion, with its messages.

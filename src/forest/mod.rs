@@ -32,8 +32,12 @@ pub(crate) fn row_chunk(n_rows: usize) -> usize {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Forest {
     pub(crate) params: Resolved,
-    /// Number of classes; 0 for regression.
+    /// Number of classes; 0 for regression. Multi-output classification: the total
+    /// `Σ_k C_k` (still 0 for regression, so that it tells the task).
     pub(crate) n_classes: usize,
+    /// Multi-output forests: the values of each output in a prediction row (class counts,
+    /// or 1 per regression output); empty for one output.
+    pub(crate) outputs: Vec<usize>,
     pub(crate) trees: Vec<Tree>,
 }
 
@@ -82,9 +86,37 @@ impl Forest {
         self.n_classes
     }
 
-    /// Values per prediction row: the number of classes, or 1.
+    /// Values per prediction row: the number of classes, or 1; for several outputs, the
+    /// sum of their widths (`Σ_k C_k`, or the number of outputs).
     pub fn width(&self) -> usize {
-        self.n_classes.max(1)
+        match self.outputs.is_empty() {
+            true => self.n_classes.max(1),
+            false => self.outputs.iter().sum(),
+        }
+    }
+
+    /// Number of outputs (1 unless the forest was fitted on several).
+    pub fn n_outputs(&self) -> usize {
+        self.outputs.len().max(1)
+    }
+
+    /// The values of each output in a prediction row (class counts, or 1 per regression
+    /// output), in order; empty for a single-output forest.
+    pub fn outputs(&self) -> &[usize] {
+        &self.outputs
+    }
+
+    /// Fails with [`ForestError::Unsupported`] on a multi-output forest: for the measures
+    /// that read one target column (`what` names the measure).
+    pub fn check_single_output(&self, what: &str) -> Result<()> {
+        if self.outputs.is_empty() {
+            return Ok(());
+        }
+        Err(ForestError::Unsupported(format!(
+            "{what} does not support multi-output forests yet ({} outputs); fit one forest \
+             per output, or use MDI or permutation importance, which do",
+            self.outputs.len()
+        )))
     }
 
     /// Checks the shape of `x` and refuses infinities; returns whether it holds NaN.

@@ -63,7 +63,10 @@ impl Forest {
             let mut same = part.params.clone();
             same.first_tree = forest.params.first_tree;
             same.n_estimators = forest.params.n_estimators;
-            if same != forest.params || part.n_classes != forest.n_classes {
+            if same != forest.params
+                || part.n_classes != forest.n_classes
+                || part.outputs != forest.outputs
+            {
                 return Err(invalid(
                     "parts",
                     "parts of different forests (parameters, seed, data shape or classes)",
@@ -98,11 +101,13 @@ impl Forest {
         }
         let mut params = first.params.clone();
         let n_classes = first.n_classes;
+        let first_outputs = first.outputs.clone();
         let mut trees = Vec::new();
         for (k, (part, columns)) in parts.into_iter().enumerate() {
             let p = &part.params;
             if (p.criterion, p.splitter, part.n_classes)
                 != (params.criterion, params.splitter, n_classes)
+                || part.outputs != first_outputs
             {
                 return Err(invalid(
                     "parts",
@@ -140,6 +145,7 @@ impl Forest {
         Ok(Forest {
             params,
             n_classes,
+            outputs: first_outputs,
             trees,
         })
     }
@@ -161,6 +167,7 @@ impl Forest {
         Ok(Forest {
             params,
             n_classes: self.n_classes,
+            outputs: self.outputs.clone(),
             trees: self.trees[range].to_vec(),
         })
     }

@@ -38,6 +38,7 @@ impl Forest {
     /// Local MDI of every row of `x`: `n_rows × n_features`, row-major,
     /// `Imp(X_m; x) = (1/M) Σ_trees Σ_{t ∈ path(x), v(t) = m} [i(t) − i(t_x)]`.
     pub fn local_mdi<T: Feature>(&self, x: Matrix<'_, T>) -> Result<Vec<f64>> {
+        self.check_single_output("local MDI")?;
         self.check_input(&x)?;
         let p = self.n_features();
         let mut out = vec![0.0; x.n_rows() * p];
@@ -65,6 +66,7 @@ impl Forest {
     /// `O_T`, `(1/|O_T|) Σ_{i ∈ O_T} Σ_{t ∈ path(x_i), v(t) = m} ⟨v(t_{x_i}) − v(t), y_i − v(root)⟩`.
     /// The row of a tree without out-of-bag samples is NaN; see [`Forest::mdi_oob`].
     pub fn tree_mdi_oob<T: Feature>(&self, x: Matrix<'_, T>, y: &[f64]) -> Result<Vec<Vec<f64>>> {
+        self.check_single_output("MDI-oob")?;
         self.check_training(&x, Some(y.len()), "MDI-oob")?;
         let targets = self.target_rows(y)?;
         Ok(map_ordered(self.trees.len(), |k| {
@@ -192,8 +194,8 @@ mod tests {
             params.max_features = crate::FeatureCount::Count(2);
             let f = Forest::fit(&params, m, targets, None).unwrap();
             let ys: Vec<f64> = match targets {
-                Targets::Classes { .. } => y.iter().map(|&c| f64::from(c)).collect(),
                 Targets::Regression(v) => v.to_vec(),
+                _ => y.iter().map(|&c| f64::from(c)).collect(),
             };
             let rows_y = f.target_rows(&ys).unwrap();
             for (k, tree) in f.trees().iter().enumerate() {

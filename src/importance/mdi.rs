@@ -14,12 +14,16 @@
 //! randomized trees the depth-`k` column estimates the degree-`k` term of Thm 1 of Louppe et
 //! al. (2013): `Σ_{B ⊆ V^{−m}, |B| = k} I(X_m; Y | B) / (C(p, k) (p − k))`.
 //!
+//! MDI by output ([`tree_mdi_by_output`]) splits a multi-output forest's MDI into the
+//! shares of its outputs, which sum to it.
+//!
 //! Layout: a by-depth matrix is `n_features × n_depths`, row-major (`[m * n_depths + d]`),
 //! with `n_depths` = 1 + the deepest split node of the forest (at least 1), the same for
 //! every tree so per-tree matrices stack.
 
 use crate::forest::Forest;
-use crate::params::SplitterKind;
+use crate::params::{CriterionKind, SplitterKind};
+use crate::tree::criterion::impurity_of_frequencies;
 use crate::tree::Tree;
 
 /// `(node, feature, p(t) Δi(t))` for every split node of `tree`, in pre-order: the one
@@ -66,7 +70,68 @@ pub fn tree_mdi_by_depth(tree: &Tree, multiway: bool, n_depths: usize, out: &mut
     }
 }
 
+/// Raw MDI of `tree` split by output, `n_outputs × n_features` row-major (one row for a
+/// single-output tree): row `k` sums `p(t) Δi_k(t) / m` over the nodes splitting on each
+/// feature, where `i_k` is output `k`'s impurity. A multi-output tree's impurity is the mean
+/// `(1/m) Σ_k i_k` ([`crate::tree::criterion`]), so the rows sum to [`tree_mdi`].
+/// `Δi_k` needs no stored impurity: class frequencies give `i_k`, and for squared error
+/// `w_t i_k(t) − w_L i_k(t_L) − w_R i_k(t_R) = w_L (v_{L,k} − v_{t,k})² + w_R (v_{R,k} −
+/// v_{t,k})²` (the law of total variance) needs only the node means.
+pub fn tree_mdi_by_output(tree: &Tree, criterion: CriterionKind, n_features: usize) -> Vec<f64> {
+    let widths = tree.outputs();
+    if widths.is_empty() {
+        return tree_mdi(tree, n_features);
+    }
+    let m = widths.len();
+    let mut out = vec![0.0; m * n_features];
+    let s = tree.node_stats();
+    let w = &s.weight;
+    let root = w.first().copied().unwrap_or(0.0);
+    if root <= 0.0 {
+        return out;
+    }
+    let starts: Vec<usize> = widths
+        .iter()
+        .scan(0, |acc, &c| {
+            let start = *acc;
+            *acc += c;
+            Some(start)
+        })
+        .collect();
+    let part = |node: usize, k: usize| &s.value(node)[starts[k]..starts[k] + widths[k]];
+    for t in 0..tree.len() {
+        let Some((l, r)) = tree.children(t) else {
+            continue;
+        };
+        let f = tree.feature(t) as usize;
+        for k in 0..m {
+            let dec = match criterion.is_regression() {
+                true => {
+                    let (vt, vl, vr) = (part(t, k)[0], part(l, k)[0], part(r, k)[0]);
+                    w[l] * (vl - vt) * (vl - vt) + w[r] * (vr - vt) * (vr - vt)
+                }
+                false => {
+                    let i = |node| impurity_of_frequencies(criterion, part(node, k));
+                    w[t] * i(t) - w[l] * i(l) - w[r] * i(r)
+                }
+            };
+            if let Some(o) = out.get_mut(k * n_features + f) {
+                *o += dec / (root * m as f64);
+            }
+        }
+    }
+    out
+}
+
 impl Forest {
+    /// Raw MDI of every tree split by output ([`tree_mdi_by_output`]), in tree order.
+    pub fn tree_importances_by_output(&self) -> Vec<Vec<f64>> {
+        let kind = self.params.criterion;
+        crate::parallel::map_ordered(self.trees.len(), |i| {
+            tree_mdi_by_output(&self.trees[i], kind, self.n_features())
+        })
+    }
+
     /// Raw MDI of every tree (see [`tree_mdi`]), in tree order.
     pub fn tree_importances(&self) -> Vec<Vec<f64>> {
         crate::parallel::map_ordered(self.trees.len(), |i| {

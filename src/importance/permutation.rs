@@ -92,9 +92,18 @@ fn check_targets<T: Feature>(
             targets.len()
         )));
     }
+    forest.check_single_output("the engine's permutation importance")?;
     let ok = match targets {
         Targets::Classes { n_classes, .. } => *n_classes == forest.n_classes(),
         Targets::Regression(_) => forest.n_classes() == 0,
+        // One target column per walk (NodeLoss): multi-output targets are refused here.
+        Targets::MultiClasses { .. } | Targets::MultiRegression { .. } => {
+            return Err(ForestError::Unsupported(
+                "the engine's permutation importance reads one target column; score each \
+                 output apart"
+                    .into(),
+            ))
+        }
     };
     if !ok {
         return Err(ForestError::InvalidTarget(

@@ -142,6 +142,8 @@ impl<'a> NodeLoss<'a> {
                         best as f64
                     }
                     Targets::Regression(_) => v.first().copied().unwrap_or(0.0),
+                    // Refused by the permutation measures' checks (one target column).
+                    Targets::MultiClasses { .. } | Targets::MultiRegression { .. } => f64::NAN,
                 }
             })
             .collect();
@@ -168,6 +170,7 @@ impl<'a> NodeLoss<'a> {
         match self.targets {
             Targets::Classes { y, .. } => f64::from(u8::from(f64::from(y[i]) != p)),
             Targets::Regression(y) => (y[i] - p) * (y[i] - p),
+            Targets::MultiClasses { .. } | Targets::MultiRegression { .. } => f64::NAN,
         }
     }
 

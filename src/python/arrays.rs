@@ -138,12 +138,17 @@ macro_rules! with_matrix {
 pub(crate) use with_matrix;
 
 /// Targets as passed: uint32 class codes, borrowed in place, or float64 values
-/// (regression targets, or class codes as floats).
+/// (regression targets, or class codes as floats); a 2-D array (rows × outputs) for the
+/// fit of a multi-output forest.
 pub enum YArray<'py> {
     /// uint32 class codes.
     Codes(PyReadonlyArray1<'py, u32>),
     /// float64 values.
     Values(PyReadonlyArray1<'py, f64>),
+    /// uint32 class codes, one column per output.
+    CodeRows(PyReadonlyArray2<'py, u32>),
+    /// float64 values, one column per output.
+    ValueRows(PyReadonlyArray2<'py, f64>),
 }
 
 impl<'py> YArray<'py> {
@@ -154,17 +159,84 @@ impl<'py> YArray<'py> {
         if let Ok(a) = y.extract::<PyReadonlyArray1<'py, f64>>() {
             return Ok(YArray::Values(a));
         }
+        if let Ok(a) = y.extract::<PyReadonlyArray2<'py, u32>>() {
+            return Ok(YArray::CodeRows(a));
+        }
+        if let Ok(a) = y.extract::<PyReadonlyArray2<'py, f64>>() {
+            return Ok(YArray::ValueRows(a));
+        }
         Err(PyTypeError::new_err(
-            "argument 'y': must be a 1-D numpy array of dtype uint32 (class codes) or float64",
+            "argument 'y': must be a 1-D (or, to fit, 2-D) numpy array of dtype uint32 \
+             (class codes) or float64",
         ))
     }
 
-    /// The borrowed values, which may cross to the thread that runs the work.
+    /// The borrowed values, which may cross to the thread that runs the work; one column
+    /// only (a 2-D y is refused).
     pub fn labels(&self) -> Result<Labels<'_>> {
         Ok(match self {
             YArray::Codes(a) => Labels::Codes(vector(a, "y")?),
             YArray::Values(a) => Labels::Values(vector(a, "y")?),
+            YArray::CodeRows(_) | YArray::ValueRows(_) => {
+                return Err(binding_error("y must be 1-D here (one output)"))
+            }
         })
+    }
+
+    /// The borrowed targets of a fit: one column ([`YArray::labels`]) or, for a 2-D y, its
+    /// rows (C-contiguous), which [`FitLabels::targets`] turns into multi-output targets.
+    pub fn fit_labels(&self) -> Result<FitLabels<'_>> {
+        Ok(match self {
+            YArray::CodeRows(a) => FitLabels::CodeRows(matrix_rows(a, "y")?, a.shape()[1]),
+            YArray::ValueRows(a) => FitLabels::ValueRows(matrix_rows(a, "y")?, a.shape()[1]),
+            _ => FitLabels::Column(self.labels()?),
+        })
+    }
+}
+
+/// A C-contiguous 2-D array's values, row-major, borrowed.
+fn matrix_rows<'a, T: numpy::Element>(
+    a: &'a PyReadonlyArray2<'_, T>,
+    name: &str,
+) -> Result<&'a [T]> {
+    if !a.is_c_contiguous() {
+        return Err(binding_error(format!(
+            "{name} must be a C-contiguous 2-D array"
+        )));
+    }
+    a.as_slice()
+        .map_err(|_| binding_error(format!("{name} must be a C-contiguous 2-D array")))
+}
+
+/// The targets of a fit: one column, or rows of several outputs (`(values, m)`).
+#[derive(Clone, Copy)]
+pub enum FitLabels<'a> {
+    /// One output.
+    Column(Labels<'a>),
+    /// uint32 class codes, `m` per row.
+    CodeRows(&'a [u32], usize),
+    /// float64 values, `m` per row.
+    ValueRows(&'a [f64], usize),
+}
+
+impl<'a> FitLabels<'a> {
+    /// The core's checked targets: `n_classes` classes for one output (0: regression),
+    /// `output_classes` (one count per output) for class codes of several outputs.
+    pub fn targets(
+        self,
+        n_classes: usize,
+        output_classes: Option<&'a [usize]>,
+        buf: &'a mut Vec<u32>,
+    ) -> Result<Targets<'a>> {
+        match (self, output_classes) {
+            (FitLabels::Column(labels), None) => labels.targets(n_classes, buf),
+            (FitLabels::CodeRows(y, m), Some(c)) if c.len() == m => Targets::multi_classes(y, c),
+            (FitLabels::ValueRows(y, m), None) if n_classes == 0 => Targets::multi_regression(y, m),
+            _ => Err(binding_error(
+                "a 2-D y needs output_classes (uint32 codes, one class count per column) or \
+                 float64 values (regression, n_classes = 0); a 1-D y needs no output_classes",
+            )),
+        }
     }
 }
 

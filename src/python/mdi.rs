@@ -1,5 +1,6 @@
 //! MDI by depth (`crate::importance::mdi`) for Python: `(n_features, n_depths)` for the
-//! forest, `(n_trees, n_features, n_depths)` per tree.
+//! forest, `(n_trees, n_features, n_depths)` per tree; and MDI by output,
+//! `(n_trees, n_outputs, n_features)`.
 
 use numpy::{PyArray2, PyArrayDyn};
 use pyo3::prelude::*;
@@ -37,9 +38,25 @@ fn tree_mdi_by_depth<'py>(
     to_shape(py, rows, &shape)
 }
 
+/// Raw MDI of every tree split by output, shape (n_trees, n_outputs, n_features): the
+/// outputs' shares, summing over outputs to `tree_importances`.
+#[pyfunction]
+#[pyo3(signature = (forest, n_jobs = None))]
+fn tree_mdi_by_output<'py>(
+    py: Python<'py>,
+    forest: PyRef<'py, PyForest>,
+    n_jobs: Option<i64>,
+) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+    let f = &forest.inner;
+    let rows = run(py, n_jobs, || Ok(f.tree_importances_by_output().concat()))?;
+    let shape = [f.trees().len(), f.n_outputs(), f.n_features()];
+    to_shape(py, rows, &shape)
+}
+
 /// Adds this module's functions to `forestimp._core`.
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mdi_by_depth, m)?)?;
     m.add_function(wrap_pyfunction!(tree_mdi_by_depth, m)?)?;
+    m.add_function(wrap_pyfunction!(tree_mdi_by_output, m)?)?;
     Ok(())
 }

@@ -25,6 +25,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("FORMAT_VERSION", crate::persist::FORMAT_VERSION)?;
+    m.add(
+        "SINGLE_OUTPUT_FORMAT_VERSION",
+        crate::persist::SINGLE_OUTPUT_VERSION,
+    )?;
     m.add_class::<model::PyForest>()?;
     m.add_class::<bins::PyBins>()?;
     m.add_function(wrap_pyfunction!(context::context_importances_py, m)?)?;

@@ -137,7 +137,7 @@ impl PyForest {
         max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
         min_impurity_decrease, max_leaf_nodes, bootstrap, max_samples, tree_features,
         balanced_subsample, random_state, n_jobs, progress = None, shadows = None, columns = None, max_bins = 255,
-        previous = None, bins = None, trees = None, ccp_alpha = 0.0
+        previous = None, bins = None, trees = None, ccp_alpha = 0.0, output_classes = None
     ))]
     fn fit(
         py: Python<'_>,
@@ -169,6 +169,7 @@ impl PyForest {
         bins: Option<PyRef<'_, super::bins::PyBins>>,
         trees: Option<(usize, usize)>,
         ccp_alpha: f64,
+        output_classes: Option<Vec<usize>>,
     ) -> PyResult<Self> {
         let params = ForestParams {
             criterion: criterion_of(criterion)?,
@@ -190,7 +191,7 @@ impl PyForest {
         };
         let x = XArray::extract(x)?;
         let y = YArray::extract(y)?;
-        let labels = y.labels()?;
+        let labels = y.fit_labels()?;
         let sw = match &sample_weight {
             Some(w) => Some(vector(w, "sample_weight")?),
             None => None,
@@ -228,7 +229,7 @@ impl PyForest {
         };
         let forest = with_matrix!(x, |m| run_watched(py, n_jobs, progress, |watch| {
             let mut codes = Vec::new();
-            let targets = labels.targets(n_classes, &mut codes)?;
+            let targets = labels.targets(n_classes, output_classes.as_deref(), &mut codes)?;
             let m = match &view {
                 Some(v) => v.apply(m)?,
                 None => m,
@@ -463,10 +464,21 @@ impl PyForest {
     fn n_features(&self) -> usize {
         self.inner.n_features()
     }
-    /// Number of classes, 0 for regression.
+    /// Number of classes, 0 for regression (several outputs: the sum of their classes).
     #[getter]
     fn n_classes(&self) -> usize {
         self.inner.n_classes()
+    }
+    /// Number of outputs (1 unless fitted on a 2-D y).
+    #[getter]
+    fn n_outputs(&self) -> usize {
+        self.inner.n_outputs()
+    }
+    /// Values of each output in a prediction row (class counts, or 1 per regression
+    /// output); empty for a single-output forest.
+    #[getter]
+    fn outputs(&self) -> Vec<usize> {
+        self.inner.outputs().to_vec()
     }
     #[getter]
     fn criterion(&self) -> &'static str {

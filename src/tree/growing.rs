@@ -36,6 +36,7 @@ impl GrowingTree {
                 width,
                 criterion,
                 missing_left: Vec::new(),
+                outputs: Vec::new(),
             },
             left: Vec::with_capacity(nodes),
             in_order: true,
@@ -118,6 +119,25 @@ impl GrowingTree {
         }
     }
 
+    /// Sets every leaf's value to the uniform distribution of each output, whose class
+    /// counts are `n_classes` (a multi-output tree grown on no sample).
+    pub(crate) fn fill_uniform(&mut self, n_classes: &[usize]) {
+        let width: usize = n_classes.iter().sum();
+        for leaf in self.tree.leaf_value.chunks_mut(width.max(1)) {
+            let mut start = 0;
+            for &c in n_classes {
+                leaf[start..start + c].fill(1.0 / c as f64);
+                start += c;
+            }
+        }
+    }
+
+    /// Marks a multi-output tree: `outputs` are the values of each output in a node's value
+    /// ([`Tree::outputs`]).
+    pub(crate) fn set_outputs(&mut self, outputs: Vec<usize>) {
+        self.tree.outputs = outputs;
+    }
+
     /// Sets every value to `v` (a tree grown on no sample predicts the uniform distribution).
     pub(crate) fn fill_values(&mut self, v: f64) {
         self.tree.leaf_value.fill(v);
@@ -180,6 +200,7 @@ impl GrowingTree {
             width: w,
             criterion: g.criterion,
             missing_left: Vec::new(),
+            outputs: g.outputs.clone(),
         };
         let mut new_id = vec![0u32; order.len()];
         for (new, &old) in order.iter().enumerate() {

@@ -125,6 +125,9 @@ pub struct Tree {
     /// apart from the nodes, which stay 16 bytes, and read off the walk's chain of
     /// dependent loads; set by [`Tree::route_missing`].
     missing_left: Vec<u64>,
+    /// Multi-output trees: the values of each output in a node's value, in order (class
+    /// counts, or 1 per regression output), summing to `width`. Empty for one output.
+    outputs: Vec<usize>,
 }
 
 /// Statistics of every node of a tree, derived from its leaves by [`Tree::node_stats`].
@@ -187,7 +190,14 @@ impl Tree {
                     0.0
                 };
             }
-            if regression && wt > 0.0 {
+            if regression && wt > 0.0 && !self.outputs.is_empty() {
+                let values = [s.value(t), s.value(l), s.value(r)];
+                s.impurity[t] = criterion::impurity_of_children_outputs(
+                    [(wl, s.impurity[l]), (wr, s.impurity[r])],
+                    values,
+                    wt,
+                );
+            } else if regression && wt > 0.0 {
                 let (vt, vl, vr) = (s.value[t], s.value[l], s.value[r]);
                 s.impurity[t] = criterion::impurity_of_children(
                     self.criterion,
@@ -199,10 +209,32 @@ impl Tree {
         }
         if !regression {
             for t in 0..n {
-                s.impurity[t] = criterion::impurity_of_frequencies(self.criterion, s.value(t));
+                s.impurity[t] = match self.outputs.is_empty() {
+                    true => criterion::impurity_of_frequencies(self.criterion, s.value(t)),
+                    false => self.mean_over_outputs(s.value(t), |p| {
+                        criterion::impurity_of_frequencies(self.criterion, p)
+                    }),
+                };
             }
         }
         s
+    }
+
+    /// `(1/m) Σ_k f(value of output k)` for a node value of a multi-output tree.
+    fn mean_over_outputs(&self, value: &[f64], f: impl Fn(&[f64]) -> f64) -> f64 {
+        let mut start = 0;
+        let mut sum = 0.0;
+        for &w in &self.outputs {
+            sum += f(&value[start..start + w]);
+            start += w;
+        }
+        sum / self.outputs.len() as f64
+    }
+
+    /// The values of each output in a node's value (class counts, or 1 per regression
+    /// output), in order; empty for a single-output tree.
+    pub fn outputs(&self) -> &[usize] {
+        &self.outputs
     }
 
     /// Number of nodes.
@@ -237,7 +269,7 @@ impl Tree {
         (r != LEAF).then_some((node + 1, r as usize))
     }
 
-    /// Values per node (number of classes, or 1).
+    /// Values per node (number of classes, or 1; for several outputs, their sum).
     pub fn width(&self) -> usize {
         self.width
     }

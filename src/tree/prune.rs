@@ -129,6 +129,7 @@ impl Tree {
             width: w,
             criterion: self.criterion,
             missing_left: Vec::new(),
+            outputs: self.outputs.clone(),
         };
         // The old id of every kept split node, for its missing-value side.
         let mut old_of = Vec::new();

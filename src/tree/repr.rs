@@ -58,6 +58,7 @@ impl TreeRepr {
         width: usize,
         n_features: usize,
         version: u16,
+        outputs: &[usize],
     ) -> Result<Tree> {
         let n = self.right.len();
         let n_internal = self.right.iter().filter(|&&d| d != 0).count();
@@ -132,6 +133,7 @@ impl TreeRepr {
             width,
             criterion,
             missing_left: Vec::new(),
+            outputs: outputs.to_vec(),
         })
     }
 }

@@ -449,7 +449,8 @@ def test_fuzz_resealed_metadata_mutations(small_file):
 
 def _model_envelope(payload: bytes) -> bytes:
     """The model format's own header (``src/persist.rs``) around ``payload``."""
-    header = struct.pack("<4sHHQ", b"FIMP", _core.FORMAT_VERSION, 0, len(payload))
+    version = _core.SINGLE_OUTPUT_FORMAT_VERSION
+    header = struct.pack("<4sHHQ", b"FIMP", version, 0, len(payload))
     return header + struct.pack("<I", zlib.crc32(payload)) + payload
 
 

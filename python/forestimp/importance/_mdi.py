@@ -35,9 +35,13 @@ class MDIImportances(Importances):
 
     by_depth: np.ndarray | None = None
     by_depth_per_tree: np.ndarray | None = None
+    by_output: np.ndarray | None = None
+    by_output_per_tree: np.ndarray | None = None
 
 
-def mdi(est: Any, *, normalize: bool = False, by_depth: bool = False) -> MDIImportances:
+def mdi(
+    est: Any, *, normalize: bool = False, by_depth: bool = False, by_output: bool = False
+) -> MDIImportances:
     """Mean decrease of impurity (MDI) of a fitted forest.
 
     A split node ``t`` of a tree earns ``p(t) Δi(t)`` with ``p(t) = N_t / N`` (weighted, in-bag)
@@ -63,13 +67,23 @@ def mdi(est: Any, *, normalize: bool = False, by_depth: bool = False) -> MDIImpo
         variables a node is conditioned on; for fully grown multiway totally randomized trees
         column ``k`` then converges to the degree-``k`` term of Thm 1 of Louppe et al. (2013),
         ``forestimp.theory.asymptotic_importances(...).by_degree[:, k]``.
+    by_output : bool, default=False
+        Also split each importance by output (multi-output forests, ``docs/multi-output.md``).
+        A node's impurity is the mean over the ``m`` outputs, ``i(t) = (1/m) Σ_k i_k(t)``,
+        so ``p(t) Δi(t) = Σ_k p(t) Δi_k(t) / m``: ``by_output[k, m']`` is output ``k``'s
+        share of the raw MDI of ``X_m'`` and the shares sum over outputs to the raw MDI
+        (``m · by_output[k]`` is the MDI of these trees measured by output ``k``'s impurity
+        alone). One row for a single-output forest. With ``normalize``, divided by their
+        grand total.
 
     Returns
     -------
     MDIImportances
         ``importances_mean`` (p,), ``importances`` (p, n_trees): every tree's MDI, hence
         ``importances_std`` and ``standard_error`` over trees (``ddof=0``); ``by_depth``
-        (p, D) and ``by_depth_per_tree`` (n_trees, p, D) with ``by_depth=True``.
+        (p, D) and ``by_depth_per_tree`` (n_trees, p, D) with ``by_depth=True``;
+        ``by_output`` (n_outputs, p) and ``by_output_per_tree`` (n_trees, n_outputs, p) with
+        ``by_output=True``.
     """
     forest = _forest(est)
     jobs = None if isinstance(est, _core.Forest) else check_n_jobs(est.n_jobs)
@@ -79,6 +93,11 @@ def mdi(est: Any, *, normalize: bool = False, by_depth: bool = False) -> MDIImpo
         depth = _normalized(_core.mdi_by_depth(forest, n_jobs=jobs), normalize, (0, 1))
         by_tree = _core.tree_mdi_by_depth(forest, n_jobs=jobs)
         depth_trees = _normalized(by_tree, normalize, (1, 2))
+    outputs = outputs_trees = None
+    if by_output:
+        raw = _core.tree_mdi_by_output(forest, n_jobs=jobs)
+        outputs = _normalized(raw.mean(axis=0), normalize, (0, 1))
+        outputs_trees = _normalized(raw, normalize, (1, 2))
     return MDIImportances(
         importances_mean=forest.importances(bool(normalize), n_jobs=jobs),
         importances=per_tree.T,
@@ -87,6 +106,8 @@ def mdi(est: Any, *, normalize: bool = False, by_depth: bool = False) -> MDIImpo
         draws="trees",
         by_depth=depth,
         by_depth_per_tree=depth_trees,
+        by_output=outputs,
+        by_output_per_tree=outputs_trees,
     )
 
 

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
+from .. import _outputs
 from .. import _params as P
 from .._core import (
     InvalidParameterError,
@@ -105,6 +106,7 @@ def permutation(
     scaled: bool = False,
     n_jobs: int | None = None,
     random_state: Any = None,
+    output: int | None = None,
 ) -> PermutationImportance | dict[str, PermutationImportance]:
     """Permutation importance (MDA): on held-out ``X, y``, or out-of-bag (``oob=True``).
 
@@ -153,13 +155,31 @@ def permutation(
         Threads (None: 1, -1: all cores). Results do not depend on it.
     random_state : int, RandomState or None, default=None
         Seeds the permutations.
+    output : int or None, default=None
+        Multi-output forests (a 2-D ``y``, ``docs/multi-output.md``), held out only: score
+        output ``output`` alone (``y[:, output]`` against that output's predictions, with
+        scikit-learn scorers), which gives the permutation importance of each output. None
+        scores all outputs as the scorer does (R² averaged over outputs; accuracy needs
+        binary outputs). Out-of-bag importance does not support multi-output forests yet
+        (``DataError``).
 
     Returns
     -------
     PermutationImportance, or a dict of them (one per metric) for several metrics
     """
     return _permutation(
-        est, X, y, oob, n_repeats, scoring, sample_weight, scaled, n_jobs, random_state, LOCAL
+        est,
+        X,
+        y,
+        oob,
+        n_repeats,
+        scoring,
+        sample_weight,
+        scaled,
+        n_jobs,
+        random_state,
+        LOCAL,
+        output,
     )
 
 
@@ -189,7 +209,12 @@ class Draws:
     ) -> tuple:
         """``(baseline, importances, multimetric)`` of held-out ``X, y``."""
         features = range(est.forest_.n_features)
-        return _held_out_scores(est, X, y, n_repeats, scoring, sw, seed, n_jobs, features)
+        return _held_out_scores(
+            est, X, y, n_repeats, scoring, sw, seed, n_jobs, features, self.output
+        )
+
+    # The output scored alone (multi-output forests), set by ``_permutation``.
+    output: int | None = None
 
 
 LOCAL = Draws()
@@ -207,9 +232,15 @@ def _permutation(
     n_jobs: Any,
     random_state: Any,
     draws: Draws,
+    output: int | None = None,
 ) -> PermutationImportance | dict[str, PermutationImportance]:
     """:func:`permutation` with its draws computed by ``draws``."""
     forest = _forest_of(est)
+    if output is not None:
+        if type(draws) is not Draws:
+            raise InvalidParameterError("output= is computed in this process only.")
+        draws = Draws()
+        draws.output = P.check_int("output", output, 0, forest.n_outputs - 1)
     n_repeats = P.check_int("n_repeats", n_repeats, 1)
     n_jobs = P.check_n_jobs(n_jobs)
     seed = P.seed_from(random_state)
@@ -272,6 +303,7 @@ def _held_out_scores(
     seed: int,
     n_jobs: int | None,
     features: Any,
+    output: int | None = None,
 ) -> tuple[dict, dict[str | None, np.ndarray], bool]:
     """Held-out ``(baseline, importances, multimetric)`` of :func:`permutation`, with only
     the rows of ``features`` computed (the others NaN): any split of the features gives
@@ -279,7 +311,12 @@ def _held_out_scores(
     forest = est.forest_
     Xe = est._engine_input(X, sparse=True)
     yv = np.asarray(y)
-    est._target_codes(yv, Xe.shape[0])  # the shape, labels and finiteness checks
+    if getattr(est, "n_outputs_", 1) > 1:
+        _outputs.check_targets(est, yv, Xe.shape[0])
+        if output is not None:
+            yv = yv[:, output]
+    else:
+        est._target_codes(yv, Xe.shape[0])  # the shape, labels and finiteness checks
     sw = None
     if sample_weight is not None:
         sw = _check_sample_weight(sample_weight, Xe, dtype=np.float64)
@@ -297,6 +334,7 @@ def _held_out_scores(
         n_repeats,
         n_jobs,
         features,
+        output,
     )
 
 

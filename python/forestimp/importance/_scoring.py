@@ -27,6 +27,7 @@ from scipy.sparse import issparse
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.metrics import check_scoring
 
+from .. import _outputs
 from .._core import InvalidParameterError
 
 try:  # only to recognise scikit-learn's own scorers; without it, every scorer is exact
@@ -48,20 +49,31 @@ class _StandIn(BaseEstimator):
 
 
 class _StandInClassifier(ClassifierMixin, _StandIn):
-    def predict_proba(self, X: Any) -> np.ndarray:
+    # Multi-output: the class counts of the outputs (predictions side by side), else None.
+    widths_: list[int] | None = None
+
+    def predict_proba(self, X: Any) -> Any:
+        if self.widths_ is not None:
+            return _outputs.split(self._for(X), self.widths_)
         return self._for(X)
 
-    def predict_log_proba(self, X: Any) -> np.ndarray:
+    def predict_log_proba(self, X: Any) -> Any:
         with np.errstate(divide="ignore"):
+            if self.widths_ is not None:
+                return [np.log(p) for p in self.predict_proba(X)]
             return np.log(self._for(X))
 
     def predict(self, X: Any) -> np.ndarray:
+        if self.widths_ is not None:
+            return _outputs.labels_of(self.predict_proba(X), self.classes_)
         return self.classes_[np.argmax(self._for(X), axis=1)]  # first class on ties, as fit
 
 
 class _StandInRegressor(RegressorMixin, _StandIn):
+    widths_: list[int] | None = None
+
     def predict(self, X: Any) -> np.ndarray:
-        return self._for(X)[:, 0]
+        return self._for(X) if self.widths_ is not None else self._for(X)[:, 0]
 
 
 def resolve(est: Any, scoring: Any) -> tuple[Callable[..., Any], bool, bool]:
@@ -103,6 +115,7 @@ def permuted_scores(
     n_repeats: int,
     n_jobs: int | None,
     features: Any,
+    output: int | None = None,
 ) -> tuple[Scores, dict[str | None, np.ndarray], bool]:
     """``(baseline, importances, multimetric)``: ``importances[name]`` (p, n_repeats) is
     ``baseline − score`` with column ``m`` permuted by ``permutation(m, r)``, for the
@@ -110,17 +123,37 @@ def permuted_scores(
 
     ``X`` is the user's matrix, ``Xe`` the engine's view of it; ``permuted(m)`` gives the
     (n_repeats, n, width) predictions with column ``m`` permuted.
+
+    A multi-output forest's predictions are scored on all outputs (``output=None``: what
+    the scorer makes of ``(n, m)`` predictions), or on output ``output`` alone (``y`` is
+    then that output's column); per-output scores need a scikit-learn scorer.
     """
     scorer, fast, multi = resolve(est, scoring)
     p = Xe.shape[1]
+    m = getattr(est, "n_outputs_", 1)
+    columns = slice(None)
+    if output is not None and not fast:
+        raise InvalidParameterError(
+            "output= scores one output of a multi-output forest: it needs scikit-learn "
+            "scorers (names or make_scorer), not a callable given the estimator."
+        )
     if fast:
         stand_in = _StandInClassifier() if hasattr(est, "classes_") else _StandInRegressor()
         stand_in.X_ = Xe
         if hasattr(est, "classes_"):
             stand_in.classes_ = est.classes_
+        if m > 1:
+            widths = list(est.n_classes_) if hasattr(est, "classes_") else [1] * m
+            if output is None:
+                stand_in.widths_ = widths
+            else:
+                start = sum(widths[:output])
+                columns = slice(start, start + widths[output])
+                if hasattr(est, "classes_"):
+                    stand_in.classes_ = est.classes_[output]
 
         def score_pred(pred: np.ndarray) -> Scores:
-            stand_in.pred_ = pred
+            stand_in.pred_ = pred[:, columns]
             return _call(scorer, stand_in, Xe, y, sw)
 
         baseline = score_pred(est.forest_.predict(Xe, n_jobs=n_jobs))

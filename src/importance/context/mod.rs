@@ -127,6 +127,7 @@ impl Forest {
         options: &ContextOptions,
     ) -> Result<ContextImportances> {
         let forest = self;
+        forest.check_single_output("context importance")?;
         forest.check_input(&x)?;
         let n = x.n_rows();
         check_context(context, n_contexts, n)?;

@@ -85,6 +85,7 @@ impl Forest {
         interactions: bool,
         stop: &AtomicBool,
     ) -> Result<TreeShap> {
+        self.check_single_output("TreeSHAP")?;
         self.check_input(&x)?;
         let (n, p, width) = (x.n_rows(), self.n_features(), self.width());
         let trees = map_ordered(self.trees.len(), |k| ShapTree::new(&self.trees[k], p))

@@ -16,13 +16,16 @@
 //! Its tests check the contract on every criterion: the proxy ranks splits as the true
 //! decrease, `may_beat` never rejects a better proxy, the counting paths equal the weighted
 //! sums bit for bit. The criteria live in `classes` (Gini, entropy), `regression`
-//! (squared error) and `poisson` (half Poisson deviance).
+//! (squared error) and `poisson` (half Poisson deviance); `multi` generalizes the first two
+//! to several outputs (the mean impurity over outputs).
 
 mod classes;
+mod multi;
 mod poisson;
 mod regression;
 
 pub use classes::{ClassCounts, ClassImpurity, Entropy, Gini, GiniIndex, ShannonEntropy};
+pub use multi::{MultiClassCounts, MultiEntropy, MultiGini, MultiSquaredError, OutputsProxy};
 pub use poisson::Poisson;
 pub use regression::SquaredError;
 
@@ -242,6 +245,25 @@ pub(crate) fn impurity_of_children(
     }
     let [(wl, il, vl), (wr, ir, vr)] = children;
     (wl * (il + (vl - vt) * (vl - vt)) + wr * (ir + (vr - vt) * (vr - vt))) / wt
+}
+
+/// [`impurity_of_children`] of a multi-output squared-error node, whose impurity is the
+/// mean over its `m` outputs: `i_t = (w_l i_l + w_r i_r)/w_t + (1/m) Σ_k (w_l (v_{l,k} −
+/// v_{t,k})² + w_r (v_{r,k} − v_{t,k})²)/w_t`, from the children's `(weight, impurity)` and
+/// the `values` (mean of each output) of the node and its children.
+pub(crate) fn impurity_of_children_outputs(
+    children: [(f64, f64); 2],
+    values: [&[f64]; 3],
+    wt: f64,
+) -> f64 {
+    let [(wl, il), (wr, ir)] = children;
+    let [vt, vl, vr] = values;
+    let mut between = 0.0;
+    for k in 0..vt.len() {
+        let (dl, dr) = (vl[k] - vt[k], vr[k] - vt[k]);
+        between += wl * dl * dl + wr * dr * dr;
+    }
+    (wl * il + wr * ir) / wt + between / (vt.len().max(1) as f64 * wt)
 }
 
 #[cfg(test)]
