@@ -21,8 +21,8 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from . import _params as P
 from . import _outputs, _sparse, _state
+from . import _params as P
 from ._core import DataError, Forest, InvalidParameterError
 from ._sklearn_forest import SklearnEnsembleMixin
 
@@ -99,6 +99,9 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         refused = getattr(self, "splitter", None) == "hist" or getattr(self, "multiway", False)
         tags.input_tags.sparse = not refused
         tags.input_tags.allow_nan = not refused
+        # A 2-D y fits trees shared by its outputs (forestimp._outputs), as scikit-learn's
+        # forests (MultiOutputMixin; classifiers are multi-label).
+        tags.target_tags.multi_output = True
         return tags
 
     # ----------------------------------------------------------------- subclass hooks
@@ -238,13 +241,16 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         sw = None
         if sample_weight is not None:
             sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-        output_classes = None
+        output_classes: list[int] | None = None
+        # A list per output with several outputs (scikit-learn's convention).
+        self.classes_: Any
+        self.n_classes_: Any
         if self._is_classifier and y.ndim == 2:
             # Several outputs (forestimp._outputs): one list entry per output.
             check_classification_targets(y)
             self.classes_, y_engine = _outputs.class_codes(y, classes)
-            self.n_classes_ = [len(c) for c in self.classes_]
-            output_classes = list(self.n_classes_)
+            output_classes = [len(c) for c in self.classes_]
+            self.n_classes_ = list(output_classes)
             sw = self._apply_class_weight(y, sw)
             n_classes = 0
         elif self._is_classifier:
@@ -548,6 +554,12 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
 
 class ForestClassifierMixin(ClassifierMixin):
     """Soft-voting prediction for forestimp classifiers."""
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        # Multi-label y (binary outputs) is a multi-output y, as for scikit-learn's forests.
+        tags.classifier_tags.multi_label = True
+        return tags
 
     def predict_proba(self, X: Any) -> Any:
         """Mean of the trees' leaf class frequencies, shape (n_samples, n_classes); with

@@ -87,7 +87,9 @@ def labels_of(proba: list[np.ndarray], classes: list[np.ndarray]) -> np.ndarray:
     return out
 
 
-def set_oob_attributes(est: Any, values: np.ndarray, seen: np.ndarray, y: np.ndarray, scorer: Any) -> None:
+def set_oob_attributes(
+    est: Any, values: np.ndarray, seen: np.ndarray, y: np.ndarray, scorer: Any
+) -> None:
     """scikit-learn's out-of-bag attributes of a multi-output forest, from the engine's
     ``(n, width)`` out-of-bag means (NaN rows: no out-of-bag tree, left out of the score).
 
@@ -106,9 +108,7 @@ def set_oob_attributes(est: Any, values: np.ndarray, seen: np.ndarray, y: np.nda
     for k, p in enumerate(parts):
         decision[:, : p.shape[1], k] = p
     est.oob_decision_function_ = decision
-    codes = np.stack(
-        [np.searchsorted(c, y[:, k]) for k, c in enumerate(est.classes_)], axis=1
-    )
+    codes = np.stack([np.searchsorted(c, y[:, k]) for k, c in enumerate(est.classes_)], axis=1)
     pred = np.argmax(np.nan_to_num(decision[seen]), axis=1)
     est.oob_score_ = (scorer or accuracy_score)(codes[seen], pred)
 
