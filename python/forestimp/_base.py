@@ -450,10 +450,12 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         cw = self.class_weight
         if cw is None or cw == "balanced_subsample":
             return sw
-        if not (cw == "balanced" or isinstance(cw, dict)):
+        # Several outputs: one dict per output (scikit-learn's convention), or "balanced".
+        per_output = isinstance(cw, list) and y.ndim == 2 and len(cw) == y.shape[1]
+        if not (cw == "balanced" or isinstance(cw, dict) or per_output):
             raise InvalidParameterError(
                 "The 'class_weight' parameter must be None, 'balanced', 'balanced_subsample' "
-                f"or a dict, got {cw!r}."
+                f"or a dict (a list of one dict per output for a 2-D y), got {cw!r}."
             )
         w = compute_sample_weight(cw, y)
         return w if sw is None else sw * w

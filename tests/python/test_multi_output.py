@@ -407,3 +407,40 @@ def test_core_refuses_mismatched_outputs():
     kw["criterion"] = "poisson"
     with pytest.raises(InvalidParameterError, match="multi-output"):
         Forest.fit(X, np.abs(Y_REG).astype(np.float64), None, n_classes=0, **kw)
+
+
+def test_guide_examples_run(capsys):
+    from test_docs import run_guide
+
+    run_guide("multi-output.md", 3)
+    out = capsys.readouterr().out
+    assert "2 (3, 2) (300, 2)" in out and "[2, 3] [(3, 2), (3, 3)]" in out, out
+    assert "True 2" in out
+
+
+def test_class_weight_per_output_is_scikit_learns():
+    """A list of one dict per output multiplies the outputs' weights (scikit-learn's
+    ``compute_sample_weight``): the same trees as those weights passed as sample_weight."""
+    from sklearn.utils.class_weight import compute_sample_weight
+
+    cw = [{0: 1.0, 1: 3.0}, {0: 1.0, 1: 2.0, 2: 1.0, 3: 0.5}, {0: 2.0, 1: 1.0}]
+    a = fi.RandomForestClassifier(n_estimators=4, class_weight=cw, random_state=0).fit(X, Y_CLS)
+    weights = compute_sample_weight(cw, Y_CLS)
+    b = fi.RandomForestClassifier(n_estimators=4, random_state=0)
+    b.fit(X, Y_CLS, sample_weight=weights)
+    assert a.forest_.to_bytes() == b.forest_.to_bytes()
+    with pytest.raises(InvalidParameterError, match="balanced_subsample"):
+        fi.RandomForestClassifier(n_estimators=2, class_weight="balanced_subsample").fit(X, Y_CLS)
+
+
+def test_multiway_and_warm_start_with_several_outputs():
+    codes = np.random.default_rng(0).integers(0, 3, size=(200, 4)).astype(float)
+    y = np.c_[codes[:, 0] > 0, codes[:, 1]].astype(int)
+    est = fi.TotallyRandomizedTreesClassifier(n_estimators=20, multiway=True, random_state=0)
+    est.fit(codes, y)
+    # Fully grown on the codes it depends on: each output is read off its own feature.
+    np.testing.assert_array_equal(est.predict(codes), y)
+    warm = fi.RandomForestRegressor(n_estimators=5, warm_start=True, random_state=0).fit(X, Y_REG)
+    warm.set_params(n_estimators=9).fit(X, Y_REG)
+    once = fi.RandomForestRegressor(n_estimators=9, random_state=0).fit(X, Y_REG)
+    assert warm.forest_.to_bytes() == once.forest_.to_bytes()
