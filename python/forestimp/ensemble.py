@@ -32,7 +32,7 @@ fit go to the nearest observed value. ``max_leaf_nodes`` is not available with m
 Criteria and scikit-learn's other parameters, for every estimator and splitter:
 
 * classifiers: ``criterion="gini"``, ``"entropy"`` or its alias ``"log_loss"``. Entropy is in
-  bits (scikit-learn's in nats): raw MDI is in bits, the trees are the same.
+  bits, as scikit-learn's tree impurities (``tree_.impurity``): raw MDI is in bits.
 * regressors: ``"squared_error"``; ``"poisson"``, the half Poisson deviance
   ``Σ w y log(y / ȳ) / Σ w`` (y must be >= 0 with a positive sum, ``DataError`` otherwise;
   no split leaves a child whose targets sum to 0; MDI sums Poisson deviance decreases). As
