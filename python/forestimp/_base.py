@@ -291,7 +291,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
                 "Out of bag estimation only available if bootstrap=True or max_samples < n_samples"
             )
         if oob and self._is_classifier and y.ndim == 2:
-            _outputs.check_oob_target(y)
+            _outputs.check_oob_target(y_engine)  # the codes, as scikit-learn checks them
         n_jobs = P.check_n_jobs(self.n_jobs)
         n_estimators = P.check_int("n_estimators", self.n_estimators, 1)
         previous = None

@@ -51,9 +51,10 @@ def class_codes(y: np.ndarray, classes: Any) -> tuple[list[np.ndarray], np.ndarr
     return [u for u, _ in per_output], np.ascontiguousarray(codes, dtype=np.uint32)
 
 
-def check_oob_target(y: np.ndarray) -> None:
+def check_oob_target(codes: np.ndarray) -> None:
     """scikit-learn's refusal: out-of-bag estimates of a multi-output classifier need
-    binary outputs (``multilabel-indicator``)."""
+    binary outputs (its class codes ``multilabel-indicator``)."""
+    y = codes
     y_type = type_of_target(y)
     if y_type == "multiclass-multioutput" or y_type == "unknown":
         raise DataError(

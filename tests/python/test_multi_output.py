@@ -444,3 +444,46 @@ def test_multiway_and_warm_start_with_several_outputs():
     warm.set_params(n_estimators=9).fit(X, Y_REG)
     once = fi.RandomForestRegressor(n_estimators=9, random_state=0).fit(X, Y_REG)
     assert warm.forest_.to_bytes() == once.forest_.to_bytes()
+
+
+def test_saved_multi_output_files_survive_the_file_fuzz():
+    """test_save_load.py's fuzz on a multi-output classifier's file (concatenated classes_
+    of two outputs, a 3-D oob_decision_function_ stored 2-D, a format-4 model): every
+    truncation and bit flip is refused; damage behind valid checksums is refused or loads
+    into an estimator that predicts (or refuses with a typed error)."""
+    from test_save_load import _must_refuse, _seal, _sections
+
+    from forestimp import persistence
+    from forestimp.exceptions import ModelFormatError
+
+    y = np.c_[np.where(Y_CLS[:40, 0], "yes", "no"), np.where(Y_CLS[:40, 2], "b", "a")]
+    est = fi.RandomForestClassifier(n_estimators=6, max_depth=2, oob_score=True, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # rows without OOB trees
+        data = persistence.dumps(est.fit(X[:40], y))
+    back = persistence.loads(data)
+    np.testing.assert_array_equal(back.oob_decision_function_, est.oob_decision_function_)
+    for keep in range(0, len(data), 7):
+        _must_refuse(data[:keep])
+    for bit in range(0, 8 * len(data), 5):
+        flipped = bytearray(data)
+        flipped[bit // 8] ^= 1 << (bit % 8)
+        _must_refuse(bytes(flipped))
+    sections = _sections(data)
+    rng = np.random.default_rng(2)
+    loaded = 0
+    for _ in range(800):
+        k = int(rng.integers(0, len(sections)))
+        body = bytearray(sections[k][1])
+        body[int(rng.integers(0, len(body)))] = int(rng.integers(0, 256))
+        mutated = [*sections[:k], (sections[k][0], bytes(body)), *sections[k + 1 :]]
+        try:
+            got = persistence.loads(_seal(mutated))
+        except ModelFormatError:
+            continue
+        loaded += 1
+        try:
+            got.predict(X_TEST[:5])
+        except (InvalidParameterError, DataError):
+            pass
+    assert loaded > 0
