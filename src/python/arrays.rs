@@ -233,8 +233,9 @@ impl<'a> FitLabels<'a> {
             (FitLabels::CodeRows(y, m), Some(c)) if c.len() == m => Targets::multi_classes(y, c),
             (FitLabels::ValueRows(y, m), None) if n_classes == 0 => Targets::multi_regression(y, m),
             _ => Err(binding_error(
-                "a 2-D y needs output_classes (uint32 codes, one class count per column) or \
-                 float64 values (regression, n_classes = 0); a 1-D y needs no output_classes",
+                "argument 'y': a 2-D y needs output_classes (uint32 codes, one class count per \
+                 column) or float64 values (regression, n_classes = 0); a 1-D y needs no \
+                 output_classes",
             )),
         }
     }
