@@ -104,6 +104,11 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         tags.target_tags.multi_output = True
         return tags
 
+    @property
+    def _multi_output(self) -> bool:
+        """Whether the fitted forest has several outputs (a 2-D y; ``docs/multi-output.md``)."""
+        return getattr(self, "n_outputs_", 1) > 1
+
     # ----------------------------------------------------------------- subclass hooks
     def _engine_layout(self, n_features: int) -> tuple[str, int | None, int]:
         """``(splitter, tree_features, max_features_per_node)`` resolved for ``n_features``."""
@@ -398,12 +403,8 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
     def _target_codes(self, y: Any, n_samples: int) -> np.ndarray:
         """Targets as the engine reads them: class codes (classifiers) or values, float64."""
         y = np.asarray(y)
-        if getattr(self, "n_outputs_", 1) > 1:
-            raise DataError(
-                "This measure reads one target column: it does not support multi-output "
-                f"forests yet (this one has {self.n_outputs_} outputs; see "
-                "docs/multi-output.md)."
-            )
+        if self._multi_output:
+            raise _outputs.one_column_only(self.n_outputs_)
         if y.ndim != 1 or y.shape[0] != n_samples:
             raise DataError(f"y must have shape ({n_samples},), got {y.shape}.")
         if not self._is_classifier:
@@ -471,7 +472,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
                 stacklevel=3,
             )
         scorer = self.oob_score if callable(self.oob_score) else None
-        if self.n_outputs_ > 1:
+        if self._multi_output:
             _outputs.set_oob_attributes(self, values, seen, y, scorer)
         elif self._is_classifier:
             self.oob_decision_function_ = values
@@ -568,7 +569,7 @@ class ForestClassifierMixin(ClassifierMixin):
         several outputs, a list of one such array per output."""
         X = self._engine_input(X, sparse=True)
         proba = self.forest_.predict(X, n_jobs=P.check_n_jobs(self.n_jobs))
-        if self.n_outputs_ > 1:
+        if self._multi_output:
             return _outputs.split(proba, self.n_classes_)
         return proba
 
@@ -577,15 +578,13 @@ class ForestClassifierMixin(ClassifierMixin):
         arrays with several outputs."""
         proba = self.predict_proba(X)
         with np.errstate(divide="ignore"):
-            if self.n_outputs_ > 1:
-                return [np.log(p) for p in proba]
-            return np.log(proba)
+            return [np.log(p) for p in proba] if self._multi_output else np.log(proba)
 
     def predict(self, X: Any) -> np.ndarray:
         """The class with the largest mean probability (first on ties); shape (n_samples,),
         or (n_samples, n_outputs) of each output's labels."""
         proba = self.predict_proba(X)
-        if self.n_outputs_ > 1:
+        if self._multi_output:
             return _outputs.labels_of(proba, self.classes_)
         return self.classes_[np.argmax(proba, axis=1)]
 
@@ -597,4 +596,4 @@ class ForestRegressorMixin(RegressorMixin):
         """Mean of the trees' leaf values, shape (n_samples,), or (n_samples, n_outputs)."""
         X = self._engine_input(X, sparse=True)
         out = self.forest_.predict(X, n_jobs=P.check_n_jobs(self.n_jobs))
-        return out if self.n_outputs_ > 1 else out[:, 0]
+        return out if self._multi_output else out[:, 0]

@@ -64,6 +64,15 @@ def check_oob_target(codes: np.ndarray) -> None:
         )
 
 
+def one_column_only(n_outputs: int) -> DataError:
+    """The refusal of the measures that read one target column (out-of-bag measures,
+    ``local_permutation``, ``unbiased``, ``significance``, ``context``)."""
+    return DataError(
+        "This measure reads one target column: it does not support multi-output forests "
+        f"yet (this one has {n_outputs} outputs; see docs/multi-output.md)."
+    )
+
+
 def same_classes(a: Any, b: Any) -> bool:
     """Whether two ``classes_`` (an array, or a list of arrays per output) are equal."""
     if isinstance(a, list) or isinstance(b, list):

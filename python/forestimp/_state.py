@@ -186,7 +186,7 @@ def _restore_output_classes(
         raise _fail("classes_ must be sorted and unique")
     attrs["classes_"] = classes
     attrs["n_classes_"] = list(widths)
-    if "n_classes_" in state and list(state["n_classes_"]) != list(widths):
+    if "n_classes_" in state and state["n_classes_"] != list(widths):
         raise _fail("n_classes_ differs from the model's classes")
     if "oob_decision_function_" in state:
         shape = (n_rows, max(widths) * len(widths))

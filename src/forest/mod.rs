@@ -114,7 +114,7 @@ impl Forest {
         }
         Err(ForestError::Unsupported(format!(
             "{what} does not support multi-output forests yet ({} outputs); fit one forest \
-             per output, or use MDI or permutation importance, which do",
+             per output (docs/multi-output.md lists the measures that take several)",
             self.outputs.len()
         )))
     }

@@ -204,6 +204,18 @@ def test_missing_values_with_several_outputs():
     assert np.all((est.predict(Xn) == Y_CLS).mean(axis=0) > 0.9)
 
 
+@pytest.mark.parametrize("cls", [fi.RandomForestRegressor, fi.ExtraTreesClassifier])
+def test_sparse_x_grows_the_dense_forest(cls):
+    import scipy.sparse as sparse
+
+    Xs = np.where(np.abs(X) < 0.8, 0, X)
+    y = Y_CLS if cls in CLASSIFIERS else Y_REG
+    a = cls(n_estimators=5, random_state=0).fit(sparse.csc_matrix(Xs), y)
+    b = cls(n_estimators=5, random_state=0).fit(Xs, y)
+    assert a.forest_.to_bytes() == b.forest_.to_bytes()
+    np.testing.assert_array_equal(a.predict(sparse.csr_matrix(X_TEST)), b.predict(X_TEST))
+
+
 def test_column_vector_warns_and_is_one_dimensional():
     y = Y_REG[:, :1]
     with pytest.warns(DataConversionWarning, match="column-vector"):
