@@ -63,16 +63,6 @@ def _fingerprint(X: Any, y: np.ndarray) -> tuple[int, int, int]:
     return n, X.shape[1], crc
 
 
-def _class_codes(y: np.ndarray, classes: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """``(classes, codes of y)``: the labels of ``y`` (``np.unique``), or ``classes``."""
-    if classes is None:
-        return np.unique(y, return_inverse=True)
-    codes = np.clip(np.searchsorted(classes, y), 0, len(classes) - 1)
-    if np.any(classes[codes] != y):
-        raise DataError("y holds labels outside the classes given.")
-    return classes, codes
-
-
 def _as_engine_matrix(X: Any) -> Any:
     """C- and Fortran-contiguous arrays are read in place (fit and predict); anything else is
     copied once. Fitting gathers one feature over scattered rows, which the engine prefetches
@@ -260,7 +250,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
             n_classes = 0
         elif self._is_classifier:
             check_classification_targets(y)
-            self.classes_, codes = _class_codes(y, classes)
+            self.classes_, codes = _outputs.column_codes(y, classes)
             self.n_classes_ = len(self.classes_)
             # uint32 codes are read in place by the engine: 4 bytes a sample while it fits.
             y_engine = codes.astype(np.uint32)
@@ -400,11 +390,12 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
             return int(previous.random_state)
         return P.seed_from(self.random_state)
 
-    def _target_codes(self, y: Any, n_samples: int) -> np.ndarray:
-        """Targets as the engine reads them: class codes (classifiers) or values, float64."""
+    def _target_codes(self, y: Any, n_samples: int, output: int | None = None) -> np.ndarray:
+        """Targets as the engine reads them: class codes (classifiers) or values, float64;
+        all the columns of a multi-output y, for a measure of one ``output``."""
         y = np.asarray(y)
         if self._multi_output:
-            raise _outputs.one_column_only(self.n_outputs_)
+            return _outputs.engine_targets(self, y, n_samples, output)
         if y.ndim != 1 or y.shape[0] != n_samples:
             raise DataError(f"y must have shape ({n_samples},), got {y.shape}.")
         if not self._is_classifier:
@@ -421,8 +412,11 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
             )
         return codes.astype(np.float64)
 
-    def _training_input(self, X: Any, y: Any, sparse: bool = False) -> tuple[Any, np.ndarray]:
-        """``(X, y_codes)`` for an out-of-bag measure, checked to be the training data.
+    def _training_input(
+        self, X: Any, y: Any, sparse: bool = False, output: int | None = None
+    ) -> tuple[Any, np.ndarray]:
+        """``(X, y_codes)`` for an out-of-bag measure, checked to be the training data
+        (a multi-output forest: ``output``'s column, checked with the others).
 
         The in-bag/out-of-bag rows of every tree are regenerated from its seed by row
         *position*, so any other matrix would silently give a wrong answer. The check
@@ -436,7 +430,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
                 "Out-of-bag importances need the training data: pass the X and y given to fit."
             )
         Xe = self._engine_input(X, sparse=sparse)
-        codes = self._target_codes(y, Xe.shape[0])
+        codes = self._target_codes(y, Xe.shape[0], output)
         want = getattr(self, "_training_fingerprint", None)
         if want is not None and _fingerprint(Xe, codes) != want:
             n = want[0]
@@ -445,7 +439,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
                 "Out-of-bag importances need the exact training data (same rows, same order, "
                 f"unchanged): X, y differ from those given to fit{got}."
             )
-        return Xe, codes
+        return Xe, np.ascontiguousarray(codes[:, output]) if codes.ndim == 2 else codes
 
     def _apply_class_weight(self, y: np.ndarray, sw: np.ndarray | None) -> np.ndarray | None:
         cw = self.class_weight

@@ -286,11 +286,13 @@ def oob_permutation_importance(
     n_repeats: int,
     seed: int,
     n_jobs: int | None = None,
+    output: int | None = None,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.int64]]:
     """Breiman's OOB permutation importance on the training set ``x, y`` (class codes for
     classifiers): ``per_tree`` (n_repeats, n_estimators, n_features) with
     ``err_t(x_m permuted among O_t) - err_t``, each tree's OOB loss ``err_t`` (n_estimators,)
-    and its number of OOB rows (n_estimators,)."""
+    and its number of OOB rows (n_estimators,). With ``output=k`` (multi-output forests),
+    the loss of output k alone, ``y`` being its column."""
 
 def permuted_predictions(
     forest: Forest,

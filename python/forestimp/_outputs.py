@@ -1,4 +1,5 @@
-"""Multi-output targets (a 2-D ``y``) with scikit-learn's conventions.
+"""Targets as the engine reads them (class codes of one column), and multi-output targets
+(a 2-D ``y``) with scikit-learn's conventions.
 
 The engine grows one tree for all outputs (the impurity is the mean over outputs,
 ``docs/multi-output.md``) and predicts one row of ``Σ_k C_k`` class frequencies (or ``m``
@@ -39,6 +40,17 @@ def single_or_columns(y: np.ndarray) -> np.ndarray:
     return y
 
 
+def column_codes(y: np.ndarray, classes: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """``(classes, codes of y)`` of one column of labels: its labels (``np.unique``), or
+    ``classes``."""
+    if classes is None:
+        return np.unique(y, return_inverse=True)
+    codes = np.clip(np.searchsorted(classes, y), 0, len(classes) - 1)
+    if np.any(classes[codes] != y):
+        raise DataError("y holds labels outside the classes given.")
+    return classes, codes
+
+
 def class_codes(y: np.ndarray, classes: Any) -> tuple[list[np.ndarray], np.ndarray]:
     """``(classes per output, (n, m) uint32 codes, C-ordered)`` of a 2-D label array."""
     if classes is not None:
@@ -62,6 +74,18 @@ def check_oob_target(codes: np.ndarray) -> None:
             f"{y_type} while only the following are supported: continuous, "
             "continuous-multioutput, binary, multiclass, multilabel-indicator."
         )
+
+
+def engine_targets(est: Any, y: np.ndarray, n_samples: int, output: int | None) -> np.ndarray:
+    """A multi-output y as the engine read it at fit, ``(n, m)`` float64 (class codes or
+    values), for a measure of one ``output`` (None: refused, the measure reads one column)."""
+    if output is None:
+        raise one_column_only(est.n_outputs_)
+    check_targets(est, y, n_samples)
+    if not est._is_classifier:
+        return np.ascontiguousarray(y, dtype=np.float64)
+    codes = [np.searchsorted(c, y[:, k]) for k, c in enumerate(est.classes_)]
+    return np.ascontiguousarray(np.stack(codes, axis=1), dtype=np.float64)
 
 
 def one_column_only(n_outputs: int) -> DataError:

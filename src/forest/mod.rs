@@ -106,6 +106,28 @@ impl Forest {
         &self.outputs
     }
 
+    /// The single-output forest of output `k` of a multi-output forest, for the measures
+    /// that read leaf values only (out-of-bag permutation importance): the same trees, each
+    /// leaf value cut to output `k`'s ([`Tree::output_values`]; regression impurities are
+    /// not output `k`'s, so impurity measures must not read it).
+    pub(crate) fn output_values(&self, k: usize) -> Result<Forest> {
+        let Some(&width) = self.outputs.get(k) else {
+            return Err(crate::error::invalid(
+                "output",
+                format!("{k} is not below n_outputs = {}", self.n_outputs()),
+            ));
+        };
+        let start: usize = self.outputs[..k].iter().sum();
+        Ok(Forest {
+            params: self.params.clone(),
+            n_classes: if self.n_classes > 0 { width } else { 0 },
+            outputs: Vec::new(),
+            trees: (self.trees.iter())
+                .map(|t| t.output_values(start, width))
+                .collect(),
+        })
+    }
+
     /// Fails with [`ForestError::Unsupported`] on a multi-output forest: for the measures
     /// that read one target column (`what` names the measure).
     pub fn check_single_output(&self, what: &str) -> Result<()> {

@@ -151,6 +151,22 @@ impl Forest {
         self.oob_permutation_importance_until(x, targets, n_repeats, seed, &never)
     }
 
+    /// [`Forest::oob_permutation_importance`] of output `output` of a multi-output forest:
+    /// each tree's loss on that output alone (its leaf values and `targets`, that output's
+    /// column), as for the single-output forest of the same trees.
+    pub fn oob_permutation_importance_of_output<T: Feature>(
+        &self,
+        x: Matrix<'_, T>,
+        targets: Targets<'_>,
+        output: usize,
+        n_repeats: usize,
+        seed: u64,
+        stop: &AtomicBool,
+    ) -> Result<OobPermutation> {
+        let one = self.output_values(output)?;
+        one.oob_permutation_importance_until(x, targets, n_repeats, seed, stop)
+    }
+
     /// [`Forest::oob_permutation_importance`] that another thread can stop: once `stop` is
     /// set no tree starts, and the result is [`ForestError::Stopped`].
     pub fn oob_permutation_importance_until<T: Feature>(

@@ -15,9 +15,11 @@ type OobArrays<'py> = (
     Bound<'py, PyArray1<i64>>,
 );
 
-/// Breiman's OOB permutation importance: (per_tree (R, M, p), oob_error (M,), n_oob (M,)).
+/// Breiman's OOB permutation importance: (per_tree (R, M, p), oob_error (M,), n_oob (M,));
+/// of output `output` of a multi-output forest (`y` its column) when given.
 #[pyfunction]
-#[pyo3(signature = (forest, x, y, *, n_repeats, seed, n_jobs = None))]
+#[pyo3(signature = (forest, x, y, *, n_repeats, seed, n_jobs = None, output = None))]
+#[allow(clippy::too_many_arguments)]
 pub fn oob_permutation_importance<'py>(
     py: Python<'py>,
     forest: PyRef<'_, PyForest>,
@@ -26,20 +28,36 @@ pub fn oob_permutation_importance<'py>(
     n_repeats: usize,
     seed: u64,
     n_jobs: Option<i64>,
+    output: Option<usize>,
 ) -> PyResult<OobArrays<'py>> {
     let f = &forest.inner;
     let x = XArray::extract(x)?;
     let y = YArray::extract(y)?;
     let labels = y.labels()?;
     let view = forest.view.as_deref();
+    // Output k's class count: its targets are one column of codes.
+    let n_classes = match output {
+        Some(k) if k >= f.outputs().len() => {
+            let msg = format!(
+                "{k} is not an output of this forest (it has {})",
+                f.outputs().len()
+            );
+            return Err(crate::error::invalid("output", msg).into());
+        }
+        Some(k) if f.n_classes() > 0 => f.outputs()[k],
+        _ => f.n_classes(),
+    };
     let res = with_matrix!(x, |m| run_watched(py, n_jobs, None, |watch| {
         let mut codes = Vec::new();
-        let targets = labels.targets(f.n_classes(), &mut codes)?;
         let m = match view {
             Some(v) => v.apply(m)?,
             None => m,
         };
-        f.oob_permutation_importance_until(m, targets, n_repeats, seed, watch.stop_flag())
+        let (stop, targets) = (watch.stop_flag(), labels.targets(n_classes, &mut codes)?);
+        match output {
+            Some(k) => f.oob_permutation_importance_of_output(m, targets, k, n_repeats, seed, stop),
+            None => f.oob_permutation_importance_until(m, targets, n_repeats, seed, stop),
+        }
     })?);
     let (trees, p) = (res.n_oob.len(), f.n_features());
     let per_tree = to_shape(py, res.per_tree, &[n_repeats, trees, p])?;

@@ -237,6 +237,27 @@ impl Tree {
         &self.outputs
     }
 
+    /// The single-output tree of one output of a multi-output tree: the same splits, each
+    /// leaf value cut to `start..start + width`. Only values are cut: a regression tree's
+    /// leaf impurities stay the mean over outputs (the model keeps no other), so the result
+    /// serves the measures that read leaf values, never impurities.
+    pub(crate) fn output_values(&self, start: usize, width: usize) -> Tree {
+        let leaf_value = (self.leaf_value.chunks(self.width.max(1)))
+            .flat_map(|v| v[start..start + width].iter().copied())
+            .collect();
+        Tree {
+            nodes: self.nodes.clone(),
+            leaf_value,
+            leaf_weight: self.leaf_weight.clone(),
+            leaf_count: self.leaf_count.clone(),
+            leaf_impurity: self.leaf_impurity.clone(),
+            width,
+            criterion: self.criterion,
+            missing_left: self.missing_left.clone(),
+            outputs: Vec::new(),
+        }
+    }
+
     /// Number of nodes.
     pub fn len(&self) -> usize {
         self.nodes.len()

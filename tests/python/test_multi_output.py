@@ -365,7 +365,7 @@ def test_measures_without_multi_output_support_refuse():
     with pytest.raises(InvalidParameterError, match="multi-output"):
         imp.local_mdi(reg, X_TEST)
     with pytest.raises(DataError, match="multi-output"):
-        imp.permutation(reg, X, Y_REG, oob=True)
+        imp.permutation(reg, X, Y_REG, oob=True)  # needs output=k
     with pytest.raises(DataError, match="multi-output"):
         imp.unbiased(reg, X, Y_REG, method="mdi_oob")
     with pytest.raises(DataError, match="multi-output"):
@@ -499,3 +499,35 @@ def test_saved_multi_output_files_survive_the_file_fuzz():
         except (InvalidParameterError, DataError):
             pass
     assert loaded > 0
+
+
+@pytest.mark.parametrize("cls", [fi.RandomForestClassifier, fi.ExtraTreesRegressor])
+def test_oob_permutation_per_output(cls):
+    """Breiman's out-of-bag importance of output k: each tree's 0/1 loss (or squared error)
+    on output k alone, computed here by hand from the trees' OOB rows for one tree."""
+    from forestimp.importance import permutation
+
+    classifier = cls in CLASSIFIERS
+    y = Y_CLS if classifier else Y_REG
+    est = cls(n_estimators=6, bootstrap=True, random_state=0).fit(X, y)
+    for k in range(3):
+        r = permutation(est, X, y, oob=True, output=k, random_state=1)
+        # Tree 0's out-of-bag error on output k, by hand.
+        tree = est.estimators_[0]
+        oob = np.setdiff1d(np.arange(len(X)), est.estimators_samples_[0])
+        if classifier:
+            pred = tree.predict(X[oob])[:, k]
+            err = np.mean(pred != y[oob, k])
+        else:
+            err = np.mean((tree.predict(X[oob])[:, k] - y[oob, k]) ** 2)
+        assert r.oob_error[0] == pytest.approx(err, abs=1e-12)
+    # The output it depends on leads, and the other outputs' data are checked too.
+    r0 = permutation(est, X, y, oob=True, output=0, random_state=1)
+    assert np.argmax(r0.importances_mean) == 0
+    bad = y.copy()
+    bad[0, 2] = bad[1, 2]  # another y: the fingerprint of all columns refuses it
+    if not np.array_equal(bad, y):
+        with pytest.raises(DataError, match="training data"):
+            permutation(est, X, bad, oob=True, output=0)
+    with pytest.raises(InvalidParameterError, match="output"):
+        permutation(est, X, y, oob=True, output=3)

@@ -190,9 +190,11 @@ class Draws:
 
     def oob(self, est: Any, X: Any, y: Any, n_repeats: int, seed: int, n_jobs: Any) -> tuple:
         """``(per_repeat (R, M, p), oob_error (M,))`` of the training ``X, y``."""
-        Xt, yt = est._training_input(X, y, sparse=True)
+        Xt, yt = est._training_input(X, y, sparse=True, output=self.output)
+        # One output of a multi-output forest (``output=`` of a single one is its only one).
+        output = self.output if est.forest_.n_outputs > 1 else None
         per_rep, oob_error, _ = oob_permutation_importance(
-            est.forest_, Xt, yt, n_repeats=n_repeats, seed=seed, n_jobs=n_jobs
+            est.forest_, Xt, yt, n_repeats=n_repeats, seed=seed, n_jobs=n_jobs, output=output
         )
         return per_rep, oob_error
 
