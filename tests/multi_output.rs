@@ -272,10 +272,6 @@ fn what_does_not_support_several_outputs_says_so() {
         None,
     )
     .unwrap();
-    assert!(matches!(
-        f.tree_shap(m, false),
-        Err(ForestError::Unsupported(_))
-    ));
     assert!(matches!(f.local_mdi(m), Err(ForestError::Unsupported(_))));
     // Bad targets: codes out of range, rows of the wrong width, non-finite values.
     assert!(Targets::multi_classes(&codes, &[2, 2]).is_err());

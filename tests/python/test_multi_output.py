@@ -361,8 +361,6 @@ def test_measures_without_multi_output_support_refuse():
 
     reg = fi.RandomForestRegressor(n_estimators=5, random_state=0, bootstrap=True).fit(X, Y_REG)
     with pytest.raises(InvalidParameterError, match="multi-output"):
-        imp.shap_values(reg, X_TEST)
-    with pytest.raises(InvalidParameterError, match="multi-output"):
         imp.local_mdi(reg, X_TEST)
     with pytest.raises(DataError, match="multi-output"):
         imp.permutation(reg, X, Y_REG, oob=True)  # needs output=k
@@ -531,3 +529,27 @@ def test_oob_permutation_per_output(cls):
             permutation(est, X, bad, oob=True, output=0)
     with pytest.raises(InvalidParameterError, match="output"):
         permutation(est, X, y, oob=True, output=3)
+
+
+def test_tree_shap_of_several_outputs():
+    """TreeSHAP is linear in the leaf values: one set of values per output (per class of
+    each output), equal to shap.TreeExplainer's on the scikit-learn forest of the same trees,
+    adding up to the predictions."""
+    shap = pytest.importorskip("shap")
+    from forestimp.importance import shap_values
+
+    reg = fi.RandomForestRegressor(n_estimators=8, max_depth=6, random_state=0).fit(X, Y_REG)
+    r = shap_values(reg, X_TEST)
+    assert r.values.shape == (len(X_TEST), 5, 3) and r.expected_value.shape == (3,)
+    theirs = shap.TreeExplainer(reg.to_sklearn()).shap_values(X_TEST, check_additivity=False)
+    np.testing.assert_allclose(r.values, np.asarray(theirs), atol=1e-6)
+    np.testing.assert_allclose(
+        r.values.sum(axis=1) + r.expected_value, reg.predict(X_TEST), atol=1e-10
+    )
+    clf = fi.RandomForestClassifier(n_estimators=8, max_depth=6, random_state=0).fit(X, Y_TEXT)
+    r = shap_values(clf, X_TEST, interactions=True)
+    proba = np.concatenate(clf.predict_proba(X_TEST), axis=1)
+    np.testing.assert_allclose(r.values.sum(axis=1) + r.expected_value, proba, atol=1e-10)
+    np.testing.assert_allclose(r.interaction_values.sum(axis=2), r.values, atol=1e-10)
+    assert list(r.output_names) == ["0:no", "0:yes", "1:a", "1:b", "1:c", "1:d"]
+    assert r.to_explanation().values.shape == r.values.shape

@@ -38,6 +38,9 @@ class ShapValues(LocalImportances):
         The explained rows, as the forest read them.
     output_names : ndarray or None
         ``classes_`` of a classifier (the last axis of ``values``), None for a regressor.
+        Multi-output forests (``docs/multi-output.md``): the last axis holds the outputs
+        side by side, named ``"k:class"`` (classifier) or ``"k"`` (regressor, whose
+        ``values`` then keep that axis).
     """
 
     expected_value: Any
@@ -124,13 +127,23 @@ def shap_values(
     jobs = check_n_jobs(est.n_jobs if n_jobs is None else n_jobs)
     values, expected, pairs = _core.tree_shap(est.forest_, X, interactions, n_jobs=jobs)
     classes = getattr(est, "classes_", None)
-    if classes is None:  # regression: one output, dropped from the shapes
+    multi = getattr(est, "n_outputs_", 1) > 1
+    if classes is None and not multi:  # regression: one output, dropped from the shapes
         values, pairs = values[..., 0], None if pairs is None else pairs[..., 0]
         expected_value: Any = float(expected[0])
         magnitude = np.abs(values)
     else:
         expected_value = expected
         magnitude = np.abs(values).mean(axis=2)
+    names = None if classes is None or multi else np.asarray(classes)
+    if multi:
+        # The last axis holds the outputs side by side (TreeSHAP is linear in the leaf
+        # values): each output's classes, or one column per regression output.
+        names = np.array(
+            [f"{k}:{c}" for k, cs in enumerate(classes) for c in cs]
+            if classes is not None
+            else [str(k) for k in range(est.n_outputs_)]
+        )
     return ShapValues(
         importances_mean=magnitude.mean(axis=0),
         importances=magnitude.T,
@@ -141,5 +154,5 @@ def shap_values(
         expected_value=expected_value,
         interaction_values=pairs,
         data=X,
-        output_names=None if classes is None else np.asarray(classes),
+        output_names=names,
     )

@@ -72,7 +72,9 @@ pub struct TreeShap {
 impl Forest {
     /// Path-dependent TreeSHAP values of every row of `x` (and with `interactions`, the
     /// SHAP interaction values), for the forest's output: class probabilities or the
-    /// regression mean. See the module docs for the definitions.
+    /// regression mean; for a multi-output forest, every output's side by side (the values
+    /// are linear in the leaf values, so each column is that output's TreeSHAP). See the
+    /// module docs for the definitions.
     pub fn tree_shap<T: Feature>(&self, x: Matrix<'_, T>, interactions: bool) -> Result<TreeShap> {
         self.tree_shap_until(x, interactions, &AtomicBool::new(false))
     }
@@ -85,7 +87,6 @@ impl Forest {
         interactions: bool,
         stop: &AtomicBool,
     ) -> Result<TreeShap> {
-        self.check_single_output("TreeSHAP")?;
         self.check_input(&x)?;
         let (n, p, width) = (x.n_rows(), self.n_features(), self.width());
         let trees = map_ordered(self.trees.len(), |k| ShapTree::new(&self.trees[k], p))
