@@ -250,6 +250,11 @@ fn round_trip(f: &Forest) {
     }
 }
 
+/// Codes as the values MDI-oob reads (one per row: the first output's).
+fn targets_of(codes: &[u32]) -> Vec<f64> {
+    codes.iter().step_by(2).map(|&c| f64::from(c)).collect()
+}
+
 #[test]
 fn what_does_not_support_several_outputs_says_so() {
     let n = 60;
@@ -272,7 +277,11 @@ fn what_does_not_support_several_outputs_says_so() {
         None,
     )
     .unwrap();
-    assert!(matches!(f.local_mdi(m), Err(ForestError::Unsupported(_))));
+    let values = targets_of(&codes);
+    assert!(matches!(
+        f.tree_mdi_oob(m, &values),
+        Err(ForestError::Unsupported(_))
+    ));
     // Bad targets: codes out of range, rows of the wrong width, non-finite values.
     assert!(Targets::multi_classes(&codes, &[2, 2]).is_err());
     assert!(Targets::multi_classes(&codes[..5], &[2, 3]).is_err());

@@ -36,9 +36,9 @@ fn on_path<T: Feature>(
 
 impl Forest {
     /// Local MDI of every row of `x`: `n_rows × n_features`, row-major,
-    /// `Imp(X_m; x) = (1/M) Σ_trees Σ_{t ∈ path(x), v(t) = m} [i(t) − i(t_x)]`.
+    /// `Imp(X_m; x) = (1/M) Σ_trees Σ_{t ∈ path(x), v(t) = m} [i(t) − i(t_x)]`. For a
+    /// multi-output forest `i` is the mean impurity over outputs, as in its MDI.
     pub fn local_mdi<T: Feature>(&self, x: Matrix<'_, T>) -> Result<Vec<f64>> {
-        self.check_single_output("local MDI")?;
         self.check_input(&x)?;
         let p = self.n_features();
         let mut out = vec![0.0; x.n_rows() * p];

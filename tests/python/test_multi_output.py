@@ -360,8 +360,6 @@ def test_measures_without_multi_output_support_refuse():
     from forestimp import importance as imp
 
     reg = fi.RandomForestRegressor(n_estimators=5, random_state=0, bootstrap=True).fit(X, Y_REG)
-    with pytest.raises(InvalidParameterError, match="multi-output"):
-        imp.local_mdi(reg, X_TEST)
     with pytest.raises(DataError, match="multi-output"):
         imp.permutation(reg, X, Y_REG, oob=True)  # needs output=k
     with pytest.raises(DataError, match="multi-output"):
@@ -553,3 +551,14 @@ def test_tree_shap_of_several_outputs():
     np.testing.assert_allclose(r.interaction_values.sum(axis=2), r.values, atol=1e-10)
     assert list(r.output_names) == ["0:no", "0:yes", "1:a", "1:b", "1:c", "1:d"]
     assert r.to_explanation().values.shape == r.values.shape
+
+
+def test_local_mdi_averages_to_mdi():
+    """Local MDI reads the node impurities (the mean over outputs): over the training rows of
+    a forest grown without row sampling, its mean is the MDI."""
+    from forestimp.importance import local_mdi, mdi
+
+    est = fi.ExtraTreesClassifier(n_estimators=6, random_state=0).fit(X, Y_CLS)
+    local = local_mdi(est, X)
+    assert local.values.shape == X.shape
+    np.testing.assert_allclose(local.importances_mean, mdi(est).importances_mean, atol=1e-12)
