@@ -251,9 +251,14 @@ def local_mdi(forest: Forest, x: _Matrix, n_jobs: int | None = None) -> npt.NDAr
     """Local MDI of every row, shape (n, n_features)."""
 
 def mdi_oob(
-    forest: Forest, x: _Matrix, y: _Targets, n_jobs: int | None = None
+    forest: Forest,
+    x: _Matrix,
+    y: _Targets,
+    n_jobs: int | None = None,
+    output: int | None = None,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """MDI-oob mean (p,) and per tree (n_estimators, p), NaN rows for trees with no OOB row."""
+    """MDI-oob mean (p,) and per tree (n_estimators, p), NaN rows for trees with no OOB row;
+    with ``output=k`` (multi-output forests), of output k, ``y`` being its column."""
 
 def tree_shap(
     forest: Forest, x: _Matrix, interactions: bool = False, n_jobs: int | None = None

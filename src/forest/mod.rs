@@ -107,7 +107,8 @@ impl Forest {
     }
 
     /// The single-output forest of output `k` of a multi-output forest, for the measures
-    /// that read leaf values only (out-of-bag permutation importance): the same trees, each
+    /// that read leaf values only (out-of-bag permutation importance, MDI-oob): the same
+    /// trees, each
     /// leaf value cut to output `k`'s ([`Tree::output_values`]; regression impurities are
     /// not output `k`'s, so impurity measures must not read it).
     pub(crate) fn output_values(&self, k: usize) -> Result<Forest> {

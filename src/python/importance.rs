@@ -25,15 +25,17 @@ pub fn local_mdi<'py>(
 }
 
 /// MDI-oob: the mean over trees with out-of-bag rows (p,) and every tree's row (NaN when a
-/// tree has none), shape (n_estimators, p).
+/// tree has none), shape (n_estimators, p); of output `output` of a multi-output forest
+/// (`y` its column) when given.
 #[pyfunction]
-#[pyo3(signature = (forest, x, y, n_jobs = None))]
+#[pyo3(signature = (forest, x, y, n_jobs = None, output = None))]
 pub fn mdi_oob<'py>(
     py: Python<'py>,
     forest: PyRef<'py, PyForest>,
     x: &Bound<'py, PyAny>,
     y: &Bound<'py, PyAny>,
     n_jobs: Option<i64>,
+    output: Option<usize>,
 ) -> PyResult<MeanAndTrees<'py>> {
     let x = XArray::extract(x)?;
     let y = YArray::extract(y)?;
@@ -41,7 +43,11 @@ pub fn mdi_oob<'py>(
     let f = &forest.inner;
     let (mean, per_tree) = with_matrix!(x, |m| run(py, n_jobs, || {
         let mut buf = Vec::new();
-        f.mdi_oob(m, labels.values(&mut buf))
+        match output {
+            // MDI-oob reads node values only, which the trees cut to one output keep.
+            Some(k) => f.output_values(k)?.mdi_oob(m, labels.values(&mut buf)),
+            None => f.mdi_oob(m, labels.values(&mut buf)),
+        }
     })?);
     let (t, p) = (per_tree.len(), f.n_features());
     Ok((mean.into_pyarray(py), to_rows(py, per_tree.concat(), t, p)?))

@@ -363,7 +363,9 @@ def test_measures_without_multi_output_support_refuse():
     with pytest.raises(DataError, match="multi-output"):
         imp.permutation(reg, X, Y_REG, oob=True)  # needs output=k
     with pytest.raises(DataError, match="multi-output"):
-        imp.unbiased(reg, X, Y_REG, method="mdi_oob")
+        imp.unbiased(reg, X, Y_REG, method="mdi_oob")  # needs output=k
+    with pytest.raises(DataError, match="multi-output"):
+        imp.unbiased(reg, X, Y_REG)  # AIR
     with pytest.raises(DataError, match="multi-output"):
         imp.context(reg, X, Y_REG, context=np.zeros(len(X), dtype=int))
     with pytest.raises(DataError, match="multi-output"):
@@ -562,3 +564,20 @@ def test_local_mdi_averages_to_mdi():
     local = local_mdi(est, X)
     assert local.values.shape == X.shape
     np.testing.assert_allclose(local.importances_mean, mdi(est).importances_mean, atol=1e-12)
+
+
+@pytest.mark.parametrize("cls", [fi.RandomForestClassifier, fi.RandomForestRegressor])
+def test_mdi_oob_per_output(cls):
+    """Two equal outputs grow the trees of their single output (the mean impurity of equal
+    columns is the column's): the MDI-oob of either output is the single-output forest's."""
+    from forestimp.importance import unbiased
+
+    column = Y_CLS[:, 1] if cls in CLASSIFIERS else Y_REG[:, 1]
+    two = cls(n_estimators=6, random_state=0).fit(X, np.c_[column, column])
+    one = cls(n_estimators=6, random_state=0).fit(X, column)
+    want = unbiased(one, X, column, method="mdi_oob")
+    for k in range(2):
+        got = unbiased(two, X, np.c_[column, column], method="mdi_oob", output=k)
+        np.testing.assert_allclose(got.importances, want.importances, rtol=1e-9, atol=1e-12)
+    with pytest.raises(InvalidParameterError, match="mdi_oob"):
+        unbiased(two, X, np.c_[column, column], output=0)

@@ -10,7 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import _core
 from .._core import InvalidParameterError
-from .._params import check_choice, check_n_jobs
+from .._params import check_choice, check_int, check_n_jobs
 from ._result import Importances, feature_names_of
 
 METHODS = ("air", "mdi_oob")
@@ -25,6 +25,7 @@ def unbiased(
     sample_weight: Any = None,
     random_state: int | None = None,
     n_jobs: int | None = None,
+    output: int | None = None,
 ) -> Importances:
     """Impurity importance without MDI's preference for noisy, many-valued features.
 
@@ -62,6 +63,10 @@ def unbiased(
         ``"air"``: seed of the shadow forest (default: the estimator's).
     n_jobs : int or None, default=None
         Threads (default: the estimator's ``n_jobs``).
+    output : int or None, default=None
+        ``"mdi_oob"`` of a multi-output forest (``docs/multi-output.md``, required there):
+        the MDI-oob of output ``output``, its node values and its column of the training
+        ``y`` (the whole ``y`` is passed, and checked). AIR refuses several outputs for now.
 
     Returns
     -------
@@ -74,9 +79,16 @@ def unbiased(
     check_is_fitted(est, "forest_")
     names = feature_names_of(est, est.forest_.n_features)
     jobs = check_n_jobs(est.n_jobs if n_jobs is None else n_jobs)
+    if output is not None:
+        output = check_int("output", output, 0, est.forest_.n_outputs - 1)
+        if method != "mdi_oob":
+            raise InvalidParameterError("output= applies to method='mdi_oob' only.")
     if method == "mdi_oob":
-        Xt, y_codes = est._training_input(X, y)
-        mean, per_tree = _core.mdi_oob(est.forest_, Xt, y_codes, n_jobs=jobs)
+        Xt, y_codes = est._training_input(X, y, output=output)
+        multi = est.forest_.n_outputs > 1
+        mean, per_tree = _core.mdi_oob(
+            est.forest_, Xt, y_codes, n_jobs=jobs, output=output if multi else None
+        )
         return Importances(
             importances_mean=mean,
             importances=per_tree.T,
