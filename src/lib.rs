@@ -32,6 +32,7 @@
 //! methods of [`Forest`]), [`rng`] (the generator and its streams), [`parallel`], `persist`
 //! (model bytes), `alloc` (the Python module's allocator).
 
+pub mod boosting;
 pub mod data;
 pub mod error;
 pub mod forest;
@@ -49,6 +50,7 @@ mod python;
 #[cfg(all(target_os = "linux", any(test, feature = "python")))]
 mod alloc;
 
+pub use boosting::{BoostParams, Booster, Loss};
 pub use data::{Feature, Layout, Matrix, Shadows, Targets};
 pub use error::{ForestError, Result};
 pub use forest::{class_codes, FitSession, Forest};

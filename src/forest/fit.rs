@@ -310,6 +310,44 @@ impl<'a, T: Feature> FitSession<'a, T> {
             false => tree,
         }
     }
+
+    /// A squared-error regression tree on `y` (a booster's negative gradients) over the
+    /// rows `samples` with weights `ws` (all positive), with the session's splitter, rules,
+    /// codes and the feature subset and split randomness of tree `index`: the booster's
+    /// one way to grow a tree, so that boosting and forests share one tree learner.
+    pub(crate) fn grow_on(
+        &self,
+        y: &[f64],
+        mut samples: Vec<u32>,
+        ws: Vec<f64>,
+        index: usize,
+    ) -> Tree {
+        let p = &self.params;
+        let mut features = tree_features(p, index);
+        let mut rng = split_rng(p, index);
+        let x = match &self.by_row {
+            Some(by_row) => self.x.with_row_index(by_row),
+            None => self.x,
+        };
+        let crit = SquaredError { y };
+        let tree = grow(
+            x,
+            self.binned.as_ref(),
+            self.levels.as_ref(),
+            &crit,
+            ws,
+            &mut samples,
+            &mut features,
+            p,
+            1,
+            &mut rng,
+        )
+        .finish();
+        match p.ccp_alpha > 0.0 {
+            true => tree.pruned(p.ccp_alpha).unwrap_or(tree),
+            false => tree,
+        }
+    }
 }
 
 /// The single point where criterion and splitter become static types.

@@ -1,0 +1,331 @@
+"""Gradient boosting (forestimp.boosting): parity with scikit-learn's GradientBoosting*,
+the losses against a NumPy reference, staged predictions, early stopping, warm start,
+determinism across n_jobs and typed errors. The contract checks are in
+test_boosting_contract.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.ensemble import GradientBoostingClassifier as SkGBC
+from sklearn.ensemble import GradientBoostingRegressor as SkGBR
+
+import forestimp as fi
+from forestimp.exceptions import DataError, InvalidParameterError
+
+
+def _data(n=160, p=5, seed=0):
+    rng = np.random.RandomState(seed)
+    # float32-representable values: scikit-learn fits on float32 X, so thresholds agree.
+    X = rng.normal(size=(n, p)).astype(np.float32).astype(np.float64)
+    y = 2 * X[:, 0] + np.sin(3 * X[:, 1]) + X[:, 2] * X[:, 3] + rng.normal(scale=0.3, size=n)
+    return X, y
+
+
+def _same_trees(sk_trees, booster, X):
+    """Every tree splits on the same features at the same thresholds, with the same rows
+    in every leaf."""
+    ours = booster.apply(X)  # (n, rounds, K)
+    for (r, k), tree in np.ndenumerate(sk_trees):
+        t = tree.tree_
+        split = t.feature >= 0
+        assert booster.node_counts()[r * sk_trees.shape[1] + k] == t.node_count, (r, k)
+        sk_leaf = tree.apply(X.astype(np.float32))
+        # Same partition of the rows into leaves (node ids are both pre-order here).
+        np.testing.assert_array_equal(ours[:, r, k], sk_leaf)
+        assert split.any() or t.node_count == 1
+
+
+REG_KW = {"n_estimators": 25, "max_depth": 3, "min_samples_leaf": 5, "random_state": 0}
+
+
+@pytest.mark.parametrize("loss", ["squared_error", "huber"])
+def test_regression_parity_with_sklearn(loss):
+    X, y = _data()
+    sk = SkGBR(loss=loss, **REG_KW).fit(X, y)
+    ours = fi.GradientBoostingRegressor(loss=loss, **REG_KW).fit(X, y)
+    np.testing.assert_allclose(ours.predict(X), sk.predict(X), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(ours.train_score_, sk.train_score_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(ours.feature_importances_, sk.feature_importances_, atol=1e-9)
+    _same_trees(sk.estimators_, ours.booster_, X)
+
+
+@pytest.mark.parametrize("loss", ["absolute_error", "quantile"])
+def test_regression_parity_two_valued_gradients(loss):
+    # Their gradients take two values: with unit weights many splits tie (equal counts of
+    # each sign), and scikit-learn splits some nodes whose gradients are all equal when
+    # rounding leaves a variance above its epsilon (here they are leaves). Continuous
+    # sample weights break the ties; shallow trees avoid the constant nodes.
+    X, y = _data()
+    w = np.random.RandomState(1).uniform(0.2, 3.0, size=len(y))
+    kw = {"n_estimators": 20, "max_depth": 2, "min_samples_leaf": 5, "random_state": 0}
+    sk = SkGBR(loss=loss, alpha=0.7, **kw).fit(X, y, sample_weight=w)
+    ours = fi.GradientBoostingRegressor(loss=loss, alpha=0.7, **kw).fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(ours.predict(X), sk.predict(X), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(ours.train_score_, sk.train_score_, rtol=1e-9)
+    _same_trees(sk.estimators_, ours.booster_, X)
+
+
+@pytest.mark.parametrize(
+    "loss, n_classes", [("log_loss", 2), ("log_loss", 3), ("exponential", 2)]
+)
+def test_classification_parity_with_sklearn(loss, n_classes):
+    X, _ = _data()
+    score = X[:, 0] + 0.7 * X[:, 1] - 0.5 * X[:, 2]
+    y = np.digitize(score, [0.0] if n_classes == 2 else [-0.6, 0.6])
+    # At the first round the gradients take two values, so with unit weights splits with
+    # equal class counts tie (broken by scikit-learn's random feature order); continuous
+    # weights break the ties.
+    w = np.random.RandomState(1).uniform(0.2, 3.0, size=len(y))
+    kw = {"n_estimators": 20, "max_depth": 3, "min_samples_leaf": 5, "random_state": 0}
+    sk = SkGBC(loss=loss, **kw).fit(X, y, sample_weight=w)
+    ours = fi.GradientBoostingClassifier(loss=loss, **kw).fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(ours.decision_function(X), sk.decision_function(X), atol=1e-9)
+    np.testing.assert_allclose(ours.predict_proba(X), sk.predict_proba(X), atol=1e-9)
+    np.testing.assert_array_equal(ours.predict(X), sk.predict(X))
+    np.testing.assert_allclose(ours.train_score_, sk.train_score_, rtol=1e-9)
+    np.testing.assert_allclose(ours.feature_importances_, sk.feature_importances_, atol=1e-9)
+    _same_trees(sk.estimators_, ours.booster_, X)
+
+
+def test_sample_weights_parity_with_sklearn():
+    X, y = _data()
+    w = np.random.RandomState(1).uniform(0.2, 3.0, size=len(y))
+    for loss in ["squared_error", "huber", "absolute_error"]:
+        kw = {"loss": loss, "n_estimators": 3, "max_depth": 2, "min_samples_leaf": 5}
+        sk = SkGBR(random_state=0, **kw).fit(X, y, sample_weight=w)
+        ours = fi.GradientBoostingRegressor(random_state=0, **kw).fit(X, y, sample_weight=w)
+        np.testing.assert_allclose(ours.predict(X), sk.predict(X), atol=1e-9, err_msg=loss)
+
+
+# ------------------------------------------------------------------ NumPy reference
+def _wq(values, weights, q):
+    """The weighted inverted-CDF quantile (scikit-learn's _weighted_percentile)."""
+    return np.quantile(values, q, method="inverted_cdf", weights=weights)
+
+
+@pytest.mark.parametrize("loss", ["squared_error", "absolute_error", "huber", "quantile"])
+def test_regression_leaf_values_against_numpy(loss):
+    # One stump with learning_rate=1: prediction = init + the leaf's line-searched value.
+    X, y = _data(n=60)
+    w = np.random.RandomState(2).uniform(0.5, 2.0, size=len(y))
+    alpha = 0.8
+    est = fi.GradientBoostingRegressor(
+        loss=loss, alpha=alpha, n_estimators=1, max_depth=1, learning_rate=1.0, random_state=0
+    ).fit(X, y, sample_weight=w)
+    init = {
+        "squared_error": np.average(y, weights=w),
+        "absolute_error": _wq(y, w, 0.5),
+        "huber": _wq(y, w, 0.5),
+        "quantile": _wq(y, w, alpha),
+    }[loss]
+    assert est.init_[0] == pytest.approx(init, abs=1e-12)
+    leaves = est.apply(X)[:, 0]
+    r = y - init
+    delta = _wq(np.abs(r), w, alpha)
+    expected = np.empty(len(y))
+    for leaf in np.unique(leaves):
+        s = leaves == leaf
+        rs, ws = r[s], w[s]
+        if loss == "squared_error":
+            v = np.average(rs, weights=ws)
+        elif loss == "absolute_error":
+            v = _wq(rs, ws, 0.5)
+        elif loss == "quantile":
+            v = _wq(rs, ws, alpha)
+        else:
+            m = _wq(rs, ws, 0.5)
+            d = rs - m
+            v = m + np.average(np.sign(d) * np.minimum(delta, np.abs(d)), weights=ws)
+        expected[s] = init + v
+    np.testing.assert_allclose(est.predict(X), expected, atol=1e-12)
+
+
+@pytest.mark.parametrize("loss, n_classes", [("log_loss", 2), ("exponential", 2), ("log_loss", 3)])
+def test_classification_leaf_values_against_numpy(loss, n_classes):
+    X, _ = _data(n=90)
+    y = np.arange(len(X)) % n_classes
+    w = np.random.RandomState(3).uniform(0.5, 2.0, size=len(y))
+    est = fi.GradientBoostingClassifier(
+        loss=loss, n_estimators=1, max_depth=1, learning_rate=1.0, random_state=0
+    ).fit(X, y, sample_weight=w)
+    prior = np.bincount(y, weights=w) / w.sum()
+    K = 1 if n_classes == 2 else n_classes
+    if loss == "exponential":
+        init = np.array([0.5 * np.log(prior[1] / prior[0])])
+    elif K == 1:
+        init = np.array([np.log(prior[1] / prior[0])])
+    else:
+        init = np.log(prior) - np.log(prior).mean()
+    np.testing.assert_allclose(est.init_, init, atol=1e-12)
+    leaves = est.apply(X)[:, 0, :]
+    raw = np.tile(init, (len(y), 1))
+    for k in range(K):
+        t = (y == (k if K > 1 else 1)).astype(float)
+        if loss == "exponential":
+            s = 2 * t - 1
+            g = s * np.exp(-s * init[0])  # negative gradient
+            h = np.exp(-s * init[0])
+            num_scale = 1.0
+        else:
+            p = np.exp(init) / np.exp(init).sum() if K > 1 else 1 / (1 + np.exp(-init))
+            g = t - p[k if K > 1 else 0]
+            h = (t - g) * (1 - (t - g))
+            num_scale = (K - 1) / K if K > 1 else 1.0
+        for leaf in np.unique(leaves[:, k]):
+            s_ = leaves[:, k] == leaf
+            num = np.average(g[s_], weights=w[s_]) * num_scale
+            raw[s_, k] += num / np.average(h[s_], weights=w[s_])
+    got = est.decision_function(X)
+    np.testing.assert_allclose(got.reshape(len(y), -1), raw, atol=1e-12)
+
+
+# -------------------------------------------------------------- staged, early stop
+def test_staged_predictions_are_truncated_models():
+    X, y = _data()
+    est = fi.GradientBoostingRegressor(n_estimators=30, subsample=0.8, random_state=3).fit(X, y)
+    staged = list(est.staged_predict(X))
+    assert len(staged) == 30
+    for k in (1, 7, 30):
+        short = fi.GradientBoostingRegressor(n_estimators=k, subsample=0.8, random_state=3)
+        np.testing.assert_array_equal(staged[k - 1], short.fit(X, y).predict(X))
+    yc = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5)
+    clf = fi.GradientBoostingClassifier(n_estimators=12, random_state=0).fit(X, yc)
+    probas = list(clf.staged_predict_proba(X))
+    np.testing.assert_array_equal(probas[-1], clf.predict_proba(X))
+    np.testing.assert_array_equal(list(clf.staged_predict(X))[-1], clf.predict(X))
+
+
+@pytest.mark.parametrize("classifier", [False, True])
+def test_early_stopping_halts_where_sklearn_does(classifier):
+    X, y = _data(n=300, seed=4)
+    kw = {
+        "n_estimators": 500,
+        "n_iter_no_change": 4,
+        "validation_fraction": 0.25,
+        "tol": 1e-3,
+        "learning_rate": 0.3,
+        "min_samples_leaf": 5,
+        "random_state": 7,
+    }
+    if classifier:
+        y = (y > np.median(y)).astype(int)
+        sk, ours = SkGBC(**kw).fit(X, y), fi.GradientBoostingClassifier(**kw).fit(X, y)
+    else:
+        sk, ours = SkGBR(**kw).fit(X, y), fi.GradientBoostingRegressor(**kw).fit(X, y)
+    assert 1 < sk.n_estimators_ < 500
+    assert ours.n_estimators_ == sk.n_estimators_
+    np.testing.assert_allclose(ours.train_score_, sk.train_score_, rtol=1e-9)
+
+
+def test_out_of_bag_scores():
+    X, y = _data()
+    est = fi.GradientBoostingRegressor(n_estimators=20, subsample=0.6, random_state=0).fit(X, y)
+    assert est.oob_scores_.shape == est.oob_improvement_.shape == (20,)
+    assert est.oob_score_ == est.oob_scores_[-1]
+    np.testing.assert_allclose(-np.diff(est.oob_scores_), est.oob_improvement_[1:], atol=1e-12)
+    assert est.oob_scores_[-1] < est.oob_scores_[0]
+    full = fi.GradientBoostingRegressor(n_estimators=5, random_state=0).fit(X, y)
+    assert not hasattr(full, "oob_scores_")
+
+
+# --------------------------------------------------------- determinism, warm start
+def _bytes(est):
+    return est.booster_.to_bytes()
+
+
+@pytest.mark.parametrize("splitter", ["best", "hist"])
+def test_same_bytes_for_any_n_jobs(splitter):
+    X, _ = _data(n=400)
+    y = np.digitize(X[:, 0] + X[:, 1], [-0.5, 0.5])
+    kw = {
+        "n_estimators": 8,
+        "subsample": 0.7,
+        "max_features": 3,
+        "tree_features": 4,
+        "splitter": splitter,
+        "random_state": 11,
+    }
+    one = fi.GradientBoostingClassifier(n_jobs=1, **kw).fit(X, y)
+    two = fi.GradientBoostingClassifier(n_jobs=2, **kw).fit(X, y)
+    assert _bytes(one) == _bytes(two)
+    again = fi.GradientBoostingClassifier(n_jobs=2, **kw).fit(X, y)
+    assert _bytes(again) == _bytes(one)
+
+
+def test_warm_start_continues_exactly():
+    X, y = _data()
+    kw = {"subsample": 0.8, "max_features": 2, "loss": "huber", "random_state": 5}
+    est = fi.GradientBoostingRegressor(n_estimators=10, warm_start=True, **kw).fit(X, y)
+    est.set_params(n_estimators=25).fit(X, y)
+    once = fi.GradientBoostingRegressor(n_estimators=25, **kw).fit(X, y)
+    assert _bytes(est) == _bytes(once)
+    np.testing.assert_array_equal(est.predict(X), once.predict(X))
+    with pytest.raises(InvalidParameterError, match="larger or equal"):
+        est.set_params(n_estimators=5).fit(X, y)
+
+
+def test_pickle_and_damaged_bytes():
+    import pickle
+
+    from forestimp.exceptions import ModelFormatError
+
+    X, _ = _data()
+    y = np.digitize(X[:, 0], [-0.5, 0.5])
+    est = fi.GradientBoostingClassifier(n_estimators=5, random_state=0).fit(X, y)
+    back = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(back.predict_proba(X), est.predict_proba(X))
+    raw = bytearray(_bytes(est))
+    raw[len(raw) // 2] ^= 0xFF
+    with pytest.raises(ModelFormatError):
+        fi._core.Booster.from_bytes(bytes(raw))
+    with pytest.raises(ModelFormatError):
+        fi._core.Booster.from_bytes(_bytes(est)[:-3])
+
+
+def test_missing_values_as_in_the_forests():
+    X, y = _data()
+    X = X.copy()
+    X[::7, 0] = np.nan
+    est = fi.GradientBoostingRegressor(n_estimators=10, random_state=0).fit(X, y)
+    assert np.isfinite(est.predict(X)).all()
+    hist = fi.GradientBoostingRegressor(n_estimators=3, splitter="hist")
+    with pytest.raises(DataError, match=r"missing value \(NaN\) in X at row 0, column 0"):
+        hist.fit(X, y)
+    assert not hist.__sklearn_tags__().input_tags.allow_nan
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"learning_rate": -0.1},
+        {"n_estimators": 0},
+        {"subsample": 0.0},
+        {"subsample": 1.5},
+        {"loss": "poisson"},
+        {"loss": "huber", "alpha": 1.0},
+        {"max_depth": 0},
+        {"validation_fraction": 1.0},
+        {"n_iter_no_change": 0},
+        {"splitter": "multiway"},
+        {"init": "mean"},
+        {"max_features": 99},
+    ],
+)
+def test_bad_parameters_are_typed(params):
+    X, y = _data(n=40)
+    with pytest.raises(InvalidParameterError):
+        fi.GradientBoostingRegressor(**params).fit(X, y)
+
+
+def test_bad_input_is_typed():
+    X, y = _data(n=40)
+    with pytest.raises(ValueError):
+        fi.GradientBoostingRegressor().fit(X, np.full(len(y), np.nan))
+    with pytest.raises(InvalidParameterError, match="exponential"):
+        fi.GradientBoostingClassifier(loss="exponential").fit(X, np.arange(40) % 3)
+    with pytest.raises(DataError, match="class"):
+        fi.GradientBoostingClassifier().fit(X, np.zeros(40))
+    est = fi.GradientBoostingRegressor(n_estimators=2).fit(X, y)
+    with pytest.raises(ValueError):
+        est.predict(X[:, :3])
