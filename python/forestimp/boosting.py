@@ -46,6 +46,8 @@ class BaseGradientBoosting(BaseEstimator):
 
     _is_classifier = False
     _losses: tuple[str, ...] = ()
+    _seed_: int
+    classes_: np.ndarray
 
     def __init__(
         self,
@@ -112,11 +114,7 @@ class BaseGradientBoosting(BaseEstimator):
     def _check_params(self) -> dict[str, Any]:
         """The engine's parameters that do not depend on the data (InvalidParameterError)."""
         loss = P.check_choice("loss", self.loss, self._losses)
-        lr = self.learning_rate
-        if not P._is_real(lr) and not P._is_int(lr) or not (0.0 <= float(lr) < float("inf")):
-            raise InvalidParameterError(
-                f"The 'learning_rate' parameter must be a float in the range [0.0, inf), got {lr!r}."
-            )
+        lr = P.check_real("learning_rate", self.learning_rate, 0.0, float("inf"))
         n_est = P.check_int("n_estimators", self.n_estimators, 1)
         sub = self.subsample
         if not (P._is_real(sub) or P._is_int(sub)) or not (0.0 < float(sub) <= 1.0):
@@ -168,10 +166,10 @@ class BaseGradientBoosting(BaseEstimator):
             "tol": float(self.tol),
         }
 
-    def _validate_X(self, X: Any, reset: bool, y: Any = None) -> Any:
+    def _validate_X(self, X: Any, reset: bool, y: Any = None, fit: bool = False) -> Any:
         # At fit NaN reaches the engine, which refuses it with the forests' DataError for
         # splitter="hist"; prediction refuses it as the allow_nan tag says.
-        nan_ok = y is not None or self.__sklearn_tags__().input_tags.allow_nan
+        nan_ok = fit or self.__sklearn_tags__().input_tags.allow_nan
         finite = "allow-nan" if nan_ok else True
         common = {
             "dtype": _DTYPES,
@@ -179,7 +177,7 @@ class BaseGradientBoosting(BaseEstimator):
             "accept_sparse": ["csr", "csc", "coo"],
             "reset": reset,
         }
-        if y is None:
+        if not fit:
             X = validate_data(self, X, **common)
         else:
             X, y = validate_data(self, X, y, y_numeric=not self._is_classifier, **common)
@@ -187,7 +185,7 @@ class BaseGradientBoosting(BaseEstimator):
             X = X.toarray()
         if not (X.flags.c_contiguous or X.flags.f_contiguous):
             X = np.ascontiguousarray(X)
-        return X if y is None else (X, y)
+        return (X, y) if fit else X
 
     def _encode_y(self, y: np.ndarray, sample_weight: np.ndarray | None) -> tuple[np.ndarray, int]:
         """``(targets as float64, n_classes)``: class codes for classifiers, else values."""
@@ -217,7 +215,7 @@ class BaseGradientBoosting(BaseEstimator):
             raise InvalidParameterError("The 'monitor' argument is not available in forestimp.")
         params = self._check_params()
         previous = getattr(self, "booster_", None) if self.warm_start else None
-        X, y = self._validate_X(X, reset=previous is None, y=y)
+        X, y = self._validate_X(X, reset=previous is None, y=y, fit=True)
         n, p = X.shape
         sw_given = sample_weight is not None
         sw = _check_sample_weight(sample_weight, X, dtype=np.float64) if sw_given else None
@@ -314,7 +312,8 @@ class BaseGradientBoosting(BaseEstimator):
         return self._validate_X(X, reset=False)
 
     def _raw_predict(self, X: Any) -> np.ndarray:
-        return self.booster_.raw_predict(self._engine_input(X), n_jobs=P.check_n_jobs(self.n_jobs))
+        X = self._engine_input(X)
+        return self.booster_.raw_predict(X, n_jobs=P.check_n_jobs(self.n_jobs))
 
     def _staged_raw_predict(self, X: Any) -> Iterator[np.ndarray]:
         X = self._engine_input(X)
@@ -331,7 +330,8 @@ class BaseGradientBoosting(BaseEstimator):
     def apply(self, X: Any) -> np.ndarray:
         """Leaf node index of every sample in every tree, shape (n_samples, n_estimators, K)
         (K = 1 for regression and binary classification; regressors drop that axis)."""
-        return self.booster_.apply(self._engine_input(X), n_jobs=P.check_n_jobs(self.n_jobs))
+        X = self._engine_input(X)
+        return self.booster_.apply(X, n_jobs=P.check_n_jobs(self.n_jobs))
 
     # -------------------------------------------------------------- importances
     @property

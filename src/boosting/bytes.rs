@@ -120,7 +120,7 @@ impl Booster {
         let trees = forest.trees;
         let mut params = r.params;
         params.tree = tree_params(&forest.params, r.ccp_alpha);
-        let rounds = if k == 0 { 0 } else { trees.len() / k };
+        let rounds = trees.len().checked_div(k).unwrap_or(0);
         let expected_k = match (params.loss, n_classes) {
             (Loss::LogLoss, c) if c > 2 => c,
             _ => 1,
@@ -134,7 +134,7 @@ impl Booster {
             && params.loss.is_classification() == (n_classes > 0)
             && (params.loss != Loss::Exponential || n_classes == 2)
             && alpha_ok
-            && trees.len() % k == 0
+            && trees.len().checked_rem(k) == Some(0)
             && rounds >= 1
             && rounds <= params.n_estimators
             && r.init.len() == k

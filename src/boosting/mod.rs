@@ -16,6 +16,8 @@
 mod bytes;
 mod fit;
 mod loss;
+#[cfg(test)]
+mod tests;
 
 pub use fit::{BoostParams, Validation};
 pub use loss::Loss;

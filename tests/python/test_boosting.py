@@ -66,9 +66,7 @@ def test_regression_parity_two_valued_gradients(loss):
     _same_trees(sk.estimators_, ours.booster_, X)
 
 
-@pytest.mark.parametrize(
-    "loss, n_classes", [("log_loss", 2), ("log_loss", 3), ("exponential", 2)]
-)
+@pytest.mark.parametrize("loss, n_classes", [("log_loss", 2), ("log_loss", 3), ("exponential", 2)])
 def test_classification_parity_with_sklearn(loss, n_classes):
     X, _ = _data()
     score = X[:, 0] + 0.7 * X[:, 1] - 0.5 * X[:, 2]
