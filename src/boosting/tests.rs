@@ -175,3 +175,33 @@ fn model_bytes_round_trip_and_refuse_damage() {
     flipped[bytes.len() / 2] ^= 0x40;
     assert!(Booster::from_bytes(&flipped).is_err());
 }
+
+#[test]
+fn best_first_histogram_trees_keep_bins_without_changing_the_tree() {
+    // The booster's trees keep node bins in best-first growth (subtraction); the forests'
+    // search gathers every node. On continuous targets the two grow the same tree. With
+    // 20 000 rows the large nodes are split from kept bins and the small ones from lists.
+    let (n, p) = (20_000, 6);
+    let mut state = 3u64;
+    let mut next = move || {
+        state = crate::rng::splitmix64(state);
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let x: Vec<f64> = (0..n * p).map(|_| next()).collect();
+    let y: Vec<f64> = (0..n)
+        .map(|i| (x[i * p] * 6.0).sin() + x[i * p + 1] * x[i * p + 2] + 0.1 * next())
+        .collect();
+    let m = Matrix::new(&x, n, p, Layout::RowMajor).unwrap();
+    for leaves in [2, 9, 31, 200] {
+        let mut params = ForestParams::random_forest(CriterionKind::SquaredError);
+        params.splitter = crate::SplitterKind::Histogram { max_bins: 64 };
+        params.bootstrap = false;
+        params.max_features = FeatureCount::All;
+        params.max_leaf_nodes = Some(leaves);
+        let targets = crate::Targets::regression(&y).unwrap();
+        let session = crate::FitSession::new(&params, m, targets, None).unwrap();
+        let with_bins = session.grow_on(&y, (0..n as u32).collect(), vec![1.0; n], 0);
+        assert_eq!(with_bins, session.fit_tree(0), "max_leaf_nodes = {leaves}");
+        assert_eq!(with_bins.n_leaves(), leaves);
+    }
+}
