@@ -18,6 +18,7 @@ See ``docs/boosting.md``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any, TypeVar
 
@@ -220,14 +221,7 @@ class BaseGradientBoosting(BaseEstimator):
         sw_given = sample_weight is not None
         sw = _check_sample_weight(sample_weight, X, dtype=np.float64) if sw_given else None
         codes, n_classes = self._encode_y(y, sw)
-        k_node = P.resolve_features("max_features", self.max_features, p)
-        k_tree = (
-            None
-            if self.tree_features is None
-            else P.resolve_features("tree_features", self.tree_features, p)
-        )
-        if k_tree is not None:
-            k_node = min(k_node, k_tree)
+        k_node, k_tree = self._node_features(p), self._tree_features(p)
         min_split = P.resolve_min_samples("min_samples_split", self.min_samples_split, n, 2)
         min_leaf = P.resolve_min_samples("min_samples_leaf", self.min_samples_leaf, n, 1)
         n_jobs = P.check_n_jobs(self.n_jobs)
@@ -290,6 +284,25 @@ class BaseGradientBoosting(BaseEstimator):
         self._seed_ = seed
         self._set_fitted(booster, k_node)
         return self
+
+    def _tree_features(self, p: int) -> int | None:
+        """Features drawn per tree (Random Patches inside boosting), None for all."""
+        if self.tree_features is None:
+            return None
+        return P.resolve_features("tree_features", self.tree_features, p)
+
+    def _node_features(self, p: int) -> int:
+        """K, the candidates per node, at most the tree's features."""
+        k = P.resolve_features("max_features", self.max_features, p)
+        k_tree = self._tree_features(p)
+        return k if k_tree is None else min(k, k_tree)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write this fitted estimator to ``path`` as data, without pickle; read it back with
+        :func:`forestimp.load` (:mod:`forestimp.persistence`)."""
+        from .persistence import save
+
+        save(self, path)
 
     def _set_fitted(self, booster: Booster, max_features: int) -> None:
         self.booster_ = booster

@@ -327,3 +327,31 @@ def test_bad_input_is_typed():
     est = fi.GradientBoostingRegressor(n_estimators=2).fit(X, y)
     with pytest.raises(ValueError):
         est.predict(X[:, :3])
+
+
+@pytest.mark.parametrize("classifier", [False, True])
+def test_save_and_load_as_data(tmp_path, classifier):
+    from forestimp.exceptions import ModelFormatError
+    from forestimp.persistence import dumps, loads
+
+    X, y = _data()
+    if classifier:
+        y = np.where(y > 0.5, "high", "low")
+        est = fi.GradientBoostingClassifier(n_estimators=6, subsample=0.8, random_state=2)
+    else:
+        est = fi.GradientBoostingRegressor(n_estimators=6, loss="quantile", random_state=2)
+    est.set_params(warm_start=True).fit(X, y)
+    est.save(tmp_path / "gb.fimp")
+    back = fi.load(tmp_path / "gb.fimp")
+    assert type(back) is type(est)
+    np.testing.assert_array_equal(back.predict(X), est.predict(X))
+    np.testing.assert_array_equal(back.train_score_, est.train_score_)
+    assert back.booster_.to_bytes() == est.booster_.to_bytes()
+    # A loaded model warm-starts exactly as the original.
+    back.set_params(n_estimators=9).fit(X, y)
+    est.set_params(n_estimators=9).fit(X, y)
+    assert back.booster_.to_bytes() == est.booster_.to_bytes()
+    data = bytearray(dumps(est))
+    data[-5] ^= 0x10
+    with pytest.raises(ModelFormatError):
+        loads(bytes(data))
