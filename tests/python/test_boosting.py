@@ -355,3 +355,11 @@ def test_save_and_load_as_data(tmp_path, classifier):
     data[-5] ^= 0x10
     with pytest.raises(ModelFormatError):
         loads(bytes(data))
+
+
+def test_boosting_guide_example_runs(capsys):
+    from test_docs import run_guide
+
+    run_guide("boosting.md", 1)
+    out = capsys.readouterr().out
+    assert "same predictions: True" in out and "same importances: True" in out, out
