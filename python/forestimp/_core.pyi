@@ -142,6 +142,10 @@ class Booster:
     def loss(self) -> str: ...
     @property
     def learning_rate(self) -> float: ...
+    def tree_arrays(self, index: int) -> dict[str, npt.NDArray[Any]]:
+        """Tree ``index`` (round-major) in scikit-learn's node layout, line-searched values
+        at the leaves."""
+
     def node_counts(self) -> npt.NDArray[np.int64]:
         """Node counts of the trees, round-major."""
 

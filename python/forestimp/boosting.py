@@ -346,6 +346,43 @@ class BaseGradientBoosting(BaseEstimator):
         X = self._engine_input(X)
         return self.booster_.apply(X, n_jobs=P.check_n_jobs(self.n_jobs))
 
+    @property
+    def estimators_(self) -> np.ndarray:
+        """The trees as fitted scikit-learn ``DecisionTreeRegressor`` objects, an object array
+        of shape (n_estimators_, K), rebuilt from the model on every access (nothing is
+        refitted): the leaves hold the line-searched values, internal nodes the mean negative
+        gradient, as in scikit-learn's boosting trees, and thresholds are cut to float32
+        (``forestimp._sklearn_trees``). ``init + learning_rate * Σ tree.predict(X)`` is the raw
+        prediction on float32 X."""
+        from sklearn.tree import DecisionTreeRegressor
+        from sklearn.tree._tree import Tree
+
+        from ._sklearn_trees import _sklearn_tree_state
+
+        check_is_fitted(self, "booster_")
+        b = self.booster_
+        p = self.n_features_in_
+        out = np.empty((b.n_rounds, b.trees_per_round), dtype=object)
+        for index in range(b.n_rounds * b.trees_per_round):
+            tree = DecisionTreeRegressor(
+                max_depth=self.max_depth,
+                min_samples_split=self.min_samples_split,
+                min_samples_leaf=self.min_samples_leaf,
+                min_weight_fraction_leaf=self.min_weight_fraction_leaf,
+                min_impurity_decrease=self.min_impurity_decrease,
+                max_features=self.max_features_,
+                max_leaf_nodes=self.max_leaf_nodes,
+                ccp_alpha=self.ccp_alpha,
+            )
+            tree.n_features_in_ = p
+            tree.n_outputs_ = 1
+            tree.max_features_ = self.max_features_
+            core = Tree(p, np.array([1], dtype=np.intp), 1)
+            core.__setstate__(_sklearn_tree_state(b.tree_arrays(index)))
+            tree.tree_ = core
+            out[divmod(index, b.trees_per_round)] = tree
+        return out
+
     # -------------------------------------------------------------- importances
     @property
     def feature_importances_(self) -> np.ndarray:

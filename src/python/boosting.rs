@@ -5,10 +5,11 @@ use std::sync::Arc;
 
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayDyn, PyReadonlyArray1};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyDict};
 
 use super::arrays::{to_rows, to_shape, vector, with_matrix, XArray};
 use super::doorway::{run, run_watched};
+use super::model::SklearnArrays;
 use crate::boosting::{BoostParams, Booster, Loss, Validation};
 use crate::error::{invalid, ForestError};
 use crate::params::{CriterionKind, FeatureCount, ForestParams, SplitterKind};
@@ -308,6 +309,34 @@ impl PyBooster {
     #[getter]
     fn learning_rate(&self) -> f64 {
         self.inner.params().learning_rate
+    }
+
+    /// Tree `index` (round-major) in scikit-learn's node layout, as `Forest.tree_arrays`,
+    /// with the line-searched values at the leaves (scikit-learn's boosting trees too).
+    fn tree_arrays<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyDict>> {
+        let b = &self.inner;
+        let t = b.trees().get(index).ok_or_else(|| {
+            pyo3::exceptions::PyIndexError::new_err(format!("tree index {index} out of range"))
+        })?;
+        let mut a = SklearnArrays::of(t);
+        for (node, v) in a.stats.value.iter_mut().enumerate() {
+            if t.is_leaf(node) {
+                *v = b.leaf_values(index)[t.leaf_slot(node)];
+            }
+        }
+        let d = PyDict::new(py);
+        d.set_item("children_left", a.left.into_pyarray(py))?;
+        d.set_item("children_right", a.right.into_pyarray(py))?;
+        d.set_item("feature", a.feature.into_pyarray(py))?;
+        d.set_item("threshold", a.threshold.into_pyarray(py))?;
+        d.set_item("missing_go_to_left", a.missing_left.into_pyarray(py))?;
+        let s = a.stats;
+        let counts: Vec<i64> = s.n_samples.iter().map(|&c| i64::from(c)).collect();
+        d.set_item("n_node_samples", counts.into_pyarray(py))?;
+        d.set_item("impurity", s.impurity.into_pyarray(py))?;
+        d.set_item("weighted_n_node_samples", s.weight.into_pyarray(py))?;
+        d.set_item("value", to_rows(py, s.value, t.len(), 1)?)?;
+        Ok(d)
     }
 
     /// Node counts of the trees, round-major.

@@ -363,3 +363,21 @@ def test_boosting_guide_example_runs(capsys):
     run_guide("boosting.md", 1)
     out = capsys.readouterr().out
     assert "same predictions: True" in out and "same importances: True" in out, out
+
+
+def test_estimators_are_sklearn_trees_of_the_model():
+    X, _ = _data()
+    y = np.digitize(X[:, 0] - X[:, 1], [-0.5, 0.5])
+    est = fi.GradientBoostingClassifier(n_estimators=7, max_leaf_nodes=6, random_state=0)
+    est.fit(X, y)
+    trees = est.estimators_
+    assert trees.shape == (7, 3)
+    raw = est.init_ + est.learning_rate * np.stack(
+        [sum(t.predict(X) for t in trees[:, k]) for k in range(3)], axis=1
+    )
+    np.testing.assert_allclose(raw, est.decision_function(X), atol=1e-12)
+    # Each tree's MDI is the engine's (scikit-learn's feature_importances_ normalizes it).
+    per_tree = est.tree_importances()
+    for (r, k), tree in np.ndenumerate(trees):
+        imp = tree.tree_.compute_feature_importances(normalize=False)
+        np.testing.assert_allclose(imp, per_tree[r, k], atol=1e-12)
