@@ -61,9 +61,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _boosting_state, _state, boosting, ensemble
 from ._base import BaseForest
+from ._boosting_base import BaseGradientBoosting
 from ._core import DataError, InvalidParameterError, ModelFormatError
 from ._core import __version__ as _version
-from .boosting import BaseGradientBoosting
 
 MAGIC = b"FIMPSAVE"
 CONTAINER_VERSION = 1
