@@ -357,8 +357,12 @@ mod tests {
             ws: &mut ws[..],
         };
         stack.keep_children(&x, &crit, &mut s, parent, &rows, n_left, &fs, 2);
-        let mut left = stack.take(10, 10 + n_left, false).expect("left child kept last");
-        let mut right = stack.take(10 + n_left, 10 + n, false).expect("right child kept");
+        let mut left = stack
+            .take(10, 10 + n_left, false)
+            .expect("left child kept last");
+        let mut right = stack
+            .take(10 + n_left, 10 + n, false)
+            .expect("right child kept");
         assert!(stack.take(0, 1, false).is_none());
         let (l, r) = (0..n_left, n_left..n);
         let rows_of = |r: std::ops::Range<usize>| (&samples[r.clone()], &ys[r.clone()], &ws[r]);
