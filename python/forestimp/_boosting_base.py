@@ -376,6 +376,34 @@ class BaseGradientBoosting(BaseEstimator):
         check_is_fitted(self, "booster_")
         return self.booster_.feature_importances()
 
+    def split_importances(self, kind: str = "gain", per_class: bool = False) -> np.ndarray:
+        """XGBoost/LightGBM-style importances, shape (n_features,) or, with ``per_class``,
+        (K, n_features) (one row per class of a multinomial model):
+
+        * ``"gain"``: the total gain of the splits on the feature, summed over the nodes and
+          the trees, ``Σ w_t i(t) − w_l i(l) − w_r i(r)`` on the negative gradients, weights
+          as fitted (not divided by the root weight, unlike ``tree_importances``);
+        * ``"split"``: the number of splits on the feature, summed over the trees;
+        * ``"cover"``: the mean weight of the rows reaching a split on the feature, averaged
+          over those splits (0 for a feature never split on).
+
+        None is normalized, and the learning rate enters none (it scales leaf values, not
+        the splits' gains)."""
+        P.check_choice("kind", kind, ("gain", "split", "cover"))
+        check_is_fitted(self, "booster_")
+        k = self.n_trees_per_iteration_
+        stats = self.booster_.split_stats().reshape(self.n_estimators_, k, 3, -1).sum(axis=0)
+        if kind == "gain":
+            out = stats[:, 0]
+        elif kind == "split":
+            out = stats[:, 1]
+        else:
+            cover, count = stats[:, 2], stats[:, 1]
+            if not per_class:
+                cover, count = cover.sum(axis=0), count.sum(axis=0)
+            return np.divide(cover, count, out=np.zeros_like(cover), where=count > 0)
+        return out if per_class else out.sum(axis=0)
+
     def tree_importances(self) -> np.ndarray:
         """Unnormalized MDI of every tree, shape (n_estimators_, K, n_features)."""
         check_is_fitted(self, "booster_")

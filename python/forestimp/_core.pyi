@@ -122,6 +122,9 @@ class Booster:
     def tree_importances(self) -> npt.NDArray[np.float64]:
         """Unnormalized MDI of every tree, (n_trees, n_features), round-major."""
 
+    def split_stats(self) -> npt.NDArray[np.float64]:
+        """Per tree: total gain, split count and cover of every feature, (n_trees, 3, p)."""
+
     @property
     def train_score(self) -> npt.NDArray[np.float64]: ...
     @property

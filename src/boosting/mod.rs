@@ -220,6 +220,31 @@ impl Booster {
         out
     }
 
+    /// Per tree and feature, `(n_trees, 3, n_features)` row-major: the total gain
+    /// `Σ (w_t i(t) − w_l i(l) − w_r i(r))` of the nodes split on the feature (unnormalized
+    /// MDI, in units of weight × squared gradient), their number, and the sum of their
+    /// weights `Σ w_t` (cover). Each of the three sums over a tree's nodes.
+    pub fn split_stats(&self) -> Vec<f64> {
+        let p = self.n_features;
+        let mut out = vec![0.0; self.trees.len() * 3 * p];
+        for (tree, rows) in self.trees.iter().zip(out.chunks_mut((3 * p).max(1))) {
+            let s = tree.node_stats();
+            let (gain, rest) = rows.split_at_mut(p);
+            let (count, cover) = rest.split_at_mut(p);
+            for t in 0..tree.len() {
+                if let Some((l, r)) = tree.children(t) {
+                    let j = tree.feature(t) as usize;
+                    gain[j] += s.weight[t] * s.impurity[t]
+                        - s.weight[l] * s.impurity[l]
+                        - s.weight[r] * s.impurity[r];
+                    count[j] += 1.0;
+                    cover[j] += s.weight[t];
+                }
+            }
+        }
+        out
+    }
+
     /// scikit-learn's `feature_importances_` for boosting: the mean of the trees' MDI
     /// ([`Booster::tree_importances`]) over the trees with a split, normalized to sum to 1
     /// (all zeros when no tree splits). Every tree counts once, whatever its round, class

@@ -261,6 +261,12 @@ impl PyBooster {
         to_rows(py, b.tree_importances(), b.trees().len(), b.n_features())
     }
 
+    /// Per tree: total gain, split count and cover of every feature, (n_trees, 3, p).
+    fn split_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+        let b = &self.inner;
+        to_shape(py, b.split_stats(), &[b.trees().len(), 3, b.n_features()])
+    }
+
     #[getter]
     fn train_score<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
         self.inner.train_score().to_vec().into_pyarray(py)

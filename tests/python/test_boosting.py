@@ -381,3 +381,30 @@ def test_estimators_are_sklearn_trees_of_the_model():
     for (r, k), tree in np.ndenumerate(trees):
         imp = tree.tree_.compute_feature_importances(normalize=False)
         np.testing.assert_allclose(imp, per_tree[r, k], atol=1e-12)
+
+
+def test_split_importances_against_the_sklearn_trees():
+    X, _ = _data()
+    y = np.digitize(X[:, 0] + X[:, 3], [-0.5, 0.5])
+    est = fi.GradientBoostingClassifier(n_estimators=5, max_depth=2, random_state=0).fit(X, y)
+    gain = np.zeros((3, X.shape[1]))
+    count = np.zeros((3, X.shape[1]))
+    cover = np.zeros((3, X.shape[1]))
+    for (_, k), tree in np.ndenumerate(est.estimators_):
+        t = tree.tree_
+        for node in np.flatnonzero(t.feature >= 0):
+            left, right, j = t.children_left[node], t.children_right[node], t.feature[node]
+            w = t.weighted_n_node_samples
+            gain[k, j] += (
+                w[node] * t.impurity[node]
+                - w[left] * t.impurity[left]
+                - w[right] * t.impurity[right]
+            )
+            count[k, j] += 1
+            cover[k, j] += w[node]
+    np.testing.assert_allclose(est.split_importances("gain", per_class=True), gain, atol=1e-9)
+    np.testing.assert_array_equal(est.split_importances("split"), count.sum(axis=0))
+    mean_cover = np.divide(cover.sum(0), count.sum(0), out=np.zeros(5), where=count.sum(0) > 0)
+    np.testing.assert_allclose(est.split_importances("cover"), mean_cover)
+    with pytest.raises(InvalidParameterError):
+        est.split_importances("weight")
