@@ -180,6 +180,9 @@ impl RoundLoss {
 /// the smallest value whose cumulative weight, in increasing value order, reaches
 /// `rank / 100` of the total weight. `order` is scratch space.
 pub(crate) fn weighted_percentile(values: &[f64], weights: &[f64], rank: f64) -> f64 {
+    if values.is_empty() || !weights.iter().any(|&w| w > 0.0) {
+        return 0.0;
+    }
     let mut order: Vec<u32> = (0..values.len() as u32).collect();
     order.sort_unstable_by(|&a, &b| values[a as usize].total_cmp(&values[b as usize]));
     let mut cdf = Vec::with_capacity(values.len());
@@ -200,6 +203,9 @@ pub(crate) fn weighted_percentile(values: &[f64], weights: &[f64], rank: f64) ->
 
 /// `np.percentile(values, q)` with linear interpolation (the unweighted default).
 pub(crate) fn percentile_linear(values: &[f64], q: f64) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
     let mut v = values.to_vec();
     v.sort_unstable_by(f64::total_cmp);
     let pos = q / 100.0 * (v.len() - 1) as f64;
@@ -233,14 +239,18 @@ pub(crate) struct LeafRows<'a> {
     pub w: &'a [f64],
 }
 
-/// `Σ w x / Σ w` (numpy's `average`).
+/// `Σ w x / Σ w` (numpy's `average`); 0 when every weight is 0 (a leaf reached only by
+/// zero-weight rows of the round then adds nothing).
 fn average(x: impl Iterator<Item = f64>, w: &[f64]) -> f64 {
     let (mut s, mut sw) = (0.0, 0.0);
     for (v, &wi) in x.zip(w) {
         s += v * wi;
         sw += wi;
     }
-    s / sw
+    match sw > 0.0 {
+        true => s / sw,
+        false => 0.0,
+    }
 }
 
 impl RoundLoss {

@@ -408,3 +408,17 @@ def test_split_importances_against_the_sklearn_trees():
     np.testing.assert_allclose(est.split_importances("cover"), mean_cover)
     with pytest.raises(InvalidParameterError):
         est.split_importances("weight")
+
+
+@pytest.mark.parametrize("loss", ["absolute_error", "huber", "quantile", "squared_error"])
+def test_rounds_of_zero_weight_rows_add_nothing(loss):
+    # With 95 % zero weights and 5 % of the rows per round, some rounds draw only
+    # zero-weight rows: their trees must add 0, not NaN (their in-bag loss, a mean over
+    # zero weight, is NaN; scikit-learn raises ZeroDivisionError there).
+    X, y = _data(n=200)
+    w = np.zeros(len(y))
+    w[::20] = 1.0
+    est = fi.GradientBoostingRegressor(loss=loss, n_estimators=30, subsample=0.05, random_state=1)
+    est.fit(X, y, sample_weight=w)
+    assert np.isfinite(est.predict(X)).all()
+    assert np.isnan(est.train_score_).any() and np.isfinite(est.train_score_).any()
