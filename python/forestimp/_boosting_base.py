@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 from scipy.sparse import issparse
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import train_test_split
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
@@ -46,7 +46,7 @@ class BaseGradientBoosting(BaseEstimator):
         min_weight_fraction_leaf: float = 0.0,
         max_depth: int | None = 3,
         min_impurity_decrease: float = 0.0,
-        init: str | None = None,
+        init: Any = None,
         random_state: Any = None,
         max_features: Any = None,
         alpha: float = 0.9,
@@ -111,10 +111,16 @@ class BaseGradientBoosting(BaseEstimator):
             raise InvalidParameterError(
                 f"The 'alpha' parameter must be a float in the range (0.0, 1.0), got {alpha!r}."
             )
-        if self.init is not None and self.init != "zero":
+        if self._init_estimator():
+            needed = ("fit", "predict_proba" if self._is_classifier else "predict")
+            if not all(callable(getattr(self.init, m, None)) for m in needed):
+                raise InvalidParameterError(
+                    f"The 'init' parameter must be None, 'zero' or an estimator with "
+                    f"{' and '.join(needed)}, got {self.init!r}."
+                )
+        elif self.init is not None and self.init != "zero":
             raise InvalidParameterError(
-                "The 'init' parameter must be None or 'zero' (an init estimator is not "
-                f"available in forestimp), got {self.init!r}."
+                f"The 'init' parameter must be None, 'zero' or an estimator, got {self.init!r}."
             )
         max_depth = P.check_int("max_depth", self.max_depth, 1, none_ok=True)
         max_leaf_nodes = P.check_int("max_leaf_nodes", self.max_leaf_nodes, 2, none_ok=True)
@@ -139,7 +145,7 @@ class BaseGradientBoosting(BaseEstimator):
             "learning_rate": float(lr),
             "n_estimators": n_est,
             "subsample": float(sub),
-            "init_zero": self.init == "zero",
+            "init_zero": self.init is not None,
             "splitter": splitter,
             "max_bins": max_bins,
             "max_depth": max_depth,
@@ -215,7 +221,7 @@ class BaseGradientBoosting(BaseEstimator):
                 f"estimators_.shape[0]={previous.n_rounds} when warm_start==True"
             )
         seed = self._seed_ if previous is not None else P.seed_from(self.random_state)
-        validation = None
+        held_out: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         X_train, y_train, sw_train = X, codes, sw
         if params["n_iter_no_change"] is not None:
             w_all = sw if sw is not None else np.ones(n)
@@ -235,7 +241,15 @@ class BaseGradientBoosting(BaseEstimator):
                 )
             sw_train = w_train if sw_given else None
             X_train, X_val = (np.ascontiguousarray(a) for a in (X_train, X_val))
-            validation = (X_val, np.ascontiguousarray(y_val), np.ascontiguousarray(w_val))
+            held_out = (X_val, np.ascontiguousarray(y_val), np.ascontiguousarray(w_val))
+        offset = offset_val = None
+        if self._init_estimator():
+            if previous is None:
+                self.init_ = self._fit_init(X_train, y_train, sw_train)
+            offset = self._init_raw(X_train).ravel()
+            if held_out is not None:
+                offset_val = self._init_raw(held_out[0]).ravel()
+        validation = None if held_out is None else (*held_out, offset_val)
         booster = Booster.fit(
             X_train,
             np.ascontiguousarray(y_train, dtype=np.float64),
@@ -264,10 +278,48 @@ class BaseGradientBoosting(BaseEstimator):
             validation=validation,
             previous=previous,
             n_jobs=n_jobs,
+            offset=offset,
         )
         self._seed_ = seed
         self._set_fitted(booster, k_node)
         return self
+
+    def _init_estimator(self) -> bool:
+        """Whether ``init`` is an estimator (not None or a string)."""
+        return self.init is not None and not isinstance(self.init, str)
+
+    def _fit_init(self, X: np.ndarray, y: np.ndarray, sw: np.ndarray | None) -> Any:
+        """A clone of the ``init`` estimator fitted on the training rows (class codes for
+        classifiers), with the sample weights when there are some, as scikit-learn."""
+        est = clone(self.init)
+        if sw is None:
+            return est.fit(X, y)
+        try:
+            return est.fit(X, y, sample_weight=sw)
+        except TypeError as e:
+            if "sample_weight" in str(e):
+                raise InvalidParameterError(
+                    f"The initial estimator {type(est).__name__} does not support sample weights."
+                ) from e
+            raise
+
+    def _init_raw(self, X: np.ndarray) -> np.ndarray:
+        """The ``init`` estimator's raw predictions ``(n, K)``: its predictions (regression)
+        or the loss's link of its probabilities clipped to ``[ε, 1 − ε]``, as scikit-learn's
+        ``_init_raw_predictions``."""
+        if not self._is_classifier:
+            return np.asarray(self.init_.predict(X), dtype=np.float64).reshape(-1, 1)
+        eps = np.finfo(np.float64).eps
+        proba = np.clip(np.asarray(self.init_.predict_proba(X), dtype=np.float64), eps, 1 - eps)
+        if proba.shape[1] == 2:
+            logit = np.log(proba[:, 1] / (1 - proba[:, 1]))
+            return (0.5 * logit if self.loss == "exponential" else logit).reshape(-1, 1)
+        log_p = np.log(proba)
+        return log_p - log_p.mean(axis=1, keepdims=True)
+
+    def _offset(self, X: np.ndarray) -> np.ndarray | float:
+        """What the ``init`` estimator adds to the booster's raw predictions of ``X``."""
+        return self._init_raw(X) if self._init_estimator() else 0.0
 
     def _tree_features(self, p: int) -> int | None:
         """Features drawn per tree (Random Patches inside boosting), None for all."""
@@ -294,7 +346,8 @@ class BaseGradientBoosting(BaseEstimator):
         self.n_estimators_ = booster.n_rounds
         self.n_trees_per_iteration_ = booster.trees_per_round
         self.train_score_ = booster.train_score
-        self.init_ = "zero" if self.init == "zero" else booster.init
+        if not self._init_estimator():
+            self.init_ = "zero" if self.init == "zero" else booster.init
         oob = booster.oob_scores
         for name in ("oob_improvement_", "oob_scores_", "oob_score_"):
             self.__dict__.pop(name, None)
@@ -310,12 +363,12 @@ class BaseGradientBoosting(BaseEstimator):
 
     def _raw_predict(self, X: Any) -> np.ndarray:
         X = self._engine_input(X)
-        return self.booster_.raw_predict(X, n_jobs=P.check_n_jobs(self.n_jobs))
+        return self.booster_.raw_predict(X, n_jobs=P.check_n_jobs(self.n_jobs)) + self._offset(X)
 
     def _staged_raw_predict(self, X: Any) -> Iterator[np.ndarray]:
         X = self._engine_input(X)
         b = self.booster_
-        raw = np.tile(b.init, (X.shape[0], 1))
+        raw = np.tile(b.init, (X.shape[0], 1)) + self._offset(X)
         step = max(1, _STAGE_BLOCK // max(1, X.shape[0] * b.trees_per_round))
         n_jobs = P.check_n_jobs(self.n_jobs)
         for start in range(0, b.n_rounds, step):

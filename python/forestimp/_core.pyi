@@ -94,14 +94,23 @@ class Booster:
         random_state: int,
         n_iter_no_change: int | None,
         tol: float,
-        validation: tuple[Any, npt.NDArray[np.float64], npt.NDArray[np.float64]] | None = None,
+        validation: tuple[
+            Any,
+            npt.NDArray[np.float64],
+            npt.NDArray[np.float64],
+            npt.NDArray[np.float64] | None,
+        ]
+        | None = None,
         previous: Booster | None = None,
         n_jobs: int | None = None,
         progress: Callable[[int, int], object] | None = None,
+        offset: npt.NDArray[np.float64] | None = None,
     ) -> Booster:
         """Fit ``n_estimators`` rounds (those after ``previous``'s, warm start) on dense
         ``x``; ``y`` holds values, or class codes as floats when ``n_classes > 0``.
-        ``validation`` is ``(x_val, y_val, w_val)`` for early stopping (same dtype as x)."""
+        ``validation`` is ``(x_val, y_val, w_val, offset_val)`` for early stopping (same dtype
+        as x); ``offset`` (and ``offset_val``), ``(n, k)`` raveled, are an initial model's raw
+        predictions the rounds start from (``init_zero`` must be set)."""
 
     def raw_predict(
         self, x: _Matrix, rounds: int | None = None, n_jobs: int | None = None

@@ -12,7 +12,8 @@ or ``"hist"``, the forests' histogram codes, binned once per fit), ``max_bins``,
 ``n_jobs`` (parallelism inside a round; the model bytes do not depend on it).
 Rows of a round (``subsample < 1``) and the trees' random draws come from
 ``(random_state, round)``, not from scikit-learn's generator, so those models differ from
-scikit-learn's in their draws, not in their rules. ``init`` is None or ``"zero"``.
+scikit-learn's in their draws, not in their rules. ``init`` is None, ``"zero"`` or an
+estimator, as in scikit-learn.
 See ``docs/boosting.md``.
 """
 
@@ -53,7 +54,7 @@ class GradientBoostingRegressor(RegressorMixin, BaseGradientBoosting):
         min_weight_fraction_leaf: float = 0.0,
         max_depth: int | None = 3,
         min_impurity_decrease: float = 0.0,
-        init: str | None = None,
+        init: Any = None,
         random_state: Any = None,
         max_features: Any = None,
         alpha: float = 0.9,
@@ -132,7 +133,7 @@ class GradientBoostingClassifier(ClassifierMixin, BaseGradientBoosting):
         min_weight_fraction_leaf: float = 0.0,
         max_depth: int | None = 3,
         min_impurity_decrease: float = 0.0,
-        init: str | None = None,
+        init: Any = None,
         random_state: Any = None,
         max_features: Any = None,
         verbose: int = 0,

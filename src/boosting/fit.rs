@@ -82,6 +82,9 @@ pub struct Validation<'a, T> {
     pub y: &'a [f64],
     /// Weights.
     pub w: &'a [f64],
+    /// Raw predictions of an initial model on these rows, `(n, k)` row-major, added to
+    /// the booster's (see [`Booster::fit`]'s `offset`).
+    pub offset: Option<&'a [f64]>,
 }
 
 impl BoostParams {
@@ -153,8 +156,11 @@ struct Run<'s, 'a, T> {
 
 impl Booster {
     /// Fits a booster (or, with `previous`, fits its remaining rounds) on the current pool.
-    /// `y` holds values, or class codes when `n_classes > 0`. `stop` ends the fit between
-    /// rounds with [`ForestError::Stopped`]; `done` counts the rounds fitted.
+    /// `y` holds values, or class codes when `n_classes > 0`. `offset`, `(n, k)` row-major,
+    /// is the raw prediction of an initial model that the rounds start from (scikit-learn's
+    /// `init` estimator; `init_zero` must then be set, and predictions add the same
+    /// model's raw predictions). `stop` ends the fit between rounds with
+    /// [`ForestError::Stopped`]; `done` counts the rounds fitted.
     #[allow(clippy::too_many_arguments)]
     pub fn fit<T: Feature>(
         params: &BoostParams,
@@ -162,6 +168,7 @@ impl Booster {
         y: &[f64],
         n_classes: usize,
         sample_weight: Option<&[f64]>,
+        offset: Option<&[f64]>,
         validation: Option<Validation<'_, T>>,
         previous: Option<&Booster>,
         stop: &AtomicBool,
@@ -196,8 +203,11 @@ impl Booster {
         }
         let mut model = match previous {
             Some(prev) => {
+                // The number of rounds and the stopping rule of this call may change.
                 let mut same = prev.params.clone();
                 same.n_estimators = params.n_estimators;
+                same.n_iter_no_change = params.n_iter_no_change;
+                same.tol = params.tol;
                 if same != *params
                     || prev.resolved != *session.params()
                     || prev.n_classes != n_classes
@@ -206,8 +216,9 @@ impl Booster {
                 {
                     return Err(invalid(
                         "warm_start",
-                        "more rounds need the parameters (other than n_estimators), the seed, \
-                         the classes and the features of the first fit",
+                        "more rounds need the parameters (other than n_estimators and early \
+                         stopping's), the seed, the classes and the training rows of the \
+                         first fit (its training part, with early stopping)",
                     ));
                 }
                 let mut m = prev.clone();
@@ -231,9 +242,26 @@ impl Booster {
                 oob_improvement: Vec::new(),
             },
         };
-        let raw = model.raw_predict(x, None)?;
+        let with_offset = |mut raw: Vec<f64>, offset: Option<&[f64]>| match offset {
+            None => Ok(raw),
+            Some(o) if o.len() == raw.len() && o.iter().all(|v| v.is_finite()) => {
+                raw.iter_mut().zip(o).for_each(|(r, v)| *r += v);
+                Ok(raw)
+            }
+            Some(_) => Err(invalid(
+                "init",
+                "the initial raw predictions must be finite, one per row and tree of a round",
+            )),
+        };
+        if offset.is_some() && !params.init_zero {
+            return Err(invalid(
+                "init",
+                "an offset needs init_zero (no constant on top)",
+            ));
+        }
+        let raw = with_offset(model.raw_predict(x, None)?, offset)?;
         let mut val_raw = match &validation {
-            Some(v) => model.raw_predict(v.x, None)?,
+            Some(v) => with_offset(model.raw_predict(v.x, None)?, v.offset)?,
             None => Vec::new(),
         };
         let mut run = Run {

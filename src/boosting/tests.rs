@@ -123,7 +123,7 @@ fn fit(p: &BoostParams, y: &[f64], n_classes: usize, previous: Option<&Booster>)
     let (x, _, _) = data();
     let m = Matrix::new(&x, 120, 4, Layout::RowMajor).unwrap();
     let (stop, done) = (AtomicBool::new(false), AtomicUsize::new(0));
-    Booster::fit(p, m, y, n_classes, None, None, previous, &stop, &done).unwrap()
+    Booster::fit(p, m, y, n_classes, None, None, None, previous, &stop, &done).unwrap()
 }
 
 #[test]
@@ -157,7 +157,7 @@ fn stopping_is_reported() {
     let m = Matrix::new(&x, 120, 4, Layout::RowMajor).unwrap();
     let (stop, done) = (AtomicBool::new(true), AtomicUsize::new(0));
     let p = params(Loss::SquaredError, 5);
-    let got = Booster::fit(&p, m, &y, 0, None, None, None, &stop, &done);
+    let got = Booster::fit(&p, m, &y, 0, None, None, None, None, &stop, &done);
     assert!(matches!(got, Err(crate::ForestError::Stopped)));
 }
 

@@ -14,6 +14,14 @@ use crate::boosting::{BoostParams, Booster, Loss, Validation};
 use crate::error::{invalid, ForestError};
 use crate::params::{CriterionKind, FeatureCount, ForestParams, SplitterKind};
 
+/// `validation` of `Booster.fit`: X, y, weights and the initial model's raw predictions.
+type ValidationArg<'py> = (
+    Bound<'py, PyAny>,
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, f64>,
+    Option<PyReadonlyArray1<'py, f64>>,
+);
+
 /// A fitted gradient-boosting model.
 #[pyclass(frozen, module = "forestimp._core", name = "Booster")]
 pub struct PyBooster {
@@ -55,7 +63,7 @@ impl PyBooster {
         init_zero, splitter, max_bins, max_features, tree_features, max_depth,
         min_samples_split, min_samples_leaf, min_weight_fraction_leaf, min_impurity_decrease,
         max_leaf_nodes, ccp_alpha, random_state, n_iter_no_change, tol, validation = None,
-        previous = None, n_jobs = None, progress = None
+        previous = None, n_jobs = None, progress = None, offset = None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn fit(
@@ -84,14 +92,11 @@ impl PyBooster {
         random_state: u64,
         n_iter_no_change: Option<usize>,
         tol: f64,
-        validation: Option<(
-            Bound<'_, PyAny>,
-            PyReadonlyArray1<'_, f64>,
-            PyReadonlyArray1<'_, f64>,
-        )>,
+        validation: Option<ValidationArg<'_>>,
         previous: Option<PyRef<'_, PyBooster>>,
         n_jobs: Option<i64>,
         progress: Option<Bound<'_, PyAny>>,
+        offset: Option<PyReadonlyArray1<'_, f64>>,
     ) -> PyResult<Self> {
         let mut tree = ForestParams::random_forest(CriterionKind::SquaredError);
         tree.splitter = splitter_of(splitter, max_bins)?;
@@ -124,11 +129,19 @@ impl PyBooster {
             Some(w) => Some(vector(w, "sample_weight")?),
             None => None,
         };
+        let offset = match &offset {
+            Some(o) => Some(vector(o, "offset")?),
+            None => None,
+        };
         let val = match &validation {
-            Some((vx, vy, vw)) => Some((
+            Some((vx, vy, vw, vo)) => Some((
                 XArray::extract(vx)?,
                 vector(vy, "y_val")?,
                 vector(vw, "w_val")?,
+                match vo {
+                    Some(o) => Some(vector(o, "offset_val")?),
+                    None => None,
+                },
             )),
             None => None,
         };
@@ -146,6 +159,7 @@ impl PyBooster {
                         y,
                         n_classes,
                         sw,
+                        offset,
                         $v,
                         previous.as_deref(),
                         watch.stop_flag(),
@@ -155,27 +169,25 @@ impl PyBooster {
             };
         }
         let booster = match (&x, &val) {
-            (XArray::F32(a), Some((XArray::F32(b), vy, vw))) => {
+            (XArray::F32(a), Some((XArray::F32(b), vy, vw, vo))) => {
                 let (m, vm) = (super::arrays::matrix(a)?, super::arrays::matrix(b)?);
-                fit_with!(
-                    m,
-                    Some(Validation {
-                        x: vm,
-                        y: vy,
-                        w: vw
-                    })
-                )
+                let v = Validation {
+                    x: vm,
+                    y: vy,
+                    w: vw,
+                    offset: *vo,
+                };
+                fit_with!(m, Some(v))
             }
-            (XArray::F64(a), Some((XArray::F64(b), vy, vw))) => {
+            (XArray::F64(a), Some((XArray::F64(b), vy, vw, vo))) => {
                 let (m, vm) = (super::arrays::matrix(a)?, super::arrays::matrix(b)?);
-                fit_with!(
-                    m,
-                    Some(Validation {
-                        x: vm,
-                        y: vy,
-                        w: vw
-                    })
-                )
+                let v = Validation {
+                    x: vm,
+                    y: vy,
+                    w: vw,
+                    offset: *vo,
+                };
+                fit_with!(m, Some(v))
             }
             (_, Some(_)) => {
                 return Err(ForestError::Binding(

@@ -422,3 +422,50 @@ def test_rounds_of_zero_weight_rows_add_nothing(loss):
     est.fit(X, y, sample_weight=w)
     assert np.isfinite(est.predict(X)).all()
     assert np.isnan(est.train_score_).any() and np.isfinite(est.train_score_).any()
+
+
+def test_init_estimator_parity_with_sklearn():
+    from sklearn.linear_model import LinearRegression, LogisticRegression
+
+    X, y = _data()
+    X = X.astype(np.float32)  # scikit-learn fits and applies the init model on float32 X
+    w = np.random.RandomState(1).uniform(0.2, 3.0, size=len(y))
+    kw = {"n_estimators": 10, "max_depth": 2, "min_samples_leaf": 5, "random_state": 0}
+    sk = SkGBR(init=LinearRegression(), **kw).fit(X, y, sample_weight=w)
+    ours = fi.GradientBoostingRegressor(init=LinearRegression(), **kw).fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(ours.predict(X), sk.predict(X), atol=1e-9)
+    staged = list(ours.staged_predict(X))
+    np.testing.assert_allclose(staged[-1], ours.predict(X), atol=1e-12)
+    assert isinstance(ours.init_, LinearRegression)
+    for n_classes, loss in [(2, "log_loss"), (2, "exponential"), (3, "log_loss")]:
+        yc = np.digitize(X[:, 0] + X[:, 1], [0.0] if n_classes == 2 else [-0.6, 0.6])
+        init = LogisticRegression(C=0.5)
+        sk = SkGBC(init=init, loss=loss, **kw).fit(X, yc, sample_weight=w)
+        ours = fi.GradientBoostingClassifier(init=init, loss=loss, **kw)
+        ours.fit(X, yc, sample_weight=w)
+        np.testing.assert_allclose(ours.predict_proba(X), sk.predict_proba(X), atol=1e-9)
+    with pytest.raises(InvalidParameterError, match="init"):
+        fi.GradientBoostingClassifier(init=LinearRegression()).fit(X, yc)
+
+
+def test_early_stopping_with_init_estimator_and_warm_start_follows_sklearn():
+    from sklearn.linear_model import LinearRegression
+
+    X, y = _data(n=300, seed=4)
+    X = X.astype(np.float32)
+    kw = {
+        "n_estimators": 500,
+        "n_iter_no_change": 4,
+        "validation_fraction": 0.25,
+        "tol": 1e-3,
+        "learning_rate": 0.3,
+        "min_samples_leaf": 5,
+        "random_state": 7,
+        "init": LinearRegression(),
+    }
+    sk, ours = SkGBR(**kw).fit(X, y), fi.GradientBoostingRegressor(**kw).fit(X, y)
+    assert 1 < ours.n_estimators_ == sk.n_estimators_ < 500
+    for est in (sk, ours):
+        est.set_params(warm_start=True, n_estimators=est.n_estimators_ + 5).fit(X, y)
+    assert ours.n_estimators_ == sk.n_estimators_
+    np.testing.assert_allclose(ours.predict(X), sk.predict(X), atol=1e-9)
