@@ -29,8 +29,9 @@
 //! Module map: [`data`] (input views), [`params`], [`tree`] (node arrays and the one routing
 //! rule, criteria, the one candidate-draw loop and its candidate sources in `tree::split`,
 //! builder), [`forest`] (sampling, fitting, OOB), [`importance`] (every importance, as
-//! methods of [`Forest`]), [`rng`] (the generator and its streams), [`parallel`], `persist`
-//! (model bytes), `alloc` (the Python module's allocator).
+//! methods of [`Forest`]), [`boosting`] (gradient boosting on the same trees: losses, the
+//! boosting loop, [`Booster`]), [`rng`] (the generator and its streams), [`parallel`],
+//! `persist` (model bytes), `alloc` (the Python module's allocator).
 
 pub mod boosting;
 pub mod data;
