@@ -469,3 +469,18 @@ def test_early_stopping_with_init_estimator_and_warm_start_follows_sklearn():
         est.set_params(warm_start=True, n_estimators=est.n_estimators_ + 5).fit(X, y)
     assert ours.n_estimators_ == sk.n_estimators_
     np.testing.assert_allclose(ours.predict(X), sk.predict(X), atol=1e-9)
+
+
+def test_selectors_accept_boosters():
+    from sklearn.datasets import make_friedman1
+
+    from forestimp.selection import RFE, Boruta, SelectFromImportance
+
+    # Friedman #1: y depends on columns 0-4 only.
+    X, y = make_friedman1(400, 15, random_state=0)
+    gb = fi.GradientBoostingRegressor(n_estimators=30, random_state=0)
+    boruta = Boruta(gb, random_state=0, max_iter=15)
+    for selector in (SelectFromImportance(gb, threshold="mean"), boruta):
+        np.testing.assert_array_equal(np.flatnonzero(selector.fit(X, y).get_support()), range(5))
+    rfe = RFE(gb, step=0.2, scoring="r2", cv=3, random_state=0).fit(X, y)
+    assert set(range(5)) <= set(np.flatnonzero(rfe.get_support()))
