@@ -232,8 +232,9 @@ def _bytes(est):
     return est.booster_.to_bytes()
 
 
+@pytest.mark.parametrize("max_leaf_nodes", [None, 8])
 @pytest.mark.parametrize("splitter", ["best", "hist"])
-def test_same_bytes_for_any_n_jobs(splitter):
+def test_same_bytes_for_any_n_jobs(splitter, max_leaf_nodes):
     X, _ = _data(n=400)
     y = np.digitize(X[:, 0] + X[:, 1], [-0.5, 0.5])
     kw = {
@@ -242,6 +243,7 @@ def test_same_bytes_for_any_n_jobs(splitter):
         "max_features": 3,
         "tree_features": 4,
         "splitter": splitter,
+        "max_leaf_nodes": max_leaf_nodes,
         "random_state": 11,
     }
     one = fi.GradientBoostingClassifier(n_jobs=1, **kw).fit(X, y)
