@@ -486,3 +486,19 @@ def test_selectors_accept_boosters():
         np.testing.assert_array_equal(np.flatnonzero(selector.fit(X, y).get_support()), range(5))
     rfe = RFE(gb, step=0.2, scoring="r2", cv=3, random_state=0).fit(X, y)
     assert set(range(5)) <= set(np.flatnonzero(rfe.get_support()))
+
+
+def test_importance_mdi_accepts_boosters():
+    from forestimp.importance import mdi
+
+    X, _ = _data()
+    y = np.digitize(X[:, 0] + X[:, 2], [-0.5, 0.5])
+    est = fi.GradientBoostingClassifier(n_estimators=6, random_state=0).fit(X, y)
+    res = mdi(est, normalize=True)
+    np.testing.assert_allclose(res.importances_mean, est.feature_importances_)
+    assert res.importances.shape == (X.shape[1], 18)
+    np.testing.assert_allclose(res.importances.sum(axis=0), 1.0)
+    raw = mdi(est)
+    np.testing.assert_allclose(raw.importances, est.booster_.tree_importances().T)
+    with pytest.raises(InvalidParameterError):
+        mdi(est, by_depth=True)
