@@ -502,3 +502,25 @@ def test_importance_mdi_accepts_boosters():
     np.testing.assert_allclose(raw.importances, est.booster_.tree_importances().T)
     with pytest.raises(InvalidParameterError):
         mdi(est, by_depth=True)
+
+
+def test_held_out_permutation_importance_of_boosters():
+    from forestimp._core import permutation_indices
+    from forestimp.importance import permutation
+
+    X, y = _data()
+    est = fi.GradientBoostingRegressor(n_estimators=20, random_state=0).fit(X[:100], y[:100])
+    Xt, yt = X[100:], y[100:]
+    res = permutation(est, Xt, yt, n_repeats=2, random_state=3)
+    # The NumPy reference: R² drop with column m permuted by the measure's permutations.
+    base = est.score(Xt, yt)
+    for m in range(X.shape[1]):
+        for r in range(2):
+            Xp = Xt.copy()
+            Xp[:, m] = Xt[permutation_indices(res.seed, len(yt), m, r), m]
+            assert res.importances[m, r] == pytest.approx(base - est.score(Xp, yt), abs=1e-12)
+    assert np.argmax(res.importances_mean) == 0  # y = 2 x0 + ...
+    multi = permutation(est, Xt, yt, scoring=["r2", "neg_mean_squared_error"], random_state=3)
+    np.testing.assert_allclose(multi["r2"].importances, res.importances[:, :1])
+    with pytest.raises(InvalidParameterError, match="Out-of-bag"):
+        permutation(est, X[:100], y[:100], oob=True)
