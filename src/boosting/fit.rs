@@ -19,7 +19,7 @@ use crate::data::{Feature, Matrix, Targets};
 use crate::error::{invalid, ForestError, Result};
 use crate::forest::FitSession;
 use crate::parallel::{chunks_mut, map_ordered};
-use crate::params::{CriterionKind, FeatureCount, ForestParams, Resolved};
+use crate::params::{CriterionKind, FeatureCount, ForestParams, Resolved, SplitterKind};
 use crate::rng::{stream, tree_seed, TreeRng};
 use crate::tree::Tree;
 
@@ -199,6 +199,24 @@ impl Booster {
             check_targets(v.y, n_classes)?;
             if v.x.n_cols() != x.n_cols() || v.y.len() != v.x.n_rows() || v.w.len() != v.y.len() {
                 return Err(ForestError::Shape("validation rows do not match X".into()));
+            }
+            if let Some(i) = v.w.iter().position(|w| !(w.is_finite() && *w >= 0.0)) {
+                return Err(ForestError::InvalidTarget(format!(
+                    "validation sample_weight[{i}] = {} is not a finite non-negative number",
+                    v.w[i]
+                )));
+            }
+            if n_classes == 0 {
+                Targets::regression(v.y)?;
+            }
+            let hist = matches!(params.tree.splitter, SplitterKind::Histogram { .. });
+            if let (true, Some((row, col))) = (hist, v.x.first_missing()) {
+                return Err(ForestError::Missing {
+                    row,
+                    col,
+                    reason: "splitter=\"hist\" does not support missing values yet (a row \
+                             held out for early stopping)",
+                });
             }
         }
         let mut model = match previous {

@@ -524,3 +524,14 @@ def test_held_out_permutation_importance_of_boosters():
     np.testing.assert_allclose(multi["r2"].importances, res.importances[:, :1])
     with pytest.raises(InvalidParameterError, match="Out-of-bag"):
         permutation(est, X[:100], y[:100], oob=True)
+
+
+def test_hist_refuses_nan_in_the_early_stopping_rows_too():
+    X, y = _data(n=100)
+    X = X.copy()
+    X[:, 1] = np.where(np.arange(100) % 50 == 7, np.nan, X[:, 1])
+    est = fi.GradientBoostingRegressor(
+        splitter="hist", n_iter_no_change=2, validation_fraction=0.5, random_state=0
+    )
+    with pytest.raises(DataError, match="missing value"):
+        est.fit(X, y)
