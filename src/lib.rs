@@ -29,9 +29,11 @@
 //! Module map: [`data`] (input views), [`params`], [`tree`] (node arrays and the one routing
 //! rule, criteria, the one candidate-draw loop and its candidate sources in `tree::split`,
 //! builder), [`forest`] (sampling, fitting, OOB), [`importance`] (every importance, as
-//! methods of [`Forest`]), [`rng`] (the generator and its streams), [`parallel`], `persist`
-//! (model bytes), `alloc` (the Python module's allocator).
+//! methods of [`Forest`]), [`boosting`] (gradient boosting on the same trees: losses, the
+//! boosting loop, [`Booster`]), [`rng`] (the generator and its streams), [`parallel`],
+//! `persist` (model bytes), `alloc` (the Python module's allocator).
 
+pub mod boosting;
 pub mod data;
 pub mod error;
 pub mod forest;
@@ -49,6 +51,7 @@ mod python;
 #[cfg(all(target_os = "linux", any(test, feature = "python")))]
 mod alloc;
 
+pub use boosting::{BoostParams, Booster, Loss};
 pub use data::{Feature, Layout, Matrix, Shadows, Targets};
 pub use error::{ForestError, Result};
 pub use forest::{class_codes, FitSession, Forest};

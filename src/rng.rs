@@ -44,12 +44,14 @@ pub mod stream {
     pub const OOB_PERMUTATIONS: u64 = 0x7065_726d_006f_6f62;
     /// Held-out permutation importance: per feature and repeat.
     pub const HELD_OUT_PERMUTATIONS: u64 = 0x7065_726d_0068_6c64;
+    /// The rows of a boosting round (stochastic gradient boosting), per round.
+    pub const BOOSTING_ROWS: u64 = 0x626f_6f73_7472_6f77;
 
     /// The index of draws made once per forest rather than per tree (no tree has it).
     pub const FOREST: u64 = u64::MAX;
 
     /// Every stream, for the distinctness test.
-    pub const ALL: [u64; 9] = [
+    pub const ALL: [u64; 10] = [
         ROWS,
         FEATURES,
         SPLITS,
@@ -59,6 +61,7 @@ pub mod stream {
         CONTEXT_PERMUTATIONS,
         OOB_PERMUTATIONS,
         HELD_OUT_PERMUTATIONS,
+        BOOSTING_ROWS,
     ];
 }
 

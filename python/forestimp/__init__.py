@@ -1,6 +1,7 @@
 """forestimp: randomized tree ensembles and the variable importances derived from them."""
 
 from ._core import __version__
+from .boosting import GradientBoostingClassifier, GradientBoostingRegressor
 from .ensemble import (
     ExtraTreesClassifier,
     ExtraTreesRegressor,
@@ -16,6 +17,8 @@ from .persistence import load
 __all__ = [
     "ExtraTreesClassifier",
     "ExtraTreesRegressor",
+    "GradientBoostingClassifier",
+    "GradientBoostingRegressor",
     "RandomForestClassifier",
     "RandomForestRegressor",
     "RandomPatchesClassifier",

@@ -17,6 +17,7 @@ __all__ = [
     "FORMAT_VERSION",
     "SINGLE_OUTPUT_FORMAT_VERSION",
     "Bins",
+    "Booster",
     "DataError",
     "Forest",
     "InvalidParameterError",
@@ -63,6 +64,115 @@ class Bins:
     (``Forest.fit(bins=)``)."""
 
     def __new__(cls, x: _Matrix, max_bins: int = 255, n_jobs: int | None = None) -> Bins: ...
+
+@final
+class Booster:
+    """An immutable fitted gradient-boosting model (``forestimp.boosting``): ``k`` trees per
+    round (K for multinomial log loss, else 1), each kept as grown on the negative gradients,
+    with its line-searched leaf values apart."""
+
+    @staticmethod
+    def fit(
+        x: npt.NDArray[np.float32] | npt.NDArray[np.float64],
+        y: npt.NDArray[np.float64],
+        sample_weight: npt.NDArray[np.float64] | None,
+        *,
+        n_classes: int,
+        loss: str,
+        alpha: float,
+        learning_rate: float,
+        n_estimators: int,
+        subsample: float,
+        init_zero: bool,
+        splitter: str,
+        max_bins: int,
+        max_features: int,
+        tree_features: int | None,
+        max_depth: int | None,
+        min_samples_split: int,
+        min_samples_leaf: int,
+        min_weight_fraction_leaf: float,
+        min_impurity_decrease: float,
+        max_leaf_nodes: int | None,
+        ccp_alpha: float,
+        random_state: int,
+        n_iter_no_change: int | None,
+        tol: float,
+        validation: tuple[
+            Any,
+            npt.NDArray[np.float64],
+            npt.NDArray[np.float64],
+            npt.NDArray[np.float64] | None,
+        ]
+        | None = None,
+        previous: Booster | None = None,
+        n_jobs: int | None = None,
+        progress: Callable[[int, int], object] | None = None,
+        offset: npt.NDArray[np.float64] | None = None,
+    ) -> Booster:
+        """Fit ``n_estimators`` rounds (those after ``previous``'s, warm start) on dense
+        ``x``; ``y`` holds values, or class codes as floats when ``n_classes > 0``.
+        ``validation`` is ``(x_val, y_val, w_val, offset_val)`` for early stopping (same dtype
+        as x); ``offset`` (and ``offset_val``), ``(n, k)`` raveled, are an initial model's raw
+        predictions the rounds start from (``init_zero`` must be set)."""
+
+    def raw_predict(
+        self, x: _Matrix, rounds: int | None = None, n_jobs: int | None = None
+    ) -> npt.NDArray[np.float64]:
+        """Raw predictions after the first ``rounds`` rounds (all by default), (n, k)."""
+
+    def round_contributions(
+        self, x: _Matrix, start: int, stop: int, n_jobs: int | None = None
+    ) -> npt.NDArray[np.float64]:
+        """What rounds ``start..stop`` add to the raw predictions, (stop - start, n, k)."""
+
+    def apply(self, x: _Matrix, n_jobs: int | None = None) -> npt.NDArray[np.int64]:
+        """Leaf node id of every row in every tree, (n, n_rounds, k)."""
+
+    def feature_importances(self) -> npt.NDArray[np.float64]:
+        """scikit-learn's normalized ``feature_importances_`` for boosting."""
+
+    def tree_importances(self) -> npt.NDArray[np.float64]:
+        """Unnormalized MDI of every tree, (n_trees, n_features), round-major."""
+
+    def split_stats(self) -> npt.NDArray[np.float64]:
+        """Per tree: total gain, split count and cover of every feature, (n_trees, 3, p)."""
+
+    @property
+    def train_score(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def oob_scores(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def oob_improvement(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def init(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def n_rounds(self) -> int: ...
+    @property
+    def trees_per_round(self) -> int: ...
+    @property
+    def n_features(self) -> int: ...
+    @property
+    def n_classes(self) -> int: ...
+    @property
+    def loss(self) -> str: ...
+    @property
+    def learning_rate(self) -> float: ...
+    def tree_arrays(self, index: int) -> dict[str, npt.NDArray[Any]]:
+        """Tree ``index`` (round-major) in scikit-learn's node layout, line-searched values
+        at the leaves."""
+
+    def node_counts(self) -> npt.NDArray[np.int64]:
+        """Node counts of the trees, round-major."""
+
+    def to_bytes(self) -> bytes:
+        """Versioned binary model (magic ``FIMB``, format version, checksum, payload)."""
+
+    @staticmethod
+    def from_bytes(data: bytes) -> Booster:
+        """Inverse of ``to_bytes``; raises ModelFormatError on bad bytes."""
+
+    def __reduce__(self) -> tuple[Callable[[bytes], Booster], tuple[bytes]]: ...
 
 @final
 class Forest:

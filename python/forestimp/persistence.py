@@ -19,7 +19,8 @@ The sections come in this order:
 
 * ``META``, once: UTF-8 JSON object ``{"format": "forestimp-estimator", "class": name,
   "forestimp_version": str, "params": {...}, "fitted": {...}, "arrays": [...]}``.
-  ``class`` is one of the eight estimator classes of :mod:`forestimp.ensemble`.
+  ``class`` is one of the eight estimator classes of :mod:`forestimp.ensemble` or the two
+  of :mod:`forestimp.boosting`.
   ``params`` are ``get_params(deep=False)``: JSON null, booleans, integers, strings and
   finite floats stand for themselves; a JSON object is a tagged value with one key:
   ``{"float": "nan" | "inf" | "-inf"}``, ``{"list": [...]}``, ``{"tuple": [...]}`` or
@@ -35,7 +36,11 @@ The sections come in this order:
   turns a text array back into an array of ``str`` objects (``feature_names_in_``, labels
   from pandas).
 * ``MODL``, once: the model bytes of ``Forest.to_bytes()`` (``src/persist.rs``), which carry
-  their own version and checksum. Pickles hold the same bytes (``forestimp._state``).
+  their own version and checksum. Pickles hold the same bytes (``forestimp._state``). For
+  ``GradientBoostingClassifier`` / ``GradientBoostingRegressor`` (:mod:`forestimp.boosting`)
+  the bytes of ``Booster.to_bytes()`` (``src/boosting/bytes.rs``, magic ``FIMB``), with the
+  fitted scalars ``n_features_in_``, ``n_classes_``, ``_seed_`` and the arrays ``classes_``,
+  ``feature_names_in_`` (``forestimp._boosting_state``).
 
 A reader refuses a newer container version by name. Readers of version 1 ignore no field:
 unknown tags, keys, classes or parameters are errors.
@@ -54,8 +59,9 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from . import _outputs, _state, ensemble
+from . import _boosting_state, _outputs, _state, boosting, ensemble
 from ._base import BaseForest
+from ._boosting_base import BaseGradientBoosting
 from ._core import DataError, InvalidParameterError, ModelFormatError
 from ._core import __version__ as _version
 
@@ -86,13 +92,24 @@ _CLASS_NAMES = (
 )
 
 
-def _estimator_classes() -> dict[str, type[BaseForest]]:
+# Gradient boosting (forestimp.boosting): the model section holds Booster.to_bytes().
+_BOOSTING_NAMES = ("GradientBoostingClassifier", "GradientBoostingRegressor")
+
+
+def _estimator_classes() -> dict[str, type[BaseForest] | type[BaseGradientBoosting]]:
     """The allow-listed classes by name."""
-    return {name: getattr(ensemble, name) for name in _CLASS_NAMES}
+    classes: dict[str, Any] = {name: getattr(ensemble, name) for name in _CLASS_NAMES}
+    classes.update({name: getattr(boosting, name) for name in _BOOSTING_NAMES})
+    return classes
+
+
+def _family(cls: type) -> Any:
+    """The module that states and restores the fitted attributes of ``cls``."""
+    return _boosting_state if issubclass(cls, BaseGradientBoosting) else _state
 
 
 # ------------------------------------------------------------------------------ writing
-def save(est: BaseForest, path: str | os.PathLike[str]) -> None:
+def save(est: BaseForest | BaseGradientBoosting, path: str | os.PathLike[str]) -> None:
     """Write the fitted forestimp estimator ``est`` to ``path`` (module docstring format).
 
     Raises :class:`~forestimp.exceptions.InvalidParameterError` when a parameter is not
@@ -103,15 +120,16 @@ def save(est: BaseForest, path: str | os.PathLike[str]) -> None:
         f.write(data)
 
 
-def dumps(est: BaseForest) -> bytes:
+def dumps(est: BaseForest | BaseGradientBoosting) -> bytes:
     """The bytes :func:`save` writes."""
     name = type(est).__name__
     if _estimator_classes().get(name) is not type(est):
         raise InvalidParameterError(f"Only forestimp's estimators can be saved, not {name}.")
-    check_is_fitted(est, "forest_")
-    state = _state.fitted_state(est)
+    family = _family(type(est))
+    check_is_fitted(est, "booster_" if family is _boosting_state else "forest_")
+    state = family.fitted_state(est)
     assert state is not None  # fitted, checked above
-    if est.forest_.n_features != est.n_features_in_:
+    if family is _state and est.forest_.n_features != est.n_features_in_:
         raise DataError(
             "This forest was grown on a view of X (selection or unbiased importances); "
             "only estimators fitted with fit() can be saved."
@@ -120,13 +138,14 @@ def dumps(est: BaseForest) -> bytes:
     fitted: dict[str, Any] = {}
     records: list[dict[str, Any]] = []
     bodies: list[bytes] = []
-    for key in _state.SCALARS:
+    for key in family.SCALARS:
         if key in state:
             fitted[key] = _encode(state[key], key, 0)
-    for key in _state.ARRAYS:
+    for key in family.ARRAYS:
         if key in state:
             # A multi-output classifier's classes_ is a list: stored concatenated.
-            value = _outputs.state_of(key, state[key], est.forest_.n_outputs)
+            n_outputs = est.forest_.n_outputs if isinstance(est, BaseForest) else 1
+            value = _outputs.state_of(key, state[key], n_outputs)
             record, body = _encode_array(key, value)
             records.append(record)
             bodies.append(body)
@@ -226,7 +245,8 @@ def loads(data: bytes) -> Any:
         raise ModelFormatError(f"{cls.__name__} does not accept the parameters {unknown}.")
     est = cls(**{name: _decode(value, 0) for name, value in params.items()})
     fitted = _field(meta, "fitted", dict)
-    unknown = sorted(set(fitted) - set(_state.SCALARS))
+    family = _family(cls)
+    unknown = sorted(set(fitted) - set(family.SCALARS))
     if unknown:
         raise ModelFormatError(f"Unknown fitted attributes {unknown}.")
     state: dict[str, Any] = {name: _decode(value, 0) for name, value in fitted.items()}
@@ -235,12 +255,12 @@ def loads(data: bytes) -> Any:
     if len(records) != len(bodies):
         raise ModelFormatError(f"{len(records)} array records for {len(bodies)} ARRY sections.")
     for record, body in zip(records, bodies, strict=True):
-        name, array = _decode_array(record, body)
+        name, array = _decode_array(record, body, family.ARRAYS)
         if name in state:
             raise ModelFormatError(f"The array {name} is stored twice.")
         state[name] = array
     state["model"] = sections[-1][1]
-    _state.restore_fitted_state(est, state)
+    family.restore_fitted_state(est, state)
     return est
 
 
@@ -338,13 +358,13 @@ def _decode(value: Any, depth: int) -> Any:
     raise ModelFormatError(f"Unknown tagged value {tag!r}.")
 
 
-def _decode_array(record: Any, body: bytes) -> tuple[str, np.ndarray]:
-    """One ARRY section as the array its record describes."""
+def _decode_array(record: Any, body: bytes, names: tuple[str, ...]) -> tuple[str, np.ndarray]:
+    """One ARRY section as the array its record describes (its name among ``names``)."""
     keys = {"name", "dtype", "shape", "object"}
     if not isinstance(record, dict) or set(record) != keys:
         raise ModelFormatError(f"An array record must have the keys {sorted(keys)}.")
     name, dtype, shape, is_object = (record[k] for k in ("name", "dtype", "shape", "object"))
-    if name not in _state.ARRAYS:
+    if name not in names:
         raise ModelFormatError(f"Unknown fitted array {name!r}.")
     text = isinstance(dtype, str) and _TEXT_DTYPE.fullmatch(dtype) is not None
     if not (text or dtype in _NUMERIC_DTYPES) or not isinstance(is_object, bool):

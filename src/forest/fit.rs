@@ -302,6 +302,7 @@ impl<'a, T: Feature> FitSession<'a, T> {
                     p,
                     width,
                     &mut rng,
+                    false,
                 )
             };
         }
@@ -343,6 +344,46 @@ impl<'a, T: Feature> FitSession<'a, T> {
             false => tree,
         }
     }
+
+    /// A squared-error regression tree on `y` (a booster's negative gradients) over the
+    /// rows `samples` with weights `ws` (all positive), with the session's splitter, rules,
+    /// codes and the feature subset and split randomness of tree `index`: the booster's
+    /// one way to grow a tree, so that boosting and forests share one tree learner. Its
+    /// best-first histogram trees keep node bins ([`Grower::with_best_first_bins`]).
+    pub(crate) fn grow_on(
+        &self,
+        y: &[f64],
+        mut samples: Vec<u32>,
+        ws: Vec<f64>,
+        index: usize,
+    ) -> Tree {
+        let p = &self.params;
+        let mut features = tree_features(p, index);
+        let mut rng = split_rng(p, index);
+        let x = match &self.by_row {
+            Some(by_row) => self.x.with_row_index(by_row),
+            None => self.x,
+        };
+        let crit = SquaredError { y };
+        let tree = grow(
+            x,
+            self.binned.as_ref(),
+            self.levels.as_ref(),
+            &crit,
+            ws,
+            &mut samples,
+            &mut features,
+            p,
+            1,
+            &mut rng,
+            true,
+        )
+        .finish();
+        match p.ccp_alpha > 0.0 {
+            true => tree.pruned(p.ccp_alpha).unwrap_or(tree),
+            false => tree,
+        }
+    }
 }
 
 /// The single point where criterion and splitter become static types.
@@ -357,6 +398,7 @@ fn grow<T: Feature, C: Criterion>(
     p: &Resolved,
     width: usize,
     rng: &mut crate::rng::TreeRng,
+    best_first_bins: bool,
 ) -> GrowingTree {
     fn binary<T: Feature, C: Criterion, R: ThresholdRule>(
         x: Matrix<'_, T>,
@@ -368,8 +410,12 @@ fn grow<T: Feature, C: Criterion>(
         p: &Resolved,
         width: usize,
         rng: &mut crate::rng::TreeRng,
+        best_first_bins: bool,
     ) -> GrowingTree {
         let mut g = Grower::new(x, levels, crit, ws, samples, p, width);
+        if best_first_bins {
+            g = g.with_best_first_bins();
+        }
         g.grow::<R>(samples, features, rng);
         g.tree
     }
@@ -385,18 +431,21 @@ fn grow<T: Feature, C: Criterion>(
                 p,
                 width,
                 rng,
+                best_first_bins,
             );
             tree.map_thresholds(|feature, code| b.threshold(feature, code as usize));
             tree
         }
-        (SplitterKind::Random, _) => {
-            binary::<T, C, RandomThreshold>(x, levels, crit, ws, samples, features, p, width, rng)
-        }
+        (SplitterKind::Random, _) => binary::<T, C, RandomThreshold>(
+            x, levels, crit, ws, samples, features, p, width, rng, false,
+        ),
         (SplitterKind::Multiway, _) => {
             multiway::grow(x, crit, ws, samples, features, p, width, rng)
         }
         // Best (a histogram session always has its codes).
-        _ => binary::<T, C, BestThreshold>(x, levels, crit, ws, samples, features, p, width, rng),
+        _ => binary::<T, C, BestThreshold>(
+            x, levels, crit, ws, samples, features, p, width, rng, false,
+        ),
     }
 }
 

@@ -2,13 +2,15 @@
 //!
 //! Map: `doorway` (the one way into the engine: GIL released, `n_jobs` pool, Ctrl-C,
 //! progress), `bins` (histogram codes kept between fits), `arrays` (zero-copy NumPy views, the one target conversion), `errors`
-//! (typed exceptions), `model` (the `Forest` class: fit, predict, importances, pickling),
+//! (typed exceptions), `model` (the `Forest` class: fit, predict, importances, pickling), `boosting` (the
+//! `Booster` class),
 //! `importance` (path-based importances), `mdi` (MDI by depth), `permutation`, `context`, `shap`
 //! (TreeSHAP values).
 //! The module's allocator is `crate::alloc`.
 
 mod arrays;
 mod bins;
+mod boosting;
 mod context;
 mod doorway;
 mod errors;
@@ -31,6 +33,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add_class::<model::PyForest>()?;
     m.add_class::<bins::PyBins>()?;
+    m.add_class::<boosting::PyBooster>()?;
     m.add_function(wrap_pyfunction!(context::context_importances_py, m)?)?;
     m.add_function(wrap_pyfunction!(doorway::_install_counts, m)?)?;
     m.add_function(wrap_pyfunction!(importance::local_mdi, m)?)?;

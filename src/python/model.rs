@@ -522,18 +522,18 @@ impl PyForest {
 
 /// One tree's nodes in scikit-learn's `Tree` layout: children `-1` and feature and
 /// threshold `-2` at leaves; every node's statistics.
-struct SklearnArrays {
-    left: Vec<i64>,
-    right: Vec<i64>,
-    feature: Vec<i64>,
-    threshold: Vec<f64>,
+pub(crate) struct SklearnArrays {
+    pub(crate) left: Vec<i64>,
+    pub(crate) right: Vec<i64>,
+    pub(crate) feature: Vec<i64>,
+    pub(crate) threshold: Vec<f64>,
     /// Whether NaN goes left (false at leaves).
-    missing_left: Vec<bool>,
-    stats: crate::tree::NodeStats,
+    pub(crate) missing_left: Vec<bool>,
+    pub(crate) stats: crate::tree::NodeStats,
 }
 
 impl SklearnArrays {
-    fn of(t: &crate::Tree) -> Self {
+    pub(crate) fn of(t: &crate::Tree) -> Self {
         let kids: Vec<Option<(usize, usize)>> = (0..t.len()).map(|i| t.children(i)).collect();
         let split = |i: usize| kids[i].is_some();
         SklearnArrays {

@@ -53,6 +53,9 @@ pub(crate) struct Grower<'a, T: Feature, C: Criterion> {
     min_weight_leaf: f64,
     unit_weights: bool,
     whole_sums: bool,
+    /// Best-first growth keeps histogram bins as depth-first growth does (the booster's
+    /// trees only: [`Grower::with_best_first_bins`]).
+    best_first_bins: bool,
     pub tree: GrowingTree,
 }
 
@@ -88,12 +91,22 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             min_weight_leaf: params.min_weight_fraction_leaf * root_weight,
             unit_weights,
             whole_sums,
+            best_first_bins: false,
             tree: GrowingTree::with_capacity(
                 width,
                 2 * samples.len().min(1 << 16),
                 params.criterion,
             ),
         }
+    }
+
+    /// Lets best-first growth keep the histogram search's bins and lists (LightGBM's
+    /// subtraction), as depth-first growth does. Subtracted sums round differently, so a
+    /// near-tie may resolve otherwise than without: only the booster asks for it, and the
+    /// forests' trees are unchanged.
+    pub fn with_best_first_bins(mut self) -> Self {
+        self.best_first_bins = true;
+        self
     }
 
     /// Grows the whole tree over `samples` (the in-bag rows with positive weight).
@@ -151,6 +164,11 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         // Frontier nodes interleave, so the constant-feature prefix of one node could be
         // reordered by another: constants are rediscovered instead of inherited (n_constant
         // = 0), which changes the work done, never the drawing rule.
+        if self.best_first_bins {
+            let (n_cols, k) = (self.x.n_cols(), self.crit.stats_len());
+            let max_features = self.params.max_features;
+            (self.splitter).best_first::<R>(features, n_cols, k, max_features);
+        }
         let mut frontier = BinaryHeap::new();
         let n = samples.len();
         let (_, root) = self.evaluate::<R>(samples, features, 0, n, 0, 0, rng);
@@ -285,7 +303,11 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         if improvement + EPSILON < p.min_impurity_decrease {
             return (node, None);
         }
-        let varying = &features[n_constant..];
+        // Best-first children inherit no constant prefix: their bins cover every feature.
+        let varying = match self.best_first_bins {
+            true => &features[..],
+            false => &features[n_constant..],
+        };
         (self.splitter).keep_children(&self.x, self.crit, &rows, split.n_left, varying, split_rows);
         (
             node,

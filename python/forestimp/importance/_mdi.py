@@ -9,6 +9,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _core
+from .._core import InvalidParameterError
 from .._params import check_n_jobs
 from ._result import Importances, feature_names_of
 
@@ -52,7 +53,13 @@ def mdi(
 
     Parameters
     ----------
-    est : fitted forestimp estimator or ``forestimp._core.Forest``
+    est : fitted forestimp estimator, ``forestimp._core.Forest`` or ``Booster``
+        A gradient-boosting model's draws are its trees (K per round for the multinomial
+        loss), each tree's MDI that of the negative gradients it was grown on, over its root
+        weight (scikit-learn's ``compute_feature_importances(normalize=False)``); with
+        ``normalize`` the mean is scikit-learn's boosting ``feature_importances_`` (the raw
+        mean over the trees with a split, divided by its sum), and each tree's column is
+        divided by its own total (``docs/boosting.md``). ``by_depth`` is not available.
     normalize : bool, default=False
         ``importances_mean`` is scikit-learn's ``feature_importances_`` (each tree's vector
         divided by its sum, trees without a split left out, averaged, divided by the sum
@@ -85,6 +92,8 @@ def mdi(
         ``by_output`` (n_outputs, p) and ``by_output_per_tree`` (n_trees, n_outputs, p) with
         ``by_output=True``.
     """
+    if hasattr(est, "booster_") or isinstance(est, _core.Booster):
+        return _boosting_mdi(est, normalize=normalize, by_depth=by_depth)
     forest = _forest(est)
     jobs = None if isinstance(est, _core.Forest) else check_n_jobs(est.n_jobs)
     per_tree = _normalized(forest.tree_importances(n_jobs=jobs), normalize, (1,))
@@ -117,3 +126,23 @@ def _normalized(imp: np.ndarray, normalize: bool, axes: tuple[int, ...]) -> np.n
         return imp
     total = imp.sum(axis=axes, keepdims=True)
     return np.divide(imp, total, out=np.zeros_like(imp), where=total > 0)
+
+
+def _boosting_mdi(est: Any, *, normalize: bool, by_depth: bool) -> MDIImportances:
+    """:func:`mdi` of a gradient-boosting model (see its ``est``)."""
+    if by_depth:
+        raise InvalidParameterError("by_depth=True is not available for gradient boosting.")
+    booster: _core.Booster = est if isinstance(est, _core.Booster) else est.booster_
+    per_tree = booster.tree_importances()
+    if normalize:
+        mean = booster.feature_importances()
+    else:
+        split = booster.node_counts() > 1
+        mean = per_tree[split].mean(axis=0) if split.any() else np.zeros(per_tree.shape[1])
+    return MDIImportances(
+        importances_mean=mean,
+        importances=_normalized(per_tree, normalize, (1,)).T,
+        method="mdi",
+        feature_names=feature_names_of(est, booster.n_features),
+        draws="trees",
+    )

@@ -34,7 +34,7 @@ from .._core import (
     permuted_predictions,
 )
 from ._result import Importances, LocalImportances, feature_names_of, local_result, spread
-from ._scoring import permuted_scores
+from ._scoring import _call, permuted_scores, resolve
 
 __all__ = ["PermutationImportance", "local_permutation", "permutation"]
 
@@ -237,6 +237,10 @@ def _permutation(
     output: int | None = None,
 ) -> PermutationImportance | dict[str, PermutationImportance]:
     """:func:`permutation` with its draws computed by ``draws``."""
+    if hasattr(est, "booster_"):
+        return _boosting_permutation(
+            est, X, y, oob, n_repeats, scoring, sample_weight, scaled, random_state
+        )
     forest = _forest_of(est)
     if output is not None:
         if type(draws) is not Draws:
@@ -417,3 +421,62 @@ def local_permutation(
         pred = permuted_predictions(forest, Xe, m, n_repeats=1, seed=seed, n_jobs=n_jobs)[0]
         C[:, m] = loss(pred) - base
     return local_result(C, "local_permutation_forest", names)
+
+
+def _boosting_permutation(
+    est: Any,
+    X: Any,
+    y: Any,
+    oob: bool,
+    n_repeats: Any,
+    scoring: Any,
+    sample_weight: Any,
+    scaled: bool,
+    random_state: Any,
+) -> PermutationImportance | dict[str, PermutationImportance]:
+    """Held-out permutation importance of a gradient-boosting model: the scorer on a copy
+    of X with one column permuted at a time (``sklearn.inspection.permutation_importance``),
+    with the permutations of the forests' held-out measure (``permutation_indices``)."""
+    check_is_fitted(est, "booster_")
+    if oob:
+        raise InvalidParameterError(
+            "Out-of-bag permutation importance is not available for gradient boosting: "
+            "pass held-out X, y."
+        )
+    if X is None or y is None:
+        raise InvalidParameterError("Pass both X and y (held-out data).")
+    n_repeats = P.check_int("n_repeats", n_repeats, 1)
+    if scaled and n_repeats < 2:
+        raise InvalidParameterError("scaled=True needs n_repeats >= 2.")
+    seed = P.seed_from(random_state)
+    Xe = np.array(est._engine_input(X), order="F")  # one copy, one column rewritten per draw
+    yv = np.asarray(y)
+    sw = None if sample_weight is None else _check_sample_weight(sample_weight, Xe)
+    scorer, _, multi = resolve(est, scoring)
+    baseline = _call(scorer, est, Xe, yv, sw)
+    n, p = Xe.shape
+    imp = {k: np.zeros((p, n_repeats)) for k in baseline}
+    for m in range(p):
+        column = Xe[:, m].copy()
+        for r in range(n_repeats):
+            Xe[:, m] = column[permutation_indices(seed, n, m, r)]
+            for k, v in _call(scorer, est, Xe, yv, sw).items():
+                imp[k][m, r] = baseline[k] - v
+        Xe[:, m] = column
+    names = feature_names_of(est, p)
+    results = {
+        k: _result(
+            imp[k],
+            names,
+            scaled,
+            method="held_out",
+            draws="repeats",
+            baseline_score=baseline[k],
+            oob_error=None,
+            seed=seed,
+        )
+        for k in imp
+    }
+    if multi:
+        return {str(k): v for k, v in results.items()}
+    return results[None]

@@ -105,12 +105,20 @@ impl BinStack {
         })
     }
 
-    /// The bins kept for the node `start..end`, if it is the innermost pending one.
-    pub fn take(&mut self, start: usize, end: usize) -> Option<NodeBins> {
-        let top = self.pending.last()?;
-        (top.start == start && top.end == end)
-            .then(|| self.pending.pop())
-            .flatten()
+    /// The bins kept for the node `start..end`, if it is the innermost pending one (or,
+    /// with `anywhere`, for best-first growth, any pending one).
+    pub fn take(&mut self, start: usize, end: usize, anywhere: bool) -> Option<NodeBins> {
+        let at = match anywhere {
+            true => self
+                .pending
+                .iter()
+                .rposition(|b| b.start == start && b.end == end)?,
+            false => {
+                let top = self.pending.last()?;
+                (top.start == start && top.end == end).then_some(self.pending.len() - 1)?
+            }
+        };
+        Some(self.pending.remove(at))
     }
 
     /// Gives back bins no longer needed.
@@ -349,9 +357,13 @@ mod tests {
             ws: &mut ws[..],
         };
         stack.keep_children(&x, &crit, &mut s, parent, &rows, n_left, &fs, 2);
-        let mut left = stack.take(10, 10 + n_left).expect("left child kept last");
-        let mut right = stack.take(10 + n_left, 10 + n).expect("right child kept");
-        assert!(stack.take(0, 1).is_none());
+        let mut left = stack
+            .take(10, 10 + n_left, false)
+            .expect("left child kept last");
+        let mut right = stack
+            .take(10 + n_left, 10 + n, false)
+            .expect("right child kept");
+        assert!(stack.take(0, 1, false).is_none());
         let (l, r) = (0..n_left, n_left..n);
         let rows_of = |r: std::ops::Range<usize>| (&samples[r.clone()], &ys[r.clone()], &ws[r]);
         let mut want_l = direct(&mut stack, &x, &crit, rows_of(l), 10, &fs);

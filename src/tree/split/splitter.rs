@@ -25,6 +25,8 @@ pub(crate) struct Splitter<T: Feature, Y> {
     bins: Option<BinStack>,
     /// The bins of the node being split, when kept.
     node_bins: Option<NodeBins>,
+    /// Best-first growth: kept bins are looked up among all pending ones.
+    any_order: bool,
 }
 
 impl<T: Feature, Y: Word> Splitter<T, Y> {
@@ -38,6 +40,7 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
             list_rows: 0,
             bins: None,
             node_bins: None,
+            any_order: false,
         }
     }
 
@@ -58,10 +61,30 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
         }
     }
 
+    /// [`Splitter::depth_first`] for best-first growth, whose frontier nodes interleave:
+    /// kept bins are then found by their rows among all pending ones, and the lists of a
+    /// subtree are rebuilt whenever another subtree's replaced them. The builder then keeps
+    /// bins for every feature (no node inherits a constant prefix). Asked for by the booster
+    /// only (`FitSession::grow_on`): forests keep their search, and their bytes.
+    pub fn best_first<R: ThresholdRule>(
+        &mut self,
+        features: &[u32],
+        n_cols: usize,
+        stats_len: usize,
+        max_features: usize,
+    ) {
+        self.depth_first::<R>(features, n_cols, stats_len, max_features);
+        self.any_order = true;
+    }
+
     /// Starts the node `start..end`. Bins kept for it by its parent are the innermost
     /// pending ones: taken now, so that a node that turns out a leaf leaves none behind.
     pub fn begin_node(&mut self, start: usize, end: usize) {
-        self.node_bins = self.bins.as_mut().and_then(|b| b.take(start, end));
+        let any_order = self.any_order;
+        self.node_bins = self
+            .bins
+            .as_mut()
+            .and_then(|b| b.take(start, end, any_order));
     }
 
     /// Ends the node started last: its bins, unless handed to its children, are recycled.

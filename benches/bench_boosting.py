@@ -1,0 +1,144 @@
+"""Gradient boosting (issue #23): forestimp against its peers, each fitted once per run.
+
+Exact mode: ``GradientBoosting*(splitter="best")`` against scikit-learn's
+``GradientBoosting*`` (same parameters: 100 rounds, depth 3, learning rate 0.1, all rows and
+features, so the two fit the same trees) on ``make_classification`` / ``make_regression``.
+
+Histogram mode: ``splitter="hist"`` with 100 rounds of 31-leaf trees (best-first,
+``max_leaf_nodes=31``, no depth limit), learning rate 0.1, 255 bins, 2 threads, against
+LightGBM (``num_leaves=31``) and scikit-learn's ``HistGradientBoosting*`` (``max_leaf_nodes=31``,
+no early stopping) on ``make_classification(100000, 50)`` / ``make_regression(100000, 50)``;
+XGBoost (``tree_method="hist"``) when it is installed. Every fit is timed once, in this process,
+on an 80/20 split; held-out accuracy (classification) or R² (regression) is printed beside.
+
+Run: ``PYTHONPATH=python python benches/bench_boosting.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from sklearn.datasets import make_classification, make_regression
+from sklearn.model_selection import train_test_split
+
+THREADS = 2
+os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))
+
+import forestimp as fi  # noqa: E402
+
+
+def data(task: str, n: int, p: int) -> tuple[np.ndarray, ...]:
+    if task == "classification":
+        X, y = make_classification(n, p, n_informative=10, n_redundant=5, random_state=0)
+    else:
+        X, y = make_regression(n, p, n_informative=10, noise=1.0, random_state=0)
+    X = X.astype(np.float32)
+    return tuple(train_test_split(X, y, test_size=0.2, random_state=0))
+
+
+def timed(make: Callable[[], Any], X: np.ndarray, y: np.ndarray) -> tuple[float, Any]:
+    est = make()
+    t = time.perf_counter()
+    est.fit(X, y)
+    return time.perf_counter() - t, est
+
+
+def run(task: str, n: int, p: int, contenders: dict[str, Callable[[], Any]]) -> None:
+    Xtr, Xte, ytr, yte = data(task, n, p)
+    metric = "accuracy" if task == "classification" else "R2"
+    print(f"\n{task}, n={n} ({len(ytr)} fitted), p={p}, {THREADS} threads")
+    base = None
+    for name, make in contenders.items():
+        seconds, est = timed(make, Xtr, ytr)
+        score = est.score(Xte, yte)
+        base = base or seconds
+        print(
+            f"  {name:34s} {seconds:8.3f} s  x{seconds / base:6.2f} of first  {metric} {score:.4f}"
+        )
+
+
+def exact(task: str, n: int, p: int) -> None:
+    from sklearn.ensemble import GradientBoostingClassifier, GradientBoostingRegressor
+
+    ours = (
+        fi.GradientBoostingClassifier if task == "classification" else fi.GradientBoostingRegressor
+    )
+    peer = GradientBoostingClassifier if task == "classification" else GradientBoostingRegressor
+    kw = {"n_estimators": 100, "max_depth": 3, "learning_rate": 0.1, "random_state": 0}
+    run(
+        task,
+        n,
+        p,
+        {
+            "forestimp best (n_jobs=2)": lambda: ours(**kw, n_jobs=THREADS),
+            "forestimp best (n_jobs=1)": lambda: ours(**kw, n_jobs=1),
+            "scikit-learn GradientBoosting": lambda: peer(**kw),
+        },
+    )
+
+
+def hist(task: str, n: int, p: int) -> None:
+    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+
+    clf = task == "classification"
+    ours = fi.GradientBoostingClassifier if clf else fi.GradientBoostingRegressor
+    hgb = HistGradientBoostingClassifier if clf else HistGradientBoostingRegressor
+    common = {"learning_rate": 0.1, "random_state": 0}
+    contenders: dict[str, Callable[[], Any]] = {
+        "forestimp hist": lambda: ours(
+            splitter="hist",
+            n_estimators=100,
+            max_leaf_nodes=31,
+            max_depth=None,
+            n_jobs=THREADS,
+            **common,
+        ),
+    }
+    try:
+        import lightgbm as lgb
+
+        model = lgb.LGBMClassifier if clf else lgb.LGBMRegressor
+        contenders["LightGBM"] = lambda model=model: model(
+            n_estimators=100, num_leaves=31, n_jobs=THREADS, verbose=-1, **common
+        )
+    except ImportError:
+        print("(LightGBM not installed)")
+    contenders["scikit-learn HistGradientBoosting"] = lambda: hgb(
+        max_iter=100, max_leaf_nodes=31, early_stopping=False, **common
+    )
+    try:
+        import xgboost as xgb
+
+        model = xgb.XGBClassifier if clf else xgb.XGBRegressor
+        contenders["XGBoost hist"] = lambda model=model: model(
+            n_estimators=100,
+            tree_method="hist",
+            max_leaves=31,
+            grow_policy="lossguide",
+            max_depth=0,
+            n_jobs=THREADS,
+            **common,
+        )
+    except ImportError:
+        print("(XGBoost not installed: not timed)")
+    run(task, n, p, contenders)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="10x fewer rows")
+    args = ap.parse_args()
+    scale = 10 if args.quick else 1
+    for task in ("classification", "regression"):
+        exact(task, 20000 // scale, 20)
+    for task in ("classification", "regression"):
+        hist(task, 100000 // scale, 50)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,508 @@
+//! The boosting loop, as scikit-learn's `BaseGradientBoosting._fit_stages` runs it:
+//! each round draws its rows (without replacement when `subsample < 1`), computes the
+//! negative gradients, grows one regression tree per raw column on them through the
+//! forests' engine ([`FitSession::grow_on`]), line-searches every leaf for the loss
+//! ([`RoundLoss::leaf_value`]) and adds `learning_rate ×` the leaf values to the raw
+//! predictions of every row, in-bag or not.
+//!
+//! Determinism: round `r` draws its rows from `(seed, r)` (stream `BOOSTING_ROWS`) and its
+//! tree for column `j` is tree `r·k + j` of the session (features and split randomness);
+//! the work inside a round is elementwise over rows or one task per tree, and every sum
+//! runs in row order, so the bytes do not depend on the thread count. A warm start
+//! continues the same sequence, so 10 rounds then 15 more are the 25 rounds of one fit.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use super::loss::{initial_raw, weighted_percentile, LeafRows, Loss, RoundLoss};
+use super::Booster;
+use crate::data::{Feature, Matrix, Targets};
+use crate::error::{invalid, ForestError, Result};
+use crate::forest::FitSession;
+use crate::parallel::{chunks_mut, map_ordered};
+use crate::params::{CriterionKind, FeatureCount, ForestParams, Resolved, SplitterKind};
+use crate::rng::{stream, tree_seed, TreeRng};
+use crate::tree::Tree;
+
+/// Everything that defines how a booster is grown.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct BoostParams {
+    /// The loss.
+    pub loss: Loss,
+    /// Shrinkage of every leaf value.
+    pub learning_rate: f64,
+    /// Number of rounds.
+    pub n_estimators: usize,
+    /// Fraction of the rows each round grows its trees on, drawn without replacement.
+    pub subsample: f64,
+    /// Start from 0 instead of the loss's optimal constant (scikit-learn's `init="zero"`).
+    pub init_zero: bool,
+    /// Stop when the validation loss has not improved by `tol` for this many rounds.
+    pub n_iter_no_change: Option<usize>,
+    /// Improvement that counts for early stopping.
+    pub tol: f64,
+    /// The trees: splitter, `max_features`, per-tree feature subset (`tree_features`), the
+    /// size rules and `seed`; its criterion, `n_estimators` and row sampling are not read.
+    #[cfg_attr(feature = "serde", serde(skip, default = "default_tree_params"))]
+    pub tree: ForestParams,
+}
+
+#[cfg(feature = "serde")]
+fn default_tree_params() -> ForestParams {
+    ForestParams::random_forest(CriterionKind::SquaredError)
+}
+
+/// The tree parameters of `r` (a booster's session) as a [`ForestParams`]: the form a
+/// booster stores, and rebuilds from its model bytes.
+pub(crate) fn tree_params(r: &Resolved, ccp_alpha: f64) -> ForestParams {
+    let mut t = ForestParams::random_forest(CriterionKind::SquaredError);
+    t.splitter = r.splitter;
+    t.n_estimators = 1;
+    t.max_features = FeatureCount::Count(r.max_features);
+    t.max_depth = (r.max_depth != usize::MAX).then_some(r.max_depth);
+    t.min_samples_split = r.min_samples_split;
+    t.min_samples_leaf = r.min_samples_leaf;
+    t.min_weight_fraction_leaf = r.min_weight_fraction_leaf;
+    t.min_impurity_decrease = r.min_impurity_decrease;
+    t.max_leaf_nodes = r.max_leaf_nodes;
+    t.bootstrap = false;
+    t.tree_features =
+        (r.tree_features < r.n_features).then_some(FeatureCount::Count(r.tree_features));
+    t.seed = r.seed;
+    t.ccp_alpha = ccp_alpha;
+    t
+}
+
+/// Rows held out for early stopping, and their sample weights.
+#[derive(Clone, Copy, Debug)]
+pub struct Validation<'a, T> {
+    /// Features.
+    pub x: Matrix<'a, T>,
+    /// Targets (class codes for classification).
+    pub y: &'a [f64],
+    /// Weights.
+    pub w: &'a [f64],
+    /// Raw predictions of an initial model on these rows, `(n, k)` row-major, added to
+    /// the booster's (see [`Booster::fit`]'s `offset`).
+    pub offset: Option<&'a [f64]>,
+}
+
+impl BoostParams {
+    fn check(&self, n_classes: usize) -> Result<()> {
+        if !(self.learning_rate >= 0.0 && self.learning_rate.is_finite()) {
+            return Err(invalid("learning_rate", "must be a finite value >= 0"));
+        }
+        if self.n_estimators == 0 {
+            return Err(invalid("n_estimators", "must be at least 1"));
+        }
+        if !(self.subsample > 0.0 && self.subsample <= 1.0) {
+            return Err(invalid("subsample", "must be in (0, 1]"));
+        }
+        if !(self.tol >= 0.0 && self.tol.is_finite()) {
+            return Err(invalid("tol", "must be a finite value >= 0"));
+        }
+        if self.n_iter_no_change == Some(0) {
+            return Err(invalid("n_iter_no_change", "must be at least 1 (or None)"));
+        }
+        if let Loss::Huber { alpha } | Loss::Quantile { alpha } = self.loss {
+            if !(alpha > 0.0 && alpha < 1.0) {
+                return Err(invalid("alpha", "must be in (0, 1)"));
+            }
+        }
+        match (self.loss, n_classes) {
+            (Loss::LogLoss, c) if c < 2 => {
+                Err(invalid("loss", "log_loss needs at least 2 classes"))
+            }
+            (Loss::Exponential, c) if c != 2 => Err(invalid(
+                "loss",
+                "exponential requires 2 classes; use log_loss for more",
+            )),
+            (l, c) if l.is_classification() == (c == 0) => {
+                Err(invalid("loss", "the loss does not match the task"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Checks class codes against `n_classes` (regression targets are checked by the session).
+fn check_targets(y: &[f64], n_classes: usize) -> Result<()> {
+    if n_classes == 0 {
+        return Ok(());
+    }
+    match y
+        .iter()
+        .position(|&c| !(c >= 0.0 && c.fract() == 0.0 && (c as usize) < n_classes))
+    {
+        Some(i) => Err(ForestError::InvalidTarget(format!(
+            "y[{i}] = {} is not a class code below {n_classes}",
+            y[i]
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The state of a fit between rounds.
+struct Run<'s, 'a, T> {
+    session: &'s FitSession<'a, T>,
+    x: Matrix<'a, T>,
+    y: &'a [f64],
+    w: Vec<f64>,
+    round: RoundLoss,
+    /// `(n, k)` row-major raw predictions of the training rows.
+    raw: Vec<f64>,
+    lr: f64,
+}
+
+impl Booster {
+    /// Fits a booster (or, with `previous`, fits its remaining rounds) on the current pool.
+    /// `y` holds values, or class codes when `n_classes > 0`. `offset`, `(n, k)` row-major,
+    /// is the raw prediction of an initial model that the rounds start from (scikit-learn's
+    /// `init` estimator; `init_zero` must then be set, and predictions add the same
+    /// model's raw predictions). `stop` ends the fit between rounds with
+    /// [`ForestError::Stopped`]; `done` counts the rounds fitted.
+    #[allow(clippy::too_many_arguments)]
+    pub fn fit<T: Feature>(
+        params: &BoostParams,
+        x: Matrix<'_, T>,
+        y: &[f64],
+        n_classes: usize,
+        sample_weight: Option<&[f64]>,
+        offset: Option<&[f64]>,
+        validation: Option<Validation<'_, T>>,
+        previous: Option<&Booster>,
+        stop: &AtomicBool,
+        done: &AtomicUsize,
+    ) -> Result<Booster> {
+        params.check(n_classes)?;
+        check_targets(y, n_classes)?;
+        let mut tree = params.tree.clone();
+        tree.criterion = CriterionKind::SquaredError;
+        tree.bootstrap = false;
+        tree.max_samples = None;
+        tree.balanced_subsample = false;
+        tree.n_estimators = 1;
+        let session = FitSession::new(&tree, x, Targets::regression(y)?, sample_weight)?;
+        // Parameters as the model keeps them: the trees' in canonical form, so that a
+        // warm start from a loaded model compares equal values.
+        let params = &BoostParams {
+            tree: tree_params(session.params(), tree.ccp_alpha),
+            ..params.clone()
+        };
+        let n = x.n_rows();
+        let k = match (params.loss, n_classes) {
+            (Loss::LogLoss, c) if c > 2 => c,
+            _ => 1,
+        };
+        let w = sample_weight.map_or_else(|| vec![1.0; n], <[f64]>::to_vec);
+        if let Some(v) = &validation {
+            check_targets(v.y, n_classes)?;
+            if v.x.n_cols() != x.n_cols() || v.y.len() != v.x.n_rows() || v.w.len() != v.y.len() {
+                return Err(ForestError::Shape("validation rows do not match X".into()));
+            }
+            if let Some(i) = v.w.iter().position(|w| !(w.is_finite() && *w >= 0.0)) {
+                return Err(ForestError::InvalidTarget(format!(
+                    "validation sample_weight[{i}] = {} is not a finite non-negative number",
+                    v.w[i]
+                )));
+            }
+            if n_classes == 0 {
+                Targets::regression(v.y)?;
+            }
+            let hist = matches!(params.tree.splitter, SplitterKind::Histogram { .. });
+            if let (true, Some((row, col))) = (hist, v.x.first_missing()) {
+                return Err(ForestError::Missing {
+                    row,
+                    col,
+                    reason: "splitter=\"hist\" does not support missing values yet (a row \
+                             held out for early stopping)",
+                });
+            }
+        }
+        let mut model = match previous {
+            Some(prev) => {
+                // The number of rounds and the stopping rule of this call may change.
+                let mut same = prev.params.clone();
+                same.n_estimators = params.n_estimators;
+                same.n_iter_no_change = params.n_iter_no_change;
+                same.tol = params.tol;
+                if same != *params
+                    || prev.resolved != *session.params()
+                    || prev.n_classes != n_classes
+                    || prev.n_features != x.n_cols()
+                    || prev.n_rounds() > params.n_estimators
+                {
+                    return Err(invalid(
+                        "warm_start",
+                        "more rounds need the parameters (other than n_estimators and early \
+                         stopping's), the seed, the classes and the training rows of the \
+                         first fit (its training part, with early stopping)",
+                    ));
+                }
+                let mut m = prev.clone();
+                m.params = params.clone();
+                m
+            }
+            None => Booster {
+                params: params.clone(),
+                resolved: session.params().clone(),
+                n_features: x.n_cols(),
+                n_classes,
+                k,
+                init: match params.init_zero {
+                    true => vec![0.0; k],
+                    false => initial_raw(params.loss, y, &w, sample_weight.is_some(), n_classes),
+                },
+                trees: Vec::new(),
+                leaf_values: Vec::new(),
+                train_score: Vec::new(),
+                oob_scores: Vec::new(),
+                oob_improvement: Vec::new(),
+            },
+        };
+        let with_offset = |mut raw: Vec<f64>, offset: Option<&[f64]>| match offset {
+            None => Ok(raw),
+            Some(o) if o.len() == raw.len() && o.iter().all(|v| v.is_finite()) => {
+                raw.iter_mut().zip(o).for_each(|(r, v)| *r += v);
+                Ok(raw)
+            }
+            Some(_) => Err(invalid(
+                "init",
+                "the initial raw predictions must be finite, one per row and tree of a round",
+            )),
+        };
+        if offset.is_some() && !params.init_zero {
+            return Err(invalid(
+                "init",
+                "an offset needs init_zero (no constant on top)",
+            ));
+        }
+        let raw = with_offset(model.raw_predict(x, None)?, offset)?;
+        let mut val_raw = match &validation {
+            Some(v) => with_offset(model.raw_predict(v.x, None)?, v.offset)?,
+            None => Vec::new(),
+        };
+        let mut run = Run {
+            session: &session,
+            x,
+            y,
+            w,
+            round: RoundLoss {
+                loss: params.loss,
+                k,
+                delta: 0.0,
+            },
+            raw,
+            lr: params.learning_rate,
+        };
+        let mut history = vec![f64::INFINITY; params.n_iter_no_change.unwrap_or(0)];
+        for r in model.n_rounds()..params.n_estimators {
+            if stop.load(Ordering::Relaxed) {
+                return Err(ForestError::Stopped);
+            }
+            let mask = run.mask(params.subsample, params.tree.seed, r);
+            if let Loss::Huber { alpha } = params.loss {
+                run.round.delta = run.huber_delta(alpha);
+            }
+            let factor = run.round.score_factor();
+            let initial_oob = match (&mask, r) {
+                (Some(m), 0) => Some(factor * run.mean_loss(&run.raw, run.y, &run.w, |i| !m[i])),
+                _ => None,
+            };
+            let grown = run.round_trees(mask.as_deref(), r);
+            for (tree, values) in grown {
+                model.trees.push(tree);
+                model.leaf_values.push(values);
+            }
+            if let Some(m) = &mask {
+                let train = run.mean_loss(&run.raw, run.y, &run.w, |i| m[i]);
+                let oob = factor * run.mean_loss(&run.raw, run.y, &run.w, |i| !m[i]);
+                let before = initial_oob
+                    .or(model.oob_scores.last().copied())
+                    .unwrap_or(oob);
+                model.train_score.push(factor * train);
+                model.oob_scores.push(oob);
+                model.oob_improvement.push(before - oob);
+            } else {
+                let train = run.mean_loss(&run.raw, run.y, &run.w, |_| true);
+                model.train_score.push(factor * train);
+            }
+            done.fetch_add(1, Ordering::Relaxed);
+            if let (Some(v), false) = (&validation, history.is_empty()) {
+                model.add_round(v.x, r, &mut val_raw);
+                let loss = factor * run.mean_loss(&val_raw, v.y, v.w, |_| true);
+                // scikit-learn's rule: go on while the loss beats one of the last
+                // n_iter_no_change losses by more than tol.
+                if history.iter().any(|&h| loss + params.tol < h) {
+                    let len = history.len();
+                    history[r % len] = loss;
+                } else {
+                    break;
+                }
+            }
+        }
+        Ok(model)
+    }
+
+    /// Adds round `r`'s trees to the raw predictions `raw` of `x`.
+    fn add_round<T: Feature>(&self, x: Matrix<'_, T>, r: usize, raw: &mut [f64]) {
+        let (k, lr) = (self.k, self.params.learning_rate);
+        let chunk = crate::forest::row_chunk(x.n_rows());
+        chunks_mut(raw, chunk * k, |c, out| {
+            for (j, row) in out.chunks_mut(k).enumerate() {
+                for (col, v) in row.iter_mut().enumerate() {
+                    *v += lr * self.tree_value(r * k + col, &x, c * chunk + j);
+                }
+            }
+        });
+    }
+}
+
+impl<T: Feature> Run<'_, '_, T> {
+    /// Round `r`'s in-bag rows: `max(1, ⌊subsample · n⌋)` rows without replacement, or
+    /// `None` (every row) when `subsample == 1`.
+    fn mask(&self, subsample: f64, seed: u64, r: usize) -> Option<Vec<bool>> {
+        if subsample >= 1.0 {
+            return None;
+        }
+        let n = self.y.len();
+        let m = ((subsample * n as f64) as usize).max(1);
+        let mut rows: Vec<u32> = (0..n as u32).collect();
+        TreeRng::new(tree_seed(seed, r as u64, stream::BOOSTING_ROWS))
+            .partial_shuffle(&mut rows, m);
+        let mut mask = vec![false; n];
+        for &i in &rows[..m] {
+            mask[i as usize] = true;
+        }
+        Some(mask)
+    }
+
+    /// Huber's δ of the round: the `alpha` weighted percentile of `|y − F|` over all rows.
+    fn huber_delta(&self, alpha: f64) -> f64 {
+        let abs: Vec<f64> = self
+            .y
+            .iter()
+            .zip(&self.raw)
+            .map(|(y, r)| (y - r).abs())
+            .collect();
+        weighted_percentile(&abs, &self.w, 100.0 * alpha)
+    }
+
+    /// `Σ w loss / Σ w` over the rows `keep` selects, summed in row order.
+    fn mean_loss(&self, raw: &[f64], y: &[f64], w: &[f64], keep: impl Fn(usize) -> bool) -> f64 {
+        let k = self.round.k;
+        let mut p = vec![0.0; k];
+        let (mut s, mut sw) = (0.0, 0.0);
+        for (i, (&yi, &wi)) in y.iter().zip(w).enumerate().filter(|&(i, _)| keep(i)) {
+            s += wi * self.round.loss(yi, &raw[i * k..(i + 1) * k], &mut p);
+            sw += wi;
+        }
+        s / sw
+    }
+
+    /// Grows round `r`'s `k` trees (in parallel), line-searches their leaves and updates
+    /// the raw predictions of every row.
+    fn round_trees(&mut self, mask: Option<&[bool]>, r: usize) -> Vec<(Tree, Vec<f64>)> {
+        let (k, n) = (self.round.k, self.y.len());
+        // Negative gradients, column-major (one contiguous column per tree).
+        let mut neg_g = vec![0.0; n * k];
+        let chunk = crate::forest::row_chunk(n);
+        for j in 0..k {
+            let (y, raw, round) = (self.y, &self.raw, self.round);
+            chunks_mut(&mut neg_g[j * n..(j + 1) * n], chunk, |c, out| {
+                let mut p = vec![0.0; k];
+                for (d, g) in out.iter_mut().enumerate() {
+                    let i = c * chunk + d;
+                    *g = round.neg_gradient(y[i], &raw[i * k..(i + 1) * k], j, &mut p);
+                }
+            });
+        }
+        let in_bag = |i: usize| mask.is_none_or(|m| m[i]);
+        let (samples, ws): (Vec<u32>, Vec<f64>) = (0..n)
+            .filter(|&i| in_bag(i) && self.w[i] > 0.0)
+            .map(|i| (i as u32, self.w[i]))
+            .unzip();
+        let this = &*self;
+        let grown = map_ordered(k, |j| {
+            let g = &neg_g[j * n..(j + 1) * n];
+            let tree = this
+                .session
+                .grow_on(g, samples.clone(), ws.clone(), r * k + j);
+            let slots = this.leaf_slots(&tree);
+            let values = this.leaf_updates(&tree, &slots, g, j, &in_bag);
+            (tree, values, slots)
+        });
+        let lr = self.lr;
+        let mut out = Vec::with_capacity(k);
+        for (j, (tree, values, slots)) in grown.into_iter().enumerate() {
+            chunks_mut(&mut self.raw, chunk * k, |c, rows| {
+                for (d, row) in rows.chunks_mut(k).enumerate() {
+                    row[j] += lr * values[slots[c * chunk + d] as usize];
+                }
+            });
+            out.push((tree, values));
+        }
+        out
+    }
+
+    /// The leaf slot each training row reaches.
+    fn leaf_slots(&self, tree: &Tree) -> Vec<u32> {
+        let n = self.y.len();
+        let mut slots = vec![0u32; n];
+        let chunk = crate::forest::row_chunk(n);
+        chunks_mut(&mut slots, chunk, |c, out| {
+            for (d, s) in out.iter_mut().enumerate() {
+                *s = tree.leaf_slot(tree.leaf(&self.x, c * chunk + d)) as u32;
+            }
+        });
+        slots
+    }
+
+    /// The line-searched value of every leaf of `tree` (column `j`), from its in-bag rows
+    /// in row order.
+    fn leaf_updates(
+        &self,
+        tree: &Tree,
+        slots: &[u32],
+        g: &[f64],
+        j: usize,
+        in_bag: &(impl Fn(usize) -> bool + Sync),
+    ) -> Vec<f64> {
+        let (k, n_leaves) = (self.round.k, tree.n_leaves());
+        if self.round.loss == Loss::SquaredError {
+            return (0..n_leaves).map(|s| tree.slot_value(s)[0]).collect();
+        }
+        // Rows grouped by leaf, in row order within a leaf (a counting sort).
+        let mut start = vec![0usize; n_leaves + 1];
+        for (i, &s) in slots.iter().enumerate() {
+            if in_bag(i) {
+                start[s as usize + 1] += 1;
+            }
+        }
+        for s in 0..n_leaves {
+            start[s + 1] += start[s];
+        }
+        let mut next = start.clone();
+        let m = start[n_leaves];
+        let (mut y, mut ng, mut raw, mut w) =
+            (vec![0.0; m], vec![0.0; m], vec![0.0; m], vec![0.0; m]);
+        for (i, &s) in slots.iter().enumerate().filter(|&(i, _)| in_bag(i)) {
+            let at = next[s as usize];
+            next[s as usize] += 1;
+            (y[at], ng[at], raw[at], w[at]) = (self.y[i], g[i], self.raw[i * k + j], self.w[i]);
+        }
+        map_ordered(n_leaves, |s| {
+            let r = start[s]..start[s + 1];
+            if r.is_empty() {
+                return 0.0;
+            }
+            let rows = LeafRows {
+                y: &y[r.clone()],
+                neg_g: &ng[r.clone()],
+                raw: &raw[r.clone()],
+                w: &w[r],
+            };
+            self.round.leaf_value(&rows, j, tree.slot_value(s)[0])
+        })
+    }
+}

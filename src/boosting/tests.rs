@@ -1,0 +1,207 @@
+//! Unit tests of the losses (against closed forms and finite differences) and of the loop's
+//! invariants: thread-count independence, exact warm starts, model bytes.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize};
+
+use super::loss::{percentile_linear, weighted_percentile, RoundLoss};
+use super::{BoostParams, Booster, Loss};
+use crate::params::{CriterionKind, FeatureCount, ForestParams};
+use crate::{Layout, Matrix};
+
+#[test]
+fn weighted_percentile_is_the_inverted_cdf() {
+    let v = [4.0, 1.0, 3.0, 2.0];
+    // Cumulative weights 1 2 3 4 of 1 2 3 4: rank 50 reaches 2 exactly at value 2.
+    assert_eq!(weighted_percentile(&v, &[1.0; 4], 50.0), 2.0);
+    assert_eq!(weighted_percentile(&v, &[1.0; 4], 50.1), 3.0);
+    assert_eq!(
+        weighted_percentile(&[1.0, 2.0, 3.0, 4.0, 5.0], &[1.0; 5], 50.0),
+        3.0
+    );
+    // Value 4 carries 7 of the 10 units of weight.
+    assert_eq!(weighted_percentile(&v, &[7.0, 1.0, 1.0, 1.0], 40.0), 4.0);
+    // Rank 0 skips leading zero weights.
+    assert_eq!(weighted_percentile(&v, &[1.0, 0.0, 1.0, 1.0], 0.0), 2.0);
+}
+
+#[test]
+fn linear_percentile_interpolates_as_numpy() {
+    let v = [10.0, 0.0, 20.0, 30.0];
+    assert_eq!(percentile_linear(&v, 50.0), 15.0);
+    assert_eq!(percentile_linear(&v, 90.0), 27.0);
+    assert_eq!(percentile_linear(&v, 100.0), 30.0);
+}
+
+/// `−∂loss/∂raw_k` by central differences.
+fn numeric_neg_gradient(round: &RoundLoss, y: f64, raw: &[f64], k: usize) -> f64 {
+    let h = 1e-6;
+    let mut p = vec![0.0; raw.len()];
+    let (mut up, mut down) = (raw.to_vec(), raw.to_vec());
+    up[k] += h;
+    down[k] -= h;
+    -(round.loss(y, &up, &mut p) - round.loss(y, &down, &mut p)) / (2.0 * h)
+}
+
+#[test]
+fn negative_gradients_are_the_derivatives_of_the_losses() {
+    let cases: [(Loss, usize, f64); 6] = [
+        (Loss::SquaredError, 1, 0.0),
+        (Loss::AbsoluteError, 1, 0.0),
+        (Loss::Huber { alpha: 0.9 }, 1, 0.8),
+        (Loss::Quantile { alpha: 0.3 }, 1, 0.0),
+        (Loss::LogLoss, 1, 0.0),
+        (Loss::Exponential, 1, 0.0),
+    ];
+    let mut p = vec![0.0; 3];
+    for (loss, k, delta) in cases {
+        let round = RoundLoss { loss, k, delta };
+        for (y, r) in [(1.0, 0.3), (0.0, -0.7), (1.0, -1.2), (0.0, 0.4)] {
+            let y = if loss.is_classification() {
+                y
+            } else {
+                y * 2.5 - 0.4
+            };
+            let got = round.neg_gradient(y, &[r], 0, &mut p);
+            let want = numeric_neg_gradient(&round, y, &[r], 0);
+            assert!(
+                (got - want).abs() < 1e-6,
+                "{loss:?} y={y} r={r}: {got} vs {want}"
+            );
+        }
+    }
+    let round = RoundLoss {
+        loss: Loss::LogLoss,
+        k: 3,
+        delta: 0.0,
+    };
+    let raw = [0.2, -0.5, 1.1];
+    for y in [0.0, 1.0, 2.0] {
+        for k in 0..3 {
+            let got = round.neg_gradient(y, &raw, k, &mut p);
+            let want = numeric_neg_gradient(&round, y, &raw, k);
+            assert!((got - want).abs() < 1e-6, "multinomial y={y} k={k}");
+        }
+    }
+}
+
+fn data() -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let (n, p) = (120, 4);
+    let mut state = 7u64;
+    let mut next = move || {
+        state = crate::rng::splitmix64(state);
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let x: Vec<f64> = (0..n * p).map(|_| next() * 4.0 - 2.0).collect();
+    let y: Vec<f64> = (0..n)
+        .map(|i| x[i * p] * 2.0 + (x[i * p + 1] * 3.0).sin())
+        .collect();
+    let classes: Vec<f64> = y
+        .iter()
+        .map(|&v| f64::from(u8::from(v > 0.5) + u8::from(v > 2.0)))
+        .collect();
+    (x, y, classes)
+}
+
+fn params(loss: Loss, n_estimators: usize) -> BoostParams {
+    let mut tree = ForestParams::random_forest(CriterionKind::SquaredError);
+    tree.max_depth = Some(3);
+    tree.max_features = FeatureCount::Count(2);
+    tree.seed = 9;
+    BoostParams {
+        loss,
+        learning_rate: 0.2,
+        n_estimators,
+        subsample: 0.7,
+        init_zero: false,
+        n_iter_no_change: None,
+        tol: 1e-4,
+        tree,
+    }
+}
+
+fn fit(p: &BoostParams, y: &[f64], n_classes: usize, previous: Option<&Booster>) -> Booster {
+    let (x, _, _) = data();
+    let m = Matrix::new(&x, 120, 4, Layout::RowMajor).unwrap();
+    let (stop, done) = (AtomicBool::new(false), AtomicUsize::new(0));
+    Booster::fit(p, m, y, n_classes, None, None, None, previous, &stop, &done).unwrap()
+}
+
+#[test]
+fn the_model_does_not_depend_on_the_thread_count() {
+    let (_, y, classes) = data();
+    for (loss, target, n_classes) in [
+        (Loss::Huber { alpha: 0.8 }, &y, 0),
+        (Loss::LogLoss, &classes, 3),
+    ] {
+        let p = params(loss, 6);
+        let one = crate::parallel::install(1, || fit(&p, target, n_classes, None));
+        let three = crate::parallel::install(3, || fit(&p, target, n_classes, None));
+        assert_eq!(one, three);
+        assert_eq!(one.trees().len(), 6 * if n_classes == 3 { 3 } else { 1 });
+    }
+}
+
+#[test]
+fn a_warm_start_continues_the_same_sequence() {
+    let (_, _, classes) = data();
+    let first = fit(&params(Loss::LogLoss, 3), &classes, 3, None);
+    let more = fit(&params(Loss::LogLoss, 7), &classes, 3, Some(&first));
+    let once = fit(&params(Loss::LogLoss, 7), &classes, 3, None);
+    assert_eq!(more, once);
+    assert_eq!(once.oob_scores().len(), 7);
+}
+
+#[test]
+fn stopping_is_reported() {
+    let (x, y, _) = data();
+    let m = Matrix::new(&x, 120, 4, Layout::RowMajor).unwrap();
+    let (stop, done) = (AtomicBool::new(true), AtomicUsize::new(0));
+    let p = params(Loss::SquaredError, 5);
+    let got = Booster::fit(&p, m, &y, 0, None, None, None, None, &stop, &done);
+    assert!(matches!(got, Err(crate::ForestError::Stopped)));
+}
+
+#[cfg(feature = "serde")]
+#[test]
+fn model_bytes_round_trip_and_refuse_damage() {
+    let (_, _, classes) = data();
+    let b = fit(&params(Loss::LogLoss, 4), &classes, 3, None);
+    let bytes = b.to_bytes().unwrap();
+    assert_eq!(Booster::from_bytes(&bytes).unwrap(), b);
+    for cut in [0, 10, 25, bytes.len() - 1] {
+        assert!(Booster::from_bytes(&bytes[..cut]).is_err());
+    }
+    let mut flipped = bytes.clone();
+    flipped[bytes.len() / 2] ^= 0x40;
+    assert!(Booster::from_bytes(&flipped).is_err());
+}
+
+#[test]
+fn best_first_histogram_trees_keep_bins_without_changing_the_tree() {
+    // The booster's trees keep node bins in best-first growth (subtraction); the forests'
+    // search gathers every node. On continuous targets the two grow the same tree. With
+    // 20 000 rows the large nodes are split from kept bins and the small ones from lists.
+    let (n, p) = (20_000, 6);
+    let mut state = 3u64;
+    let mut next = move || {
+        state = crate::rng::splitmix64(state);
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let x: Vec<f64> = (0..n * p).map(|_| next()).collect();
+    let y: Vec<f64> = (0..n)
+        .map(|i| (x[i * p] * 6.0).sin() + x[i * p + 1] * x[i * p + 2] + 0.1 * next())
+        .collect();
+    let m = Matrix::new(&x, n, p, Layout::RowMajor).unwrap();
+    for leaves in [2, 9, 31, 200] {
+        let mut params = ForestParams::random_forest(CriterionKind::SquaredError);
+        params.splitter = crate::SplitterKind::Histogram { max_bins: 64 };
+        params.bootstrap = false;
+        params.max_features = FeatureCount::All;
+        params.max_leaf_nodes = Some(leaves);
+        let targets = crate::Targets::regression(&y).unwrap();
+        let session = crate::FitSession::new(&params, m, targets, None).unwrap();
+        let with_bins = session.grow_on(&y, (0..n as u32).collect(), vec![1.0; n], 0);
+        assert_eq!(with_bins, session.fit_tree(0), "max_leaf_nodes = {leaves}");
+        assert_eq!(with_bins.n_leaves(), leaves);
+    }
+}
