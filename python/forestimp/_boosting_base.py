@@ -415,7 +415,7 @@ class BaseGradientBoosting(BaseEstimator):
             tree.n_outputs_ = 1
             tree.max_features_ = self.max_features_
             core = Tree(p, np.array([1], dtype=np.intp), 1)
-            core.__setstate__(_sklearn_tree_state(b.tree_arrays(index)))
+            core.__setstate__(_sklearn_tree_state(b.tree_arrays(index), [1]))
             tree.tree_ = core
             out[divmod(index, b.trees_per_round)] = tree
         return out
