@@ -96,22 +96,75 @@ pub(crate) fn scan_occupied<T: Feature, C: Criterion>(
         table.resize(size, 0.0);
     }
     // Regression and two classes: the sums in registers (see `listed::search`).
+    let occupied = (&occupied[..], 0);
     match (laned, left.len() == 3) {
         (true, true) => {
             add_rows_laned(table, xf, ys, ws, ctx.crit);
-            scan_occupied_into::<C, LANES>(table, &occupied, n, &mut [0.0; 3], ctx, bar, cut)
+            scan_occupied_into::<C, LANES>(table, occupied, n, &mut [0.0; 3], ctx, bar, cut)
         }
         (true, false) => {
             add_rows_laned(table, xf, ys, ws, ctx.crit);
-            scan_occupied_into::<C, LANES>(table, &occupied, n, left, ctx, bar, cut)
+            scan_occupied_into::<C, LANES>(table, occupied, n, left, ctx, bar, cut)
         }
         (false, true) => {
             add_rows(table, 0, xf, ys, ws, ctx.crit);
-            scan_occupied_into::<C, 1>(table, &occupied, n, &mut [0.0; 3], ctx, bar, cut)
+            scan_occupied_into::<C, 1>(table, occupied, n, &mut [0.0; 3], ctx, bar, cut)
         }
         (false, false) => {
             add_rows(table, 0, xf, ys, ws, ctx.crit);
-            scan_occupied_into::<C, 1>(table, &occupied, n, left, ctx, bar, cut)
+            scan_occupied_into::<C, 1>(table, occupied, n, left, ctx, bar, cut)
+        }
+    }
+}
+
+/// [`scan_occupied`] of wide codes (`u16`, see [`crate::data::Wide`]) between `lo` and `hi`,
+/// for sums that are whole ([`NodeCtx::whole_sums`]): the bitmap `bitmap` covers only the
+/// words of `lo..=hi`, and `table` (zero between calls) grows to `hi + 1` codes.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn scan_occupied_wide<C: Criterion>(
+    table: &mut Vec<f64>,
+    bitmap: &mut Vec<u64>,
+    xf: &[u16],
+    (lo, hi): (u16, u16),
+    ys: &[C::Y],
+    ws: &[f64],
+    left: &mut [f64],
+    ctx: &NodeCtx<'_, C>,
+    bar: f64,
+    cut: impl Fn(usize, usize) -> f64,
+) -> Option<Cut> {
+    let first = usize::from(lo) / 64;
+    bitmap.clear();
+    bitmap.resize(usize::from(hi) / 64 + 1 - first, 0);
+    for &v in xf {
+        let c = usize::from(v) - first * 64;
+        bitmap[c / 64] |= 1 << (c % 64);
+    }
+    let n_occupied: usize = bitmap.iter().map(|w| w.count_ones() as usize).sum();
+    let n = xf.len();
+    let laned = C::LANED_BINS && ctx.whole_sums && n >= LANED_ROWS_PER_CODE * n_occupied;
+    let lanes = if laned { LANES } else { 1 };
+    let size = (usize::from(hi) + 1) * lanes * (left.len() + 1);
+    if table.len() < size {
+        table.resize(size, 0.0);
+    }
+    let occupied = (&bitmap[..], first);
+    match (laned, left.len() == 3) {
+        (true, true) => {
+            add_rows_laned(table, xf, ys, ws, ctx.crit);
+            scan_occupied_into::<C, LANES>(table, occupied, n, &mut [0.0; 3], ctx, bar, cut)
+        }
+        (true, false) => {
+            add_rows_laned(table, xf, ys, ws, ctx.crit);
+            scan_occupied_into::<C, LANES>(table, occupied, n, left, ctx, bar, cut)
+        }
+        (false, true) => {
+            add_rows(table, 0, xf, ys, ws, ctx.crit);
+            scan_occupied_into::<C, 1>(table, occupied, n, &mut [0.0; 3], ctx, bar, cut)
+        }
+        (false, false) => {
+            add_rows(table, 0, xf, ys, ws, ctx.crit);
+            scan_occupied_into::<C, 1>(table, occupied, n, left, ctx, bar, cut)
         }
     }
 }
@@ -143,11 +196,11 @@ fn add_rows_laned<T: Feature, C: Criterion>(
 /// [`scan_occupied`] with the left sums in `left`, from `L` lanes of bins per code: the
 /// occupied codes in order, the lanes of each added to the left sums and cleared; the cut
 /// below each code but the first is scored as [`scan_bins`] does, once the code above it
-/// is known.
+/// is known. `occupied` is a bitmap of the codes from `64 · first_word` on.
 #[inline(always)]
 fn scan_occupied_into<C: Criterion, const L: usize>(
     table: &mut [f64],
-    occupied: &[u64; N_CODES / 64],
+    (occupied, first_word): (&[u64], usize),
     n: usize,
     left: &mut [f64],
     ctx: &NodeCtx<'_, C>,
@@ -165,7 +218,7 @@ fn scan_occupied_into<C: Criterion, const L: usize>(
     for (word, &bits) in occupied.iter().enumerate() {
         let mut bits = bits;
         while bits != 0 {
-            let code = word * 64 + bits.trailing_zeros() as usize;
+            let code = (first_word + word) * 64 + bits.trailing_zeros() as usize;
             bits &= bits - 1;
             if (below != usize::MAX) & (n - n_left >= right_rows) & best.worth(ctx, n_left, left) {
                 best.offer(ctx, left, cut(below, code), n_left);

@@ -8,7 +8,7 @@
 //! order of the value sort. Either way the cuts, their scores and thresholds are the
 //! value search's, bit for bit.
 
-use super::bin_scans::scan_occupied;
+use super::bin_scans::{scan_occupied, scan_occupied_wide};
 use super::gathered::{SearchBufs, ThresholdRule};
 use super::sort::sort_packed;
 use super::{BestCut, Cut, NodeCtx, NodeRows};
@@ -67,6 +67,41 @@ impl ThresholdRule for BestThreshold {
         best_sorted(codes, keys, &mut s.left, ctx, rows, bar, cut)
     }
 
+    fn search_wide<T: Feature, C: Criterion>(
+        codes: &[u16],
+        levels: &[f64],
+        s: &mut SearchBufs<T>,
+        ctx: &NodeCtx<'_, C>,
+        rows: &NodeRows<'_, C::Y>,
+        bar: f64,
+        lo: u16,
+        hi: u16,
+        _rng: &mut TreeRng,
+    ) -> Option<Cut> {
+        // Wide codes are gathered only when every sum is whole (`gathered::wide_at`).
+        let cut = |a: usize, b: usize| midpoint(levels[a], levels[b]);
+        if usize::from(hi - lo) > WIDE_LEVELS_PER_ROW * codes.len() {
+            // Few rows over many levels: scattered over bins, they cost more than a sort.
+            let keys = (&mut s.wide_keys, &mut s.wide_radix);
+            let cut = |a: u16, b: u16| cut(usize::from(a), usize::from(b));
+            return best_sorted(codes, keys, &mut s.left, ctx, rows, bar, cut);
+        }
+        let (ys, ws) = (&*rows.ys, &*rows.ws);
+        let (bins, bitmap) = (&mut s.bins, &mut s.occupied);
+        scan_occupied_wide(
+            bins,
+            bitmap,
+            codes,
+            (lo, hi),
+            ys,
+            ws,
+            &mut s.left,
+            ctx,
+            bar,
+            cut,
+        )
+    }
+
     fn search_missing<T: Feature, C: Criterion>(
         xf: &[T],
         s: &mut SearchBufs<T>,
@@ -80,6 +115,13 @@ impl ThresholdRule for BestThreshold {
         super::missing::best_with_missing(xf, s, ctx, rows, bar)
     }
 }
+
+/// A node's wide codes are sorted instead of binned when the levels of their range
+/// outnumber its rows this many times (ranger switches alike, at 50). Measured on RF
+/// classification, 8 columns of `L` levels and `4 L` rows: with 600 and 3 000 levels the
+/// bins at 16 were faster than at 1 and than the sort, with 15 000 no faster than the sort
+/// at any ratio (BENCHMARKS.md, issue #20).
+const WIDE_LEVELS_PER_ROW: usize = 16;
 
 /// Sorts the gathered values (with the key buffers `keys`) and scores the cut between
 /// every two consecutive distinct ones, at `cut(a, b)`.

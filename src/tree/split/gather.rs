@@ -22,16 +22,22 @@ pub(crate) fn batch_len<T>(n: usize) -> usize {
 }
 
 /// Copies the codes `column` of `samples` into `out` and returns their (min, max). The
-/// codes of a column are a byte a row, so even deep nodes mostly read them from cache.
-pub(crate) fn gather_codes(column: &[u8], samples: &[u32], out: &mut Vec<u8>) -> (u8, u8) {
-    set_len(out, samples.len(), 0);
+/// codes of a column are a byte (or two) a row, so even deep nodes mostly read them from
+/// cache.
+#[inline(never)] // (inlined into the draw loop, it grew the loop's instructions: callgrind)
+pub(crate) fn gather_codes<K: Copy + Ord + Default>(
+    column: &[K],
+    samples: &[u32],
+    out: &mut Vec<K>,
+) -> (K, K) {
+    set_len(out, samples.len(), K::default());
     for (o, &i) in out.iter_mut().zip(samples) {
         *o = column[i as usize];
     }
     // Apart from the copy, min and max vectorize (together they chained each row's load
     // through two scalar compares).
-    let lo = out.iter().copied().min().unwrap_or(0);
-    let hi = out.iter().copied().max().unwrap_or(0);
+    let lo = out.iter().copied().min().unwrap_or_default();
+    let hi = out.iter().copied().max().unwrap_or_default();
     (lo, hi)
 }
 

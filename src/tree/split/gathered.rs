@@ -13,7 +13,7 @@ use super::missing;
 use super::partition::partition_rows;
 use super::sparse_gather::NodeFeatures;
 use super::{ChosenSplit, Cut, NodeCtx, NodeRows};
-use crate::data::{CodeKey, Feature, Levels, Matrix};
+use crate::data::{CodeKey, Feature, Levels, Matrix, Wide};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
 use crate::tree::{goes_left, Missing};
@@ -60,6 +60,26 @@ pub(crate) trait ThresholdRule: Sync {
         let mut bufs = SearchBufs::new(s.left.len());
         Self::search(&values, &mut bufs, ctx, rows, bar, lo, hi, rng)
     }
+    /// [`ThresholdRule::search_coded`] of a candidate with wide codes ([`Wide`]), given
+    /// only to trees whose sums are whole ([`NodeCtx::whole_sums`]). This default reads
+    /// the values back from the codes.
+    #[allow(clippy::too_many_arguments)]
+    fn search_wide<T: Feature, C: Criterion>(
+        codes: &[u16],
+        levels: &[f64],
+        s: &mut SearchBufs<T>,
+        ctx: &NodeCtx<'_, C>,
+        rows: &NodeRows<'_, C::Y>,
+        bar: f64,
+        lo: u16,
+        hi: u16,
+        rng: &mut TreeRng,
+    ) -> Option<Cut> {
+        let values: Vec<f64> = codes.iter().map(|&c| levels[usize::from(c)]).collect();
+        let (lo, hi) = (levels[usize::from(lo)], levels[usize::from(hi)]);
+        let mut bufs = SearchBufs::new(s.left.len());
+        Self::search(&values, &mut bufs, ctx, rows, bar, lo, hi, rng)
+    }
     /// [`ThresholdRule::search`] of a candidate whose gathered values include NaN, `lo <
     /// hi` being the bounds of the others (see [`super::missing`]). Only the exact and
     /// random rules meet NaN: a fit refuses it for the histogram splitter, whose codes have
@@ -85,6 +105,8 @@ pub(crate) struct SplitBufs<T: Feature> {
     pub(crate) batch: Vec<Vec<T>>,
     /// The codes of the batch's coded candidates, at the candidate's place in the batch.
     codes: Vec<Vec<u8>>,
+    /// The same for wide codes.
+    wide: Vec<Vec<u16>>,
     /// 1 for each row of the node that goes left under the best cut so far, written only
     /// when a new gather is about to overwrite the best candidate's column: one byte a row
     /// instead of another buffer of the root's size.
@@ -101,13 +123,17 @@ pub(crate) struct SearchBufs<T: Feature> {
     /// Packed sort keys (value, position), and the radix sort's second buffer.
     pub(crate) packed: Vec<T::Packed>,
     pub(crate) radix: Vec<T::Packed>,
-    /// The same for codes.
+    /// The same for codes, and for wide codes.
     pub(crate) code_keys: Vec<CodeKey>,
     pub(crate) code_radix: Vec<CodeKey>,
+    pub(crate) wide_keys: Vec<u64>,
+    pub(crate) wide_radix: Vec<u64>,
     pub(crate) left: Vec<f64>,
     /// The 256 bins of the histogram search, zero between searches
-    /// ([`super::bin_scans::scan_occupied`]).
+    /// ([`super::bin_scans::scan_occupied`]), or those of wide codes.
     pub(crate) bins: Vec<f64>,
+    /// The bitmap of the wide codes a node occupies.
+    pub(crate) occupied: Vec<u64>,
 }
 
 impl<T: Feature> SplitBufs<T> {
@@ -116,6 +142,7 @@ impl<T: Feature> SplitBufs<T> {
         SplitBufs {
             batch: (0..MAX_BATCH).map(|_| Vec::new()).collect(),
             codes: (0..MAX_BATCH).map(|_| Vec::new()).collect(),
+            wide: (0..MAX_BATCH).map(|_| Vec::new()).collect(),
             best_left: Vec::new(),
             partition_buf: Vec::with_capacity(n / 2 + 1),
             search: SearchBufs::new(stats_len),
@@ -131,8 +158,11 @@ impl<T: Feature> SearchBufs<T> {
             radix: Vec::new(),
             code_keys: Vec::new(),
             code_radix: Vec::new(),
+            wide_keys: Vec::new(),
+            wide_radix: Vec::new(),
             left: vec![0.0; stats_len],
             bins: Vec::new(),
+            occupied: Vec::new(),
         }
     }
 }
@@ -161,6 +191,8 @@ enum Span<T> {
     },
     /// Codes in the candidate's own place of the code batch, between `lo` and `hi`.
     Codes { lo: u8, hi: u8 },
+    /// Wide codes in the candidate's own place of the wide batch, between `lo` and `hi`.
+    Wide { lo: u16, hi: u16 },
     /// A sparse column without an entry in the node: constant 0, never gathered.
     Zero,
 }
@@ -189,6 +221,13 @@ impl<'a, T: Feature> Columns<'a, T> {
         let coded = self.levels.and_then(|l| l.column(f as usize));
         coded.map_or(&[], |c| &c.values)
     }
+
+    /// The increasing levels of feature `f`, when it has wide codes.
+    #[inline(always)]
+    fn wide_levels(self, f: u32) -> &'a [f64] {
+        let wide = self.levels.and_then(|l| l.wide(f as usize));
+        wide.map_or(&[], |c| &c.values)
+    }
 }
 
 impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_, '_, T, C, R> {
@@ -211,6 +250,10 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
                     let levels = cols.levels(self.drawn[k]);
                     mark_left(&s.codes[k], |c| levels[c as usize], t, ml, flags);
                 }
+                Span::Wide { .. } => {
+                    let levels = cols.wide_levels(self.drawn[k]);
+                    mark_left(&s.wide[k], |c| levels[c as usize], t, ml, flags);
+                }
                 Span::Zero => {} // constant: never the best
             }
         }
@@ -219,13 +262,19 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
         let mut n_values = 0;
         for (k, &f) in drawn.iter().enumerate() {
             self.drawn[k] = f;
-            self.spans[k] = match cols.levels.and_then(|l| l.column(f as usize)) {
-                None if s.node_features.absent(f) => Span::Zero,
-                Some(coded) => {
+            let coded = cols.levels.and_then(|l| l.column(f as usize));
+            let wide = || wide_at(cols, f, self.ctx);
+            self.spans[k] = match (coded, coded.is_none().then(wide).flatten()) {
+                (None, _) if s.node_features.absent(f) => Span::Zero,
+                (Some(coded), _) => {
                     let (lo, hi) = gather_codes(&coded.codes, samples, &mut s.codes[k]);
                     Span::Codes { lo, hi }
                 }
-                None => {
+                (None, Some(wide)) => {
+                    let (lo, hi) = gather_codes(&wide.codes, samples, &mut s.wide[k]);
+                    Span::Wide { lo, hi }
+                }
+                (None, None) => {
                     values[n_values] = f;
                     n_values += 1;
                     let column = n_values - 1;
@@ -274,6 +323,7 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
         let constant = match span {
             Span::Values { lo, hi, .. } => hi <= lo,
             Span::Codes { lo, hi } => hi <= lo,
+            Span::Wide { lo, hi } => hi <= lo,
             Span::Zero => true,
         };
         (!constant).then_some(span)
@@ -313,6 +363,20 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
                     rng,
                 )
             }
+            Span::Wide { lo, hi } => {
+                let levels = self.cols.wide_levels(f);
+                R::search_wide(
+                    &s.wide[k],
+                    levels,
+                    &mut s.search,
+                    ctx,
+                    rows,
+                    bar,
+                    lo,
+                    hi,
+                    rng,
+                )
+            }
             Span::Zero => None, // constant: never searched
         }
     }
@@ -324,6 +388,7 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
         self.best_missing_left = cut.missing == Missing::Left;
     }
 
+    #[inline(always)]
     fn apply(&mut self, feature: u32, cut: Cut, _varying: &[u32]) -> ChosenSplit {
         let (s, unit) = (&mut *self.s, self.ctx.unit_weights);
         let (buf, t, rows) = (&mut s.partition_buf, cut.threshold, &mut *self.rows);
@@ -349,6 +414,14 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
                     .partition_point(|&v| goes_left(v, t, false))
                     .saturating_sub(1) as u8;
                 let codes = &s.codes[k];
+                partition_rows(cut.n_left, rows, buf, unit, |r| codes[r] <= last)
+            }
+            Some((k, Span::Wide { .. })) => {
+                let levels = self.cols.wide_levels(feature);
+                let last = levels
+                    .partition_point(|&v| goes_left(v, t, false))
+                    .saturating_sub(1) as u16;
+                let codes = &s.wide[k];
                 partition_rows(cut.n_left, rows, buf, unit, |r| codes[r] <= last)
             }
             // A Zero span is constant, so never the best: the flags are the best's.
@@ -400,6 +473,19 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
         rule: std::marker::PhantomData,
     };
     draw_split(&mut source, features, n_constant, max_features, rng)
+}
+
+/// The wide codes of feature `f`, when it has them and the tree's sums are whole (bins
+/// then keep them bit for bit; [`ThresholdRule::search_wide`] chooses between bins and a
+/// sort of the codes).
+#[inline(always)]
+fn wide_at<'a, T: Feature, C: Criterion>(
+    cols: Columns<'a, T>,
+    f: u32,
+    ctx: &NodeCtx<'_, C>,
+) -> Option<&'a Wide> {
+    let wide = cols.levels?.wide(f as usize)?;
+    ctx.whole_sums.then_some(wide)
 }
 
 /// Flags the rows that go left (by [`goes_left`]).
