@@ -75,6 +75,7 @@ pub(crate) fn scan_bins<C: Criterion>(
 pub(crate) fn scan_occupied<T: Feature, C: Criterion>(
     table: &mut Vec<f64>,
     xf: &[T],
+    (lo, hi): (usize, usize),
     ys: &[C::Y],
     ws: &[f64],
     left: &mut [f64],
@@ -82,10 +83,21 @@ pub(crate) fn scan_occupied<T: Feature, C: Criterion>(
     bar: f64,
     cut: impl Fn(usize, usize) -> f64,
 ) -> Option<Cut> {
+    // The bitmap of codes `lo..=hi`, bit `c - lo` for code `c`.
     let mut occupied = [0u64; N_CODES / 64];
-    for v in xf {
-        let c = v.code();
-        occupied[c / 64] |= 1 << (c % 64);
+    if hi - lo < 64 {
+        // One word (most nodes of columns with few levels), kept in a register: in memory,
+        // each row's OR waited for the previous row's store to the same word.
+        let mut bits = 0u64;
+        for v in xf {
+            bits |= 1 << (v.code() - lo);
+        }
+        occupied[0] = bits;
+    } else {
+        for v in xf {
+            let c = v.code() - lo;
+            occupied[c / 64] |= 1 << (c % 64);
+        }
     }
     let n_occupied: usize = occupied.iter().map(|w| w.count_ones() as usize).sum();
     let n = xf.len();
@@ -96,7 +108,7 @@ pub(crate) fn scan_occupied<T: Feature, C: Criterion>(
         table.resize(size, 0.0);
     }
     // Regression and two classes: the sums in registers (see `listed::search`).
-    let occupied = (&occupied[..], 0);
+    let occupied = (&occupied[..], lo);
     match (laned, left.len() == 3) {
         (true, true) => {
             add_rows_laned(table, xf, ys, ws, ctx.crit);
@@ -118,8 +130,8 @@ pub(crate) fn scan_occupied<T: Feature, C: Criterion>(
 }
 
 /// [`scan_occupied`] of wide codes (`u16`, see [`crate::data::Wide`]) between `lo` and `hi`,
-/// for sums that are whole ([`NodeCtx::whole_sums`]): the bitmap `bitmap` covers only the
-/// words of `lo..=hi`, and `table` (zero between calls) grows to `hi + 1` codes.
+/// for sums that are whole ([`NodeCtx::whole_sums`]): the bitmap `bitmap` covers only
+/// `lo..=hi`, and `table` (zero between calls) grows to `hi + 1` codes.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn scan_occupied_wide<C: Criterion>(
     table: &mut Vec<f64>,
@@ -133,11 +145,11 @@ pub(crate) fn scan_occupied_wide<C: Criterion>(
     bar: f64,
     cut: impl Fn(usize, usize) -> f64,
 ) -> Option<Cut> {
-    let first = usize::from(lo) / 64;
+    let first = usize::from(lo);
     bitmap.clear();
-    bitmap.resize(usize::from(hi) / 64 + 1 - first, 0);
+    bitmap.resize((usize::from(hi) - first) / 64 + 1, 0);
     for &v in xf {
-        let c = usize::from(v) - first * 64;
+        let c = usize::from(v) - first;
         bitmap[c / 64] |= 1 << (c % 64);
     }
     let n_occupied: usize = bitmap.iter().map(|w| w.count_ones() as usize).sum();
@@ -196,11 +208,11 @@ fn add_rows_laned<T: Feature, C: Criterion>(
 /// [`scan_occupied`] with the left sums in `left`, from `L` lanes of bins per code: the
 /// occupied codes in order, the lanes of each added to the left sums and cleared; the cut
 /// below each code but the first is scored as [`scan_bins`] does, once the code above it
-/// is known. `occupied` is a bitmap of the codes from `64 · first_word` on.
+/// is known. `occupied` is a bitmap of the codes from `base` on.
 #[inline(always)]
 fn scan_occupied_into<C: Criterion, const L: usize>(
     table: &mut [f64],
-    (occupied, first_word): (&[u64], usize),
+    (occupied, base): (&[u64], usize),
     n: usize,
     left: &mut [f64],
     ctx: &NodeCtx<'_, C>,
@@ -218,7 +230,7 @@ fn scan_occupied_into<C: Criterion, const L: usize>(
     for (word, &bits) in occupied.iter().enumerate() {
         let mut bits = bits;
         while bits != 0 {
-            let code = (first_word + word) * 64 + bits.trailing_zeros() as usize;
+            let code = base + word * 64 + bits.trailing_zeros() as usize;
             bits &= bits - 1;
             if (below != usize::MAX) & (n - n_left >= right_rows) & best.worth(ctx, n_left, left) {
                 best.offer(ctx, left, cut(below, code), n_left);
@@ -226,10 +238,12 @@ fn scan_occupied_into<C: Criterion, const L: usize>(
             let lanes = &mut table[code * L * stride..(code + 1) * L * stride];
             for stats in lanes.chunks_exact_mut(stride) {
                 n_left += stats[k] as usize;
-                for (l, h) in left.iter_mut().zip(stats.iter()) {
-                    *l += h;
+                // Added and cleared in one pass (a `fill` was a call to memset per bin).
+                for (l, h) in left.iter_mut().zip(stats.iter_mut()) {
+                    *l += *h;
+                    *h = 0.0;
                 }
-                stats.fill(0.0);
+                stats[k] = 0.0;
             }
             below = code;
         }
@@ -285,13 +299,24 @@ impl ThresholdRule for HistThreshold {
         ctx: &NodeCtx<'_, C>,
         rows: &NodeRows<'_, C::Y>,
         bar: f64,
-        _lo: T,
-        _hi: T,
+        lo: T,
+        hi: T,
         _rng: &mut TreeRng,
     ) -> Option<Cut> {
         let (ys, ws) = (&*rows.ys, &*rows.ws);
         let code_below = |a: usize, _| a as f64;
-        scan_occupied(&mut s.bins, xf, ys, ws, &mut s.left, ctx, bar, code_below)
+        let bounds = (lo.code(), hi.code());
+        scan_occupied(
+            &mut s.bins,
+            xf,
+            bounds,
+            ys,
+            ws,
+            &mut s.left,
+            ctx,
+            bar,
+            code_below,
+        )
     }
 }
 
@@ -368,9 +393,12 @@ mod tests {
                         whole_sums,
                     };
                     let mut left = vec![0.0; total.len()];
+                    let lo = usize::from(*codes.iter().min().unwrap());
+                    let hi = usize::from(*codes.iter().max().unwrap());
                     let got = scan_occupied(
                         &mut table,
                         &codes,
+                        (lo, hi),
                         &ys,
                         &ws,
                         &mut left,

@@ -53,14 +53,25 @@ impl ThresholdRule for BestThreshold {
         ctx: &NodeCtx<'_, C>,
         rows: &NodeRows<'_, C::Y>,
         bar: f64,
-        _lo: u8,
-        _hi: u8,
+        lo: u8,
+        hi: u8,
         _rng: &mut TreeRng,
     ) -> Option<Cut> {
         let cut = |a: usize, b: usize| midpoint(levels[a], levels[b]);
         if ctx.whole_sums {
             let (ys, ws) = (&*rows.ys, &*rows.ws);
-            return scan_occupied(&mut s.bins, codes, ys, ws, &mut s.left, ctx, bar, cut);
+            let bounds = (usize::from(lo), usize::from(hi));
+            return scan_occupied(
+                &mut s.bins,
+                codes,
+                bounds,
+                ys,
+                ws,
+                &mut s.left,
+                ctx,
+                bar,
+                cut,
+            );
         }
         let keys = (&mut s.code_keys, &mut s.code_radix);
         let cut = |a: u8, b: u8| cut(usize::from(a), usize::from(b));
