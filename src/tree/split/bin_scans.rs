@@ -34,6 +34,30 @@ pub(crate) fn add_rows<T: Feature, C: Criterion>(
     }
 }
 
+/// [`add_rows`] of codes between `lo` and `lo + 63`, from the first bin, returning the
+/// bitmap of the codes met (bit `c - lo` for code `c`).
+#[inline(always)]
+fn add_rows_marked<T: Feature, C: Criterion>(
+    bins: &mut [f64],
+    lo: usize,
+    xf: &[T],
+    ys: &[C::Y],
+    ws: &[f64],
+    crit: &C,
+) -> u64 {
+    let stride = crit.stats_len() + 1;
+    let mut bits = 0u64;
+    for ((v, &y), &w) in xf.iter().zip(ys).zip(ws) {
+        let c = v.code();
+        bits |= 1 << (c - lo);
+        let stats = &mut bins[c * stride..(c + 1) * stride];
+        stats[0] += w;
+        crit.add_for_proxy(stats, y, w);
+        stats[stride - 1] += 1.0;
+    }
+    bits
+}
+
 /// The best cut between the `n_bins` bins of one feature (codes `lo..`) of a node of `n`
 /// rows: every boundary between non-empty bins is scored, and the threshold is the code
 /// below it.
@@ -83,6 +107,22 @@ pub(crate) fn scan_occupied<T: Feature, C: Criterion>(
     bar: f64,
     cut: impl Fn(usize, usize) -> f64,
 ) -> Option<Cut> {
+    let n = xf.len();
+    if !C::LANED_BINS && hi - lo < 64 {
+        // Never laned (classification), codes within one word: the bitmap is made in the
+        // pass that fills the bins.
+        let size = N_CODES * (left.len() + 1);
+        if table.len() < size {
+            table.resize(size, 0.0);
+        }
+        let bits = [add_rows_marked(table, lo, xf, ys, ws, ctx.crit)];
+        let occupied = (&bits[..], lo);
+        return if left.len() == 3 {
+            scan_occupied_into::<C, 1>(table, occupied, n, &mut [0.0; 3], ctx, bar, cut)
+        } else {
+            scan_occupied_into::<C, 1>(table, occupied, n, left, ctx, bar, cut)
+        };
+    }
     // The bitmap of codes `lo..=hi`, bit `c - lo` for code `c`.
     let mut occupied = [0u64; N_CODES / 64];
     if hi - lo < 64 {
@@ -100,7 +140,6 @@ pub(crate) fn scan_occupied<T: Feature, C: Criterion>(
         }
     }
     let n_occupied: usize = occupied.iter().map(|w| w.count_ones() as usize).sum();
-    let n = xf.len();
     let laned = C::LANED_BINS && ctx.whole_sums && n >= LANED_ROWS_PER_CODE * n_occupied;
     let lanes = if laned { LANES } else { 1 };
     let size = N_CODES * lanes * (left.len() + 1);
