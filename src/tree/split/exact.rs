@@ -4,8 +4,8 @@
 //! A candidate with lossless codes is not sorted by value: its rows are summed into one
 //! bin per code when every sum is a whole number ([`NodeCtx::whole_sums`]: counts, or
 //! integer weights and targets), whose sums are then those of the sorted scan in any
-//! order; otherwise its codes are sorted (one counting pass), and the rows scanned in the
-//! order of the value sort. Either way the cuts, their scores and thresholds are the
+//! order; otherwise its codes are ordered by a counting pass over the node's code range
+//! (sorted in tiny nodes), and the rows scanned in the order of the value sort. Either way the cuts, their scores and thresholds are the
 //! value search's, bit for bit.
 
 use super::bin_scans::{scan_occupied, scan_occupied_wide};
@@ -75,6 +75,17 @@ impl ThresholdRule for BestThreshold {
         }
         let keys = (&mut s.code_keys, &mut s.code_radix);
         let cut = |a: u8, b: u8| cut(usize::from(a), usize::from(b));
+        let (n, range) = (codes.len(), usize::from(hi - lo));
+        if n >= COUNTING_MIN_ROWS && range < COUNTING_LEVELS_PER_ROW * n {
+            counting_sort(
+                codes,
+                usize::from(lo),
+                usize::from(hi),
+                &mut s.counts,
+                keys.0,
+            );
+            return scan_packed(codes, keys.0, &mut s.left, ctx, rows, bar, cut);
+        }
         best_sorted(codes, keys, &mut s.left, ctx, rows, bar, cut)
     }
 
@@ -136,7 +147,7 @@ const WIDE_LEVELS_PER_ROW: usize = 16;
 
 /// Sorts the gathered values (with the key buffers `keys`) and scores the cut between
 /// every two consecutive distinct ones, at `cut(a, b)`.
-#[inline(never)] // inlined, its scan compiled to more instructions per row (callgrind)
+#[inline(always)]
 fn best_sorted<V: Feature, C: Criterion>(
     xf: &[V],
     (packed, radix): (&mut Vec<V::Packed>, &mut Vec<V::Packed>),
@@ -150,7 +161,57 @@ fn best_sorted<V: Feature, C: Criterion>(
     packed.clear();
     packed.extend(xf.iter().enumerate().map(|(k, v)| v.pack(k as u32)));
     sort_packed(packed, radix);
-    let packed = &*packed;
+    scan_packed(xf, packed, left, ctx, rows, bar, cut)
+}
+
+/// Codes whose sums are not whole are ordered by a counting pass over the node's code
+/// range ([`counting_sort`]) from this many rows on, when the range spans fewer than
+/// `COUNTING_LEVELS_PER_ROW` levels per row; otherwise (tiny nodes, or few rows over many
+/// levels, where the pass over the range would dominate) by [`sort_packed`]. On
+/// `quantized-reg` (RF, 60 trees, one thread) counting from 0, 4, 8, 16 and 32 rows took
+/// 0.186-0.187, 0.182-0.185, 0.185-0.187, 0.197-0.198 and 0.205-0.206 s against the sort's
+/// 0.212-0.215 (BENCHMARKS.md, issue #20).
+const COUNTING_MIN_ROWS: usize = 4;
+const COUNTING_LEVELS_PER_ROW: usize = 8;
+
+/// The packed keys of codes `xf` (between `lo` and `hi`) in (code, position) order, which
+/// [`sort_packed`] would give, by one counting pass over the codes' range (`counts`: its
+/// buffer).
+fn counting_sort<V: Feature>(
+    xf: &[V],
+    lo: usize,
+    hi: usize,
+    counts: &mut Vec<u32>,
+    out: &mut Vec<V::Packed>,
+) {
+    counts.clear();
+    counts.resize(hi - lo + 2, 0);
+    for v in xf {
+        counts[v.code() - lo + 1] += 1;
+    }
+    for c in 1..counts.len() {
+        counts[c] += counts[c - 1];
+    }
+    out.clear();
+    out.resize(xf.len(), xf[0].pack(0));
+    for (k, v) in xf.iter().enumerate() {
+        let slot = &mut counts[v.code() - lo];
+        out[*slot as usize] = v.pack(k as u32);
+        *slot += 1;
+    }
+}
+
+/// [`scan_sorted`] of the values `xf` in the order of their packed keys `packed`.
+#[inline(never)] // inlined, its scan compiled to more instructions per row (callgrind)
+fn scan_packed<V: Feature, C: Criterion>(
+    xf: &[V],
+    packed: &[V::Packed],
+    left: &mut [f64],
+    ctx: &NodeCtx<'_, C>,
+    rows: &NodeRows<'_, C::Y>,
+    bar: f64,
+    cut: impl Fn(V, V) -> f64,
+) -> Option<Cut> {
     let at = |i: usize| {
         let k = packed[i].position() as usize;
         (xf[k], k)

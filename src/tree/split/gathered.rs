@@ -128,6 +128,8 @@ pub(crate) struct SearchBufs<T: Feature> {
     pub(crate) code_radix: Vec<CodeKey>,
     pub(crate) wide_keys: Vec<u64>,
     pub(crate) wide_radix: Vec<u64>,
+    /// The counts of a counting sort of codes.
+    pub(crate) counts: Vec<u32>,
     pub(crate) left: Vec<f64>,
     /// The 256 bins of the histogram search, zero between searches
     /// ([`super::bin_scans::scan_occupied`]), or those of wide codes.
@@ -160,6 +162,7 @@ impl<T: Feature> SearchBufs<T> {
             code_radix: Vec::new(),
             wide_keys: Vec::new(),
             wide_radix: Vec::new(),
+            counts: Vec::new(),
             left: vec![0.0; stats_len],
             bins: Vec::new(),
             occupied: Vec::new(),
