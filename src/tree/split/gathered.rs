@@ -154,7 +154,7 @@ impl<T: Feature> SplitBufs<T> {
 }
 
 impl<T: Feature> SearchBufs<T> {
-    fn new(stats_len: usize) -> Self {
+    pub(super) fn new(stats_len: usize) -> Self {
         SearchBufs {
             packed: Vec::new(),
             radix: Vec::new(),
@@ -502,117 +502,4 @@ fn mark_left<V: Copy>(
     flags.clear();
     let left = |v| goes_left(value(v), threshold, missing_left);
     flags.extend(xf.iter().map(|&v| u8::from(left(v))));
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::tree::criterion::{Gini, SquaredError};
-    use crate::tree::split::{BestThreshold, RandomThreshold};
-
-    /// Searches one candidate as values and as codes, with the same RNG stream, and
-    /// checks that both find the same cut, bit for bit.
-    fn same_cut<C: Criterion, R: ThresholdRule>(
-        crit: &C,
-        ys: &[C::Y],
-        ws: &[f64],
-        rng: &mut TreeRng,
-    ) {
-        let n = ys.len();
-        let spread = if rng.below(2) == 0 { 4 } else { 256 };
-        let n_levels = 1 + rng.below(spread);
-        let mut distinct: Vec<f32> = (0..n_levels)
-            .map(|_| (rng.unit() * 20.0 - 10.0) as f32)
-            .collect();
-        distinct.sort_by(f32::total_cmp);
-        distinct.dedup();
-        let codes: Vec<u8> = (0..n).map(|_| rng.below(distinct.len()) as u8).collect();
-        let values: Vec<f32> = codes.iter().map(|&c| distinct[c as usize]).collect();
-        // Levels as the fit computes them: the f64 of each distinct value.
-        let levels: Vec<f64> = distinct.iter().map(|&v| f64::from(v)).collect();
-        let (lo, hi) = (*codes.iter().min().unwrap(), *codes.iter().max().unwrap());
-        if hi == lo {
-            return;
-        }
-        let mut total = vec![0.0; crit.stats_len()];
-        crit.accumulate(&mut total, ys, ws);
-        for (msl, whole) in [(1, false), (1, true), (3, false)] {
-            let whole_sums = whole && crit.whole_sums(ys, ws);
-            let ctx = NodeCtx {
-                crit,
-                total: &total,
-                min_samples_leaf: msl,
-                min_weight_leaf: 0.0,
-                unit_weights: ws.iter().all(|&w| w == 1.0),
-                whole_sums,
-            };
-            let (mut samples, mut ys, mut ws) =
-                ((0..n as u32).collect::<Vec<_>>(), ys.to_vec(), ws.to_vec());
-            let rows = NodeRows {
-                samples: &mut samples,
-                ys: &mut ys,
-                ws: &mut ws,
-            };
-            let seed = rng.next_u64();
-            let mut s = SearchBufs::<f32>::new(total.len());
-            let (vlo, vhi) = (
-                values[codes.iter().position(|&c| c == lo).unwrap()],
-                values[codes.iter().position(|&c| c == hi).unwrap()],
-            );
-            let bar = f64::NEG_INFINITY;
-            let by_values = R::search(
-                &values,
-                &mut s,
-                &ctx,
-                &rows,
-                bar,
-                vlo,
-                vhi,
-                &mut TreeRng::new(seed),
-            );
-            let by_codes = R::search_coded(
-                &codes,
-                &levels,
-                &mut s,
-                &ctx,
-                &rows,
-                bar,
-                lo,
-                hi,
-                &mut TreeRng::new(seed),
-            );
-            let bits =
-                |c: Option<Cut>| c.map(|c| (c.proxy.to_bits(), c.threshold.to_bits(), c.n_left));
-            assert_eq!(
-                bits(by_values),
-                bits(by_codes),
-                "n {n} levels {} msl {msl} whole {whole_sums}",
-                levels.len()
-            );
-        }
-    }
-
-    #[test]
-    fn codes_and_values_give_the_same_cut() {
-        let mut rng = TreeRng::new(21);
-        let none_u32: Vec<u32> = Vec::new();
-        let gini = Gini::new(&none_u32, 3);
-        let squared = SquaredError { y: &[] };
-        for _ in 0..300 {
-            let n = 2 + rng.below(600);
-            let classes: Vec<u32> = (0..n).map(|_| rng.below(3) as u32).collect();
-            let real: Vec<f64> = (0..n).map(|_| rng.unit() * 7.0 - 2.0).collect();
-            let whole: Vec<f64> = (0..n).map(|_| rng.below(30) as f64 - 10.0).collect();
-            let unit = vec![1.0; n];
-            let counts: Vec<f64> = (0..n).map(|_| (1 + rng.below(3)) as f64).collect();
-            let fractions: Vec<f64> = (0..n).map(|_| 0.1 + rng.unit()).collect();
-            for ws in [&unit, &counts, &fractions] {
-                same_cut::<_, BestThreshold>(&gini, &classes, ws, &mut rng);
-                same_cut::<_, BestThreshold>(&squared, &real, ws, &mut rng);
-                same_cut::<_, BestThreshold>(&squared, &whole, ws, &mut rng);
-                same_cut::<_, RandomThreshold>(&gini, &classes, ws, &mut rng);
-                same_cut::<_, RandomThreshold>(&squared, &real, ws, &mut rng);
-            }
-        }
-    }
 }
