@@ -25,7 +25,7 @@ mod sparse;
 mod targets;
 
 pub use bins::{Binned, SAMPLE_ROWS};
-pub use levels::{Coded, Levels, MAX_LEVELS};
+pub use levels::{Coded, Levels, Wide, MAX_LEVELS};
 pub(crate) use matrix::prefetch;
 pub use matrix::{Layout, Matrix};
 pub use shadows::{shadow_permutation, Shadows};
@@ -166,6 +166,36 @@ impl Feature for u8 {
     #[inline]
     fn pack(self, position: u32) -> CodeKey {
         CodeKey(self.sort_key() << 32 | u64::from(position))
+    }
+    #[inline]
+    fn sort_key(self) -> u64 {
+        u64::from(self)
+    }
+    #[inline]
+    fn total_cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.cmp(other)
+    }
+    #[inline]
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+    #[inline]
+    fn finite(self) -> bool {
+        true
+    }
+}
+
+/// Wide lossless codes (see [`Levels`]): columns with 257 to 4 096 levels, summed into
+/// bins by the exact search. Never a matrix's element type: only bins index by them.
+impl Feature for u16 {
+    #[inline(always)]
+    fn code(self) -> usize {
+        usize::from(self)
+    }
+    type Packed = u64;
+    #[inline]
+    fn pack(self, position: u32) -> u64 {
+        self.sort_key() << 32 | u64::from(position)
     }
     #[inline]
     fn sort_key(self) -> u64 {

@@ -156,8 +156,16 @@ impl<'a, T: Feature> FitSession<'a, T> {
         // values once per candidate and were no faster from codes (BENCHMARKS.md).
         // Columns with NaN are flagged with the codes, for the gathered search. Lossless
         // codes are a byte per row and column: never made for a sparse X.
+        // Wide codes (257 to 65 535 levels) serve only trees whose sums are whole (the
+        // per-tree test is `Grower::new`'s): made for integer weights and classes or
+        // integer targets.
+        let whole = |v: &[f64]| v.iter().all(|t| t.fract() == 0.0);
+        let wide = sample_weight.is_none_or(whole)
+            && !matches!(targets, Targets::Regression(y) if !whole(y));
         let levels = match params.splitter {
-            SplitterKind::Best if !x.is_sparse() => Levels::with_missing(Levels::new(&x), missing),
+            SplitterKind::Best if !x.is_sparse() => {
+                Levels::with_missing(Levels::new(&x, wide), missing)
+            }
             SplitterKind::Best | SplitterKind::Random => Levels::with_missing(None, missing),
             _ => None,
         };

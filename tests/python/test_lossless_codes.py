@@ -8,7 +8,9 @@ test checks that the trees are the same, bit for bit: model bytes and prediction
 The data mix what the codes must get right: few levels, exactly 256 and 257 levels,
 negative and fractional levels, a column holding both -0.0 and 0.0, huge values,
 constant and continuous columns, integer and real regression targets (bins are exact for
-the first only), unit, integer and fractional weights.
+the first only), unit, integer and fractional weights. The ``wide`` cases have columns of
+300 to 600 levels on 4 000 rows, which wide (two-byte) codes bin in the larger nodes; their
+digests were made by the engine before wide codes existed (sorted there).
 
 Regenerate only for a change meant to change models:
 ``FORESTIMP_GOLDEN_WRITE=1 python -m pytest tests/python/test_lossless_codes.py``.
@@ -50,8 +52,32 @@ def _table(n: int, seed: int) -> np.ndarray:
     )
 
 
+def _wide_table(n: int, seed: int) -> np.ndarray:
+    """Columns with 257 to 4 096 levels and repeats (wide codes), beside narrow ones."""
+    rng = np.random.default_rng(seed)
+    return np.column_stack(
+        [
+            rng.integers(0, 600, n),  # about 600 levels
+            rng.integers(-170, 170, n) * 0.25,  # 340 negative and fractional levels
+            np.r_[[-0.0, 0.0], rng.integers(1, 400, n - 2)],  # -0.0 and 0.0: not coded
+            rng.integers(0, 5, n),
+            np.round(rng.normal(size=n), 2),  # about 500 levels, most rows in a few
+            rng.normal(size=n),  # continuous: n levels, too few repeats
+        ]
+    )
+
+
 def _data(variant: str):
     rng = np.random.default_rng(4)
+    if variant.startswith("wide"):
+        n = 4000
+        X = _wide_table(n, 3)
+        s = X[:, 0] / 200 - X[:, 1] / 20 + X[:, 3] * 0.3 + X[:, 4] + rng.normal(size=n)
+        y_clf = np.digitize(s, [0.0, 1.0, 2.5])
+        w = rng.integers(0, 4, n).astype(np.float64) if variant == "wide-intweights" else None
+        if variant == "wide-f32F":
+            X = np.asfortranarray(X.astype(np.float32))
+        return X, y_clf, s, w
     if variant == "digits":
         X, y = load_digits(return_X_y=True)
         X, y = X[:900], y[:900]
@@ -115,6 +141,19 @@ CASES = {
     "trt-reg-f32F": (fi.TotallyRandomizedTreesRegressor, "real", {}, "f32F"),
     "rp-best": (fi.RandomPatchesClassifier, "clf", {"splitter": "best"}, "mixed"),
     "rp-random-reg": (fi.RandomPatchesRegressor, "int", {}, "mixed"),
+    "rf-wide-clf": (fi.RandomForestClassifier, "clf", {}, "wide"),
+    "rf-wide-clf-f32F": (fi.RandomForestClassifier, "clf", {"max_features": 3}, "wide-f32F"),
+    "rf-wide-clf-leaf3": (fi.RandomForestClassifier, "clf", {"min_samples_leaf": 3}, "wide"),
+    "rf-wide-clf-entropy-nobootstrap": (
+        fi.RandomForestClassifier,
+        "clf",
+        {"criterion": "entropy", "bootstrap": False},
+        "wide",
+    ),
+    "rf-wide-clf-intweights": (fi.RandomForestClassifier, "clf", {}, "wide-intweights"),
+    "rf-wide-reg-int": (fi.RandomForestRegressor, "int", {"max_features": 0.5}, "wide"),
+    "rf-wide-reg-real": (fi.RandomForestRegressor, "real", {}, "wide"),
+    "et-wide-clf": (fi.ExtraTreesClassifier, "clf", {}, "wide"),
 }
 
 

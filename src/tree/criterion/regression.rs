@@ -51,6 +51,20 @@ impl Criterion for SquaredError<'_> {
         stats[1] = merge(&w1);
         stats[2] = merge(&w2);
     }
+    /// Only the proxy's sums (the sum of squares is left 0): the Extra-Trees scan, its one
+    /// caller, paid a multiply-add per row for it.
+    #[inline(always)]
+    fn count_left(&self, stats: &mut [f64], ys: &[f64], ws: &[f64], left: impl Fn(usize) -> bool) {
+        let (mut w0, mut w1) = ([0.0; LANES], [0.0; LANES]);
+        by_lanes(ys, ws, |lane, j, y, _| {
+            let w = f64::from(u8::from(left(j)));
+            w0[lane] += w;
+            w1[lane] += w * y;
+        });
+        stats[0] = merge(&w0);
+        stats[1] = merge(&w1);
+        stats[2] = 0.0;
+    }
     /// The proxy's sums: of `w` and of `w·y`.
     fn whole_sums(&self, ys: &[f64], ws: &[f64]) -> bool {
         whole_terms(ws.iter().copied())

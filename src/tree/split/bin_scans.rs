@@ -34,6 +34,30 @@ pub(crate) fn add_rows<T: Feature, C: Criterion>(
     }
 }
 
+/// [`add_rows`] of codes between `lo` and `lo + 63`, from the first bin, returning the
+/// bitmap of the codes met (bit `c - lo` for code `c`).
+#[inline(always)]
+fn add_rows_marked<T: Feature, C: Criterion>(
+    bins: &mut [f64],
+    lo: usize,
+    xf: &[T],
+    ys: &[C::Y],
+    ws: &[f64],
+    crit: &C,
+) -> u64 {
+    let stride = crit.stats_len() + 1;
+    let mut bits = 0u64;
+    for ((v, &y), &w) in xf.iter().zip(ys).zip(ws) {
+        let c = v.code();
+        bits |= 1 << (c - lo);
+        let stats = &mut bins[c * stride..(c + 1) * stride];
+        stats[0] += w;
+        crit.add_for_proxy(stats, y, w);
+        stats[stride - 1] += 1.0;
+    }
+    bits
+}
+
 /// The best cut between the `n_bins` bins of one feature (codes `lo..`) of a node of `n`
 /// rows: every boundary between non-empty bins is scored, and the threshold is the code
 /// below it.
@@ -75,6 +99,7 @@ pub(crate) fn scan_bins<C: Criterion>(
 pub(crate) fn scan_occupied<T: Feature, C: Criterion>(
     table: &mut Vec<f64>,
     xf: &[T],
+    (lo, hi): (usize, usize),
     ys: &[C::Y],
     ws: &[f64],
     left: &mut [f64],
@@ -82,13 +107,39 @@ pub(crate) fn scan_occupied<T: Feature, C: Criterion>(
     bar: f64,
     cut: impl Fn(usize, usize) -> f64,
 ) -> Option<Cut> {
+    let n = xf.len();
+    if !C::LANED_BINS && hi - lo < 64 {
+        // Never laned (classification), codes within one word: the bitmap is made in the
+        // pass that fills the bins.
+        let size = N_CODES * (left.len() + 1);
+        if table.len() < size {
+            table.resize(size, 0.0);
+        }
+        let bits = [add_rows_marked(table, lo, xf, ys, ws, ctx.crit)];
+        let occupied = (&bits[..], lo);
+        return if left.len() == 3 {
+            scan_occupied_into::<C, 1>(table, occupied, n, &mut [0.0; 3], ctx, bar, cut)
+        } else {
+            scan_occupied_into::<C, 1>(table, occupied, n, left, ctx, bar, cut)
+        };
+    }
+    // The bitmap of codes `lo..=hi`, bit `c - lo` for code `c`.
     let mut occupied = [0u64; N_CODES / 64];
-    for v in xf {
-        let c = v.code();
-        occupied[c / 64] |= 1 << (c % 64);
+    if hi - lo < 64 {
+        // One word (most nodes of columns with few levels), kept in a register: in memory,
+        // each row's OR waited for the previous row's store to the same word.
+        let mut bits = 0u64;
+        for v in xf {
+            bits |= 1 << (v.code() - lo);
+        }
+        occupied[0] = bits;
+    } else {
+        for v in xf {
+            let c = v.code() - lo;
+            occupied[c / 64] |= 1 << (c % 64);
+        }
     }
     let n_occupied: usize = occupied.iter().map(|w| w.count_ones() as usize).sum();
-    let n = xf.len();
     let laned = C::LANED_BINS && ctx.whole_sums && n >= LANED_ROWS_PER_CODE * n_occupied;
     let lanes = if laned { LANES } else { 1 };
     let size = N_CODES * lanes * (left.len() + 1);
@@ -96,22 +147,75 @@ pub(crate) fn scan_occupied<T: Feature, C: Criterion>(
         table.resize(size, 0.0);
     }
     // Regression and two classes: the sums in registers (see `listed::search`).
+    let occupied = (&occupied[..], lo);
     match (laned, left.len() == 3) {
         (true, true) => {
             add_rows_laned(table, xf, ys, ws, ctx.crit);
-            scan_occupied_into::<C, LANES>(table, &occupied, n, &mut [0.0; 3], ctx, bar, cut)
+            scan_occupied_into::<C, LANES>(table, occupied, n, &mut [0.0; 3], ctx, bar, cut)
         }
         (true, false) => {
             add_rows_laned(table, xf, ys, ws, ctx.crit);
-            scan_occupied_into::<C, LANES>(table, &occupied, n, left, ctx, bar, cut)
+            scan_occupied_into::<C, LANES>(table, occupied, n, left, ctx, bar, cut)
         }
         (false, true) => {
             add_rows(table, 0, xf, ys, ws, ctx.crit);
-            scan_occupied_into::<C, 1>(table, &occupied, n, &mut [0.0; 3], ctx, bar, cut)
+            scan_occupied_into::<C, 1>(table, occupied, n, &mut [0.0; 3], ctx, bar, cut)
         }
         (false, false) => {
             add_rows(table, 0, xf, ys, ws, ctx.crit);
-            scan_occupied_into::<C, 1>(table, &occupied, n, left, ctx, bar, cut)
+            scan_occupied_into::<C, 1>(table, occupied, n, left, ctx, bar, cut)
+        }
+    }
+}
+
+/// [`scan_occupied`] of wide codes (`u16`, see [`crate::data::Wide`]) between `lo` and `hi`,
+/// for sums that are whole ([`NodeCtx::whole_sums`]): the bitmap `bitmap` covers only
+/// `lo..=hi`, and `table` (zero between calls) grows to `hi + 1` codes.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn scan_occupied_wide<C: Criterion>(
+    table: &mut Vec<f64>,
+    bitmap: &mut Vec<u64>,
+    xf: &[u16],
+    (lo, hi): (u16, u16),
+    ys: &[C::Y],
+    ws: &[f64],
+    left: &mut [f64],
+    ctx: &NodeCtx<'_, C>,
+    bar: f64,
+    cut: impl Fn(usize, usize) -> f64,
+) -> Option<Cut> {
+    let first = usize::from(lo);
+    bitmap.clear();
+    bitmap.resize((usize::from(hi) - first) / 64 + 1, 0);
+    for &v in xf {
+        let c = usize::from(v) - first;
+        bitmap[c / 64] |= 1 << (c % 64);
+    }
+    let n_occupied: usize = bitmap.iter().map(|w| w.count_ones() as usize).sum();
+    let n = xf.len();
+    let laned = C::LANED_BINS && ctx.whole_sums && n >= LANED_ROWS_PER_CODE * n_occupied;
+    let lanes = if laned { LANES } else { 1 };
+    let size = (usize::from(hi) + 1) * lanes * (left.len() + 1);
+    if table.len() < size {
+        table.resize(size, 0.0);
+    }
+    let occupied = (&bitmap[..], first);
+    match (laned, left.len() == 3) {
+        (true, true) => {
+            add_rows_laned(table, xf, ys, ws, ctx.crit);
+            scan_occupied_into::<C, LANES>(table, occupied, n, &mut [0.0; 3], ctx, bar, cut)
+        }
+        (true, false) => {
+            add_rows_laned(table, xf, ys, ws, ctx.crit);
+            scan_occupied_into::<C, LANES>(table, occupied, n, left, ctx, bar, cut)
+        }
+        (false, true) => {
+            add_rows(table, 0, xf, ys, ws, ctx.crit);
+            scan_occupied_into::<C, 1>(table, occupied, n, &mut [0.0; 3], ctx, bar, cut)
+        }
+        (false, false) => {
+            add_rows(table, 0, xf, ys, ws, ctx.crit);
+            scan_occupied_into::<C, 1>(table, occupied, n, left, ctx, bar, cut)
         }
     }
 }
@@ -143,11 +247,11 @@ fn add_rows_laned<T: Feature, C: Criterion>(
 /// [`scan_occupied`] with the left sums in `left`, from `L` lanes of bins per code: the
 /// occupied codes in order, the lanes of each added to the left sums and cleared; the cut
 /// below each code but the first is scored as [`scan_bins`] does, once the code above it
-/// is known.
+/// is known. `occupied` is a bitmap of the codes from `base` on.
 #[inline(always)]
 fn scan_occupied_into<C: Criterion, const L: usize>(
     table: &mut [f64],
-    occupied: &[u64; N_CODES / 64],
+    (occupied, base): (&[u64], usize),
     n: usize,
     left: &mut [f64],
     ctx: &NodeCtx<'_, C>,
@@ -165,7 +269,7 @@ fn scan_occupied_into<C: Criterion, const L: usize>(
     for (word, &bits) in occupied.iter().enumerate() {
         let mut bits = bits;
         while bits != 0 {
-            let code = word * 64 + bits.trailing_zeros() as usize;
+            let code = base + word * 64 + bits.trailing_zeros() as usize;
             bits &= bits - 1;
             if (below != usize::MAX) & (n - n_left >= right_rows) & best.worth(ctx, n_left, left) {
                 best.offer(ctx, left, cut(below, code), n_left);
@@ -173,10 +277,12 @@ fn scan_occupied_into<C: Criterion, const L: usize>(
             let lanes = &mut table[code * L * stride..(code + 1) * L * stride];
             for stats in lanes.chunks_exact_mut(stride) {
                 n_left += stats[k] as usize;
-                for (l, h) in left.iter_mut().zip(stats.iter()) {
-                    *l += h;
+                // Added and cleared in one pass (a `fill` was a call to memset per bin).
+                for (l, h) in left.iter_mut().zip(stats.iter_mut()) {
+                    *l += *h;
+                    *h = 0.0;
                 }
-                stats.fill(0.0);
+                stats[k] = 0.0;
             }
             below = code;
         }
@@ -232,13 +338,24 @@ impl ThresholdRule for HistThreshold {
         ctx: &NodeCtx<'_, C>,
         rows: &NodeRows<'_, C::Y>,
         bar: f64,
-        _lo: T,
-        _hi: T,
+        lo: T,
+        hi: T,
         _rng: &mut TreeRng,
     ) -> Option<Cut> {
         let (ys, ws) = (&*rows.ys, &*rows.ws);
         let code_below = |a: usize, _| a as f64;
-        scan_occupied(&mut s.bins, xf, ys, ws, &mut s.left, ctx, bar, code_below)
+        let bounds = (lo.code(), hi.code());
+        scan_occupied(
+            &mut s.bins,
+            xf,
+            bounds,
+            ys,
+            ws,
+            &mut s.left,
+            ctx,
+            bar,
+            code_below,
+        )
     }
 }
 
@@ -315,9 +432,12 @@ mod tests {
                         whole_sums,
                     };
                     let mut left = vec![0.0; total.len()];
+                    let lo = usize::from(*codes.iter().min().unwrap());
+                    let hi = usize::from(*codes.iter().max().unwrap());
                     let got = scan_occupied(
                         &mut table,
                         &codes,
+                        (lo, hi),
                         &ys,
                         &ws,
                         &mut left,

@@ -3,7 +3,7 @@
 //! unless it was requested early or shares a cache line with another one.
 
 use super::sparse_gather::gather_sparse;
-use crate::data::{Feature, Matrix};
+use crate::data::{prefetch, Feature, Matrix};
 
 /// Candidates gathered in one pass at most (each needs a node-sized buffer).
 pub(crate) const MAX_BATCH: usize = 4;
@@ -22,16 +22,22 @@ pub(crate) fn batch_len<T>(n: usize) -> usize {
 }
 
 /// Copies the codes `column` of `samples` into `out` and returns their (min, max). The
-/// codes of a column are a byte a row, so even deep nodes mostly read them from cache.
-pub(crate) fn gather_codes(column: &[u8], samples: &[u32], out: &mut Vec<u8>) -> (u8, u8) {
-    set_len(out, samples.len(), 0);
+/// codes of a column are a byte (or two) a row, so even deep nodes mostly read them from
+/// cache.
+#[inline(never)] // (inlined into the draw loop, it grew the loop's instructions: callgrind)
+pub(crate) fn gather_codes<K: Copy + Ord + Default>(
+    column: &[K],
+    samples: &[u32],
+    out: &mut Vec<K>,
+) -> (K, K) {
+    set_len(out, samples.len(), K::default());
     for (o, &i) in out.iter_mut().zip(samples) {
         *o = column[i as usize];
     }
     // Apart from the copy, min and max vectorize (together they chained each row's load
     // through two scalar compares).
-    let lo = out.iter().copied().min().unwrap_or(0);
-    let hi = out.iter().copied().max().unwrap_or(0);
+    let lo = out.iter().copied().min().unwrap_or_default();
+    let hi = out.iter().copied().max().unwrap_or_default();
     (lo, hi)
 }
 
@@ -49,6 +55,10 @@ pub(crate) fn set_len<T: Copy>(buf: &mut Vec<T>, n: usize, fill: T) {
 /// Copies features `fs` of `samples` into `cols[k]` and returns the (min, max) of each in
 /// `bounds[k]`. When X is row-major the candidates of a row are read together, so values
 /// that share a cache line cost one miss instead of one each.
+///
+/// Each layout has its own loop ([`gather_rows`], [`gather_column`], [`gather_view`]):
+/// sharing one generic body, the loops of the dense layouts paid for the tests of the
+/// others (sparse X, shadows, column selections), per candidate or per row.
 pub(crate) fn gather_many<T: Feature>(
     x: &Matrix<'_, T>,
     fs: &[u32],
@@ -56,27 +66,37 @@ pub(crate) fn gather_many<T: Feature>(
     cols: &mut [Vec<T>],
     bounds: &mut [(T, T)],
 ) {
-    let row_major = x.row(samples[0] as usize).is_some();
-    match fs.len() {
-        2 if row_major => gather_rows::<T, 2>(x, fs, samples, cols, bounds),
-        3 if row_major => gather_rows::<T, 3>(x, fs, samples, cols, bounds),
-        4 if row_major => gather_rows::<T, 4>(x, fs, samples, cols, bounds),
-        _ => {
-            for ((&f, col), b) in fs.iter().zip(cols.iter_mut()).zip(bounds.iter_mut()) {
-                *b = match x.is_sparse().then(|| x.sparse_column(f as usize)).flatten() {
-                    // A candidate with no entry in the node is constant: not written.
-                    Some((rows, values)) => gather_sparse(rows, values, samples, col, true),
-                    None => gather(x, f as usize, samples, col),
-                };
-            }
+    if let Some(data) = x.row_major_data() {
+        let stride = x.n_cols();
+        match fs.len() {
+            1 => return gather_rows::<T, 1>(data, stride, fs, samples, cols, bounds),
+            2 => return gather_rows::<T, 2>(data, stride, fs, samples, cols, bounds),
+            3 => return gather_rows::<T, 3>(data, stride, fs, samples, cols, bounds),
+            4 => return gather_rows::<T, 4>(data, stride, fs, samples, cols, bounds),
+            _ => {}
         }
+    }
+    let sparse = x.is_sparse();
+    for ((&f, col), b) in fs.iter().zip(cols.iter_mut()).zip(bounds.iter_mut()) {
+        let f = f as usize;
+        *b = match sparse.then(|| x.sparse_column(f)).flatten() {
+            // A candidate with no entry in the node is constant: not written.
+            Some((rows, values)) => gather_sparse(rows, values, samples, col, true),
+            None => match x.column(f) {
+                Some(column) => gather_column(column, samples, col),
+                None => gather_view(x, f, samples, col),
+            },
+        };
     }
 }
 
-/// [`gather_many`] of `B` features of a row-major X (`B` fixed, so the per-row loop over
-/// the candidates unrolls).
+/// [`gather_many`] of `B` features of a plain row-major X, whose row `i` is
+/// `data[i * stride..][..stride]` (`B` fixed, so the per-row loop over the candidates
+/// unrolls).
+#[inline(never)]
 fn gather_rows<T: Feature, const B: usize>(
-    x: &Matrix<'_, T>,
+    data: &[T],
+    stride: usize,
     fs: &[u32],
     samples: &[u32],
     cols: &mut [Vec<T>],
@@ -84,37 +104,55 @@ fn gather_rows<T: Feature, const B: usize>(
 ) {
     let fs: [usize; B] = std::array::from_fn(|k| fs[k] as usize);
     let n = samples.len();
-    let first = x
-        .row(samples[0] as usize)
-        .map_or([T::default(); B], |r| fs.map(|f| r[f]));
+    let row = |i: u32| &data[i as usize * stride..][..stride];
+    let first = fs.map(|f| row(samples[0])[f]);
     let mut lo = first;
     let mut hi = first;
-    let out: [&mut [T]; B] = {
+    let mut out: [&mut [T]; B] = {
         let mut it = cols.iter_mut();
-        std::array::from_fn(|k| {
-            let col = it.next().expect("MAX_BATCH columns");
-            set_len(col, n, first[k]);
-            &mut col[..]
+        std::array::from_fn(|k| match it.next() {
+            Some(col) => {
+                set_len(col, n, first[k]);
+                &mut col[..]
+            }
+            None => &mut [],
         })
     };
-    for (j, &i) in samples.iter().enumerate() {
-        if let Some(&a) = samples.get(j + PREFETCH_AHEAD) {
-            for f in fs {
-                x.prefetch(a as usize, f);
+    // Rows asked for ahead while the head is copied; the tail's were asked for already.
+    let head = n.saturating_sub(PREFETCH_AHEAD);
+    for (j, (&i, &a)) in samples.iter().zip(&samples[n - head..]).enumerate() {
+        let ahead = a as usize * stride;
+        for f in fs {
+            if let Some(v) = data.get(ahead + f) {
+                prefetch(v);
             }
         }
-        let Some(row) = x.row(i as usize) else {
-            continue; // never: row-major without shadows
-        };
-        for k in 0..B {
-            let v = row[fs[k]];
-            out[k][j] = v;
-            lo[k] = if v < lo[k] { v } else { lo[k] };
-            hi[k] = if v > hi[k] { v } else { hi[k] };
-        }
+        put_row(&fs, row(i), j, &mut out, &mut lo, &mut hi);
+    }
+    for (j, &i) in samples.iter().enumerate().skip(head) {
+        put_row(&fs, row(i), j, &mut out, &mut lo, &mut hi);
     }
     for k in 0..B {
         bounds[k] = (lo[k], hi[k]);
+    }
+}
+
+/// Writes features `fs` of row `r` at position `j` of the `out` columns, and widens their
+/// bounds.
+#[inline(always)]
+fn put_row<T: Feature, const B: usize>(
+    fs: &[usize; B],
+    r: &[T],
+    j: usize,
+    out: &mut [&mut [T]; B],
+    lo: &mut [T; B],
+    hi: &mut [T; B],
+) {
+    for k in 0..B {
+        let v = r[fs[k]];
+        out[k][j] = v;
+        lo[k] = if v < lo[k] { v } else { lo[k] };
+        hi[k] = if v > hi[k] { v } else { hi[k] };
     }
 }
 
@@ -130,38 +168,66 @@ pub(crate) fn gather<T: Feature>(
     if let Some((rows, values)) = x.is_sparse().then(|| x.sparse_column(f)).flatten() {
         return gather_sparse(rows, values, samples, xf, false);
     }
-    let first = x.get(samples[0] as usize, f);
+    match x.column(f) {
+        Some(column) => gather_column(column, samples, xf),
+        None => gather_view(x, f, samples, xf),
+    }
+}
+
+/// [`gather`] of a column that is a slice (column-major X).
+#[inline(never)]
+fn gather_column<T: Feature>(column: &[T], samples: &[u32], xf: &mut Vec<T>) -> (T, T) {
+    let n = samples.len();
+    let first = column[samples[0] as usize];
     // Written through a slice of the final length: pushing would store the length on every
     // iteration.
-    set_len(xf, samples.len(), first);
+    set_len(xf, n, first);
     let (mut lo, mut hi) = (first, first);
-    let mut put = |dst: &mut T, v: T| {
+    let head = n.saturating_sub(PREFETCH_AHEAD);
+    let (out_head, out_tail) = xf.split_at_mut(head);
+    let ahead = &samples[n - head..];
+    for ((dst, &i), &a) in out_head.iter_mut().zip(samples).zip(ahead) {
+        if let Some(v) = column.get(a as usize) {
+            prefetch(v);
+        }
+        let v = column[i as usize];
         *dst = v;
         lo = if v < lo { v } else { lo };
         hi = if v > hi { v } else { hi };
-    };
+    }
+    for (dst, &i) in out_tail.iter_mut().zip(&samples[head..]) {
+        let v = column[i as usize];
+        *dst = v;
+        lo = if v < lo { v } else { lo };
+        hi = if v > hi { v } else { hi };
+    }
+    (lo, hi)
+}
+
+/// [`gather`] through [`Matrix::get`]: shadow columns, column selections of a row-major X.
+#[inline(never)]
+fn gather_view<T: Feature>(
+    x: &Matrix<'_, T>,
+    f: usize,
+    samples: &[u32],
+    xf: &mut Vec<T>,
+) -> (T, T) {
+    let first = x.get(samples[0] as usize, f);
+    set_len(xf, samples.len(), first);
+    let (mut lo, mut hi) = (first, first);
     let ahead = samples
         .iter()
         .skip(PREFETCH_AHEAD)
         .map(Some)
         .chain(std::iter::repeat(None));
-    match x.column(f) {
-        Some(col) => {
-            for ((dst, &i), next) in xf.iter_mut().zip(samples).zip(ahead) {
-                if let Some(&a) = next {
-                    x.prefetch(a as usize, f);
-                }
-                put(dst, col[i as usize]);
-            }
+    for ((dst, &i), next) in xf.iter_mut().zip(samples).zip(ahead) {
+        if let Some(&a) = next {
+            x.prefetch(a as usize, f);
         }
-        None => {
-            for ((dst, &i), next) in xf.iter_mut().zip(samples).zip(ahead) {
-                if let Some(&a) = next {
-                    x.prefetch(a as usize, f);
-                }
-                put(dst, x.get(i as usize, f));
-            }
-        }
+        let v = x.get(i as usize, f);
+        *dst = v;
+        lo = if v < lo { v } else { lo };
+        hi = if v > hi { v } else { hi };
     }
     (lo, hi)
 }

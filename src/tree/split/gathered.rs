@@ -13,7 +13,7 @@ use super::missing;
 use super::partition::partition_rows;
 use super::sparse_gather::NodeFeatures;
 use super::{ChosenSplit, Cut, NodeCtx, NodeRows};
-use crate::data::{CodeKey, Feature, Levels, Matrix};
+use crate::data::{CodeKey, Feature, Levels, Matrix, Wide};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
 use crate::tree::{goes_left, Missing};
@@ -60,6 +60,26 @@ pub(crate) trait ThresholdRule: Sync {
         let mut bufs = SearchBufs::new(s.left.len());
         Self::search(&values, &mut bufs, ctx, rows, bar, lo, hi, rng)
     }
+    /// [`ThresholdRule::search_coded`] of a candidate with wide codes ([`Wide`]), given
+    /// only to trees whose sums are whole ([`NodeCtx::whole_sums`]). This default reads
+    /// the values back from the codes.
+    #[allow(clippy::too_many_arguments)]
+    fn search_wide<T: Feature, C: Criterion>(
+        codes: &[u16],
+        levels: &[f64],
+        s: &mut SearchBufs<T>,
+        ctx: &NodeCtx<'_, C>,
+        rows: &NodeRows<'_, C::Y>,
+        bar: f64,
+        lo: u16,
+        hi: u16,
+        rng: &mut TreeRng,
+    ) -> Option<Cut> {
+        let values: Vec<f64> = codes.iter().map(|&c| levels[usize::from(c)]).collect();
+        let (lo, hi) = (levels[usize::from(lo)], levels[usize::from(hi)]);
+        let mut bufs = SearchBufs::new(s.left.len());
+        Self::search(&values, &mut bufs, ctx, rows, bar, lo, hi, rng)
+    }
     /// [`ThresholdRule::search`] of a candidate whose gathered values include NaN, `lo <
     /// hi` being the bounds of the others (see [`super::missing`]). Only the exact and
     /// random rules meet NaN: a fit refuses it for the histogram splitter, whose codes have
@@ -85,6 +105,8 @@ pub(crate) struct SplitBufs<T: Feature> {
     pub(crate) batch: Vec<Vec<T>>,
     /// The codes of the batch's coded candidates, at the candidate's place in the batch.
     codes: Vec<Vec<u8>>,
+    /// The same for wide codes.
+    wide: Vec<Vec<u16>>,
     /// 1 for each row of the node that goes left under the best cut so far, written only
     /// when a new gather is about to overwrite the best candidate's column: one byte a row
     /// instead of another buffer of the root's size.
@@ -101,13 +123,19 @@ pub(crate) struct SearchBufs<T: Feature> {
     /// Packed sort keys (value, position), and the radix sort's second buffer.
     pub(crate) packed: Vec<T::Packed>,
     pub(crate) radix: Vec<T::Packed>,
-    /// The same for codes.
+    /// The same for codes, and for wide codes.
     pub(crate) code_keys: Vec<CodeKey>,
     pub(crate) code_radix: Vec<CodeKey>,
+    pub(crate) wide_keys: Vec<u64>,
+    pub(crate) wide_radix: Vec<u64>,
+    /// The counts of a counting sort of codes.
+    pub(crate) counts: Vec<u32>,
     pub(crate) left: Vec<f64>,
     /// The 256 bins of the histogram search, zero between searches
-    /// ([`super::bin_scans::scan_occupied`]).
+    /// ([`super::bin_scans::scan_occupied`]), or those of wide codes.
     pub(crate) bins: Vec<f64>,
+    /// The bitmap of the wide codes a node occupies.
+    pub(crate) occupied: Vec<u64>,
 }
 
 impl<T: Feature> SplitBufs<T> {
@@ -116,6 +144,7 @@ impl<T: Feature> SplitBufs<T> {
         SplitBufs {
             batch: (0..MAX_BATCH).map(|_| Vec::new()).collect(),
             codes: (0..MAX_BATCH).map(|_| Vec::new()).collect(),
+            wide: (0..MAX_BATCH).map(|_| Vec::new()).collect(),
             best_left: Vec::new(),
             partition_buf: Vec::with_capacity(n / 2 + 1),
             search: SearchBufs::new(stats_len),
@@ -125,14 +154,18 @@ impl<T: Feature> SplitBufs<T> {
 }
 
 impl<T: Feature> SearchBufs<T> {
-    fn new(stats_len: usize) -> Self {
+    pub(super) fn new(stats_len: usize) -> Self {
         SearchBufs {
             packed: Vec::new(),
             radix: Vec::new(),
             code_keys: Vec::new(),
             code_radix: Vec::new(),
+            wide_keys: Vec::new(),
+            wide_radix: Vec::new(),
+            counts: Vec::new(),
             left: vec![0.0; stats_len],
             bins: Vec::new(),
+            occupied: Vec::new(),
         }
     }
 }
@@ -161,6 +194,8 @@ enum Span<T> {
     },
     /// Codes in the candidate's own place of the code batch, between `lo` and `hi`.
     Codes { lo: u8, hi: u8 },
+    /// Wide codes in the candidate's own place of the wide batch, between `lo` and `hi`.
+    Wide { lo: u16, hi: u16 },
     /// A sparse column without an entry in the node: constant 0, never gathered.
     Zero,
 }
@@ -189,6 +224,13 @@ impl<'a, T: Feature> Columns<'a, T> {
         let coded = self.levels.and_then(|l| l.column(f as usize));
         coded.map_or(&[], |c| &c.values)
     }
+
+    /// The increasing levels of feature `f`, when it has wide codes.
+    #[inline(always)]
+    fn wide_levels(self, f: u32) -> &'a [f64] {
+        let wide = self.levels.and_then(|l| l.wide(f as usize));
+        wide.map_or(&[], |c| &c.values)
+    }
 }
 
 impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_, '_, T, C, R> {
@@ -211,6 +253,10 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
                     let levels = cols.levels(self.drawn[k]);
                     mark_left(&s.codes[k], |c| levels[c as usize], t, ml, flags);
                 }
+                Span::Wide { .. } => {
+                    let levels = cols.wide_levels(self.drawn[k]);
+                    mark_left(&s.wide[k], |c| levels[c as usize], t, ml, flags);
+                }
                 Span::Zero => {} // constant: never the best
             }
         }
@@ -219,13 +265,19 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
         let mut n_values = 0;
         for (k, &f) in drawn.iter().enumerate() {
             self.drawn[k] = f;
-            self.spans[k] = match cols.levels.and_then(|l| l.column(f as usize)) {
-                None if s.node_features.absent(f) => Span::Zero,
-                Some(coded) => {
+            let coded = cols.levels.and_then(|l| l.column(f as usize));
+            let wide = || wide_at(cols, f, self.ctx);
+            self.spans[k] = match (coded, coded.is_none().then(wide).flatten()) {
+                (None, _) if s.node_features.absent(f) => Span::Zero,
+                (Some(coded), _) => {
                     let (lo, hi) = gather_codes(&coded.codes, samples, &mut s.codes[k]);
                     Span::Codes { lo, hi }
                 }
-                None => {
+                (None, Some(wide)) => {
+                    let (lo, hi) = gather_codes(&wide.codes, samples, &mut s.wide[k]);
+                    Span::Wide { lo, hi }
+                }
+                (None, None) => {
                     values[n_values] = f;
                     n_values += 1;
                     let column = n_values - 1;
@@ -274,6 +326,7 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
         let constant = match span {
             Span::Values { lo, hi, .. } => hi <= lo,
             Span::Codes { lo, hi } => hi <= lo,
+            Span::Wide { lo, hi } => hi <= lo,
             Span::Zero => true,
         };
         (!constant).then_some(span)
@@ -313,6 +366,20 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
                     rng,
                 )
             }
+            Span::Wide { lo, hi } => {
+                let levels = self.cols.wide_levels(f);
+                R::search_wide(
+                    &s.wide[k],
+                    levels,
+                    &mut s.search,
+                    ctx,
+                    rows,
+                    bar,
+                    lo,
+                    hi,
+                    rng,
+                )
+            }
             Span::Zero => None, // constant: never searched
         }
     }
@@ -324,6 +391,7 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
         self.best_missing_left = cut.missing == Missing::Left;
     }
 
+    #[inline(always)]
     fn apply(&mut self, feature: u32, cut: Cut, _varying: &[u32]) -> ChosenSplit {
         let (s, unit) = (&mut *self.s, self.ctx.unit_weights);
         let (buf, t, rows) = (&mut s.partition_buf, cut.threshold, &mut *self.rows);
@@ -349,6 +417,14 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
                     .partition_point(|&v| goes_left(v, t, false))
                     .saturating_sub(1) as u8;
                 let codes = &s.codes[k];
+                partition_rows(cut.n_left, rows, buf, unit, |r| codes[r] <= last)
+            }
+            Some((k, Span::Wide { .. })) => {
+                let levels = self.cols.wide_levels(feature);
+                let last = levels
+                    .partition_point(|&v| goes_left(v, t, false))
+                    .saturating_sub(1) as u16;
+                let codes = &s.wide[k];
                 partition_rows(cut.n_left, rows, buf, unit, |r| codes[r] <= last)
             }
             // A Zero span is constant, so never the best: the flags are the best's.
@@ -402,6 +478,19 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
     draw_split(&mut source, features, n_constant, max_features, rng)
 }
 
+/// The wide codes of feature `f`, when it has them and the tree's sums are whole (bins
+/// then keep them bit for bit; [`ThresholdRule::search_wide`] chooses between bins and a
+/// sort of the codes).
+#[inline(always)]
+fn wide_at<'a, T: Feature, C: Criterion>(
+    cols: Columns<'a, T>,
+    f: u32,
+    ctx: &NodeCtx<'_, C>,
+) -> Option<&'a Wide> {
+    let wide = cols.levels?.wide(f as usize)?;
+    ctx.whole_sums.then_some(wide)
+}
+
 /// Flags the rows that go left (by [`goes_left`]).
 fn mark_left<V: Copy>(
     xf: &[V],
@@ -413,117 +502,4 @@ fn mark_left<V: Copy>(
     flags.clear();
     let left = |v| goes_left(value(v), threshold, missing_left);
     flags.extend(xf.iter().map(|&v| u8::from(left(v))));
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::tree::criterion::{Gini, SquaredError};
-    use crate::tree::split::{BestThreshold, RandomThreshold};
-
-    /// Searches one candidate as values and as codes, with the same RNG stream, and
-    /// checks that both find the same cut, bit for bit.
-    fn same_cut<C: Criterion, R: ThresholdRule>(
-        crit: &C,
-        ys: &[C::Y],
-        ws: &[f64],
-        rng: &mut TreeRng,
-    ) {
-        let n = ys.len();
-        let spread = if rng.below(2) == 0 { 4 } else { 256 };
-        let n_levels = 1 + rng.below(spread);
-        let mut distinct: Vec<f32> = (0..n_levels)
-            .map(|_| (rng.unit() * 20.0 - 10.0) as f32)
-            .collect();
-        distinct.sort_by(f32::total_cmp);
-        distinct.dedup();
-        let codes: Vec<u8> = (0..n).map(|_| rng.below(distinct.len()) as u8).collect();
-        let values: Vec<f32> = codes.iter().map(|&c| distinct[c as usize]).collect();
-        // Levels as the fit computes them: the f64 of each distinct value.
-        let levels: Vec<f64> = distinct.iter().map(|&v| f64::from(v)).collect();
-        let (lo, hi) = (*codes.iter().min().unwrap(), *codes.iter().max().unwrap());
-        if hi == lo {
-            return;
-        }
-        let mut total = vec![0.0; crit.stats_len()];
-        crit.accumulate(&mut total, ys, ws);
-        for (msl, whole) in [(1, false), (1, true), (3, false)] {
-            let whole_sums = whole && crit.whole_sums(ys, ws);
-            let ctx = NodeCtx {
-                crit,
-                total: &total,
-                min_samples_leaf: msl,
-                min_weight_leaf: 0.0,
-                unit_weights: ws.iter().all(|&w| w == 1.0),
-                whole_sums,
-            };
-            let (mut samples, mut ys, mut ws) =
-                ((0..n as u32).collect::<Vec<_>>(), ys.to_vec(), ws.to_vec());
-            let rows = NodeRows {
-                samples: &mut samples,
-                ys: &mut ys,
-                ws: &mut ws,
-            };
-            let seed = rng.next_u64();
-            let mut s = SearchBufs::<f32>::new(total.len());
-            let (vlo, vhi) = (
-                values[codes.iter().position(|&c| c == lo).unwrap()],
-                values[codes.iter().position(|&c| c == hi).unwrap()],
-            );
-            let bar = f64::NEG_INFINITY;
-            let by_values = R::search(
-                &values,
-                &mut s,
-                &ctx,
-                &rows,
-                bar,
-                vlo,
-                vhi,
-                &mut TreeRng::new(seed),
-            );
-            let by_codes = R::search_coded(
-                &codes,
-                &levels,
-                &mut s,
-                &ctx,
-                &rows,
-                bar,
-                lo,
-                hi,
-                &mut TreeRng::new(seed),
-            );
-            let bits =
-                |c: Option<Cut>| c.map(|c| (c.proxy.to_bits(), c.threshold.to_bits(), c.n_left));
-            assert_eq!(
-                bits(by_values),
-                bits(by_codes),
-                "n {n} levels {} msl {msl} whole {whole_sums}",
-                levels.len()
-            );
-        }
-    }
-
-    #[test]
-    fn codes_and_values_give_the_same_cut() {
-        let mut rng = TreeRng::new(21);
-        let none_u32: Vec<u32> = Vec::new();
-        let gini = Gini::new(&none_u32, 3);
-        let squared = SquaredError { y: &[] };
-        for _ in 0..300 {
-            let n = 2 + rng.below(600);
-            let classes: Vec<u32> = (0..n).map(|_| rng.below(3) as u32).collect();
-            let real: Vec<f64> = (0..n).map(|_| rng.unit() * 7.0 - 2.0).collect();
-            let whole: Vec<f64> = (0..n).map(|_| rng.below(30) as f64 - 10.0).collect();
-            let unit = vec![1.0; n];
-            let counts: Vec<f64> = (0..n).map(|_| (1 + rng.below(3)) as f64).collect();
-            let fractions: Vec<f64> = (0..n).map(|_| 0.1 + rng.unit()).collect();
-            for ws in [&unit, &counts, &fractions] {
-                same_cut::<_, BestThreshold>(&gini, &classes, ws, &mut rng);
-                same_cut::<_, BestThreshold>(&squared, &real, ws, &mut rng);
-                same_cut::<_, BestThreshold>(&squared, &whole, ws, &mut rng);
-                same_cut::<_, RandomThreshold>(&gini, &classes, ws, &mut rng);
-                same_cut::<_, RandomThreshold>(&squared, &real, ws, &mut rng);
-            }
-        }
-    }
 }
