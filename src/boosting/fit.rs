@@ -182,7 +182,7 @@ impl Booster {
         tree.max_samples = None;
         tree.balanced_subsample = false;
         tree.n_estimators = 1;
-        let session = FitSession::new(&tree, x, Targets::regression(y)?, sample_weight)?;
+        let session = FitSession::for_booster(&tree, x, y, sample_weight)?;
         // Parameters as the model keeps them: the trees' in canonical form, so that a
         // warm start from a loaded model compares equal values.
         let params = &BoostParams {

@@ -63,6 +63,36 @@ impl<'a, T: Feature> FitSession<'a, T> {
         sample_weight: Option<&'a [f64]>,
         bins: Option<(&Binned, usize)>,
     ) -> Result<Self> {
+        Self::open(params, x, targets, sample_weight, bins, false)
+    }
+
+    /// The session of a booster's trees, fitted on the regression target `y`: its trees
+    /// sum gradients in any order ([`FitSession::grow_on`]), so columns with up to 65 535
+    /// levels get wide codes whatever `y` and the weights are.
+    pub(crate) fn for_booster(
+        params: &ForestParams,
+        x: Matrix<'a, T>,
+        y: &'a [f64],
+        sample_weight: Option<&'a [f64]>,
+    ) -> Result<Self> {
+        Self::open(
+            params,
+            x,
+            Targets::regression(y)?,
+            sample_weight,
+            None,
+            true,
+        )
+    }
+
+    fn open(
+        params: &ForestParams,
+        x: Matrix<'a, T>,
+        targets: Targets<'a>,
+        sample_weight: Option<&'a [f64]>,
+        bins: Option<(&Binned, usize)>,
+        sums_in_any_order: bool,
+    ) -> Result<Self> {
         let n = x.n_rows();
         if targets.len() != n {
             return Err(ForestError::Shape(format!(
@@ -158,10 +188,11 @@ impl<'a, T: Feature> FitSession<'a, T> {
         // codes are a byte per row and column: never made for a sparse X.
         // Wide codes (257 to 65 535 levels) serve only trees whose sums are whole (the
         // per-tree test is `Grower::new`'s): made for integer weights and classes or
-        // integer targets.
+        // integer targets, or for a booster.
         let whole = |v: &[f64]| v.iter().all(|t| t.fract() == 0.0);
-        let wide = sample_weight.is_none_or(whole)
-            && !matches!(targets, Targets::Regression(y) if !whole(y));
+        let wide = sums_in_any_order
+            || sample_weight.is_none_or(whole)
+                && !matches!(targets, Targets::Regression(y) if !whole(y));
         let levels = match params.splitter {
             SplitterKind::Best if !x.is_sparse() => {
                 Levels::with_missing(Levels::new(&x, wide), missing)
@@ -357,7 +388,8 @@ impl<'a, T: Feature> FitSession<'a, T> {
     /// rows `samples` with weights `ws` (all positive), with the session's splitter, rules,
     /// codes and the feature subset and split randomness of tree `index`: the booster's
     /// one way to grow a tree, so that boosting and forests share one tree learner. Its
-    /// best-first histogram trees keep node bins ([`Grower::with_best_first_bins`]).
+    /// best-first histogram trees keep node bins ([`Grower::with_best_first_bins`]) and its
+    /// exact search bins coded columns ([`Grower::with_sums_in_any_order`]).
     pub(crate) fn grow_on(
         &self,
         y: &[f64],
@@ -406,7 +438,7 @@ fn grow<T: Feature, C: Criterion>(
     p: &Resolved,
     width: usize,
     rng: &mut crate::rng::TreeRng,
-    best_first_bins: bool,
+    booster: bool,
 ) -> GrowingTree {
     fn binary<T: Feature, C: Criterion, R: ThresholdRule>(
         x: Matrix<'_, T>,
@@ -418,11 +450,11 @@ fn grow<T: Feature, C: Criterion>(
         p: &Resolved,
         width: usize,
         rng: &mut crate::rng::TreeRng,
-        best_first_bins: bool,
+        booster: bool,
     ) -> GrowingTree {
         let mut g = Grower::new(x, levels, crit, ws, samples, p, width);
-        if best_first_bins {
-            g = g.with_best_first_bins();
+        if booster {
+            g = g.with_best_first_bins().with_sums_in_any_order();
         }
         g.grow::<R>(samples, features, rng);
         g.tree
@@ -439,7 +471,7 @@ fn grow<T: Feature, C: Criterion>(
                 p,
                 width,
                 rng,
-                best_first_bins,
+                booster,
             );
             tree.map_thresholds(|feature, code| b.threshold(feature, code as usize));
             tree
@@ -452,7 +484,7 @@ fn grow<T: Feature, C: Criterion>(
         }
         // Best (a histogram session always has its codes).
         _ => binary::<T, C, BestThreshold>(
-            x, levels, crit, ws, samples, features, p, width, rng, false,
+            x, levels, crit, ws, samples, features, p, width, rng, booster,
         ),
     }
 }

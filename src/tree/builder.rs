@@ -52,6 +52,7 @@ pub(crate) struct Grower<'a, T: Feature, C: Criterion> {
     root_weight: f64,
     min_weight_leaf: f64,
     unit_weights: bool,
+    /// Coded columns may be summed in bins ([`NodeCtx::whole_sums`]).
     whole_sums: bool,
     /// Best-first growth keeps histogram bins as depth-first growth does (the booster's
     /// trees only: [`Grower::with_best_first_bins`]).
@@ -106,6 +107,17 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
     /// forests' trees are unchanged.
     pub fn with_best_first_bins(mut self) -> Self {
         self.best_first_bins = true;
+        self
+    }
+
+    /// Lets the exact search sum a coded column in bins (one pass over the node's codes)
+    /// even when the sums are not whole numbers, as histogram boosters do: bins add a
+    /// code's rows before adding codes, which rounds otherwise than the sorted scan, so a
+    /// near-tie may resolve otherwise. Only the booster asks for it (its gradients are
+    /// never whole, and its sorted scans cost as much as scikit-learn's); the forests'
+    /// trees stay those of the sorted scan, bit for bit.
+    pub fn with_sums_in_any_order(mut self) -> Self {
+        self.whole_sums |= self.levels.is_some();
         self
     }
 

@@ -99,8 +99,10 @@ pub(crate) struct NodeCtx<'a, C> {
     /// Every weight of the tree is 1 (no bootstrap, no sample weights: Extra-Trees by
     /// default), so scans need not read them.
     pub unit_weights: bool,
-    /// Every sum of the search is exact in any order ([`Criterion::whole_sums`]), so a
-    /// coded column may be summed in bins instead of sorted.
+    /// Every sum of the search is exact in any order ([`Criterion::whole_sums`]), or the
+    /// tree's owner accepts sums in any order (the booster:
+    /// `Grower::with_sums_in_any_order`), so a coded column may be summed in bins instead
+    /// of sorted.
     pub whole_sums: bool,
 }
 
