@@ -130,7 +130,9 @@ impl Booster {
                 buf.copy_from_slice(&step[i * k..(i + 1) * k]);
             });
             let recorded = self.oob_scores.get(t).copied().unwrap_or(f64::NAN);
-            if !((base - recorded).abs() <= SAME_LOSS * recorded.abs().max(1.0)) {
+            // False for a NaN on either side, which is no match either.
+            let same = (base - recorded).abs() <= SAME_LOSS * recorded.abs().max(1.0);
+            if !same {
                 return Err(ForestError::InvalidTarget(format!(
                     "round {t}'s out-of-bag loss is {base} on these rows but {recorded} at \
                      fit: X, y and sample_weight must be the training data (and init's \
