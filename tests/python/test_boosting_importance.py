@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from sklearn.ensemble import GradientBoostingClassifier as SkGBC
 from sklearn.ensemble import GradientBoostingRegressor as SkGBR
-from sklearn.linear_model import LinearRegression
+from sklearn.linear_model import LinearRegression, LogisticRegression
 
 import forestimp as fi
 from forestimp import _core
@@ -225,3 +225,40 @@ def test_oob_permutation_of_boosters_determinism_and_errors():
     init = fi.GradientBoostingRegressor(init=LinearRegression(), subsample=0.5, **KW)
     res = permutation(init.fit(X, y), X, y, oob=True, random_state=0)
     np.testing.assert_allclose(res.oob_error, init.oob_scores_, rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------- to_sklearn
+@pytest.mark.parametrize(
+    "loss, n_classes, init",
+    [
+        ("squared_error", 0, None),
+        ("quantile", 0, "zero"),
+        ("huber", 0, LinearRegression()),
+        ("log_loss", 2, None),
+        ("log_loss", 3, None),
+        ("log_loss", 3, "zero"),
+        ("exponential", 2, LogisticRegression()),
+    ],
+)
+def test_to_sklearn_predicts_as_the_model(loss, n_classes, init):
+    # Row and feature subsampling: trees scikit-learn could not grow itself.
+    X, y, w = _data()
+    kw = dict(KW, loss=loss, init=init, subsample=0.7, tree_features=0.8)
+    if n_classes:
+        y = _labels(X, n_classes)
+        est = fi.GradientBoostingClassifier(**kw).fit(X, y, sample_weight=w)
+    else:
+        est = fi.GradientBoostingRegressor(**kw).fit(X, y, sample_weight=w)
+    sk = est.to_sklearn()
+    if n_classes:
+        np.testing.assert_allclose(sk.decision_function(X), est.decision_function(X), atol=1e-12)
+        np.testing.assert_allclose(sk.predict_proba(X), est.predict_proba(X), atol=1e-12)
+        np.testing.assert_array_equal(sk.predict(X), est.predict(X))
+    else:
+        np.testing.assert_allclose(sk.predict(X), est.predict(X), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(sk.feature_importances_, est.feature_importances_, atol=1e-12)
+    np.testing.assert_array_equal(sk.oob_scores_, est.oob_scores_)
+    if init is None and n_classes <= 2:  # what shap reads: the default init_, K = 1
+        explainer = shap.TreeExplainer(sk)
+        got = shap_values(est, X[:40])
+        np.testing.assert_allclose(got.values, explainer.shap_values(X[:40]), atol=1e-9)
