@@ -47,7 +47,8 @@ class PermutationImportance(Importances):
 
     ``importances`` holds one column per tree (``method="oob"``, ``draws="trees"``:
     ``VI_t`` averaged over the repeats; exactly 0 where tree ``t`` never splits on ``m`` or
-    has no out-of-bag row) or per repeat (``"held_out"``, ``draws="repeats"``).
+    has no out-of-bag row), per boosting round (``method="oob"``, ``draws="rounds"``, a
+    gradient-boosting model) or per repeat (``"held_out"``, ``draws="repeats"``).
     ``importances_std`` and ``standard_error`` are over those draws (``ddof=0``).
 
     Attributes
@@ -58,7 +59,8 @@ class PermutationImportance(Importances):
     baseline_score : float or None
         Held-out: the score of the unpermuted predictions. OOB: None.
     oob_error : ndarray of shape (n_estimators,) or None
-        OOB: each tree's ``err_t(O_t)`` (NaN without out-of-bag rows). Held-out: None.
+        OOB: each tree's ``err_t(O_t)`` (NaN without out-of-bag rows), or each boosting
+        round's out-of-bag loss ``L_t`` (``oob_scores_``). Held-out: None.
     scaled : bool
     seed : int
         Engine seed of the permutations (rebuild them with
