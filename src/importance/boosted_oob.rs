@@ -226,3 +226,59 @@ impl Booster {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::boosting::{BoostParams, Booster, Loss};
+    use crate::data::{Layout, Matrix};
+    use crate::error::ForestError;
+    use crate::params::{CriterionKind, ForestParams};
+    use crate::rng::TreeRng;
+    use std::sync::atomic::{AtomicBool, AtomicUsize};
+
+    fn fit(x: Matrix<'_, f64>, y: &[f64], subsample: f64) -> Booster {
+        let mut tree = ForestParams::random_forest(CriterionKind::SquaredError);
+        tree.max_depth = Some(3);
+        tree.max_features = crate::FeatureCount::Count(3);
+        let params = BoostParams {
+            loss: Loss::Huber { alpha: 0.8 },
+            learning_rate: 0.2,
+            n_estimators: 6,
+            subsample,
+            init_zero: false,
+            n_iter_no_change: None,
+            tol: 1e-4,
+            tree,
+        };
+        let (stop, done) = (AtomicBool::new(false), AtomicUsize::new(0));
+        Booster::fit(&params, x, y, 0, None, None, None, None, &stop, &done).unwrap()
+    }
+
+    /// The recomputed out-of-bag losses are the fit's, a constant feature earns exactly 0,
+    /// and the refusals are typed.
+    #[test]
+    fn reproduces_the_fit_and_refuses_what_it_cannot_measure() {
+        let n = 120;
+        let mut rng = TreeRng::new(5);
+        let mut x: Vec<f64> = (0..n * 3).map(|_| rng.below(1000) as f64 / 100.0).collect();
+        (0..n).for_each(|i| x[i * 3 + 2] = 1.0);
+        let m = Matrix::new(&x, n, 3, Layout::RowMajor).unwrap();
+        let y: Vec<f64> = (0..n).map(|i| x[i * 3] * x[i * 3] - x[i * 3 + 1]).collect();
+        let never = AtomicBool::new(false);
+        let b = fit(m, &y, 0.6);
+        let res = b
+            .oob_permutation_importance_until(m, &y, None, None, 2, 9, &never)
+            .unwrap();
+        assert_eq!(res.oob_loss, b.oob_scores());
+        assert!(res.n_oob.iter().all(|&k| k == n - 72));
+        assert!(res.per_round.chunks(3).all(|vi| vi[2] == 0.0));
+        let mean0: f64 = res.per_round.chunks(3).map(|vi| vi[0]).sum::<f64>();
+        assert!(mean0 > 0.0, "the strongest feature matters out of bag");
+        let shifted: Vec<f64> = y.iter().map(|v| v + 1.0).collect();
+        let other = b.oob_permutation_importance_until(m, &shifted, None, None, 1, 9, &never);
+        assert!(matches!(other, Err(ForestError::InvalidTarget(_))));
+        let full = fit(m, &y, 1.0);
+        let refused = full.oob_permutation_importance_until(m, &y, None, None, 1, 9, &never);
+        assert!(matches!(refused, Err(ForestError::Unsupported(_))));
+    }
+}
