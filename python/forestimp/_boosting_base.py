@@ -420,6 +420,68 @@ class BaseGradientBoosting(BaseEstimator):
             out[divmod(index, b.trees_per_round)] = tree
         return out
 
+    def to_sklearn(self) -> Any:
+        """This model as a fitted scikit-learn ``GradientBoostingRegressor`` /
+        ``GradientBoostingClassifier`` (nothing is refitted), so that tools that read
+        scikit-learn's models (``shap.TreeExplainer``, ``sklearn.inspection``) read it.
+
+        The trees are :attr:`estimators_` (line-searched leaf values, thresholds cut to
+        float32, as scikit-learn stores them; its ``predict`` multiplies by the learning
+        rate). ``init_`` is the fitted ``init`` estimator, ``"zero"``, or a fitted
+        ``DummyRegressor(strategy="constant")`` / ``DummyClassifier(strategy="prior")``
+        whose constant or class priors give this model's initial raw prediction through
+        the loss's link, as scikit-learn's default ``init_``. Predictions agree with this
+        model's on float32 inputs up to rounding.
+        """
+        from sklearn.dummy import DummyClassifier, DummyRegressor
+        from sklearn.ensemble import GradientBoostingClassifier, GradientBoostingRegressor
+
+        check_is_fitted(self, "booster_")
+        b = self.booster_
+        p = self.n_features_in_
+        cls = GradientBoostingClassifier if self._is_classifier else GradientBoostingRegressor
+        # scikit-learn's own parameters (splitter, max_bins, tree_features, n_jobs are ours).
+        names = (
+            "loss learning_rate n_estimators subsample min_samples_split min_samples_leaf "
+            "min_weight_fraction_leaf max_depth alpha min_impurity_decrease random_state "
+            "max_features max_leaf_nodes warm_start validation_fraction n_iter_no_change tol "
+            "ccp_alpha"
+        ).split()
+        kw = {k: getattr(self, k) for k in names if k in cls().get_params()}
+        sk = cls(**kw, init=self.init_ if self._init_estimator() else self.init)
+        for attr in ("n_features_in_", "feature_names_in_", "classes_", "n_classes_"):
+            if hasattr(self, attr):
+                setattr(sk, attr, getattr(self, attr))
+        for attr in ("train_score_", "oob_improvement_", "oob_scores_", "oob_score_"):
+            if hasattr(self, attr):
+                setattr(sk, attr, np.array(getattr(self, attr)))
+        sk.estimators_ = self.estimators_
+        sk.n_estimators_ = self.n_estimators_
+        sk.n_trees_per_iteration_ = self.n_trees_per_iteration_
+        sk.max_features_ = self.max_features_
+        sk._loss = sk._get_loss(sample_weight=None)
+        if self._init_estimator():
+            sk.init_ = self.init_
+        elif self.init == "zero":
+            sk.init_ = "zero"
+        elif not self._is_classifier:
+            init = float(b.init[0])
+            sk.init_ = DummyRegressor(strategy="constant", constant=init).fit(
+                np.zeros((1, p)), [init]
+            )
+        else:
+            raw = np.asarray(b.init, dtype=np.float64)
+            if len(raw) == 1:  # the binary link: logit (exponential loss: half of it)
+                p1 = 1.0 / (1.0 + np.exp(-(2.0 if self.loss == "exponential" else 1.0) * raw[0]))
+                prior = np.array([1.0 - p1, p1])
+            else:  # symmetric multinomial link: log p − mean log p
+                e = np.exp(raw - raw.max())
+                prior = e / e.sum()
+            k = len(prior)
+            sk.init_ = DummyClassifier(strategy="prior").fit(np.zeros((k, p)), np.arange(k))
+            sk.init_.class_prior_ = prior
+        return sk
+
     # -------------------------------------------------------------- importances
     @property
     def feature_importances_(self) -> np.ndarray:

@@ -24,6 +24,8 @@ __all__ = [
     "ModelFormatError",
     "__version__",
     "_install_counts",
+    "booster_oob_indices",
+    "booster_oob_permutation_importance",
     "context_importances",
     "in_bag_counts",
     "local_mdi",
@@ -357,8 +359,11 @@ def context_importances(
     permutations), ``null_absolute`` and ``null_signed`` (n_permutations, p, n_contexts).
     """
 
-def local_mdi(forest: Forest, x: _Matrix, n_jobs: int | None = None) -> npt.NDArray[np.float64]:
-    """Local MDI of every row, shape (n, n_features)."""
+def local_mdi(
+    model: Forest | Booster, x: _Matrix, n_jobs: int | None = None
+) -> npt.NDArray[np.float64]:
+    """Local MDI of every row, shape (n, n_features), of a forest or a booster (whose sum over
+    trees is divided by the number of trees with a split)."""
 
 def mdi_oob(
     forest: Forest,
@@ -371,11 +376,12 @@ def mdi_oob(
     with ``output=k`` (multi-output forests), of output k, ``y`` being its column."""
 
 def tree_shap(
-    forest: Forest, x: _Matrix, interactions: bool = False, n_jobs: int | None = None
+    model: Forest | Booster, x: _Matrix, interactions: bool = False, n_jobs: int | None = None
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64] | None]:
     """Path-dependent TreeSHAP values (n, n_features, width), the expected value (width,) and,
     with ``interactions``, the interaction values (n, n_features, n_features, width); width is
-    the number of classes, or 1 for regression."""
+    the number of classes, or 1 for regression; for a booster, its raw columns (K or 1), the
+    raw prediction explained (values plus expected value = raw prediction)."""
 
 def mdi_by_depth(forest: Forest, n_jobs: int | None = None) -> npt.NDArray[np.float64]:
     """Raw MDI by depth averaged over trees, shape (n_features, n_depths).
@@ -442,6 +448,26 @@ def permutation_indices(
 
 def oob_indices(forest: Forest, tree: int) -> npt.NDArray[np.int64]:
     """Out-of-bag rows of tree ``tree``, increasing."""
+
+def booster_oob_permutation_importance(
+    booster: Booster,
+    x: _Matrix,
+    y: npt.NDArray[np.float64],
+    sample_weight: npt.NDArray[np.float64] | None = None,
+    offset: npt.NDArray[np.float64] | None = None,
+    *,
+    n_repeats: int,
+    seed: int,
+    n_jobs: int | None = None,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.int64]]:
+    """Out-of-bag permutation importance of a subsampled booster from its training data
+    (``y`` values or class codes, the fit's weights, ``offset`` the init estimator's raw
+    predictions (n * K,)): per round (n_repeats, n_rounds, p), each round's out-of-bag loss
+    (n_rounds,) (checked against ``oob_scores``) and its out-of-bag row count (n_rounds,)."""
+
+def booster_oob_indices(booster: Booster, n_samples: int, round: int) -> npt.NDArray[np.int64]:
+    """Out-of-bag rows of round ``round`` of a booster fitted on ``n_samples`` rows,
+    increasing (empty without subsampling)."""
 
 def in_bag_counts(forest: Forest, tree: int) -> npt.NDArray[np.uint32]:
     """How many times tree ``tree`` drew each training row (0: out of bag)."""

@@ -20,7 +20,6 @@ use crate::error::{invalid, ForestError, Result};
 use crate::forest::FitSession;
 use crate::parallel::{chunks_mut, map_ordered};
 use crate::params::{CriterionKind, FeatureCount, ForestParams, Resolved, SplitterKind};
-use crate::rng::{stream, tree_seed, TreeRng};
 use crate::tree::Tree;
 
 /// Everything that defines how a booster is grown.
@@ -362,19 +361,7 @@ impl<T: Feature> Run<'_, '_, T> {
     /// Round `r`'s in-bag rows: `max(1, ⌊subsample · n⌋)` rows without replacement, or
     /// `None` (every row) when `subsample == 1`.
     fn mask(&self, subsample: f64, seed: u64, r: usize) -> Option<Vec<bool>> {
-        if subsample >= 1.0 {
-            return None;
-        }
-        let n = self.y.len();
-        let m = ((subsample * n as f64) as usize).max(1);
-        let mut rows: Vec<u32> = (0..n as u32).collect();
-        TreeRng::new(tree_seed(seed, r as u64, stream::BOOSTING_ROWS))
-            .partial_shuffle(&mut rows, m);
-        let mut mask = vec![false; n];
-        for &i in &rows[..m] {
-            mask[i as usize] = true;
-        }
-        Some(mask)
+        super::round_mask(self.y.len(), subsample, seed, r)
     }
 
     /// Huber's δ of the round: the `alpha` weighted percentile of `|y − F|` over all rows.

@@ -21,12 +21,32 @@ mod tests;
 
 pub use fit::{BoostParams, Validation};
 pub use loss::Loss;
+pub(crate) use loss::{weighted_percentile, RoundLoss};
 
 use crate::data::{Feature, Matrix};
 use crate::error::{ForestError, Result};
 use crate::parallel::chunks_mut;
 use crate::params::Resolved;
+use crate::rng::{stream, tree_seed, TreeRng};
 use crate::tree::Tree;
+
+/// Round `r`'s in-bag rows of `n`: `max(1, ⌊subsample · n⌋)` rows drawn without
+/// replacement from `(seed, r)` (stream `BOOSTING_ROWS`), or `None` (every row) when
+/// `subsample == 1`. The fit draws them here, and the out-of-bag importance regenerates
+/// them here, so both read the same rows.
+pub(crate) fn round_mask(n: usize, subsample: f64, seed: u64, r: usize) -> Option<Vec<bool>> {
+    if subsample >= 1.0 {
+        return None;
+    }
+    let m = ((subsample * n as f64) as usize).max(1);
+    let mut rows: Vec<u32> = (0..n as u32).collect();
+    TreeRng::new(tree_seed(seed, r as u64, stream::BOOSTING_ROWS)).partial_shuffle(&mut rows, m);
+    let mut mask = vec![false; n];
+    for &i in &rows[..m.min(n)] {
+        mask[i as usize] = true;
+    }
+    Some(mask)
+}
 
 /// A fitted gradient-boosting model: `k` trees per round, in round-major order.
 #[derive(Clone, Debug, PartialEq)]

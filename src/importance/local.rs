@@ -3,13 +3,15 @@
 //! * **Local MDI** (Sutera et al. 2021): for a sample `x`, every node `t` of `x`'s path that
 //!   splits on `X_m` adds `i(t) − i(t_x)`, the impurity of `t` minus that of the child `x`
 //!   goes to; averaged over trees. Over the (weighted) training samples of a tree its mean is
-//!   `Σ_t p(t) Δi(t)`, the tree's MDI: global MDI is the mean of local MDI.
+//!   `Σ_t p(t) Δi(t)`, the tree's MDI: global MDI is the mean of local MDI. A booster's
+//!   trees, grown on negative gradients, are read the same way ([`Booster::local_mdi`]).
 //! * **MDI-oob** (Li et al. 2019): along the path of each *out-of-bag* sample, the change of
 //!   the node value `v(t_x) − v(t)` times the sample's centred target `y − v(root)`
 //!   (one-hot codes for classes). On the in-bag samples this is exactly the Gini (or
 //!   variance) MDI; on out-of-bag samples a split that only fitted noise earns nothing on
 //!   average, which removes MDI's bias towards high-cardinality features.
 
+use crate::boosting::Booster;
 use crate::data::{Feature, Matrix};
 use crate::error::{ForestError, Result};
 use crate::forest::sampling::in_bag_counts;
@@ -40,25 +42,13 @@ impl Forest {
     /// multi-output forest `i` is the mean impurity over outputs, as in its MDI.
     pub fn local_mdi<T: Feature>(&self, x: Matrix<'_, T>) -> Result<Vec<f64>> {
         self.check_input(&x)?;
-        let p = self.n_features();
-        let mut out = vec![0.0; x.n_rows() * p];
-        if p == 0 {
-            return Ok(out);
-        }
         let scale = 1.0 / self.trees.len() as f64;
-        let rows = crate::forest::row_chunk(x.n_rows());
-        // Derived once per tree (not per row chunk): the trees keep leaf statistics only.
-        let impurities =
-            crate::parallel::map_ordered(self.trees.len(), |k| self.trees[k].node_stats().impurity);
-        chunks_mut(&mut out, rows * p, |k, chunk| {
-            for (tree, imp) in self.trees.iter().zip(&impurities) {
-                for (r, acc) in chunk.chunks_mut(p).enumerate() {
-                    on_path(tree, &x, k * rows + r, |t, c, f| acc[f] += imp[t] - imp[c]);
-                }
-            }
-            chunk.iter_mut().for_each(|a| *a *= scale);
-        });
-        Ok(out)
+        Ok(path_impurity_decreases(
+            &self.trees,
+            &x,
+            self.n_features(),
+            scale,
+        ))
     }
 
     /// MDI-oob of every tree (`n_trees` rows of `n_features`) from the training data
@@ -129,6 +119,59 @@ impl Forest {
         }
         Ok(rows)
     }
+}
+
+impl Booster {
+    /// Local MDI of every row of `x` for a gradient-boosting model: `n_rows × n_features`,
+    /// row-major, `Imp(X_m; x) = (1/M') Σ_trees Σ_{t ∈ path(x), v(t) = m} [i(t) − i(t_x)]`,
+    /// `i` the weighted variance of the negative gradients each tree was grown on and `M'`
+    /// the number of trees with a split (every class's tree of a round counts), as
+    /// [`Booster::feature_importances`] averages before it normalizes. Over a tree's
+    /// (weighted) in-bag rows the mean is the tree's MDI, so without subsampling the
+    /// weighted mean over the training rows is the unnormalized boosting MDI.
+    pub fn local_mdi<T: Feature>(&self, x: Matrix<'_, T>) -> Result<Vec<f64>> {
+        if x.n_cols() != self.n_features() {
+            return Err(ForestError::Shape(format!(
+                "X has {} features, the model was fitted with {}",
+                x.n_cols(),
+                self.n_features()
+            )));
+        }
+        let split = self.trees().iter().filter(|t| t.len() > 1).count().max(1);
+        let scale = 1.0 / split as f64;
+        Ok(path_impurity_decreases(
+            self.trees(),
+            &x,
+            self.n_features(),
+            scale,
+        ))
+    }
+}
+
+/// `scale · Σ_trees Σ_{t ∈ path(x_i), v(t) = m} [i(t) − i(t_x)]` of every row, `n_rows × p`
+/// row-major, in parallel over row chunks; each row sums its trees in order.
+fn path_impurity_decreases<T: Feature>(
+    trees: &[Tree],
+    x: &Matrix<'_, T>,
+    p: usize,
+    scale: f64,
+) -> Vec<f64> {
+    let mut out = vec![0.0; x.n_rows() * p];
+    if p == 0 {
+        return out;
+    }
+    let rows = crate::forest::row_chunk(x.n_rows());
+    // Derived once per tree (not per row chunk): the trees keep leaf statistics only.
+    let impurities = map_ordered(trees.len(), |k| trees[k].node_stats().impurity);
+    chunks_mut(&mut out, rows * p, |k, chunk| {
+        for (tree, imp) in trees.iter().zip(&impurities) {
+            for (r, acc) in chunk.chunks_mut(p).enumerate() {
+                on_path(tree, x, k * rows + r, |t, c, f| acc[f] += imp[t] - imp[c]);
+            }
+        }
+        chunk.iter_mut().for_each(|a| *a *= scale);
+    });
+    out
 }
 
 /// `Σ_{(i, w_i)} w_i Σ_{t ∈ path(x_i)} ⟨v(t_{x_i}) − v(t), y_i − v(root)⟩ / Σ w_i`, credited to

@@ -4,21 +4,29 @@ use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::prelude::*;
 
 use super::arrays::{to_rows, with_matrix, XArray, YArray};
+use super::boosting::PyBooster;
 use super::doorway::run;
 use super::model::PyForest;
 
 type MeanAndTrees<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray2<f64>>);
 
-/// Local MDI of every row of `x`, shape (n_samples, n_features).
+/// Local MDI of every row of `x`, shape (n_samples, n_features), of a forest or (`model`
+/// a `Booster`) of a gradient-boosting model.
 #[pyfunction]
-#[pyo3(signature = (forest, x, n_jobs = None))]
+#[pyo3(signature = (model, x, n_jobs = None))]
 pub fn local_mdi<'py>(
     py: Python<'py>,
-    forest: PyRef<'py, PyForest>,
+    model: &Bound<'py, PyAny>,
     x: &Bound<'py, PyAny>,
     n_jobs: Option<i64>,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let x = XArray::extract(x)?;
+    if let Ok(b) = model.cast::<PyBooster>() {
+        let b = &b.get().inner;
+        let (v, n) = with_matrix!(x, |m| (run(py, n_jobs, || b.local_mdi(m))?, m.n_rows()));
+        return to_rows(py, v, n, b.n_features());
+    }
+    let forest: PyRef<'py, PyForest> = model.extract()?;
     let f = &forest.inner;
     let (v, n) = with_matrix!(x, |m| (run(py, n_jobs, || f.local_mdi(m))?, m.n_rows()));
     to_rows(py, v, n, f.n_features())

@@ -1,10 +1,11 @@
 //! Bindings of the permutation importances (`src/importance/permutation.rs`) and the
 //! helpers that let Python rebuild their permutations and OOB sets.
 
-use numpy::{IntoPyArray, PyArray1, PyArrayDyn};
+use numpy::{IntoPyArray, PyArray1, PyArrayDyn, PyReadonlyArray1};
 use pyo3::prelude::*;
 
 use super::arrays::{to_rows, to_shape, with_matrix, XArray, YArray};
+use super::boosting::PyBooster;
 use super::doorway::{run, run_watched};
 use super::model::PyForest;
 use crate::importance::permutation::{oob_rows, permutation_indices as perm_indices};
@@ -67,6 +68,64 @@ pub fn oob_permutation_importance<'py>(
         res.oob_error.into_pyarray(py),
         n_oob.into_pyarray(py),
     ))
+}
+
+/// Out-of-bag permutation importance of a subsampled booster (`crate::importance::
+/// boosted_oob`): (per_round (R, n_rounds, p), oob_loss (n_rounds,), n_oob (n_rounds,)).
+/// `y` holds values or class codes as float64; `offset` (n, K) row-major is the initial
+/// estimator's raw predictions when the model has one.
+#[pyfunction]
+#[pyo3(signature = (booster, x, y, sample_weight = None, offset = None, *, n_repeats, seed, n_jobs = None))]
+#[allow(clippy::too_many_arguments)]
+pub fn booster_oob_permutation_importance<'py>(
+    py: Python<'py>,
+    booster: PyRef<'_, PyBooster>,
+    x: &Bound<'py, PyAny>,
+    y: PyReadonlyArray1<'py, f64>,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    offset: Option<PyReadonlyArray1<'py, f64>>,
+    n_repeats: usize,
+    seed: u64,
+    n_jobs: Option<i64>,
+) -> PyResult<OobArrays<'py>> {
+    let b = &booster.inner;
+    let x = XArray::extract(x)?;
+    let y = super::arrays::vector(&y, "y")?;
+    let sw = match &sample_weight {
+        Some(w) => Some(super::arrays::vector(w, "sample_weight")?),
+        None => None,
+    };
+    let offset = match &offset {
+        Some(o) => Some(super::arrays::vector(o, "offset")?),
+        None => None,
+    };
+    let res = with_matrix!(x, |m| run_watched(py, n_jobs, None, |watch| {
+        b.oob_permutation_importance_until(m, y, sw, offset, n_repeats, seed, watch.stop_flag())
+    })?);
+    let (rounds, p) = (res.n_oob.len(), b.n_features());
+    let per_round = to_shape(py, res.per_round, &[n_repeats, rounds, p])?;
+    let n_oob: Vec<i64> = res.n_oob.iter().map(|&n| n as i64).collect();
+    Ok((
+        per_round,
+        res.oob_loss.into_pyarray(py),
+        n_oob.into_pyarray(py),
+    ))
+}
+
+/// Out-of-bag rows of round `round` of a booster fitted on `n_samples` rows, increasing
+/// (empty without subsampling), as its fit drew them.
+#[pyfunction]
+pub fn booster_oob_indices<'py>(
+    py: Python<'py>,
+    booster: PyRef<'_, PyBooster>,
+    n_samples: usize,
+    round: usize,
+) -> Bound<'py, PyArray1<i64>> {
+    let p = booster.inner.params();
+    let rows: Vec<i64> = crate::boosting::round_mask(n_samples, p.subsample, p.tree.seed, round)
+        .map(|m| (0..n_samples as i64).filter(|&i| !m[i as usize]).collect())
+        .unwrap_or_default();
+    rows.into_pyarray(py)
 }
 
 /// Forest predictions with column `feature` permuted: shape (n_repeats, n_samples, width).
@@ -198,5 +257,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(permutation_indices, m)?)?;
     m.add_function(wrap_pyfunction!(in_bag_counts, m)?)?;
     m.add_function(wrap_pyfunction!(oob_indices, m)?)?;
+    m.add_function(wrap_pyfunction!(booster_oob_permutation_importance, m)?)?;
+    m.add_function(wrap_pyfunction!(booster_oob_indices, m)?)?;
     Ok(())
 }

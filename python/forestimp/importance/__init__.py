@@ -1,11 +1,13 @@
-"""Variable importances of fitted forestimp forests.
+"""Variable importances of fitted forestimp forests and gradient-boosting models.
 
 Every function takes a fitted forestimp estimator and returns an :class:`Importances` (or
 a subclass): ``importances_mean``, ``importances`` (the per-tree / per-repeat / per-sample
 draws), ``importances_std``, ``standard_error``, ``feature_names``, ``ranking_``,
 ``to_frame()`` and ``plot()``. Out-of-bag measures take the training ``X, y`` explicitly
 (the estimators keep no reference to them). The formulas are stated in each docstring and
-the user guide (``docs/importances.md``) says when to use which.
+the user guide (``docs/importances.md``) says when to use which. ``mdi``, ``permutation``
+(held out, and out of bag with ``subsample < 1``), ``shap_values`` and ``local_mdi`` also
+take a gradient-boosting model (``docs/boosting.md`` defines them for boosting).
 """
 
 from __future__ import annotations

@@ -23,9 +23,17 @@ def local_mdi(est: Any, X: Any, *, n_jobs: int | None = None) -> LocalImportance
     entropy) and may be negative for a sample sent to a child purer than its parent less
     often than not.
 
+    For a gradient-boosting model (:mod:`forestimp.boosting`) the trees are those grown on
+    the negative gradients, ``i`` the weighted variance of those gradients (the impurity of
+    its MDI), and the sum over trees is *averaged over the trees with a split* (``M`` = their
+    number; every class's tree of a round counts), as ``feature_importances_`` averages them
+    before it normalizes. Without subsampling, the (``sample_weight``-weighted) mean over the
+    training rows is then ``mdi(est).importances_mean`` (the unnormalized boosting MDI);
+    ``feature_importances_`` is that divided by its sum. The learning rate does not enter.
+
     Parameters
     ----------
-    est : fitted forestimp estimator
+    est : fitted forestimp estimator (forest or gradient boosting)
     X : {array-like, sparse matrix} of shape (n_samples, n_features)
         A sparse X is read in place (as compressed sparse columns), never densified.
     n_jobs : int, optional
@@ -38,7 +46,11 @@ def local_mdi(est: Any, X: Any, *, n_jobs: int | None = None) -> LocalImportance
         samples (the MDI when ``X`` is the training set of a forest grown without row
         sampling), ``importances`` is ``values.T``.
     """
-    X = est._engine_input(X, sparse=True)
     jobs = check_n_jobs(est.n_jobs if n_jobs is None else n_jobs)
+    if hasattr(est, "booster_"):
+        X = est._engine_input(X)
+        values = _core.local_mdi(est.booster_, X, n_jobs=jobs)
+        return local_result(values, "local_mdi", feature_names_of(est, X.shape[1]))
+    X = est._engine_input(X, sparse=True)
     values = _core.local_mdi(est.forest_, X, n_jobs=jobs)
     return local_result(values, "local_mdi", feature_names_of(est, X.shape[1]))

@@ -34,7 +34,7 @@ from .._core import (
     permuted_predictions,
 )
 from ._result import Importances, LocalImportances, feature_names_of, local_result, spread
-from ._scoring import _call, permuted_scores, resolve
+from ._scoring import permuted_scores
 
 __all__ = ["PermutationImportance", "local_permutation", "permutation"]
 
@@ -45,7 +45,8 @@ class PermutationImportance(Importances):
 
     ``importances`` holds one column per tree (``method="oob"``, ``draws="trees"``:
     ``VI_t`` averaged over the repeats; exactly 0 where tree ``t`` never splits on ``m`` or
-    has no out-of-bag row) or per repeat (``"held_out"``, ``draws="repeats"``).
+    has no out-of-bag row), per boosting round (``method="oob"``, ``draws="rounds"``, a
+    gradient-boosting model) or per repeat (``"held_out"``, ``draws="repeats"``).
     ``importances_std`` and ``standard_error`` are over those draws (``ddof=0``).
 
     Attributes
@@ -56,7 +57,8 @@ class PermutationImportance(Importances):
     baseline_score : float or None
         Held-out: the score of the unpermuted predictions. OOB: None.
     oob_error : ndarray of shape (n_estimators,) or None
-        OOB: each tree's ``err_t(O_t)`` (NaN without out-of-bag rows). Held-out: None.
+        OOB: each tree's ``err_t(O_t)`` (NaN without out-of-bag rows), or each boosting
+        round's out-of-bag loss ``L_t`` (``oob_scores_``). Held-out: None.
     scaled : bool
     seed : int
         Engine seed of the permutations (rebuild them with
@@ -139,7 +141,13 @@ def permutation(
     y : array-like of shape (n_samples,)
         Their targets (labels for classifiers).
     oob : bool, default=False
-        Breiman's out-of-bag importance on the training data ``X, y``.
+        Breiman's out-of-bag importance on the training data ``X, y``. For a
+        gradient-boosting model fitted with ``subsample < 1`` (see :func:`_boosting_oob`
+        and ``docs/boosting.md``): per round ``t``, the increase of the loss on the round's
+        out-of-bag rows ``O_t`` when the round's trees read feature ``m`` permuted among
+        them, the earlier rounds' prediction unchanged; ``sample_weight`` is then the
+        fit's (the loss is weighted as ``oob_scores_``). ``InvalidParameterError`` for
+        ``subsample == 1``.
     n_repeats : int, default=1
         Permutations per feature (per tree and feature for OOB).
     scoring : str, callable, list, tuple, set, dict or None, default=None
@@ -238,8 +246,11 @@ def _permutation(
 ) -> PermutationImportance | dict[str, PermutationImportance]:
     """:func:`permutation` with its draws computed by ``draws``."""
     if hasattr(est, "booster_"):
+        # Imported here: ``_boosting`` builds this module's result type.
+        from ._boosting import _boosting_permutation
+
         return _boosting_permutation(
-            est, X, y, oob, n_repeats, scoring, sample_weight, scaled, random_state
+            est, X, y, oob, n_repeats, scoring, sample_weight, scaled, random_state, n_jobs
         )
     forest = _forest_of(est)
     if output is not None:
@@ -421,62 +432,3 @@ def local_permutation(
         pred = permuted_predictions(forest, Xe, m, n_repeats=1, seed=seed, n_jobs=n_jobs)[0]
         C[:, m] = loss(pred) - base
     return local_result(C, "local_permutation_forest", names)
-
-
-def _boosting_permutation(
-    est: Any,
-    X: Any,
-    y: Any,
-    oob: bool,
-    n_repeats: Any,
-    scoring: Any,
-    sample_weight: Any,
-    scaled: bool,
-    random_state: Any,
-) -> PermutationImportance | dict[str, PermutationImportance]:
-    """Held-out permutation importance of a gradient-boosting model: the scorer on a copy
-    of X with one column permuted at a time (``sklearn.inspection.permutation_importance``),
-    with the permutations of the forests' held-out measure (``permutation_indices``)."""
-    check_is_fitted(est, "booster_")
-    if oob:
-        raise InvalidParameterError(
-            "Out-of-bag permutation importance is not available for gradient boosting: "
-            "pass held-out X, y."
-        )
-    if X is None or y is None:
-        raise InvalidParameterError("Pass both X and y (held-out data).")
-    n_repeats = P.check_int("n_repeats", n_repeats, 1)
-    if scaled and n_repeats < 2:
-        raise InvalidParameterError("scaled=True needs n_repeats >= 2.")
-    seed = P.seed_from(random_state)
-    Xe = np.array(est._engine_input(X), order="F")  # one copy, one column rewritten per draw
-    yv = np.asarray(y)
-    sw = None if sample_weight is None else _check_sample_weight(sample_weight, Xe)
-    scorer, _, multi = resolve(est, scoring)
-    baseline = _call(scorer, est, Xe, yv, sw)
-    n, p = Xe.shape
-    imp = {k: np.zeros((p, n_repeats)) for k in baseline}
-    for m in range(p):
-        column = Xe[:, m].copy()
-        for r in range(n_repeats):
-            Xe[:, m] = column[permutation_indices(seed, n, m, r)]
-            for k, v in _call(scorer, est, Xe, yv, sw).items():
-                imp[k][m, r] = baseline[k] - v
-        Xe[:, m] = column
-    names = feature_names_of(est, p)
-    results = {
-        k: _result(
-            imp[k],
-            names,
-            scaled,
-            method="held_out",
-            draws="repeats",
-            baseline_score=baseline[k],
-            oob_error=None,
-            seed=seed,
-        )
-        for k in imp
-    }
-    if multi:
-        return {str(k): v for k, v in results.items()}
-    return results[None]

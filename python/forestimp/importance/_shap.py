@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core
+from .._core import InvalidParameterError
 from .._params import check_n_jobs
 from ._result import LocalImportances, feature_names_of
 
@@ -108,6 +109,17 @@ def shap_values(
     Parameters
     ----------
     est : fitted forestimp estimator
+        A forest, or a gradient-boosting model (:mod:`forestimp.boosting`), whose *raw*
+        prediction is explained (``decision_function``: the log-odds of a binary classifier,
+        one column per class for the multinomial loss, ``predict`` for a regressor). The
+        raw prediction is ``init + learning_rate * Σ_t v_t(x)``; TreeSHAP is linear in the
+        leaf values, so each tree is explained with its line-searched leaf values times the
+        learning rate and the trees' values are summed in tree order (each class's trees
+        into its column); ``expected_value`` is ``init`` plus the trees' cover-weighted
+        mean outputs, so ``values.sum(axis=1) + expected_value == decision_function(X)``.
+        These are ``shap.TreeExplainer``'s numbers for scikit-learn's
+        ``GradientBoosting*`` on the same trees. A model with an ``init`` estimator is
+        refused (``InvalidParameterError``): its predictions are not trees.
     X : array-like of shape (n_samples, n_features)
         The samples to explain (finite values, the fitted feature count and names).
     interactions : bool, default=False
@@ -125,6 +137,8 @@ def shap_values(
     """
     X = est._engine_input(X)
     jobs = check_n_jobs(est.n_jobs if n_jobs is None else n_jobs)
+    if hasattr(est, "booster_"):
+        return _boosting_shap(est, X, interactions, jobs)
     values, expected, pairs = _core.tree_shap(est.forest_, X, interactions, n_jobs=jobs)
     classes = getattr(est, "classes_", None)
     multi = getattr(est, "n_outputs_", 1) > 1
@@ -144,6 +158,37 @@ def shap_values(
             if classes is not None
             else [str(k) for k in range(est.n_outputs_)]
         )
+    return ShapValues(
+        importances_mean=magnitude.mean(axis=0),
+        importances=magnitude.T,
+        method="shap",
+        feature_names=feature_names_of(est, X.shape[1]),
+        draws="samples",
+        values=values,
+        expected_value=expected_value,
+        interaction_values=pairs,
+        data=X,
+        output_names=names,
+    )
+
+
+def _boosting_shap(est: Any, X: np.ndarray, interactions: bool, jobs: Any) -> ShapValues:
+    """:func:`shap_values` of a gradient-boosting model's raw prediction (see its ``est``)."""
+    if est._init_estimator():
+        raise InvalidParameterError(
+            "TreeSHAP explains trees: a gradient-boosting model with an init estimator "
+            "adds that estimator's predictions, which are not explained."
+        )
+    values, expected, pairs = _core.tree_shap(est.booster_, X, interactions, n_jobs=jobs)
+    names = None
+    if values.shape[2] == 1:  # regression and binary classification: one raw column
+        values, pairs = values[..., 0], None if pairs is None else pairs[..., 0]
+        expected_value: Any = float(expected[0])
+        magnitude = np.abs(values)
+    else:
+        expected_value = expected
+        magnitude = np.abs(values).mean(axis=2)
+        names = np.asarray(est.classes_)
     return ShapValues(
         importances_mean=magnitude.mean(axis=0),
         importances=magnitude.T,

@@ -41,6 +41,7 @@
 //! chunk, so a Ctrl-C seen by the Python binding ends even a long interaction call within
 //! about one tree's walk of a chunk.
 
+mod boosted;
 mod prepared;
 mod quadrature;
 mod walk;
@@ -88,38 +89,12 @@ impl Forest {
         stop: &AtomicBool,
     ) -> Result<TreeShap> {
         self.check_input(&x)?;
-        let (n, p, width) = (x.n_rows(), self.n_features(), self.width());
+        let (p, width) = (self.n_features(), self.width());
         let trees = map_ordered(self.trees.len(), |k| ShapTree::new(&self.trees[k], p))
             .into_iter()
             .collect::<Result<Vec<_>>>()?;
         let expected_value = mean_of_trees(trees.iter().map(|t| &t.expected[..]), width);
-        let mut values = zeros(&[n, p, width])?;
-        let mut pairs = if interactions {
-            Some(zeros(&[n, p, p, width])?)
-        } else {
-            None
-        };
-        let rows = rows_per_task(n);
-        let mut tasks: Vec<(&mut [f64], Option<&mut [f64]>)> = match &mut pairs {
-            Some(pairs) => values
-                .chunks_mut(rows * p * width)
-                .zip(pairs.chunks_mut(rows * p * p * width))
-                .map(|(v, i)| (v, Some(i)))
-                .collect(),
-            None => values
-                .chunks_mut(rows * p * width)
-                .map(|v| (v, None))
-                .collect(),
-        };
-        let shape = Shape { p, width };
-        map_each_mut(&mut tasks, |k, (values, pairs)| {
-            let first = k * rows;
-            explain_rows(&trees, &x, first, shape, stop, values, pairs.as_deref_mut());
-        });
-        drop(tasks);
-        if stop.load(Ordering::Relaxed) {
-            return Err(ForestError::Stopped);
-        }
+        let (mut values, mut pairs) = explain(&trees, &x, Shape { p, width }, interactions, stop)?;
         let scale = 1.0 / self.trees.len() as f64;
         values.iter_mut().for_each(|v| *v *= scale);
         if let Some(pairs) = &mut pairs {
@@ -131,6 +106,46 @@ impl Forest {
             expected_value,
         })
     }
+}
+
+/// The values (and interactions) of every row of `x`, each tree's added to its output
+/// columns and summed over the trees in tree order (unscaled), in parallel over row
+/// chunks; [`ForestError::Stopped`] once `stop` is set.
+fn explain<T: Feature>(
+    trees: &[ShapTree<'_>],
+    x: &Matrix<'_, T>,
+    shape: Shape,
+    interactions: bool,
+    stop: &AtomicBool,
+) -> Result<(Vec<f64>, Option<Vec<f64>>)> {
+    let (n, Shape { p, width }) = (x.n_rows(), shape);
+    let mut values = zeros(&[n, p, width])?;
+    let mut pairs = if interactions {
+        Some(zeros(&[n, p, p, width])?)
+    } else {
+        None
+    };
+    let rows = rows_per_task(n);
+    let mut tasks: Vec<(&mut [f64], Option<&mut [f64]>)> = match &mut pairs {
+        Some(pairs) => values
+            .chunks_mut(rows * p * width)
+            .zip(pairs.chunks_mut(rows * p * p * width))
+            .map(|(v, i)| (v, Some(i)))
+            .collect(),
+        None => values
+            .chunks_mut(rows * p * width)
+            .map(|v| (v, None))
+            .collect(),
+    };
+    map_each_mut(&mut tasks, |k, (values, pairs)| {
+        let first = k * rows;
+        explain_rows(trees, x, first, shape, stop, values, pairs.as_deref_mut());
+    });
+    drop(tasks);
+    if stop.load(Ordering::Relaxed) {
+        return Err(ForestError::Stopped);
+    }
+    Ok((values, pairs))
 }
 
 /// Features and outputs per row.
@@ -163,12 +178,17 @@ fn explain_rows<T: Feature>(
     let row_len = p * width;
     let n_rows = values.len() / row_len.max(1);
     let mut scratch = Scratch::default();
-    let mut tree_phi = vec![0.0; BLOCK * row_len];
-    let mut known_minus_unknown = vec![0.0; BLOCK * row_len];
+    let mut tree_phi = Vec::new();
+    let mut known_minus_unknown = Vec::new();
     for tree in trees {
         if stop.load(Ordering::Relaxed) {
             return;
         }
+        // The tree's own outputs (`tw` of them) add to columns `col..col + tw`.
+        let (tw, col) = (tree.width, tree.column);
+        let tree_len = p * tw;
+        tree_phi.resize(BLOCK * tree_len, 0.0);
+        known_minus_unknown.resize(BLOCK * tree_len, 0.0);
         for start in (0..n_rows).step_by(BLOCK) {
             let live = BLOCK.min(n_rows - start);
             // A block past the last row repeats that row in its spare lanes, whose values
@@ -176,16 +196,18 @@ fn explain_rows<T: Feature>(
             let row = |r: usize| first + start + r.min(live - 1);
             let value = |r: usize, f: usize| x.get(row(r), f).to_f64();
             tree_phi.fill(0.0);
-            walk(
-                tree,
-                value,
-                Game::Shapley,
-                width,
-                &mut scratch,
-                &mut tree_phi,
-            );
-            let block = &mut values[start * row_len..(start + live) * row_len];
-            block.iter_mut().zip(&tree_phi).for_each(|(a, v)| *a += v);
+            walk(tree, value, Game::Shapley, tw, &mut scratch, &mut tree_phi);
+            for r in 0..live {
+                let out = &mut values[(start + r) * row_len..(start + r + 1) * row_len];
+                let phi = &tree_phi[r * tree_len..(r + 1) * tree_len];
+                for (f, v) in phi.chunks(tw.max(1)).enumerate() {
+                    let at = f * width + col;
+                    out[at..at + tw]
+                        .iter_mut()
+                        .zip(v)
+                        .for_each(|(a, v)| *a += v);
+                }
+            }
             let Some(pairs) = pairs.as_deref_mut() else {
                 continue;
             };
@@ -196,34 +218,45 @@ fn explain_rows<T: Feature>(
                     tree,
                     value,
                     game,
-                    width,
+                    tw,
                     &mut scratch,
                     &mut known_minus_unknown,
                 );
                 for r in 0..live {
                     let matrix = &mut pairs[(start + r) * p * row_len..][..p * row_len];
-                    let lane = r * row_len..(r + 1) * row_len;
+                    let lane = r * tree_len..(r + 1) * tree_len;
                     let (phi, delta) = (&tree_phi[lane.clone()], &known_minus_unknown[lane]);
-                    add_interaction_row(c as usize, phi, delta, width, matrix);
+                    let columns = Columns { tw, width, col };
+                    add_interaction_row(c as usize, phi, delta, columns, matrix);
                 }
             }
         }
     }
 }
 
+/// A tree's `tw` outputs inside the explained output's `width` columns, from `col`.
+#[derive(Clone, Copy)]
+struct Columns {
+    tw: usize,
+    width: usize,
+    col: usize,
+}
+
 /// Adds feature `c`'s row of the interaction matrix (`p × p × width`): `φ_cj = Δ_j / 2`
-/// off the diagonal and `φ_cc = φ_c − Σ_{j≠c} φ_cj`.
-fn add_interaction_row(c: usize, phi: &[f64], delta: &[f64], width: usize, matrix: &mut [f64]) {
-    let p = phi.len() / width;
+/// off the diagonal and `φ_cc = φ_c − Σ_{j≠c} φ_cj`, for the tree's outputs `phi` and
+/// `delta` (`p × tw`) placed at the columns `cols` says.
+fn add_interaction_row(c: usize, phi: &[f64], delta: &[f64], cols: Columns, matrix: &mut [f64]) {
+    let Columns { tw, width, col } = cols;
+    let p = phi.len() / tw.max(1);
     let row = &mut matrix[c * p * width..(c + 1) * p * width];
-    for k in 0..width {
+    for k in 0..tw {
         let mut off_diagonal = 0.0;
         for j in (0..p).filter(|&j| j != c) {
-            let half = 0.5 * delta[j * width + k];
-            row[j * width + k] += half;
+            let half = 0.5 * delta[j * tw + k];
+            row[j * width + col + k] += half;
             off_diagonal += half;
         }
-        row[c * width + k] += phi[c * width + k] - off_diagonal;
+        row[c * width + col + k] += phi[c * tw + k] - off_diagonal;
     }
 }
 

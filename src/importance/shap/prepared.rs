@@ -1,6 +1,9 @@
 //! What the TreeSHAP walk needs of one fitted tree, derived once per tree and shared by
 //! every row: the cover ratios of the edges, the tree's expected value, which nodes split
-//! on which feature, and the quadrature rule whose size the tree's paths call for.
+//! on which feature, the quadrature rule whose size the tree's paths call for, and the
+//! leaf outputs explained: the tree's own values (forests), or values given per leaf and
+//! the output column they add to (boosting: the line-searched values times the learning
+//! rate, one class column per tree).
 //!
 //! Invariant: node ids are those of [`Tree`] (pre-order, left child `t + 1`), so a node's
 //! subtree is the id range `t..subtree_end[t]`.
@@ -29,6 +32,13 @@ pub(super) struct ShapTree<'t> {
     pub rule: Rule,
     /// Number of nodes on the longest root-to-leaf path.
     pub max_path: usize,
+    /// Node-indexed leaf outputs (`width` per node, 0 at internal nodes) that replace the
+    /// tree's values, or `None` to explain the tree's own values.
+    leaf_outputs: Option<Vec<f64>>,
+    /// Outputs of the tree's walk: its value width, or that of `leaf_outputs`.
+    pub width: usize,
+    /// First column of the explained output that the tree's `width` outputs add to.
+    pub column: usize,
 }
 
 impl<'t> ShapTree<'t> {
@@ -64,7 +74,53 @@ impl<'t> ShapTree<'t> {
             expected: stats.value(0).to_vec(),
             rule: Rule::new(points_for(max_unique)),
             max_path,
+            leaf_outputs: None,
+            width: stats.value(0).len(),
+            column: 0,
         })
+    }
+
+    /// Prepares `tree` to explain one output other than its values: leaf `ℓ` outputs
+    /// `scale · by_slot[slot(ℓ)]`, added to output column `column`. The expected value is
+    /// then the cover-weighted mean of those outputs, `Σ_ℓ w(ℓ) out(ℓ) / w(root)`, summed
+    /// over the leaves in node order (TreeSHAP is linear in the leaf values).
+    pub fn with_leaf_values(
+        tree: &'t Tree,
+        n_features: usize,
+        by_slot: &[f64],
+        scale: f64,
+        column: usize,
+    ) -> Result<ShapTree<'t>> {
+        let mut prepared = ShapTree::new(tree, n_features)?;
+        let stats = tree.node_stats();
+        let mut outputs = vec![0.0; tree.len()];
+        let mut weighted = 0.0;
+        for (t, out) in outputs
+            .iter_mut()
+            .enumerate()
+            .filter(|(t, _)| tree.is_leaf(*t))
+        {
+            let v = by_slot.get(tree.leaf_slot(t)).ok_or_else(|| {
+                ForestError::Internal("a leaf has no value of its own to explain".into())
+            })?;
+            *out = scale * v;
+            weighted += stats.weight[t] * *out;
+        }
+        let root = stats.weight.first().copied().unwrap_or(0.0);
+        prepared.expected = vec![if root > 0.0 { weighted / root } else { 0.0 }];
+        prepared.leaf_outputs = Some(outputs);
+        prepared.width = 1;
+        prepared.column = column;
+        Ok(prepared)
+    }
+
+    /// The `width` outputs of leaf `node` that the walk credits.
+    #[inline]
+    pub fn leaf_output(&self, node: usize) -> &[f64] {
+        match &self.leaf_outputs {
+            Some(v) => &v[node * self.width..(node + 1) * self.width],
+            None => self.tree.value(node),
+        }
     }
 
     /// Whether the subtree of `node` (itself included) has a split on `feature`.

@@ -239,7 +239,7 @@ pub(super) fn walk(
         };
         enter_products(tree, edge, d, scratch);
         if t.is_leaf(child) {
-            let leaf = t.value(child);
+            let leaf = tree.leaf_output(child);
             let scale = lanes(|r| scale[0][r] - scale[1][r]);
             credit_leaf(tree, edge, leaf, scale, d, width, scratch, phi);
         } else {
