@@ -266,9 +266,12 @@ def test_same_bytes_for_any_n_jobs_with_nodes_filled_in_parallel(splitter):
     classes = np.digitize(y, np.quantile(y, [0.3, 0.7]))  # multinomial: 3 trees a round
     models = [fi.GradientBoostingClassifier(n_jobs=j, **kw).fit(X, classes) for j in (1, 2, 4)]
     assert len({_bytes(m) for m in models}) == 1
-    assert models[0].booster_.to_bytes() != fi.GradientBoostingClassifier(
-        n_jobs=1, **{**kw, "random_state": 3, "subsample": 0.5}
-    ).fit(X, classes).booster_.to_bytes()
+    assert (
+        models[0].booster_.to_bytes()
+        != fi.GradientBoostingClassifier(n_jobs=1, **{**kw, "random_state": 3, "subsample": 0.5})
+        .fit(X, classes)
+        .booster_.to_bytes()
+    )
 
 
 def test_warm_start_continues_exactly():
