@@ -123,9 +123,9 @@ impl BinStack {
     }
 
     /// Fills the bins of nodes of at least [`PARALLEL_FILL_WORK`] rows × features in
-    /// parallel over features, on the pool the caller runs in (the same bins for any number of threads).
-    /// Only for trees grown one at a time: a forest already keeps every thread busy with
-    /// its trees.
+    /// parallel over features, on the pool the caller runs in (the same bins for any
+    /// number of threads). Only for trees grown one at a time: a forest already keeps
+    /// every thread busy with its trees.
     pub fn in_parallel(mut self) -> Self {
         self.parallel = true;
         self
