@@ -104,9 +104,12 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
     /// Lets best-first growth keep the histogram search's bins and lists (LightGBM's
     /// subtraction), as depth-first growth does. Subtracted sums round differently, so a
     /// near-tie may resolve otherwise than without: only the booster asks for it, and the
-    /// forests' trees are unchanged.
+    /// forests' trees are unchanged. The booster grows its trees one at a time, so their
+    /// large nodes also fill their bins in parallel over features
+    /// ([`Splitter::fill_bins_in_parallel`]; the same bins for any number of threads).
     pub fn with_best_first_bins(mut self) -> Self {
         self.best_first_bins = true;
+        self.splitter.fill_bins_in_parallel();
         self
     }
 

@@ -253,6 +253,27 @@ def test_same_bytes_for_any_n_jobs(splitter, max_leaf_nodes):
     assert _bytes(again) == _bytes(one)
 
 
+@pytest.mark.parametrize("splitter", ["hist", "best"])
+def test_same_bytes_for_any_n_jobs_with_nodes_filled_in_parallel(splitter):
+    # 12 000 rows × 6 features: the root and the nodes above 5462 rows have more rows ×
+    # features than the 32 768 from which hist fills its bins in parallel over features, so
+    # n_jobs 2 and 4 sum those bins on several threads (best-first, as the booster's hist
+    # trees in the benchmark).
+    X, y = _data(n=12000, p=6, seed=3)
+    kw = {"n_estimators": 4, "max_leaf_nodes": 31, "splitter": splitter, "random_state": 2}
+    models = [fi.GradientBoostingRegressor(n_jobs=j, **kw).fit(X, y) for j in (1, 2, 4)]
+    assert len({_bytes(m) for m in models}) == 1
+    classes = np.digitize(y, np.quantile(y, [0.3, 0.7]))  # multinomial: 3 trees a round
+    models = [fi.GradientBoostingClassifier(n_jobs=j, **kw).fit(X, classes) for j in (1, 2, 4)]
+    assert len({_bytes(m) for m in models}) == 1
+    assert (
+        models[0].booster_.to_bytes()
+        != fi.GradientBoostingClassifier(n_jobs=1, **{**kw, "random_state": 3, "subsample": 0.5})
+        .fit(X, classes)
+        .booster_.to_bytes()
+    )
+
+
 def test_warm_start_continues_exactly():
     X, y = _data()
     kw = {"subsample": 0.8, "max_features": 2, "loss": "huber", "random_state": 5}

@@ -27,6 +27,8 @@ pub(crate) struct Splitter<T: Feature, Y> {
     node_bins: Option<NodeBins>,
     /// Best-first growth: kept bins are looked up among all pending ones.
     any_order: bool,
+    /// Large nodes fill their bins in parallel over features ([`BinStack::in_parallel`]).
+    parallel_bins: bool,
 }
 
 impl<T: Feature, Y: Word> Splitter<T, Y> {
@@ -41,7 +43,15 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
             bins: None,
             node_bins: None,
             any_order: false,
+            parallel_bins: false,
         }
+    }
+
+    /// Lets large nodes fill their histogram bins in parallel over features, on the pool
+    /// the caller runs in ([`BinStack::in_parallel`]): for trees grown one at a time (the
+    /// booster's); the bins, so the trees, are the same for any number of threads.
+    pub fn fill_bins_in_parallel(&mut self) {
+        self.parallel_bins = true;
     }
 
     /// Prepares depth-first growth with the threshold rule `R` over `features` (of X's
@@ -57,7 +67,14 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
         self.listed = R::LISTED && lists_pay(max_features, features.len());
         self.list_rows = list_rows(features.len());
         if self.listed {
-            self.bins = BinStack::new(features, n_cols, stats_len, self.list_rows);
+            let parallel = self.parallel_bins;
+            self.bins = BinStack::new(features, n_cols, stats_len, self.list_rows).map(|b| {
+                if parallel {
+                    b.in_parallel()
+                } else {
+                    b
+                }
+            });
         }
     }
 
