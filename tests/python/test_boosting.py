@@ -556,3 +556,19 @@ def test_hist_refuses_nan_in_the_early_stopping_rows_too():
     )
     with pytest.raises(DataError, match="missing value"):
         est.fit(X, y)
+
+
+def test_tied_columns_binned_as_scikit_learn_sorts_them():
+    """Coded columns (few levels, and one of 600 levels: wide codes) are summed in bins by
+    the booster instead of the sorted scan; with cuts that tie nowhere the trees are
+    scikit-learn's, so the predictions agree to rounding."""
+    rng = np.random.default_rng(3)
+    n = 3000
+    X = np.column_stack(
+        [rng.integers(0, 5, n), rng.integers(0, 2, n), rng.integers(0, 600, n)]
+    ).astype(np.float64)
+    y = X[:, 0] * 1.3 + np.sin(X[:, 2] / 50.0) + 0.7 * X[:, 1] + rng.normal(0, 0.3, n)
+    params = dict(n_estimators=30, max_depth=3, random_state=0)
+    ours = fi.GradientBoostingRegressor(**params).fit(X, y)
+    theirs = SkGBR(**params).fit(X, y)
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=0, atol=1e-9)

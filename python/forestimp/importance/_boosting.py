@@ -17,7 +17,7 @@ from .._core import (
     booster_oob_permutation_importance,
     permutation_indices,
 )
-from ._permutation import PermutationImportance, _result
+from ._permutation import PermutationImportance, _result, held_out_results
 from ._result import feature_names_of
 from ._scoring import _call, resolve
 
@@ -63,22 +63,7 @@ def _boosting_permutation(
                 imp[k][m, r] = baseline[k] - v
         Xe[:, m] = column
     names = feature_names_of(est, p)
-    results = {
-        k: _result(
-            imp[k],
-            names,
-            scaled,
-            method="held_out",
-            draws="repeats",
-            baseline_score=baseline[k],
-            oob_error=None,
-            seed=seed,
-        )
-        for k in imp
-    }
-    if multi:
-        return {str(k): v for k, v in results.items()}
-    return results[None]
+    return held_out_results(imp, baseline, multi, names, scaled, seed)
 
 
 def _boosting_oob(

@@ -96,6 +96,29 @@ def _result(
     )
 
 
+def held_out_results(
+    imp: dict, baseline: dict, multi: bool, names: np.ndarray, scaled: bool, seed: int
+) -> PermutationImportance | dict[str, PermutationImportance]:
+    """The held-out result of draws ``imp[metric]`` (p, n_repeats) against ``baseline``:
+    one result, or one per metric name when the scoring named several (``multi``)."""
+    results = {
+        k: _result(
+            imp[k],
+            names,
+            scaled,
+            method="held_out",
+            draws="repeats",
+            baseline_score=baseline[k],
+            oob_error=None,
+            seed=seed,
+        )
+        for k in imp
+    }
+    if multi:
+        return {str(k): v for k, v in results.items()}
+    return results[None]
+
+
 def permutation(
     est: Any,
     X: Any,
@@ -292,22 +315,7 @@ def _permutation(
     baseline, imp, multi = draws.held_out(
         est, X, y, n_repeats, scoring, sample_weight, seed, n_jobs
     )
-    results = {
-        k: _result(
-            imp[k],
-            names,
-            scaled,
-            method="held_out",
-            draws="repeats",
-            baseline_score=baseline[k],
-            oob_error=None,
-            seed=seed,
-        )
-        for k in imp
-    }
-    if multi:
-        return {str(k): v for k, v in results.items()}
-    return results[None]
+    return held_out_results(imp, baseline, multi, names, scaled, seed)
 
 
 def _held_out_scores(
