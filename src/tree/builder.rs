@@ -52,7 +52,8 @@ pub(crate) struct Grower<'a, T: Feature, C: Criterion> {
     root_weight: f64,
     min_weight_leaf: f64,
     unit_weights: bool,
-    /// Coded columns may be summed in bins ([`NodeCtx::whole_sums`]).
+    /// Coded columns may be summed in bins, and sparse ones from their entries
+    /// ([`NodeCtx::whole_sums`]; only asked where X has codes or is sparse).
     whole_sums: bool,
     /// Best-first growth keeps histogram bins as depth-first growth does (the booster's
     /// trees only: [`Grower::with_best_first_bins`]).
@@ -74,7 +75,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         let unit_weights = ws.iter().all(|&w| w == 1.0);
         let k = crit.stats_len();
         let ys: Vec<C::Y> = samples.iter().map(|&i| crit.target(i as usize)).collect();
-        let whole_sums = levels.is_some() && crit.whole_sums(&ys, &ws);
+        let whole_sums = (levels.is_some() || x.is_sparse()) && crit.whole_sums(&ys, &ws);
         Grower {
             x,
             levels,

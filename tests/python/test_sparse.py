@@ -93,6 +93,21 @@ def test_sample_weight_and_class_weight():
     _same_forest(dense, sparse)
 
 
+@pytest.mark.parametrize("cls", ALL_ESTIMATORS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("weights", ["none", "whole", "fractional"])
+def test_whole_sums_read_from_the_entries(cls, weights):
+    """Whole targets and weights: a sparse candidate's sums are its entries' and the rest
+    of the node's (the Extra-Trees search reads only the entries), still the dense forest."""
+    X, y_class, y_reg = _data(seed=4)
+    y = _target(cls, y_class, np.round(3 * y_reg))
+    rng = np.random.default_rng(5)
+    w = {"none": None, "whole": rng.integers(0, 4, N), "fractional": rng.uniform(0, 2, N)}
+    kw = dict(n_estimators=5, random_state=2, bootstrap=True)
+    dense = cls(**kw).fit(X.toarray(), y, sample_weight=w[weights])
+    sparse = cls(**kw).fit(X, y, sample_weight=w[weights])
+    _same_forest(dense, sparse)
+
+
 def test_unsorted_duplicate_and_int64_indices_read_as_toarray():
     X, y, _ = _data()
     X = X.tocsr()

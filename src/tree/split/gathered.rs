@@ -11,7 +11,7 @@ use super::draw::{draw_split, CandidateSource};
 use super::gather::{batch_len, gather_codes, gather_many, MAX_BATCH};
 use super::missing;
 use super::partition::partition_rows;
-use super::sparse_gather::NodeFeatures;
+use super::sparse_gather::{gather_entries, mark_entries_left, Entries, NodeFeatures};
 use super::{ChosenSplit, Cut, NodeCtx, NodeRows};
 use crate::data::{CodeKey, Feature, Levels, Matrix, Wide};
 use crate::rng::TreeRng;
@@ -80,6 +80,24 @@ pub(crate) trait ThresholdRule: Sync {
         let mut bufs = SearchBufs::new(s.left.len());
         Self::search(&values, &mut bufs, ctx, rows, bar, lo, hi, rng)
     }
+    /// [`ThresholdRule::search`] of a sparse candidate, given by its stored `entries` at the
+    /// node's rows (the others hold 0), between `lo` and `hi`. The cut, its threshold and
+    /// the RNG draws must be those of `search` on the dense values, which is what this
+    /// default does, on the values written out (in `s.dense`). A rule that reads the
+    /// entries alone must fall back to it unless [`NodeCtx::whole_sums`].
+    #[allow(clippy::too_many_arguments)]
+    fn search_entries<T: Feature, C: Criterion>(
+        entries: &Entries<T>,
+        s: &mut SearchBufs<T>,
+        ctx: &NodeCtx<'_, C>,
+        rows: &NodeRows<'_, C::Y>,
+        bar: f64,
+        lo: T,
+        hi: T,
+        rng: &mut TreeRng,
+    ) -> Option<Cut> {
+        search_written_out::<Self, T, C>(entries, s, ctx, rows, bar, lo, hi, rng)
+    }
     /// [`ThresholdRule::search`] of a candidate whose gathered values include NaN, `lo <
     /// hi` being the bounds of the others (see [`super::missing`]). Only the exact and
     /// random rules meet NaN: a fit refuses it for the histogram splitter, whose codes have
@@ -99,6 +117,26 @@ pub(crate) trait ThresholdRule: Sync {
     }
 }
 
+/// [`ThresholdRule::search`] of rule `R` on a sparse candidate's values, written out from
+/// its `entries` (the default of [`ThresholdRule::search_entries`]).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn search_written_out<R: ThresholdRule + ?Sized, T: Feature, C: Criterion>(
+    entries: &Entries<T>,
+    s: &mut SearchBufs<T>,
+    ctx: &NodeCtx<'_, C>,
+    rows: &NodeRows<'_, C::Y>,
+    bar: f64,
+    lo: T,
+    hi: T,
+    rng: &mut TreeRng,
+) -> Option<Cut> {
+    let mut xf = std::mem::take(&mut s.dense);
+    entries.write_dense(rows.samples.len(), &mut xf);
+    let cut = R::search(&xf, s, ctx, rows, bar, lo, hi, rng);
+    s.dense = xf;
+    cut
+}
+
 /// Per-tree buffers of the split search, allocated once and reused by every node.
 pub(crate) struct SplitBufs<T: Feature> {
     /// Candidates gathered together (see [`gather_many`]), each scored where it lies.
@@ -107,6 +145,8 @@ pub(crate) struct SplitBufs<T: Feature> {
     codes: Vec<Vec<u8>>,
     /// The same for wide codes.
     wide: Vec<Vec<u16>>,
+    /// The same for the stored entries of sparse candidates.
+    entries: Vec<Entries<T>>,
     /// 1 for each row of the node that goes left under the best cut so far, written only
     /// when a new gather is about to overwrite the best candidate's column: one byte a row
     /// instead of another buffer of the root's size.
@@ -136,6 +176,10 @@ pub(crate) struct SearchBufs<T: Feature> {
     pub(crate) bins: Vec<f64>,
     /// The bitmap of the wide codes a node occupies.
     pub(crate) occupied: Vec<u64>,
+    /// A sparse candidate's values written out ([`ThresholdRule::search_entries`]), and
+    /// the sums of its entries.
+    pub(crate) dense: Vec<T>,
+    pub(crate) stored: Vec<f64>,
 }
 
 impl<T: Feature> SplitBufs<T> {
@@ -145,6 +189,7 @@ impl<T: Feature> SplitBufs<T> {
             batch: (0..MAX_BATCH).map(|_| Vec::new()).collect(),
             codes: (0..MAX_BATCH).map(|_| Vec::new()).collect(),
             wide: (0..MAX_BATCH).map(|_| Vec::new()).collect(),
+            entries: (0..MAX_BATCH).map(|_| Entries::default()).collect(),
             best_left: Vec::new(),
             partition_buf: Vec::with_capacity(n / 2 + 1),
             search: SearchBufs::new(stats_len),
@@ -166,6 +211,8 @@ impl<T: Feature> SearchBufs<T> {
             left: vec![0.0; stats_len],
             bins: Vec::new(),
             occupied: Vec::new(),
+            dense: Vec::new(),
+            stored: vec![0.0; stats_len],
         }
     }
 }
@@ -196,6 +243,9 @@ enum Span<T> {
     Codes { lo: u8, hi: u8 },
     /// Wide codes in the candidate's own place of the wide batch, between `lo` and `hi`.
     Wide { lo: u16, hi: u16 },
+    /// A sparse candidate's entries in its own place of the entries batch, the node's
+    /// values (zeros included) between `lo` and `hi`.
+    Entries { lo: T, hi: T },
     /// A sparse column without an entry in the node: constant 0, never gathered.
     Zero,
 }
@@ -257,6 +307,10 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
                     let levels = cols.wide_levels(self.drawn[k]);
                     mark_left(&s.wide[k], |c| levels[c as usize], t, ml, flags);
                 }
+                Span::Entries { .. } => {
+                    let n = self.rows.samples.len();
+                    mark_entries_left(&s.entries[k], n, t, flags);
+                }
                 Span::Zero => {} // constant: never the best
             }
         }
@@ -266,18 +320,24 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
         for (k, &f) in drawn.iter().enumerate() {
             self.drawn[k] = f;
             let coded = cols.levels.and_then(|l| l.column(f as usize));
-            let wide = || wide_at(cols, f, self.ctx);
-            self.spans[k] = match (coded, coded.is_none().then(wide).flatten()) {
-                (None, _) if s.node_features.absent(f) => Span::Zero,
-                (Some(coded), _) => {
+            // (A shadow column of a sparse X is not stored sparse: it is gathered.)
+            let sparse = coded.is_none().then(|| cols.x.sparse_column(f as usize)).flatten();
+            let wide = (coded.is_none() && sparse.is_none()).then(|| wide_at(cols, f, self.ctx));
+            self.spans[k] = match (coded, sparse, wide.flatten()) {
+                (None, ..) if s.node_features.absent(f) => Span::Zero,
+                (Some(coded), ..) => {
                     let (lo, hi) = gather_codes(&coded.codes, samples, &mut s.codes[k]);
                     Span::Codes { lo, hi }
                 }
-                (None, Some(wide)) => {
+                (None, Some((rows, vals)), _) => {
+                    let (lo, hi) = gather_entries(rows, vals, samples, &mut s.entries[k]);
+                    Span::Entries { lo, hi }
+                }
+                (None, None, Some(wide)) => {
                     let (lo, hi) = gather_codes(&wide.codes, samples, &mut s.wide[k]);
                     Span::Wide { lo, hi }
                 }
-                (None, None) => {
+                (None, None, None) => {
                     values[n_values] = f;
                     n_values += 1;
                     let column = n_values - 1;
@@ -327,6 +387,7 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
             Span::Values { lo, hi, .. } => hi <= lo,
             Span::Codes { lo, hi } => hi <= lo,
             Span::Wide { lo, hi } => hi <= lo,
+            Span::Entries { lo, hi } => hi <= lo,
             Span::Zero => true,
         };
         (!constant).then_some(span)
@@ -380,6 +441,9 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
                     rng,
                 )
             }
+            Span::Entries { lo, hi } => {
+                R::search_entries(&s.entries[k], &mut s.search, ctx, rows, bar, lo, hi, rng)
+            }
             Span::Zero => None, // constant: never searched
         }
     }
@@ -426,6 +490,11 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
                     .saturating_sub(1) as u16;
                 let codes = &s.wide[k];
                 partition_rows(cut.n_left, rows, buf, unit, |r| codes[r] <= last)
+            }
+            Some((k, Span::Entries { .. })) => {
+                let flags = &mut s.best_left;
+                mark_entries_left(&s.entries[k], rows.samples.len(), t, flags);
+                partition_rows(cut.n_left, rows, buf, unit, |r| flags[r] != 0)
             }
             // A Zero span is constant, so never the best: the flags are the best's.
             Some((_, Span::Zero)) | None => {

@@ -1,7 +1,8 @@
 //! The Extra-Trees search: one threshold drawn uniformly in `[min, max)` of a candidate's
 //! values in the node, from the tree's RNG between the draws of the candidates.
 
-use super::gathered::{SearchBufs, ThresholdRule};
+use super::gathered::{search_written_out, SearchBufs, ThresholdRule};
+use super::sparse_gather::{sums_left, Entries};
 use super::{Cut, NodeCtx, NodeRows};
 use crate::data::Feature;
 use crate::rng::TreeRng;
@@ -69,6 +70,36 @@ impl ThresholdRule for RandomThreshold {
             proxy,
             threshold: t,
             n_left,
+            missing: Missing::Unseen,
+        })
+    }
+
+    /// Reads only the entries when every sum is whole: the zeros' sums are the node's
+    /// total minus the entries' (`sparse_gather::sums_left`), exactly the dense sums.
+    fn search_entries<T: Feature, C: Criterion>(
+        entries: &Entries<T>,
+        s: &mut SearchBufs<T>,
+        ctx: &NodeCtx<'_, C>,
+        rows: &NodeRows<'_, C::Y>,
+        bar: f64,
+        lo: T,
+        hi: T,
+        rng: &mut TreeRng,
+    ) -> Option<Cut> {
+        if !ctx.whole_sums {
+            return search_written_out::<Self, T, C>(entries, s, ctx, rows, bar, lo, hi, rng);
+        }
+        let t = draw_threshold(lo.to_f64(), hi.to_f64(), rng);
+        let sums = (&mut s.left[..], &mut s.stored[..]);
+        let n_left = sums_left(entries, t, ctx.crit, (rows.ys, rows.ws), ctx.total, sums);
+        if !ctx.admissible(n_left, rows.samples.len(), &s.left) {
+            return None;
+        }
+        let proxy = ctx.crit.proxy(ctx.total, &s.left);
+        C::allows(proxy).then_some(Cut {
+            proxy,
+            threshold: t,
+            n_left: Some(n_left),
             missing: Missing::Unseen,
         })
     }

@@ -18,6 +18,8 @@
 
 use super::gather::set_len;
 use crate::data::{Feature, Matrix};
+use crate::tree::criterion::Criterion;
+use crate::tree::goes_left;
 
 /// The features with an entry among a node's rows, as per-feature stamps: feature `f` has
 /// one iff `stamp[f] == node` (no clearing between nodes).
@@ -77,29 +79,130 @@ pub(crate) fn gather_sparse<T: Feature>(
     xf: &mut Vec<T>,
     lazy: bool,
 ) -> (T, T) {
+    let n = samples.len();
+    let mut filled = !lazy;
+    if filled {
+        fill_zeros(xf, n);
+    }
+    let found = intersect(rows, values, samples, |j, v| {
+        if !filled {
+            fill_zeros(xf, n);
+            filled = true;
+        }
+        xf[j] = v;
+    });
+    bounds_with_zeros(found, n)
+}
+
+/// A sparse candidate's stored entries at a node's rows: the position of each in the node
+/// (increasing) and its value. The node's other rows hold 0.
+#[derive(Default)]
+pub(crate) struct Entries<T> {
+    pub pos: Vec<u32>,
+    pub vals: Vec<T>,
+}
+
+impl<T: Feature> Entries<T> {
+    /// The node's `n` values: 0, and the entries at their positions.
+    pub(crate) fn write_dense(&self, n: usize, xf: &mut Vec<T>) {
+        fill_zeros(xf, n);
+        for (&j, &v) in self.pos.iter().zip(&self.vals) {
+            xf[j as usize] = v;
+        }
+    }
+}
+
+/// Lists the entries of the column (`rows`, `values`) at `samples` into `out` and returns
+/// the (min, max) of the node's values, zeros included: what [`gather_sparse`] would
+/// write, in `O(entries)` instead of `O(rows)` of the node.
+pub(crate) fn gather_entries<T: Feature>(
+    rows: &[i32],
+    values: &[T],
+    samples: &[u32],
+    out: &mut Entries<T>,
+) -> (T, T) {
+    out.pos.clear();
+    out.vals.clear();
+    let found = intersect(rows, values, samples, |j, v| {
+        out.pos.push(j as u32);
+        out.vals.push(v);
+    });
+    bounds_with_zeros(found, samples.len())
+}
+
+/// The sums of the rows of a node that go left (`x ≤ t`, by [`goes_left`]) for a sparse
+/// candidate given by its `entries`: those of the stored entries that do, plus, when 0
+/// goes left, those of the zeros, the node's `total` minus all the entries'. Exact only
+/// when every sum is whole ([`super::NodeCtx::whole_sums`]), which is when the trees
+/// equal those of the dense search, that sums the rows in their order. Returns the rows
+/// that go left.
+pub(crate) fn sums_left<T: Feature, C: Criterion>(
+    entries: &Entries<T>,
+    t: f64,
+    crit: &C,
+    (ys, ws): (&[C::Y], &[f64]),
+    total: &[f64],
+    (left, stored): (&mut [f64], &mut [f64]),
+) -> usize {
+    left.fill(0.0);
+    stored.fill(0.0);
+    let mut n_left = 0;
+    for (&j, &v) in entries.pos.iter().zip(&entries.vals) {
+        let (y, w) = (ys[j as usize], ws[j as usize]);
+        stored[0] += w;
+        crit.add(stored, y, w);
+        if goes_left(v.to_f64(), t, false) {
+            left[0] += w;
+            crit.add(left, y, w);
+            n_left += 1;
+        }
+    }
+    if goes_left(0.0, t, false) {
+        for ((l, &a), &s) in left.iter_mut().zip(total).zip(stored.iter()) {
+            *l += a - s;
+        }
+        n_left += ys.len() - entries.pos.len();
+    }
+    n_left
+}
+
+/// One byte a row of the node, 1 for the rows that go left under threshold `t`.
+pub(crate) fn mark_entries_left<T: Feature>(
+    entries: &Entries<T>,
+    n: usize,
+    t: f64,
+    flags: &mut Vec<u8>,
+) {
+    flags.clear();
+    flags.resize(n, u8::from(goes_left(0.0, t, false)));
+    for (&j, &v) in entries.pos.iter().zip(&entries.vals) {
+        flags[j as usize] = u8::from(goes_left(v.to_f64(), t, false));
+    }
+}
+
+/// Calls `put(j, v)` for each entry `v` of the column (`rows`, `values`) at a row of
+/// `samples`, `j` its position there (increasing), and returns (entries found, their min,
+/// their max). Both lists are strictly increasing: each step bisects the longer of them
+/// past the last match.
+fn intersect<T: Feature>(
+    rows: &[i32],
+    values: &[T],
+    samples: &[u32],
+    mut put: impl FnMut(usize, T),
+) -> (usize, T, T) {
     let zero = T::default();
     let n = samples.len();
     let (Some(&first), Some(&last)) = (samples.first(), samples.last()) else {
-        xf.clear();
-        return (zero, zero);
+        return (0, zero, zero);
     };
     // Only the entries between the node's first and last rows can match.
     let a = rows.partition_point(|&r| (r as u32) < first);
     let b = rows.partition_point(|&r| (r as u32) <= last);
     let (rows, values) = (&rows[a..b], &values[a..b]);
     let mut found = 0usize;
-    let mut lo = zero;
-    let mut hi = zero;
-    let mut filled = !lazy;
-    if filled {
-        fill_zeros(xf, n);
-    }
-    let mut put = |xf: &mut Vec<T>, j: usize, v: T| {
-        if !filled {
-            fill_zeros(xf, n);
-            filled = true;
-        }
-        xf[j] = v;
+    let (mut lo, mut hi) = (zero, zero);
+    let mut keep = |j: usize, v: T| {
+        put(j, v);
         if found == 0 {
             (lo, hi) = (v, v);
         } else {
@@ -114,7 +217,7 @@ pub(crate) fn gather_sparse<T: Feature>(
         for (&r, &v) in rows.iter().zip(values) {
             match samples[from..].binary_search(&(r as u32)) {
                 Ok(k) => {
-                    put(xf, from + k, v);
+                    keep(from + k, v);
                     from += k + 1;
                 }
                 Err(k) => from += k,
@@ -126,18 +229,25 @@ pub(crate) fn gather_sparse<T: Feature>(
         for (j, &i) in samples.iter().enumerate() {
             match rows[from..].binary_search(&(i as i32)) {
                 Ok(k) => {
-                    put(xf, j, values[from + k]);
+                    keep(j, values[from + k]);
                     from += k + 1;
                 }
                 Err(k) => from += k,
             }
         }
     }
-    if found < n {
-        // The implicit zeros are values of the node too.
-        lo = if zero < lo || found == 0 { zero } else { lo };
-        hi = if zero > hi || found == 0 { zero } else { hi };
+    (found, lo, hi)
+}
+
+/// The (min, max) of a node of `n` rows whose `found` entries span `lo..=hi`: the
+/// implicit zeros are values of the node too.
+fn bounds_with_zeros<T: Feature>((found, lo, hi): (usize, T, T), n: usize) -> (T, T) {
+    let zero = T::default();
+    if found == n {
+        return (lo, hi);
     }
+    let lo = if zero < lo || found == 0 { zero } else { lo };
+    let hi = if zero > hi || found == 0 { zero } else { hi };
     (lo, hi)
 }
 
