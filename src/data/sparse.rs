@@ -20,12 +20,17 @@ pub struct CscIndex<'a> {
 }
 
 /// The columns of each row's entries (the CSR structure of the same matrix), made once per
-/// fit in `O(entries + rows)`: a node's rows then name the features that have an entry in
-/// the node, and the others are known constant (all zeros) without a search.
+/// fit or prediction in `O(entries + rows)`: a node's rows then name the features that
+/// have an entry in the node, and the others are known constant (all zeros) without a
+/// search; and `x[i, j]` is found among row `i`'s few entries, which a row's descent
+/// through a tree reads again and again, instead of in column `j`, a new one at each node.
 #[derive(Clone, Debug)]
 pub struct RowIndex {
     indptr: Vec<u32>,
+    /// Per row, the columns of its entries (increasing), and where each is stored in the
+    /// CSC values.
     columns: Vec<u32>,
+    stored_at: Vec<u32>,
 }
 
 impl RowIndex {
@@ -40,20 +45,47 @@ impl RowIndex {
         }
         let mut next = indptr.clone();
         let mut columns = vec![0u32; csc.indices.len()];
+        let mut stored_at = vec![0u32; csc.indices.len()];
         for (j, w) in csc.indptr.windows(2).enumerate() {
-            for &r in &csc.indices[w[0] as usize..w[1] as usize] {
-                let slot = &mut next[r as usize];
+            for k in w[0] as usize..w[1] as usize {
+                let slot = &mut next[csc.indices[k] as usize];
                 columns[*slot as usize] = j as u32;
+                stored_at[*slot as usize] = k as u32;
                 *slot += 1;
             }
         }
-        RowIndex { indptr, columns }
+        RowIndex {
+            indptr,
+            columns,
+            stored_at,
+        }
     }
 
     /// The columns with an entry in row `i`.
     #[inline]
     pub fn row(&self, i: usize) -> &[u32] {
-        &self.columns[self.indptr[i] as usize..self.indptr[i + 1] as usize]
+        &self.columns[self.range(i)]
+    }
+
+    /// The CSC entry holding `x[i, j]`, None when it is an implicit zero.
+    #[inline]
+    pub fn find(&self, i: usize, j: usize) -> Option<usize> {
+        let range = self.range(i);
+        let k = self.columns[range.clone()].binary_search(&(j as u32)).ok()?;
+        Some(self.stored_at[range.start + k] as usize)
+    }
+
+    /// Row `i`'s entries: (column, where it is stored in the CSC values).
+    #[inline]
+    pub fn entries(&self, i: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let range = self.range(i);
+        let stored = self.stored_at[range.clone()].iter();
+        self.columns[range].iter().zip(stored).map(|(&j, &k)| (j as usize, k as usize))
+    }
+
+    #[inline]
+    fn range(&self, i: usize) -> std::ops::Range<usize> {
+        self.indptr[i] as usize..self.indptr[i + 1] as usize
     }
 
     /// Entries per row, on average.
@@ -152,6 +184,9 @@ impl<'a> CscIndex<'a> {
     /// The entry holding `x[i, j]`, None when it is an implicit zero.
     #[inline]
     pub fn find(&self, i: usize, j: usize) -> Option<usize> {
+        if let Some(by_row) = self.by_row {
+            return by_row.find(i, j);
+        }
         let (range, rows) = self.column(j);
         let k = rows.binary_search(&(i as i32)).ok()?;
         Some(range.start + k)
@@ -198,6 +233,10 @@ mod tests {
             [by_row.row(0), by_row.row(1), by_row.row(2)],
             [&[0u32][..], &[1], &[0]]
         );
+        let both = ok.with_rows(&by_row);
+        for (i, j) in (0..3).flat_map(|i| (0..2).map(move |j| (i, j))) {
+            assert_eq!(both.find(i, j), ok.find(i, j), "({i}, {j})");
+        }
         assert!(CscIndex::new(&[0, 3, 3], &[0, 1, 2], 3, 3, 2).is_ok());
         assert!(CscIndex::new(&[0, 0], &[], 0, 1 << 31, 1).is_err());
     }

@@ -200,7 +200,9 @@ impl<'a, T: Feature> FitSession<'a, T> {
             SplitterKind::Best | SplitterKind::Random => Levels::with_missing(None, missing),
             _ => None,
         };
-        let by_row = x.csc_index().map(|c| RowIndex::new(&c, n));
+        // (A view that has its row index already is given it by the caller.)
+        let without = x.csc_index().filter(|c| c.by_row().is_none());
+        let by_row = without.map(|c| RowIndex::new(&c, n));
         Ok(FitSession {
             x,
             targets,

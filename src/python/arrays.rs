@@ -11,7 +11,9 @@ use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
-use crate::data::{Layout, Matrix, Targets};
+use std::cell::OnceCell;
+
+use crate::data::{Layout, Matrix, RowIndex, Targets};
 use crate::error::{ForestError, Result};
 use crate::forest::class_codes;
 
@@ -38,6 +40,8 @@ pub struct SparseArrays<'py, T: numpy::Element> {
     indptr: PyReadonlyArray1<'py, i32>,
     n_rows: usize,
     n_cols: usize,
+    /// Its entries by row, made on the first view (every prediction reads them).
+    by_row: OnceCell<RowIndex>,
 }
 
 impl<'py, T: numpy::Element + crate::data::Feature> SparseArrays<'py, T> {
@@ -54,18 +58,26 @@ impl<'py, T: numpy::Element + crate::data::Feature> SparseArrays<'py, T> {
             indptr: index("indptr")?,
             n_rows,
             n_cols,
+            by_row: OnceCell::new(),
         })
     }
 
-    /// The checked view of the matrix.
+    /// The checked view of the matrix, with its entries by row.
     pub fn matrix(&self) -> Result<Matrix<'_, T>> {
-        Matrix::sparse_columns(
+        let x = Matrix::sparse_columns(
             vector(&self.data, "the data of a sparse X")?,
             vector(&self.indptr, "the indptr of a sparse X")?,
             vector(&self.indices, "the indices of a sparse X")?,
             self.n_rows,
             self.n_cols,
-        )
+        )?;
+        Ok(match x.csc_index() {
+            Some(csc) => {
+                let by_row = self.by_row.get_or_init(|| RowIndex::new(&csc, self.n_rows));
+                x.with_row_index(by_row)
+            }
+            None => x,
+        })
     }
 }
 

@@ -48,6 +48,9 @@ impl Tree {
         reach: impl FnMut(usize, usize),
     ) {
         let p = x.n_cols();
+        if x.sparse_rows().is_some() {
+            return self.descend_written_out(x, first, &rows, reach);
+        }
         match (x.row_major_data(), x.columns_are_slices()) {
             (Some(data), _) => {
                 let column = |f| Strided::new(&data[first * p + f..], p);
@@ -61,6 +64,30 @@ impl Tree {
                 let column = |f| Entries { x, first, f };
                 self.descend_by(rows, column, nan, reach)
             }
+        }
+    }
+
+    /// [`Tree::descend`] of a sparse X with its row index, one row after the other, as
+    /// scikit-learn's trees read a sparse X: each row is written out into a dense buffer
+    /// (its few entries), walked down the tree, and cleared. Found in its column instead,
+    /// each value was a bisection in a column not in cache (see `BENCHMARKS.md`, sparse X).
+    fn descend_written_out<T: Feature>(
+        &self,
+        x: &Matrix<'_, T>,
+        first: usize,
+        rows: &[u32],
+        mut reach: impl FnMut(usize, usize),
+    ) {
+        let mut dense = vec![T::default(); x.n_cols()];
+        for &r in rows {
+            x.with_row_written(first + r as usize, &mut dense, |row| {
+                let mut t = 0;
+                while self.nodes[t].right != LEAF {
+                    let nd = &self.nodes[t];
+                    t = nd.next(t, row[nd.feature()].to_f64(), || self.missing_left(t));
+                }
+                reach(t, r as usize);
+            });
         }
     }
 
