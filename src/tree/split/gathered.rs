@@ -11,7 +11,7 @@ use super::draw::{draw_split, CandidateSource};
 use super::gather::{batch_len, gather_codes, gather_many, MAX_BATCH};
 use super::missing;
 use super::partition::partition_rows;
-use super::sparse_gather::{gather_entries, mark_entries_left, Entries, NodeFeatures};
+use super::sparse_gather::{gather_entries, mark_entries_left, Entries, NodeFeatures, RowPositions};
 use super::{ChosenSplit, Cut, NodeCtx, NodeRows};
 use crate::data::{CodeKey, Feature, Levels, Matrix, Wide};
 use crate::rng::TreeRng;
@@ -156,6 +156,8 @@ pub(crate) struct SplitBufs<T: Feature> {
     pub(crate) search: SearchBufs<T>,
     /// The features with an entry in the node, for a sparse X.
     node_features: NodeFeatures,
+    /// Where a sparse X's rows are in the node.
+    node_rows: RowPositions,
 }
 
 /// What the threshold searches reuse from node to node.
@@ -194,6 +196,7 @@ impl<T: Feature> SplitBufs<T> {
             partition_buf: Vec::with_capacity(n / 2 + 1),
             search: SearchBufs::new(stats_len),
             node_features: NodeFeatures::default(),
+            node_rows: RowPositions::default(),
         }
     }
 }
@@ -330,7 +333,8 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
                     Span::Codes { lo, hi }
                 }
                 (None, Some((rows, vals)), _) => {
-                    let (lo, hi) = gather_entries(rows, vals, samples, &mut s.entries[k]);
+                    let (node, out) = (&s.node_rows, &mut s.entries[k]);
+                    let (lo, hi) = gather_entries(rows, vals, samples, node, out);
                     Span::Entries { lo, hi }
                 }
                 (None, None, Some(wide)) => {
@@ -526,6 +530,9 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
     rng: &mut TreeRng,
 ) -> (Option<ChosenSplit>, usize) {
     s.node_features.mark(cols.x, rows.samples);
+    if cols.x.is_sparse() {
+        s.node_rows.mark(cols.x.n_rows(), rows.samples);
+    }
     let lo = T::default();
     let mut source = Gathered::<T, C, R> {
         cols,

@@ -68,6 +68,42 @@ impl NodeFeatures {
     }
 }
 
+/// Where each row of X sits among a node's samples, as per-row stamps: row `i` is at
+/// position `pos[i]` iff `stamp[i] == node`. Made in `O(rows of the node)` once per node
+/// of a sparse X, it finds each drawn candidate's entries in the node in `O(entries)`,
+/// where a bisection per entry (or per row) cost a chain of dependent loads.
+#[derive(Default)]
+pub(crate) struct RowPositions {
+    stamp: Vec<u32>,
+    pos: Vec<u32>,
+    node: u32,
+}
+
+impl RowPositions {
+    /// Stamps the rows of the node `samples` of a matrix of `n_rows` rows.
+    pub(crate) fn mark(&mut self, n_rows: usize, samples: &[u32]) {
+        if self.stamp.len() != n_rows {
+            (self.stamp, self.pos) = (vec![0; n_rows], vec![0; n_rows]);
+            self.node = 0;
+        }
+        self.node = self.node.wrapping_add(1);
+        if self.node == 0 {
+            self.stamp.fill(0);
+            self.node = 1;
+        }
+        for (j, &i) in samples.iter().enumerate() {
+            self.stamp[i as usize] = self.node;
+            self.pos[i as usize] = j as u32;
+        }
+    }
+
+    /// Row `i`'s position in the node, if it is one of its rows.
+    #[inline(always)]
+    fn position(&self, i: usize) -> Option<usize> {
+        (self.stamp.get(i) == Some(&self.node)).then(|| self.pos[i] as usize)
+    }
+}
+
 /// Writes the values of the column (`rows`, `values`) at `samples` into `xf` and returns
 /// their (min, max). With `lazy`, a column without an entry at `samples` is reported as
 /// `(0, 0)` without writing `xf`: the draw loop then skips it as constant, and never reads
@@ -112,22 +148,40 @@ impl<T: Feature> Entries<T> {
     }
 }
 
-/// Lists the entries of the column (`rows`, `values`) at `samples` into `out` and returns
-/// the (min, max) of the node's values, zeros included: what [`gather_sparse`] would
-/// write, in `O(entries)` instead of `O(rows)` of the node.
+/// Lists the entries of the column (`rows`, `values`) at the node's rows (`samples`,
+/// stamped in `node`) into `out` and returns the (min, max) of the node's values, zeros
+/// included: what [`gather_sparse`] would write, in `O(entries)` instead of `O(rows)` of
+/// the node. The entries come in the samples' order (both increase).
 pub(crate) fn gather_entries<T: Feature>(
     rows: &[i32],
     values: &[T],
     samples: &[u32],
+    node: &RowPositions,
     out: &mut Entries<T>,
 ) -> (T, T) {
     out.pos.clear();
     out.vals.clear();
-    let found = intersect(rows, values, samples, |j, v| {
-        out.pos.push(j as u32);
-        out.vals.push(v);
-    });
-    bounds_with_zeros(found, samples.len())
+    let zero = T::default();
+    let (Some(&first), Some(&last)) = (samples.first(), samples.last()) else {
+        return (zero, zero);
+    };
+    // Only the entries between the node's first and last rows can match.
+    let a = rows.partition_point(|&r| (r as u32) < first);
+    let b = rows.partition_point(|&r| (r as u32) <= last);
+    let (mut lo, mut hi) = (zero, zero);
+    for (&r, &v) in rows[a..b].iter().zip(&values[a..b]) {
+        if let Some(j) = node.position(r as usize) {
+            if out.pos.is_empty() {
+                (lo, hi) = (v, v);
+            } else {
+                lo = if v < lo { v } else { lo };
+                hi = if v > hi { v } else { hi };
+            }
+            out.pos.push(j as u32);
+            out.vals.push(v);
+        }
+    }
+    bounds_with_zeros((out.pos.len(), lo, hi), samples.len())
 }
 
 /// The sums of the rows of a node that go left (`x ≤ t`, by [`goes_left`]) for a sparse
