@@ -224,3 +224,12 @@ def test_pickle_save_and_to_sklearn_keep_the_predictions(tmp_path):
     assert theirs.estimators_[0].monotonic_cst == CST
     single = np.mean([t.predict(X) for t in est.estimators_], axis=0)
     np.testing.assert_allclose(single, want, rtol=0, atol=1e-12)
+
+
+def test_guide_example_runs(capsys):
+    from pathlib import Path
+
+    guide = Path(__file__).resolve().parents[2] / "docs" / "monotonic.md"
+    (block,) = guide.read_text().split("```python\n")[1:]
+    exec(compile(block.split("```")[0], str(guide), "exec"), {"__name__": "__main__"})
+    assert "non-decreasing in x0: True" in capsys.readouterr().out
