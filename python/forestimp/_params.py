@@ -208,8 +208,7 @@ def resolve_monotonic_cst(
         )
     if not np.all(np.isin(cst, (-1, 0, 1))):
         raise InvalidParameterError(
-            "monotonic_cst must be None or an array-like of -1, 0 or 1, but got "
-            f"{np.unique(cst)}"
+            f"monotonic_cst must be None or an array-like of -1, 0 or 1, but got {np.unique(cst)}"
         )
     if n_classes is not None and n_classes > 2:
         raise InvalidParameterError(
