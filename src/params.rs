@@ -142,7 +142,7 @@ pub struct ForestParams {
     /// Monotonic constraint per feature (scikit-learn's `monotonic_cst`): `1` increasing,
     /// `-1` decreasing, `0` free; for a binary classifier, on the probability of the second
     /// class. Single-output regression and binary classification only
-    /// ([`crate::tree::monotone`]).
+    /// (`tree::monotone`).
     pub monotonic_cst: Option<Vec<i8>>,
 }
 
@@ -403,7 +403,7 @@ pub struct Resolved {
     #[cfg_attr(feature = "serde", serde(skip))]
     pub ccp_alpha: f64,
     /// The monotonic constraints the trees were grown with, as internal signs
-    /// ([`crate::tree::monotone::resolve`]; `None` when every sign is 0). Not in the model
+    /// (`tree::monotone::resolve`; `None` when every sign is 0). Not in the model
     /// bytes, like `ccp_alpha`: they shape growth only, and the trees store their values.
     #[cfg_attr(feature = "serde", serde(skip))]
     pub monotonic_cst: Option<Vec<i8>>,
