@@ -233,3 +233,13 @@ def test_guide_example_runs(capsys):
     (block,) = guide.read_text().split("```python\n")[1:]
     exec(compile(block.split("```")[0], str(guide), "exec"), {"__name__": "__main__"})
     assert "non-decreasing in x0: True" in capsys.readouterr().out
+
+
+def test_warm_start_needs_the_first_fits_constraint():
+    X, y, _ = _data(200)
+    est = fi.RandomForestRegressor(4, warm_start=True, random_state=0, monotonic_cst=CST)
+    est.fit(X, y)
+    once = fi.RandomForestRegressor(7, random_state=0, monotonic_cst=CST).fit(X, y)
+    assert est.set_params(n_estimators=7).fit(X, y).forest_.to_bytes() == once.forest_.to_bytes()
+    with pytest.raises(InvalidParameterError, match="warm_start"):
+        est.set_params(n_estimators=9, monotonic_cst=[0, 1, 0, 0]).fit(X, y)
