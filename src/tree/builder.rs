@@ -2,7 +2,9 @@
 //! `max_leaf_nodes` is set.
 //!
 //! The builder owns the stopping rules and the tree's assembly; [`super::split`] owns the
-//! choice of a split and everything the search keeps from node to node ([`Splitter`]). No
+//! choice of a split and everything the search keeps from node to node ([`Splitter`]).
+//! Under monotonic constraints ([`super::monotone`]) each node also carries its bounds:
+//! its value is clipped to them and its children's are derived from its split. No
 //! allocation happens per node: the node statistics live in [`Grower`] and are reused, and
 //! samples are partitioned in place in one buffer.
 
@@ -340,10 +342,13 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         if improvement + EPSILON < p.min_impurity_decrease {
             return (node, None);
         }
-        let sign = mono.map_or(0, |cst| {
-            cst.get(split.feature as usize).copied().unwrap_or(0)
-        });
-        let bounds = bounds.children(sign, &self.left, &self.right);
+        let bounds = match mono {
+            Some(cst) => {
+                let sign = cst.get(split.feature as usize).copied().unwrap_or(0);
+                bounds.children(sign, &self.left, &self.right)
+            }
+            None => (bounds, bounds),
+        };
         // Best-first children inherit no constant prefix: their bins cover every feature.
         let varying = match self.best_first_bins {
             true => &features[..],

@@ -21,7 +21,11 @@
 //!   randomized tree of Louppe et al. (2013, Thm 1): one variable chosen uniformly among
 //!   those that can still split the node.
 //! * ties between candidates (within a relative 1e-12) keep the first one drawn, so a fixed
-//!   RNG stream gives a fixed tree, whatever the scale of the sample weights.
+//!   RNG stream gives a fixed tree, whatever the scale of the sample weights;
+//! * under monotonic constraints ([`crate::tree::monotone`]) every cut of a constrained
+//!   candidate passes its test where cuts are admitted ([`BestCut::offer`],
+//!   [`NodeCtx::admissible`]): each source searches a constrained candidate with the
+//!   context of [`NodeCtx::for_feature`], so no search path can skip it.
 
 mod bin_scans;
 pub(crate) mod code_lists;
