@@ -243,3 +243,19 @@ def test_warm_start_needs_the_first_fits_constraint():
     assert est.set_params(n_estimators=7).fit(X, y).forest_.to_bytes() == once.forest_.to_bytes()
     with pytest.raises(InvalidParameterError, match="warm_start"):
         est.set_params(n_estimators=9, monotonic_cst=[0, 1, 0, 0]).fit(X, y)
+
+
+def test_views_read_the_signs_of_their_columns():
+    # Forest.fit(columns=, shadows=) grows on selected columns, then free shadows
+    # (forestimp.importance.unbiased, forestimp.selection).
+    from forestimp._params import monotonic_cst_of_view
+    from forestimp.importance import unbiased
+
+    assert monotonic_cst_of_view([1, -1, 0, 1], np.array([3, 1]), True) == [1, -1, 0, 0]
+    assert monotonic_cst_of_view([1, -1, 0], None, np.array([0, 0, 2])) == [1, -1, 0, 0, 0, 0]
+    assert monotonic_cst_of_view([1, -1, 0], None, False) == [1, -1, 0]
+    assert monotonic_cst_of_view(None, np.array([0]), True) is None
+    X, y, _ = _data(200)
+    est = fi.RandomForestRegressor(5, random_state=0, monotonic_cst=CST).fit(X, y)
+    shadowed = unbiased(est, X, y)  # grows 4 + 4 features under the view
+    assert shadowed.importances_mean[1] > 0.05
