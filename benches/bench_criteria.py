@@ -4,7 +4,8 @@ unchanged paths.
 ``python benches/bench_criteria.py ab`` fits the squared-error and Gini forests once (n_jobs=1,
 for a CPU-time A/B of two builds under ``farm-bench``); ``python benches/bench_criteria.py
 peers`` times Poisson and ``ccp_alpha`` fits against scikit-learn on the same data (best of 3,
-n_jobs=1) and prints the ratios.
+n_jobs=1) and prints the ratios; ``python benches/bench_criteria.py monotonic`` does the same for
+``monotonic_cst`` (and the unconstrained fits, for reference).
 """
 
 from __future__ import annotations
@@ -65,5 +66,30 @@ def peers() -> None:
         print(f"{name:24s} {ours:12.3f} {theirs:10.3f} {ours / theirs:6.2f}")
 
 
+def monotonic() -> None:
+    from sklearn import ensemble as sk
+
+    import forestimp as fi
+
+    X, y, _ = _data(20_000, 20)
+    yc = (y > np.median(y)).astype(int)
+    # The signal increases in x0 and x2, decreases in x1; the 17 others are free.
+    cst = [1, -1, 1] + [0] * 17
+    cases = [
+        ("RF regression", "RandomForestRegressor", y),
+        ("ET regression", "ExtraTreesRegressor", y),
+        ("RF binary", "RandomForestClassifier", yc),
+        ("ET binary", "ExtraTreesClassifier", yc),
+    ]
+    print(f"{'case':28s} {'forestimp s':>12s} {'sklearn s':>10s} {'ratio':>6s}")
+    for name, cls, target in cases:
+        for label, kw in [("free", {}), ("monotonic_cst", dict(monotonic_cst=cst))]:
+            params = dict(n_estimators=20, max_features=0.3, n_jobs=1, random_state=0, **kw)
+            ours = _best_of(lambda cls=cls, p=params: getattr(fi, cls)(**p), X, target)
+            theirs = _best_of(lambda cls=cls, p=params: getattr(sk, cls)(**p), X, target)
+            print(f"{name + ' ' + label:28s} {ours:12.3f} {theirs:10.3f} {ours / theirs:6.2f}")
+
+
 if __name__ == "__main__":
-    {"ab": ab, "peers": peers}[sys.argv[1] if len(sys.argv) > 1 else "peers"]()
+    modes = {"ab": ab, "peers": peers, "monotonic": monotonic}
+    modes[sys.argv[1] if len(sys.argv) > 1 else "peers"]()

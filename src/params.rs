@@ -139,6 +139,11 @@ pub struct ForestParams {
     /// Minimal cost-complexity pruning of each grown tree (scikit-learn's `ccp_alpha`,
     /// `tree::prune`); 0 keeps the trees as grown.
     pub ccp_alpha: f64,
+    /// Monotonic constraint per feature (scikit-learn's `monotonic_cst`): `1` increasing,
+    /// `-1` decreasing, `0` free; for a binary classifier, on the probability of the second
+    /// class. Single-output regression and binary classification only
+    /// (`tree::monotone`).
+    pub monotonic_cst: Option<Vec<i8>>,
 }
 
 impl ForestParams {
@@ -160,6 +165,7 @@ impl ForestParams {
             balanced_subsample: false,
             seed: 0,
             ccp_alpha: 0.0,
+            monotonic_cst: None,
         }
     }
 
@@ -282,6 +288,12 @@ impl ForestParams {
                 ));
             }
         }
+        let monotonic_cst = crate::tree::monotone::resolve(
+            self.monotonic_cst.as_deref(),
+            n_features,
+            classification,
+            self.splitter,
+        )?;
         let tree_features = match self.tree_features {
             None => n_features,
             Some(c) => c.resolve("tree_features", n_features)?,
@@ -330,6 +342,7 @@ impl ForestParams {
             first_tree: 0,
             assembled: false,
             ccp_alpha: self.ccp_alpha,
+            monotonic_cst,
         })
     }
 }
@@ -389,6 +402,11 @@ pub struct Resolved {
     /// reads 0.
     #[cfg_attr(feature = "serde", serde(skip))]
     pub ccp_alpha: f64,
+    /// The monotonic constraints the trees were grown with, as internal signs
+    /// (`tree::monotone::resolve`; `None` when every sign is 0). Not in the model
+    /// bytes, like `ccp_alpha`: they shape growth only, and the trees store their values.
+    #[cfg_attr(feature = "serde", serde(skip))]
+    pub monotonic_cst: Option<Vec<i8>>,
 }
 
 impl Resolved {

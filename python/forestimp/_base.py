@@ -123,11 +123,6 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
                 "criterion='absolute_error' (scikit-learn's mean absolute error) is not "
                 "supported by forestimp yet; use 'squared_error' or 'poisson'."
             )
-        if getattr(self, "monotonic_cst", None) is not None:
-            raise InvalidParameterError(
-                "monotonic_cst is not supported by forestimp yet; leave it None (the "
-                "constraints of scikit-learn's trees are not enforced here)."
-            )
 
     def _criteria(self) -> tuple[str, ...]:
         if self._is_classifier:
@@ -279,6 +274,16 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
                 stacklevel=3,
             )
             criterion = "squared_error"
+        monotonic_cst = P.monotonic_cst_of_view(
+            P.resolve_monotonic_cst(
+                getattr(self, "monotonic_cst", None),
+                p,
+                self.n_outputs_,
+                n_classes if self._is_classifier else None,
+            ),
+            columns,
+            shadows,
+        )
         bootstrap, max_samples = self._rows_per_tree(n, sw)
         oob = self.oob_score
         if oob and not (bootstrap or (max_samples is not None and max_samples < n)):
@@ -337,6 +342,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
             trees=trees,
             ccp_alpha=P.check_real("ccp_alpha", getattr(self, "ccp_alpha", 0.0), 0.0, np.inf),
             output_classes=output_classes,
+            monotonic_cst=monotonic_cst,
         )
         if shadows is not False or columns is not None:
             return self

@@ -212,6 +212,7 @@ class Forest:
         trees: tuple[int, int] | None = None,
         ccp_alpha: float = 0.0,
         output_classes: list[int] | None = None,
+        monotonic_cst: list[int] | None = None,
     ) -> Forest:
         """Fit a forest.
 
@@ -252,6 +253,11 @@ class Forest:
         or ``"poisson"`` (y >= 0 with a positive sum). ``ccp_alpha > 0`` prunes each grown
         tree by minimal cost-complexity pruning (not with ``"multiway"``; not stored in the
         model bytes, whose trees are already pruned).
+        ``monotonic_cst``: one sign per feature the forest is grown on (the view's, shadows
+        included): 1 (prediction increasing in it), -1 (decreasing), 0 (free); for a binary
+        classifier, on the probability of class 1 (scikit-learn 1.9's rules; single-output
+        regression and binary classification only, not with ``"multiway"``; not stored in
+        the model bytes).
         """
 
     def predict(self, x: _Matrix, n_jobs: int | None = None) -> npt.NDArray[np.float64]:

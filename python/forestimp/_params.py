@@ -179,3 +179,54 @@ def check_n_jobs(n_jobs: object) -> int | None:
             f"The 'n_jobs' parameter must be None or a non-zero int, got {n_jobs!r}."
         )
     return int(n_jobs)
+
+
+def resolve_monotonic_cst(
+    value: object, n_features: int, n_outputs: int, n_classes: int | None
+) -> list[int] | None:
+    """``monotonic_cst`` checked as scikit-learn 1.9's trees check it (the same order and
+    messages): None, or one of -1, 0, 1 per feature, for single-output regression
+    (``n_classes`` None) or classification with at most two classes. The signs are the
+    user's (on the probability of the second class for a classifier); the engine flips
+    them for classifiers as scikit-learn does."""
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes)) or np.ndim(value) != 1:  # type: ignore[arg-type]
+        raise InvalidParameterError(
+            f"The 'monotonic_cst' parameter must be an array-like of shape (n_features,) "
+            f"or None. Got {value!r} instead."
+        )
+    if n_outputs > 1:
+        raise InvalidParameterError(
+            "Monotonicity constraints are not supported with multiple outputs."
+        )
+    cst = np.asarray(value)
+    if cst.shape[0] != n_features:
+        raise InvalidParameterError(
+            f"monotonic_cst has shape {cst.shape[0]} but the input data X has "
+            f"{n_features} features."
+        )
+    if not np.all(np.isin(cst, (-1, 0, 1))):
+        raise InvalidParameterError(
+            f"monotonic_cst must be None or an array-like of -1, 0 or 1, but got {np.unique(cst)}"
+        )
+    if n_classes is not None and n_classes > 2:
+        raise InvalidParameterError(
+            "Monotonicity constraints are not supported with multiclass classification"
+        )
+    return [int(s) for s in cst.astype(np.int8)]
+
+
+def monotonic_cst_of_view(cst: list[int] | None, columns: Any, shadows: Any) -> list[int] | None:
+    """The signs of X's columns read through the view a forest is grown on
+    (``Forest.fit``): the selected ``columns`` in their order, then free (0) shadows, one
+    per column seen (``shadows=True``) or per source (an array)."""
+    if cst is None:
+        return None
+    if columns is not None:
+        cst = [cst[int(c)] if 0 <= int(c) < len(cst) else 0 for c in columns]
+    if shadows is True:
+        cst = cst + [0] * len(cst)
+    elif isinstance(shadows, np.ndarray):
+        cst = cst + [0] * len(shadows)
+    return cst

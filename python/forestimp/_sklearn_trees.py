@@ -119,6 +119,7 @@ def tree_params(est: Any) -> dict[str, Any]:
         "max_leaf_nodes": est.max_leaf_nodes,
         "min_impurity_decrease": est.min_impurity_decrease,
         "ccp_alpha": getattr(est, "ccp_alpha", 0.0),
+        "monotonic_cst": getattr(est, "monotonic_cst", None),
     }
 
 

@@ -53,8 +53,15 @@ Criteria and scikit-learn's other parameters, for every estimator and splitter:
   their sum, rounded down (scikit-learn's warning when that gives few rows). Random Patches
   keeps Bagging's rules: an int in [1, n] or a fraction in (0, 1] of ``n_samples``, rounded,
   drawn without replacement unless ``bootstrap``.
-* ``monotonic_cst`` exists for scikit-learn's API, but constraints are not available yet:
-  anything but None raises ``InvalidParameterError``.
+* ``monotonic_cst``: None, or one of -1, 0, 1 per feature (prediction decreasing, free,
+  increasing in it), with scikit-learn 1.9's rules and messages: single-output regression
+  and binary classification only (on the probability of ``classes_[1]``), with every
+  splitter (``"best"``, ``"random"``, ``"hist"``, NaN and sparse X). A cut on a constrained
+  feature is kept only when its children's values are ordered and inside the node's bounds;
+  children are bounded at the mean of their two values, and node values clipped to their
+  bounds. Not with ``multiway=True`` (unless every sign is 0). Not written in the model
+  bytes. MDI reads the trees' clipped values: it can differ from scikit-learn's, whose
+  impurities are those of the samples (``docs/monotonic.md``).
 Missing values: X may hold NaN, in fit and predict, with scikit-learn 1.9's semantics. Each
 split learns the side its NaN rows go to: ``splitter="best"`` scores every threshold with the
 NaN rows on the left and on the right, and also "non-missing | missing"; random thresholds

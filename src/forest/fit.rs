@@ -115,6 +115,16 @@ impl<'a, T: Feature> FitSession<'a, T> {
         let classification = targets.is_classification();
         check_multi_output(&targets, params)?;
         let params = params.resolve(n, x.n_cols(), classification)?;
+        let single = matches!(targets, Targets::Regression(_))
+            || matches!(targets, Targets::Classes { n_classes, .. } if n_classes <= 2);
+        if params.monotonic_cst.is_some() && !single {
+            // scikit-learn's rule: a constraint orders one value per node.
+            return Err(crate::error::invalid(
+                "monotonic_cst",
+                "constraints are supported for single-output regression and binary \
+                 classification only (not multiclass or multi-output targets)",
+            ));
+        }
         let missing = if x.is_sparse() {
             if !matches!(params.splitter, SplitterKind::Best | SplitterKind::Random) {
                 // Bins and integer codes are dense per column: they would undo the sparse

@@ -137,7 +137,8 @@ impl PyForest {
         max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
         min_impurity_decrease, max_leaf_nodes, bootstrap, max_samples, tree_features,
         balanced_subsample, random_state, n_jobs, progress = None, shadows = None, columns = None, max_bins = 255,
-        previous = None, bins = None, trees = None, ccp_alpha = 0.0, output_classes = None
+        previous = None, bins = None, trees = None, ccp_alpha = 0.0, output_classes = None,
+        monotonic_cst = None
     ))]
     fn fit(
         py: Python<'_>,
@@ -170,6 +171,7 @@ impl PyForest {
         trees: Option<(usize, usize)>,
         ccp_alpha: f64,
         output_classes: Option<Vec<usize>>,
+        monotonic_cst: Option<Vec<i8>>,
     ) -> PyResult<Self> {
         let params = ForestParams {
             criterion: criterion_of(criterion)?,
@@ -188,6 +190,7 @@ impl PyForest {
             balanced_subsample,
             seed: random_state,
             ccp_alpha,
+            monotonic_cst,
         };
         let x = XArray::extract(x)?;
         let y = YArray::extract(y)?;

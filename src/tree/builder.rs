@@ -2,7 +2,9 @@
 //! `max_leaf_nodes` is set.
 //!
 //! The builder owns the stopping rules and the tree's assembly; [`super::split`] owns the
-//! choice of a split and everything the search keeps from node to node ([`Splitter`]). No
+//! choice of a split and everything the search keeps from node to node ([`Splitter`]).
+//! Under monotonic constraints ([`super::monotone`]) each node also carries its bounds:
+//! its value is clipped to them and its children's are derived from its split. No
 //! allocation happens per node: the node statistics live in [`Grower`] and are reused, and
 //! samples are partitioned in place in one buffer.
 
@@ -11,6 +13,7 @@ use std::collections::BinaryHeap;
 
 use super::criterion::Criterion;
 use super::growing::GrowingTree;
+use super::monotone::Bounds;
 use super::split::{ChosenSplit, NodeCtx, NodeRows, Splitter, ThresholdRule};
 use super::LEAF;
 use crate::data::{Feature, Levels, Matrix};
@@ -29,6 +32,8 @@ struct Pending {
     split: ChosenSplit,
     improvement: f64,
     n_constant: usize,
+    /// The children's bounds under the monotonic constraints (left, right).
+    bounds: (Bounds, Bounds),
 }
 
 /// The tree being grown and everything reused across its nodes.
@@ -147,11 +152,20 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         let (n_cols, k) = (self.x.n_cols(), self.crit.stats_len());
         let max_features = self.params.max_features;
         (self.splitter).depth_first::<R>(features, n_cols, k, max_features);
-        // (start, end, depth, parent, is_left, n_constant)
-        let mut stack = vec![(0usize, samples.len(), 0usize, LEAF, false, 0usize)];
-        while let Some((start, end, depth, parent, is_left, n_constant)) = stack.pop() {
-            let (node, pending) =
-                self.evaluate::<R>(samples, features, start, end, depth, n_constant, rng);
+        // (start, end, depth, parent, is_left, n_constant, bounds)
+        let root = (
+            0usize,
+            samples.len(),
+            0usize,
+            LEAF,
+            false,
+            0usize,
+            Bounds::NONE,
+        );
+        let mut stack = vec![root];
+        while let Some((start, end, depth, parent, is_left, n_constant, bounds)) = stack.pop() {
+            let node_rows = (start, end, depth, n_constant);
+            let (node, pending) = self.evaluate::<R>(samples, features, node_rows, bounds, rng);
             if parent != LEAF {
                 self.tree.link(parent, is_left, node);
             }
@@ -164,8 +178,9 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
                 );
                 let mid = start + p.split.n_left;
                 // Right pushed first so the left child is numbered next (pre-order).
-                stack.push((mid, end, depth + 1, node, false, p.n_constant));
-                stack.push((start, mid, depth + 1, node, true, p.n_constant));
+                let (lb, rb) = p.bounds;
+                stack.push((mid, end, depth + 1, node, false, p.n_constant, rb));
+                stack.push((start, mid, depth + 1, node, true, p.n_constant, lb));
             }
         }
     }
@@ -187,7 +202,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         }
         let mut frontier = BinaryHeap::new();
         let n = samples.len();
-        let (_, root) = self.evaluate::<R>(samples, features, 0, n, 0, 0, rng);
+        let (_, root) = self.evaluate::<R>(samples, features, (0, n, 0, 0), Bounds::NONE, rng);
         frontier.extend(root.map(ByImprovement));
         let mut leaves = 1;
         while leaves < max_leaves {
@@ -201,9 +216,10 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
                 p.split.missing_side(p.end - p.start),
             );
             let mid = p.start + p.split.n_left;
-            for (is_left, s, e) in [(true, p.start, mid), (false, mid, p.end)] {
-                let (child, pending) =
-                    self.evaluate::<R>(samples, features, s, e, p.depth + 1, 0, rng);
+            let (lb, rb) = p.bounds;
+            for (is_left, s, e, b) in [(true, p.start, mid, lb), (false, mid, p.end, rb)] {
+                let child_rows = (s, e, p.depth + 1, 0);
+                let (child, pending) = self.evaluate::<R>(samples, features, child_rows, b, rng);
                 self.tree.link(p.node, is_left, child);
                 frontier.extend(pending.map(ByImprovement));
             }
@@ -211,22 +227,23 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         }
     }
 
-    /// Adds the node `samples[start..end]` to the tree as a leaf and, unless a stopping rule
-    /// holds, chooses and applies its split.
-    #[allow(clippy::too_many_arguments)]
+    /// Adds the node `samples[start..end]` (`node_rows`: start, end, depth and the length
+    /// of its constant prefix) to the tree as a leaf and, unless a stopping rule holds,
+    /// chooses and applies its split. `bounds` are the node's under the monotonic
+    /// constraints (unbounded without).
     fn evaluate<R: ThresholdRule>(
         &mut self,
         samples: &mut [u32],
         features: &mut [u32],
-        start: usize,
-        end: usize,
-        depth: usize,
-        n_constant: usize,
+        node_rows: (usize, usize, usize, usize),
+        bounds: Bounds,
         rng: &mut TreeRng,
     ) -> (u32, Option<Pending>) {
+        let (start, end, depth, n_constant) = node_rows;
         self.splitter.begin_node(start, end);
-        let evaluated =
-            self.evaluate_node::<R>(samples, features, start, end, depth, n_constant, rng);
+        let evaluated = self.evaluate_node::<R>(
+            samples, features, start, end, depth, n_constant, bounds, rng,
+        );
         self.splitter.end_node();
         evaluated
     }
@@ -241,6 +258,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         end: usize,
         depth: usize,
         n_constant: usize,
+        bounds: Bounds,
         rng: &mut TreeRng,
     ) -> (u32, Option<Pending>) {
         let mut rows = NodeRows {
@@ -256,6 +274,10 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         }
         let impurity = self.crit.node_impurity(&self.total, rows.ys, rows.ws);
         self.crit.value(&self.total, &mut self.value);
+        let mono = self.params.monotonic_cst.as_deref();
+        if mono.is_some() {
+            bounds.clip(&mut self.value);
+        }
         let n = end - start;
         let node = self
             .tree
@@ -277,6 +299,8 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             min_weight_leaf: self.min_weight_leaf,
             unit_weights: self.unit_weights,
             whole_sums: self.whole_sums,
+            mono: mono.map(|cst| (cst, bounds)),
+            sign: 0,
         };
         // The fewest rows of a child that may be split (the others are leaves by size).
         let split_rows = match depth + 1 >= p.max_depth {
@@ -319,6 +343,13 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         if improvement + EPSILON < p.min_impurity_decrease {
             return (node, None);
         }
+        let bounds = match mono {
+            Some(cst) => {
+                let sign = cst.get(split.feature as usize).copied().unwrap_or(0);
+                bounds.children(sign, &self.left, &self.right)
+            }
+            None => (bounds, bounds),
+        };
         // Best-first children inherit no constant prefix: their bins cover every feature.
         let varying = match self.best_first_bins {
             true => &features[..],
@@ -335,6 +366,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
                 split,
                 improvement,
                 n_constant,
+                bounds,
             }),
         )
     }

@@ -32,6 +32,7 @@ mod descend;
 pub(crate) use descend::max_block_rows;
 pub(crate) mod growing;
 mod missing;
+pub(crate) mod monotone;
 pub(crate) use missing::Missing;
 pub mod multiway;
 mod prune;

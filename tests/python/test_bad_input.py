@@ -146,8 +146,10 @@ PARAM_CASES = [
     (fi.RandomForestClassifier, "criterion", "poisson"),
     (fi.RandomForestClassifier, "ccp_alpha", -0.5),
     (fi.RandomPatchesRegressor, "ccp_alpha", "big"),
-    (fi.ExtraTreesRegressor, "monotonic_cst", [1, 0, 0]),
-    (fi.RandomForestClassifier, "monotonic_cst", np.zeros(3)),
+    (fi.ExtraTreesRegressor, "monotonic_cst", [1, 0]),
+    (fi.RandomForestClassifier, "monotonic_cst", np.array([2, 0, 0])),
+    (fi.RandomForestRegressor, "monotonic_cst", 1),
+    (fi.RandomForestRegressor, "monotonic_cst", "increasing"),
 ]
 
 

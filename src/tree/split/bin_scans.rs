@@ -430,6 +430,8 @@ mod tests {
                         min_weight_leaf: min_w,
                         unit_weights: false,
                         whole_sums,
+                        mono: None,
+                        sign: 0,
                     };
                     let mut left = vec![0.0; total.len()];
                     let lo = usize::from(*codes.iter().min().unwrap());

@@ -311,6 +311,8 @@ mod tests {
                 min_weight_leaf: 0.0,
                 unit_weights: ws.iter().all(|&w| w == 1.0),
                 whole_sums,
+                mono: None,
+                sign: 0,
             };
             let (mut samples, mut ys, mut ws) =
                 ((0..n as u32).collect::<Vec<_>>(), ys.to_vec(), ws.to_vec());

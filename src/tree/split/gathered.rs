@@ -406,7 +406,9 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
         bar: f64,
         rng: &mut TreeRng,
     ) -> Option<Cut> {
-        let (s, ctx, rows) = (&mut *self.s, self.ctx, &*self.rows);
+        let (s, rows) = (&mut *self.s, &*self.rows);
+        let constrained = self.ctx.for_feature(f);
+        let ctx = constrained.as_ref().unwrap_or(self.ctx);
         match span {
             Span::Values {
                 column,

@@ -327,7 +327,7 @@ impl<T: Feature, C: Criterion> CandidateSource for Binned<'_, '_, T, C> {
     fn search(
         &mut self,
         _k: usize,
-        _f: u32,
+        f: u32,
         (sl, lo, hi): Self::Bounds,
         bar: f64,
         _rng: &mut TreeRng,
@@ -335,7 +335,9 @@ impl<T: Feature, C: Criterion> CandidateSource for Binned<'_, '_, T, C> {
         let stride = self.stack.stride;
         let bins = &self.nb.feature(sl, stride)[lo * stride..(hi + 1) * stride];
         let left = &mut self.s.search.left;
-        scan_bins(bins, lo, hi - lo + 1, self.n, left, self.ctx, bar)
+        let constrained = self.ctx.for_feature(f);
+        let ctx = constrained.as_ref().unwrap_or(self.ctx);
+        scan_bins(bins, lo, hi - lo + 1, self.n, left, ctx, bar)
     }
 
     fn apply(&mut self, feature: u32, cut: Cut, _varying: &[u32]) -> ChosenSplit {

@@ -57,7 +57,7 @@ impl<T: Feature, C: Criterion> CandidateSource for Listed<'_, '_, T, C> {
     fn search(
         &mut self,
         _k: usize,
-        _f: u32,
+        f: u32,
         (at, lo, hi): Self::Bounds,
         bar: f64,
         _rng: &mut TreeRng,
@@ -66,7 +66,9 @@ impl<T: Feature, C: Criterion> CandidateSource for Listed<'_, '_, T, C> {
         let items = &lists.lists[at..at + self.n];
         set_len(&mut lists.run, self.s.search.left.len(), 0.0);
         let sums = (&mut self.s.search.left[..], &mut lists.run[..]);
-        search(items, lo, hi, &lists.ys, &lists.ws, sums, self.ctx, bar)
+        let constrained = self.ctx.for_feature(f);
+        let ctx = constrained.as_ref().unwrap_or(self.ctx);
+        search(items, lo, hi, &lists.ys, &lists.ws, sums, ctx, bar)
     }
 
     /// Applies the split to the rows, and to every list unless neither child reaches
@@ -274,6 +276,8 @@ mod tests {
                 min_weight_leaf: (trial % 5) as f64,
                 unit_weights: false,
                 whole_sums: false,
+                mono: None,
+                sign: 0,
             };
             let Some(full) = run(items, ys, ws, &ctx, f64::NEG_INFINITY) else {
                 return;

@@ -21,7 +21,11 @@
 //!   randomized tree of Louppe et al. (2013, Thm 1): one variable chosen uniformly among
 //!   those that can still split the node.
 //! * ties between candidates (within a relative 1e-12) keep the first one drawn, so a fixed
-//!   RNG stream gives a fixed tree, whatever the scale of the sample weights.
+//!   RNG stream gives a fixed tree, whatever the scale of the sample weights;
+//! * under monotonic constraints ([`crate::tree::monotone`]) every cut of a constrained
+//!   candidate passes its test where cuts are admitted ([`BestCut::offer`],
+//!   [`NodeCtx::admissible`]): each source searches a constrained candidate with the
+//!   context of [`NodeCtx::for_feature`], so no search path can skip it.
 
 mod bin_scans;
 pub(crate) mod code_lists;
@@ -46,6 +50,7 @@ pub(crate) use self::random::RandomThreshold;
 pub(crate) use self::splitter::Splitter;
 
 use crate::tree::criterion::Criterion;
+use crate::tree::monotone::Bounds;
 use crate::tree::Missing;
 
 /// A chosen split of a node.
@@ -104,15 +109,44 @@ pub(crate) struct NodeCtx<'a, C> {
     /// `Grower::with_sums_in_any_order`), so a coded column may be summed in bins instead
     /// of sorted.
     pub whole_sums: bool,
+    /// The tree's monotonic constraints (`None`: unconstrained) and the node's bounds.
+    pub mono: Option<(&'a [i8], Bounds)>,
+    /// The sign of the candidate being searched ([`NodeCtx::for_feature`]); 0 (free) in
+    /// the node's own context, so that only a constrained candidate's cuts are tested.
+    pub sign: i8,
 }
 
-impl<C: Criterion> NodeCtx<'_, C> {
+impl<'a, C: Criterion> NodeCtx<'a, C> {
+    /// Whether the cut with `n_left` of the node's `n` rows and sums `left` meets the leaf
+    /// constraints and the candidate's monotonic constraint.
     #[inline(always)]
     pub(crate) fn admissible(&self, n_left: usize, n: usize, left: &[f64]) -> bool {
         n_left >= self.min_samples_leaf
             && n - n_left >= self.min_samples_leaf
             && left[0] >= self.min_weight_leaf
             && self.total[0] - left[0] >= self.min_weight_leaf
+            && self.monotone(left)
+    }
+
+    /// Whether the cut with sums `left` keeps the candidate's monotonic constraint: always
+    /// for a free candidate, in one test of the sign (a constant 0 unless the tree is
+    /// constrained).
+    #[inline(always)]
+    pub(crate) fn monotone(&self, left: &[f64]) -> bool {
+        match (self.sign, self.mono) {
+            (0, _) | (_, None) => true,
+            (sign, Some((_, bounds))) => bounds.admits(sign, self.total, left),
+        }
+    }
+
+    /// The context of a search of candidate `f` when the tree constrains it: the node's,
+    /// with `f`'s sign. `None` when `f` is free (the node's own context serves), so an
+    /// unconstrained fit never builds one.
+    #[inline(always)]
+    pub(crate) fn for_feature(&self, f: u32) -> Option<NodeCtx<'a, C>> {
+        let (cst, _) = self.mono?;
+        let sign = cst.get(f as usize).copied().unwrap_or(0);
+        (sign != 0).then_some(NodeCtx { sign, ..*self })
     }
 }
 
@@ -179,6 +213,9 @@ impl BestCut {
         threshold: f64,
         n_left: usize,
     ) {
+        if !ctx.monotone(left) {
+            return;
+        }
         let proxy = ctx.crit.proxy(ctx.total, left);
         if C::allows(proxy) && self.best.is_none_or(|b| better(proxy, b.proxy)) {
             self.bar = proxy;
