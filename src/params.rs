@@ -19,12 +19,19 @@ pub enum CriterionKind {
     /// Half Poisson deviance `Σ w y log(y / ȳ) / Σ w` (regression, `y ≥ 0`; scikit-learn's
     /// `"poisson"`). Variants are appended: the enum index is part of the model bytes.
     Poisson,
+    /// Weighted mean absolute deviation from the weighted median, `Σ w |y − m| / Σ w`
+    /// (regression; scikit-learn's `"absolute_error"`): nodes predict the median `m`.
+    /// Grown by the exact and random splitters only (`tree::split::median`).
+    AbsoluteError,
 }
 
 impl CriterionKind {
     /// Whether the criterion is for regression (a real output, leaf impurities stored).
     pub fn is_regression(self) -> bool {
-        matches!(self, CriterionKind::SquaredError | CriterionKind::Poisson)
+        matches!(
+            self,
+            CriterionKind::SquaredError | CriterionKind::Poisson | CriterionKind::AbsoluteError
+        )
     }
 }
 
@@ -213,7 +220,7 @@ impl ForestParams {
             (true, true) => {
                 return Err(invalid(
                     "criterion",
-                    "squared_error and poisson are for regression",
+                    "squared_error, absolute_error and poisson are for regression",
                 ))
             }
             (false, false) => {
@@ -264,6 +271,18 @@ impl ForestParams {
             return Err(invalid(
                 "max_leaf_nodes",
                 "best-first growth is not available with multiway splits",
+            ));
+        }
+        if self.criterion == CriterionKind::AbsoluteError
+            && !matches!(self.splitter, SplitterKind::Best | SplitterKind::Random)
+        {
+            // Bins and multiway chains score sums per bin or per level; a median is not a
+            // sum, and an order-statistic search over bins is not written.
+            return Err(crate::ForestError::Unsupported(
+                "criterion=\"absolute_error\" is grown by the exact and random splitters \
+                 only (splitter=\"best\" or \"random\"), not by splitter=\"hist\" or \
+                 multiway=True"
+                    .into(),
             ));
         }
         if let SplitterKind::Histogram { max_bins } = self.splitter {

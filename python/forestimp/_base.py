@@ -118,11 +118,6 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
 
     def _refuse_unsupported(self) -> None:
         """scikit-learn parameters that forestimp has, but not yet their feature."""
-        if self.criterion == "absolute_error" and not self._is_classifier:
-            raise InvalidParameterError(
-                "criterion='absolute_error' (scikit-learn's mean absolute error) is not "
-                "supported by forestimp yet; use 'squared_error' or 'poisson'."
-            )
         if getattr(self, "monotonic_cst", None) is not None:
             raise InvalidParameterError(
                 "monotonic_cst is not supported by forestimp yet; leave it None (the "
@@ -132,7 +127,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
     def _criteria(self) -> tuple[str, ...]:
         if self._is_classifier:
             return ("gini", "entropy", "log_loss")
-        return ("squared_error", "friedman_mse", "poisson")
+        return ("squared_error", "friedman_mse", "absolute_error", "poisson")
 
     # -------------------------------------------------------------------- persistence
     def __getstate__(self) -> dict[str, Any]:

@@ -254,7 +254,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             self.crit.accumulate(&mut self.total, rows.ys, rows.ws);
         }
         let impurity = self.crit.node_impurity(&self.total, rows.ys, rows.ws);
-        self.crit.value(&self.total, &mut self.value);
+        (self.crit).node_value(&self.total, rows.ys, rows.ws, &mut self.value);
         let n = end - start;
         let node = self
             .tree

@@ -9,6 +9,7 @@
 
 use super::draw::{draw_split, CandidateSource};
 use super::gather::{batch_len, gather_codes, gather_many, MAX_BATCH};
+use super::median::MedianBufs;
 use super::missing;
 use super::partition::partition_rows;
 use super::sparse_gather::NodeFeatures;
@@ -136,6 +137,8 @@ pub(crate) struct SearchBufs<T: Feature> {
     pub(crate) bins: Vec<f64>,
     /// The bitmap of the wide codes a node occupies.
     pub(crate) occupied: Vec<u64>,
+    /// The absolute-error search's ranks, orders and prefix errors ([`super::median`]).
+    pub(crate) median: MedianBufs,
 }
 
 impl<T: Feature> SplitBufs<T> {
@@ -166,6 +169,7 @@ impl<T: Feature> SearchBufs<T> {
             left: vec![0.0; stats_len],
             bins: Vec::new(),
             occupied: Vec::new(),
+            median: MedianBufs::default(),
         }
     }
 }

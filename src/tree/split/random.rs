@@ -35,6 +35,9 @@ impl ThresholdRule for RandomThreshold {
         hi: T,
         rng: &mut TreeRng,
     ) -> Option<Cut> {
+        if let Some(ys) = C::order_statistic(rows.ys) {
+            return super::median::random(xf, ys, rows.ws, s, ctx, lo, hi, rng);
+        }
         let t = draw_threshold(lo.to_f64(), hi.to_f64(), rng);
         if ctx.unit_weights {
             // The same sums (w = 1 exactly), without loading the weights.
