@@ -3,17 +3,23 @@
 //! real numbers. A cut is ranked by the proxy `−(AE_L + AE_R)`, where `AE = Σ w |y − m|`
 //! about a child's weighted median `m` (the node's total `AE` is the same for every cut).
 //!
-//! The exact rule is scikit-learn's (1.8+, `_criterion.pyx::MAE`): the node's targets are
-//! ranked once per candidate, the rows are added in the order of the candidate's values to
-//! a Fenwick tree over those ranks that keeps prefix sums of `w` and `w·y` ([`Fenwick`]),
-//! and after each row a descent finds the weighted median and the pinball identity
-//! `AE = (Σ_{≥m} w y − m Σ_{≥m} w) + (m Σ_{<m} w − Σ_{<m} w y)` gives the prefix's error; a
-//! second pass from the other end gives every suffix's. A candidate costs `O(n log n)`
-//! (the sorts and `2n` updates and descents), not the `O(n²)` of recomputing medians.
+//! The exact rule finds scikit-learn's cuts (1.8+, `_criterion.pyx::MAE`) by other means:
+//! the node's targets are ranked, and the error of every prefix of the rows in the order of
+//! the candidate's values comes from the pinball identity
+//! `AE = (Σ_{≥m} w y − m Σ_{≥m} w) + (m Σ_{<m} w − Σ_{<m} w y)` with the sums below the
+//! median `m`. scikit-learn adds the rows one at a time to a Fenwick tree over the ranks
+//! and descends it for the median (`O(log n)` each); here the ranks present form a linked
+//! list ([`RankList`]) from which the rows are *deleted* from the other end, each deletion
+//! `O(1)` and the median moving by a rank or two (unit weights), so a candidate costs its
+//! sorts and `O(n)` (measured: the passes were 3/4 of a fit with the Fenwick tree, see
+//! BENCHMARKS.md). A second pass gives every suffix's error. Not the `O(n²)` of
+//! recomputing medians either way.
 //!
-//! Invariant: the Fenwick tree is a line-by-line port of scikit-learn's
-//! `WeightedFenwickTree` (the same sums in the same order), so medians at an exact half
-//! weight, and the errors, round as scikit-learn's do.
+//! Invariant: the totals and the half weight are summed in row order as scikit-learn's, so
+//! with whole weights (unit, bootstrap counts, integer sample weights) every median is
+//! scikit-learn's exactly, the mid-point rule included; the sums below the median are kept
+//! by additions and subtractions, so the errors agree to rounding (about `√n ε` of the
+//! node's sums), far inside the relative 1e-12 under which two cuts tie.
 
 use super::exact::midpoint;
 use super::gathered::SearchBufs;
@@ -25,127 +31,86 @@ use crate::rng::TreeRng;
 use crate::tree::criterion::{median_and_deviation, Criterion};
 use crate::tree::{goes_left, Missing};
 
-/// Prefix sums of `w` and `w·y` over the ranks of a node's targets (1-based inside).
+/// The ranks of a node's targets still present, as a doubly linked list in rank order
+/// (index `n` is the sentinel), with the weighted median's rank and the sums of `w` and
+/// `w·y` of the present ranks below it. Deleting a rank is `O(1)`; the median then moves by
+/// the few ranks whose weight covers the change of the half weight.
 #[derive(Default)]
-pub(crate) struct Fenwick {
+struct RankList {
+    prev: Vec<u32>,
+    next: Vec<u32>,
+    /// `w` and `w·y` by rank; the sentinel's weight is `+∞`, so no walk passes it.
     w: Vec<f64>,
     wy: Vec<f64>,
-    size: usize,
-    max_pow2: usize,
-    total_w: f64,
-    total_wy: f64,
-}
-
-/// Where half the weight falls: the median's rank, the rank before it when the half is
-/// met exactly (else the same rank), and the sums of `w` and `w·y` below the median's rank.
-struct Half {
-    rank: usize,
-    prev: usize,
+    median: usize,
     w_below: f64,
     wy_below: f64,
 }
 
-impl Fenwick {
-    fn reset(&mut self, size: usize) {
+impl RankList {
+    /// Every rank present, with the weights `w` (by rank) and the targets `y` (sorted).
+    fn fill(&mut self, w: impl Iterator<Item = f64>, y: &[f64]) {
+        let n = y.len();
         self.w.clear();
-        self.w.resize(size + 1, 0.0);
+        self.w.extend(w);
+        self.w.push(f64::INFINITY);
         self.wy.clear();
-        self.wy.resize(size + 1, 0.0);
-        self.size = size;
-        self.total_w = 0.0;
-        self.total_wy = 0.0;
-        let mut p = 1;
-        while p <= size {
-            p <<= 1;
-        }
-        self.max_pow2 = p >> 1;
+        self.wy.extend(self.w.iter().zip(y).map(|(w, y)| w * y));
+        self.wy.push(0.0);
+        self.prev.clear();
+        self.prev.extend((0..=n as u32).map(|r| if r == 0 { n as u32 } else { r - 1 }));
+        self.next.clear();
+        self.next.extend((1..=n as u32 + 1).map(|r| r % (n as u32 + 1)));
+        (self.median, self.w_below, self.wy_below) = (self.next[n] as usize, 0.0, 0.0);
     }
 
-    fn add(&mut self, rank: usize, y: f64, w: f64) {
-        let wy = w * y;
-        let mut i = rank + 1;
-        while i <= self.size {
-            self.w[i] += w;
-            self.wy[i] += wy;
-            i += i & i.wrapping_neg();
+    /// Moves the median to the smallest present rank whose cumulative weight exceeds
+    /// `half`: below it at most `half`, with it more.
+    #[inline(always)]
+    fn settle(&mut self, half: f64) {
+        let mut p = self.median;
+        while self.w_below > half {
+            p = self.prev[p] as usize;
+            self.w_below -= self.w[p];
+            self.wy_below -= self.wy[p];
         }
-        self.total_w += w;
-        self.total_wy += wy;
+        while self.w_below + self.w[p] <= half {
+            self.w_below += self.w[p];
+            self.wy_below += self.wy[p];
+            p = self.next[p] as usize;
+        }
+        self.median = p;
     }
 
-    /// The smallest rank whose cumulative weight exceeds `target` (scikit-learn's
-    /// `search`, with its three phases when a prefix meets `target` exactly).
-    fn search(&self, mut target: f64) -> Half {
-        let (mut current, mut cw, mut cwy) = (0usize, 0.0, 0.0);
-        let mut bit = self.max_pow2;
-        let mut equal = None;
-        while bit != 0 {
-            let next = current + bit;
-            if next <= self.size {
-                let nw = self.w[next];
-                if target == nw {
-                    equal = Some((target, bit));
-                    break;
-                } else if target > nw {
-                    target -= nw;
-                    current = next;
-                    cw += nw;
-                    cwy += self.wy[next];
-                }
-            }
-            bit >>= 1;
+    /// Removes rank `r`.
+    #[inline(always)]
+    fn delete(&mut self, r: usize) {
+        let (pv, nx) = (self.prev[r], self.next[r]);
+        self.next[pv as usize] = nx;
+        self.prev[nx as usize] = pv;
+        if r < self.median {
+            self.w_below -= self.w[r];
+            self.wy_below -= self.wy[r];
+        } else if r == self.median {
+            self.median = nx as usize;
         }
-        let Some((equal_target, equal_bit)) = equal else {
-            return Half {
-                rank: current,
-                prev: current,
-                w_below: cw,
-                wy_below: cwy,
-            };
+    }
+
+    /// `Σ w |y − m|` of the present ranks, of total weight `w` and `w·y` sum `wy`, about
+    /// their weighted median `m` (scikit-learn's: the mid-point of two targets when the
+    /// weight below the median is exactly half), by the pinball identity.
+    #[inline(always)]
+    fn absolute_error(&mut self, (w, wy): (f64, f64), y: &[f64]) -> f64 {
+        let half = 0.5 * w;
+        self.settle(half);
+        let p = self.median;
+        let before = self.prev[p] as usize;
+        let m = match self.w_below == half && before < y.len() {
+            true => (y[before] + y[p]) / 2.0,
+            false => y[p],
         };
-        let mut prev = current;
-        while bit != 0 {
-            let next = prev + bit;
-            if next <= self.size {
-                let nw = self.w[next];
-                if target > nw {
-                    target -= nw;
-                    prev = next;
-                }
-            }
-            bit >>= 1;
-        }
-        let (mut bit, mut target) = (equal_bit, equal_target);
-        while bit != 0 {
-            let next = current + bit;
-            if next <= self.size {
-                let nw = self.w[next];
-                if target >= nw {
-                    target -= nw;
-                    current = next;
-                    cw += nw;
-                    cwy += self.wy[next];
-                }
-            }
-            bit >>= 1;
-        }
-        Half {
-            rank: current,
-            prev,
-            w_below: cw,
-            wy_below: cwy,
-        }
-    }
-
-    /// `Σ w |y − m|` of the rows added so far, about their weighted median `m`.
-    fn absolute_error(&self, sorted_y: &[f64]) -> f64 {
-        let h = self.search(0.5 * self.total_w);
-        let m = match h.rank != h.prev {
-            true => (sorted_y[h.prev] + sorted_y[h.rank]) / 2.0,
-            false => sorted_y[h.rank],
-        };
-        let (w_above, wy_above) = (self.total_w - h.w_below, self.total_wy - h.wy_below);
-        (wy_above - m * w_above) + (m * h.w_below - h.wy_below)
+        let (w_above, wy_above) = (w - self.w_below, wy - self.wy_below);
+        (wy_above - m * w_above) + (m * self.w_below - self.wy_below)
     }
 }
 
@@ -161,7 +126,9 @@ pub(crate) struct MedianBufs {
     /// `AE` of the first `k + 1` rows of `order`, and of the rows from `k` on.
     prefix: Vec<f64>,
     suffix: Vec<f64>,
-    fenwick: Fenwick,
+    list: RankList,
+    /// Sums of `w` and `w·y` of each prefix (or suffix) of `order`.
+    sums: Vec<(f64, f64)>,
     pairs: Vec<(f64, f64)>,
 }
 
@@ -183,18 +150,28 @@ impl MedianBufs {
         }
     }
 
-    /// `AE` of every prefix of `order` into `prefix`, and of every suffix into `suffix`.
+    /// `AE` of every prefix of `order` into `prefix`, and of every suffix into `suffix`:
+    /// from all rows, the rows of the other end deleted one at a time. The totals of each
+    /// prefix (suffix) are summed in row order, as scikit-learn's passes sum them.
     fn errors(&mut self, ws: &[f64]) {
         let n = self.order.len();
         for (out, forward) in [(&mut self.prefix, true), (&mut self.suffix, false)] {
             out.resize(n, 0.0);
-            self.fenwick.reset(n);
-            for step in 0..n {
-                let k = if forward { step } else { n - 1 - step };
-                let j = self.order[k] as usize;
-                let r = self.ranks[j] as usize;
-                self.fenwick.add(r, self.sorted_y[r], ws[j]);
-                out[k] = self.fenwick.absolute_error(&self.sorted_y);
+            let row = |k: usize| self.order[if forward { k } else { n - 1 - k }] as usize;
+            self.sums.clear();
+            let (mut w, mut wy) = (0.0, 0.0);
+            for k in 0..n {
+                let j = row(k);
+                w += ws[j];
+                wy += ws[j] * self.sorted_y[self.ranks[j] as usize];
+                self.sums.push((w, wy));
+            }
+            let by_rank = self.by_target.iter().map(|&j| ws[j as usize]);
+            self.list.fill(by_rank, &self.sorted_y);
+            for k in (0..n).rev() {
+                let at = if forward { k } else { n - 1 - k };
+                out[at] = self.list.absolute_error(self.sums[k], &self.sorted_y);
+                self.list.delete(self.ranks[row(k)] as usize);
             }
         }
     }
@@ -305,13 +282,17 @@ mod tests {
         median_and_deviation(&y, &w, &mut Vec::new()).1 * w.iter().sum::<f64>()
     }
 
-    /// The Fenwick passes give every prefix's and suffix's error as the definition does,
-    /// with ties among targets and weights that meet half the total exactly.
+    /// The deletion passes give every prefix's and suffix's error as the definition does,
+    /// with ties among targets, whole weights that meet half the total exactly, and
+    /// fractional weights over a long run of deletions.
     #[test]
     fn prefix_and_suffix_errors_are_the_definition() {
         let n = 37;
         let ys: Vec<f64> = (0..n).map(|i| ((i * 11) % 7) as f64 * 0.5 - 1.0).collect();
-        for weights in [vec![1.0; n], (0..n).map(|i| 1.0 + (i % 3) as f64).collect()] {
+        let mut rng = crate::rng::TreeRng::new(3);
+        let fractional: Vec<f64> = (0..n).map(|_| 0.01 + 3.0 * rng.unit()).collect();
+        let whole = (0..n).map(|i| 1.0 + (i % 3) as f64).collect();
+        for weights in [vec![1.0; n], whole, fractional] {
             let mut m = MedianBufs::default();
             m.order = (0..n as u32).map(|i| (i * 5) % n as u32).collect();
             m.rank(&ys);
