@@ -27,8 +27,9 @@ mod multi;
 mod poisson;
 mod regression;
 
-pub use absolute::AbsoluteError;
+#[cfg(test)]
 pub(crate) use absolute::median_and_deviation;
+pub use absolute::AbsoluteError;
 pub use classes::{ClassCounts, ClassImpurity, Entropy, Gini, GiniIndex, ShannonEntropy};
 pub use multi::{MultiClassCounts, MultiEntropy, MultiGini, MultiSquaredError, OutputsProxy};
 pub use poisson::Poisson;

@@ -28,7 +28,7 @@ use super::sort::sort_packed;
 use super::{better, Cut, NodeCtx};
 use crate::data::{Feature, Packed};
 use crate::rng::TreeRng;
-use crate::tree::criterion::{median_and_deviation, Criterion};
+use crate::tree::criterion::Criterion;
 use crate::tree::{goes_left, Missing};
 
 /// The ranks of a node's targets still present, as a doubly linked list in rank order
@@ -58,9 +58,11 @@ impl RankList {
         self.wy.extend(self.w.iter().zip(y).map(|(w, y)| w * y));
         self.wy.push(0.0);
         self.prev.clear();
-        self.prev.extend((0..=n as u32).map(|r| if r == 0 { n as u32 } else { r - 1 }));
+        self.prev
+            .extend((0..=n as u32).map(|r| if r == 0 { n as u32 } else { r - 1 }));
         self.next.clear();
-        self.next.extend((1..=n as u32 + 1).map(|r| r % (n as u32 + 1)));
+        self.next
+            .extend((1..=n as u32 + 1).map(|r| r % (n as u32 + 1)));
         (self.median, self.w_below, self.wy_below) = (self.next[n] as usize, 0.0, 0.0);
     }
 
@@ -117,25 +119,39 @@ impl RankList {
 /// What the median search reuses from node to node (in [`SearchBufs`]).
 #[derive(Default)]
 pub(crate) struct MedianBufs {
+    /// Whether `sorted_y`, `by_target` and `ranks` are the node's: they depend on its rows
+    /// only, so its candidates share them until the next node ([`MedianBufs::forget`]).
+    ranked: bool,
     /// The node's targets sorted, and each row's rank among them.
     sorted_y: Vec<f64>,
     by_target: Vec<u32>,
     ranks: Vec<u32>,
-    /// Rows in the order of the candidate's values.
+    /// Rows in the order of the candidate's values, and their ranks in that order.
     order: Vec<u32>,
+    order_ranks: Vec<u32>,
     /// `AE` of the first `k + 1` rows of `order`, and of the rows from `k` on.
     prefix: Vec<f64>,
     suffix: Vec<f64>,
     list: RankList,
+    /// The side (0 left, 1 right) of each row under a random threshold.
+    side: Vec<u8>,
     /// Sums of `w` and `w·y` of each prefix (or suffix) of `order`.
     sums: Vec<(f64, f64)>,
-    pairs: Vec<(f64, f64)>,
 }
 
 impl MedianBufs {
+    /// A new node begins: its targets are not ranked yet.
+    pub(crate) fn forget(&mut self) {
+        self.ranked = false;
+    }
+
     /// Ranks the node's targets `ys` (ties in any order: they share a value, so medians
-    /// and errors do not depend on it).
+    /// and errors do not depend on it), unless done for this node already.
     fn rank(&mut self, ys: &[f64]) {
+        if self.ranked && self.ranks.len() == ys.len() {
+            return;
+        }
+        self.ranked = true;
         let n = ys.len();
         self.by_target.clear();
         self.by_target.extend(0..n as u32);
@@ -153,25 +169,26 @@ impl MedianBufs {
     /// `AE` of every prefix of `order` into `prefix`, and of every suffix into `suffix`:
     /// from all rows, the rows of the other end deleted one at a time. The totals of each
     /// prefix (suffix) are summed in row order, as scikit-learn's passes sum them.
-    fn errors(&mut self, ws: &[f64]) {
+    fn errors(&mut self, ys: &[f64], ws: &[f64]) {
         let n = self.order.len();
+        self.order_ranks.clear();
+        (self.order_ranks).extend(self.order.iter().map(|&j| self.ranks[j as usize]));
         for (out, forward) in [(&mut self.prefix, true), (&mut self.suffix, false)] {
             out.resize(n, 0.0);
-            let row = |k: usize| self.order[if forward { k } else { n - 1 - k }] as usize;
+            let at = |k: usize| if forward { k } else { n - 1 - k };
             self.sums.clear();
             let (mut w, mut wy) = (0.0, 0.0);
             for k in 0..n {
-                let j = row(k);
+                let j = self.order[at(k)] as usize;
                 w += ws[j];
-                wy += ws[j] * self.sorted_y[self.ranks[j] as usize];
+                wy += ws[j] * ys[j];
                 self.sums.push((w, wy));
             }
             let by_rank = self.by_target.iter().map(|&j| ws[j as usize]);
             self.list.fill(by_rank, &self.sorted_y);
             for k in (0..n).rev() {
-                let at = if forward { k } else { n - 1 - k };
-                out[at] = self.list.absolute_error(self.sums[k], &self.sorted_y);
-                self.list.delete(self.ranks[row(k)] as usize);
+                out[at(k)] = self.list.absolute_error(self.sums[k], &self.sorted_y);
+                self.list.delete(self.order_ranks[at(k)] as usize);
             }
         }
     }
@@ -195,7 +212,7 @@ pub(super) fn best<T: Feature, C: Criterion>(
     m.order.clear();
     m.order.extend(packed.iter().map(|p| p.position()));
     m.rank(ys);
-    m.errors(ws);
+    m.errors(ys, ws);
     let total = ctx.total[0];
     let mut best: Option<Cut> = None;
     let mut wl = 0.0;
@@ -227,7 +244,8 @@ pub(super) fn best<T: Feature, C: Criterion>(
 
 /// The random rule: one threshold drawn uniformly in `[lo, hi)` (the draw of
 /// [`super::RandomThreshold`], so the RNG stream is the same), scored by the children's
-/// errors about their medians.
+/// errors about their medians. Both medians come from one walk over the node's ranked
+/// targets (shared by its candidates), so a candidate costs `O(n)`, no sort.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn random<T: Feature, C: Criterion>(
     xf: &[T],
@@ -241,26 +259,50 @@ pub(super) fn random<T: Feature, C: Criterion>(
 ) -> Option<Cut> {
     let t = draw_threshold(lo.to_f64(), hi.to_f64(), rng);
     let m = &mut s.median;
-    let mut error = [0.0; 2];
-    let mut n_left = 0;
-    let mut wl = 0.0;
-    for (side, error) in error.iter_mut().enumerate() {
-        let (mut ys_side, mut ws_side) = (Vec::new(), Vec::new());
-        for (k, v) in xf.iter().enumerate() {
-            if goes_left(v.to_f64(), t, false) == (side == 0) {
-                ys_side.push(ys[k]);
-                ws_side.push(ws[k]);
+    m.rank(ys);
+    // Side 0 is the left child (`goes_left`), 1 the right.
+    m.side.clear();
+    let (mut total, mut n_right) = ([0.0; 2], 0);
+    for (v, &w) in xf.iter().zip(ws) {
+        let side = usize::from(!goes_left(v.to_f64(), t, false));
+        m.side.push(side as u8);
+        total[side] += w;
+        n_right += side;
+    }
+    let n_left = xf.len() - n_right;
+    if !ctx.admissible(n_left, xf.len(), &total[..1]) {
+        return None;
+    }
+    // scikit-learn's weighted median of each side: the first target (in rank order) whose
+    // cumulative weight exceeds half the side's, or the mid-point with the side's previous
+    // target when the cumulative weight before it is exactly half.
+    let half = [0.5 * total[0], 0.5 * total[1]];
+    let (mut cumulative, mut last) = ([0.0; 2], [f64::NAN; 2]);
+    let mut median: [Option<f64>; 2] = [None, None];
+    for &j in &m.by_target {
+        let j = j as usize;
+        let side = usize::from(m.side[j]);
+        if median[side].is_some() {
+            continue;
+        }
+        let (before, y) = (cumulative[side], ys[j]);
+        cumulative[side] += ws[j];
+        if cumulative[side] > half[side] {
+            median[side] = Some(match before == half[side] && !last[side].is_nan() {
+                true => (last[side] + y) / 2.0,
+                false => y,
+            });
+            if median[1 - side].is_some() {
+                break;
             }
         }
-        let (_, deviation) = median_and_deviation(&ys_side, &ws_side, &mut m.pairs);
-        let w: f64 = ws_side.iter().sum();
-        *error = deviation * w;
-        if side == 0 {
-            (n_left, wl) = (ys_side.len(), w);
-        }
+        last[side] = y;
     }
-    if !ctx.admissible(n_left, xf.len(), &[wl]) {
-        return None;
+    let median = median.map(|v| v.unwrap_or(0.0));
+    let mut error = [0.0; 2];
+    for ((&side, &y), &w) in m.side.iter().zip(ys).zip(ws) {
+        let side = usize::from(side);
+        error[side] += w * (y - median[side]).abs();
     }
     Some(Cut {
         proxy: -(error[0] + error[1]),
@@ -273,7 +315,7 @@ pub(super) fn random<T: Feature, C: Criterion>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tree::criterion::AbsoluteError;
+    use crate::tree::criterion::{median_and_deviation, AbsoluteError};
 
     /// `Σ w |y − m|` of `rows` by the definition (a direct sum about the median).
     fn brute(ys: &[f64], ws: &[f64], rows: &[u32]) -> f64 {
@@ -296,7 +338,7 @@ mod tests {
             let mut m = MedianBufs::default();
             m.order = (0..n as u32).map(|i| (i * 5) % n as u32).collect();
             m.rank(&ys);
-            m.errors(&weights);
+            m.errors(&ys, &weights);
             for k in 0..n {
                 let (head, tail) = (&m.order[..=k], &m.order[k..]);
                 let (p, s) = (brute(&ys, &weights, head), brute(&ys, &weights, tail));
@@ -353,5 +395,49 @@ mod tests {
         }
         assert_eq!(cut.threshold, want.1);
         assert!((-cut.proxy - want.0).abs() < 1e-9);
+    }
+
+    /// The random rule draws the threshold of the sums' rule and scores it by the
+    /// children's errors, medians of whole and fractional weights included.
+    #[test]
+    fn the_random_rule_scores_the_drawn_threshold() {
+        let n = 45;
+        let xf: Vec<f64> = (0..n).map(|i| ((i * 29) % 31) as f64 * 0.1).collect();
+        let ys: Vec<f64> = (0..n)
+            .map(|i| ((i * 7) % 10) as f64 - (i % 4) as f64)
+            .collect();
+        let crit = AbsoluteError { y: &ys };
+        let mut rng = crate::rng::TreeRng::new(8);
+        let fractional: Vec<f64> = (0..n).map(|_| 0.1 + rng.unit()).collect();
+        for ws in [
+            vec![1.0; n],
+            (0..n).map(|i| (1 + i % 2) as f64).collect(),
+            fractional,
+        ] {
+            let total = [ws.iter().sum::<f64>()];
+            let ctx = NodeCtx {
+                crit: &crit,
+                total: &total,
+                min_samples_leaf: 1,
+                min_weight_leaf: 0.0,
+                unit_weights: false,
+                whole_sums: false,
+            };
+            let mut s = SearchBufs::<f64>::new(1);
+            for seed in 0..20 {
+                let (mut a, mut b) = (TreeRng::new(seed), TreeRng::new(seed));
+                let cut = random(&xf, &ys, &ws, &mut s, &ctx, 0.0, 3.0, &mut a).expect("a cut");
+                assert_eq!(cut.threshold, draw_threshold(0.0, 3.0, &mut b));
+                let (l, r): (Vec<u32>, Vec<u32>) =
+                    (0..n as u32).partition(|&j| xf[j as usize] <= cut.threshold);
+                assert_eq!(cut.n_left, Some(l.len()));
+                let want = brute(&ys, &ws, &l) + brute(&ys, &ws, &r);
+                assert!(
+                    (-cut.proxy - want).abs() < 1e-12,
+                    "{} vs {want}",
+                    -cut.proxy
+                );
+            }
+        }
     }
 }
