@@ -250,7 +250,7 @@ class Forest:
         together with the other parts into that forest, bit for bit.
         ``criterion``: ``"gini"``, ``"entropy"`` (alias ``"log_loss"``), ``"squared_error"``,
         ``"absolute_error"`` (weighted medians; ``"best"`` and ``"random"`` splitters, one
-        output, no NaN) or ``"poisson"`` (y >= 0 with a positive sum). ``ccp_alpha > 0`` prunes each grown
+        output) or ``"poisson"`` (y >= 0 with a positive sum). ``ccp_alpha > 0`` prunes each grown
         tree by minimal cost-complexity pruning (not with ``"multiway"``; not stored in the
         model bytes, whose trees are already pruned).
         """

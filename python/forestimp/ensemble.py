@@ -44,11 +44,11 @@ Criteria and scikit-learn's other parameters, for every estimator and splitter:
   weighted median of its targets (scikit-learn's rule: the first target whose cumulative
   weight exceeds half the total, the mid-point of two when a cumulative weight equals it),
   its impurity is the weighted mean absolute deviation from it (``tree_.impurity``), and MDI
-  sums its decreases. Splits are searched in ``O(n log n)`` per candidate (a Fenwick tree
-  over the ranks of the node's targets, as scikit-learn 1.8+). Exact and random splitters
-  only: ``splitter="hist"``, ``multiway=True``, multi-output ``y`` and NaN in X raise
-  ``InvalidParameterError`` (NaN: ``DataError``, as scikit-learn refuses it too). Its
-  models are written in format version 5 (older readers refuse them).
+  sums its decreases. Splits are searched in ``O(n log n)`` per candidate (the sorts, then
+  ``O(n)`` deletions from a linked list of the node's ranked targets). Exact and random
+  splitters only, NaN in X included (the same scans as below): ``splitter="hist"``,
+  ``multiway=True`` and multi-output ``y`` raise ``InvalidParameterError``. Its models are
+  written in format version 5 (older readers refuse them).
 * ``ccp_alpha`` (>= 0): each grown tree is pruned by minimal cost-complexity pruning,
   scikit-learn's weakest-link rule on ``R(t) = (w_t / w_root) i(t)`` (with entropy in bits,
   as scikit-learn). Not with ``multiway=True``. It is not written in the model bytes: a

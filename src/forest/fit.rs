@@ -133,7 +133,7 @@ impl<'a, T: Feature> FitSession<'a, T> {
         } else {
             let missing = x.missing_columns()?;
             if missing.is_some() {
-                refuse_missing(&x, params.splitter, params.criterion)?;
+                refuse_missing(&x, params.splitter)?;
             }
             missing
         };
@@ -497,16 +497,8 @@ fn grow<T: Feature, C: Criterion>(
 
 /// Fails on X with NaN for the splitters that do not support missing values: the
 /// histogram splitter (its codes have no missing bin) and multiway trees.
-/// And for the absolute error, as scikit-learn's (its median search learns no NaN side).
-fn refuse_missing<T: Feature>(
-    x: &Matrix<'_, T>,
-    splitter: SplitterKind,
-    criterion: CriterionKind,
-) -> Result<()> {
+fn refuse_missing<T: Feature>(x: &Matrix<'_, T>, splitter: SplitterKind) -> Result<()> {
     let reason = match splitter {
-        _ if criterion == CriterionKind::AbsoluteError => {
-            "criterion=\"absolute_error\" does not support missing values"
-        }
         SplitterKind::Histogram { .. } => "splitter=\"hist\" does not support missing values yet",
         SplitterKind::Multiway => {
             "multiway (totally randomized categorical) trees do not support missing values"

@@ -53,7 +53,7 @@ pub(crate) fn median_and_deviation(
     pairs.extend(ys.iter().copied().zip(ws.iter().copied()));
     pairs.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
     let total: f64 = pairs.iter().map(|p| p.1).sum();
-    if !(total > 0.0) {
+    if total <= 0.0 || total.is_nan() {
         return (0.0, 0.0);
     }
     let m = weighted_median(pairs, total);

@@ -131,6 +131,9 @@ impl ThresholdRule for BestThreshold {
         _hi: T,
         _rng: &mut TreeRng,
     ) -> Option<Cut> {
+        if let Some(ys) = C::order_statistic(rows.ys) {
+            return super::median::best_with_missing(xf, ys, rows.ws, s, ctx);
+        }
         super::missing::best_with_missing(xf, s, ctx, rows, bar)
     }
 }

@@ -13,13 +13,17 @@
 //! `O(1)` and the median moving by a rank or two (unit weights), so a candidate costs its
 //! sorts and `O(n)` (measured: the passes were 3/4 of a fit with the Fenwick tree, see
 //! BENCHMARKS.md). A second pass gives every suffix's error. Not the `O(n²)` of
-//! recomputing medians either way.
+//! recomputing medians either way. The random rule scores its one threshold by a walk over
+//! the node's ranks (`O(n)`). A candidate with NaN at the node is scanned as in
+//! `split::missing` ([`best_with_missing`]: NaN rows last, then first, in the row order).
 //!
 //! Invariant: the totals and the half weight are summed in row order as scikit-learn's, so
 //! with whole weights (unit, bootstrap counts, integer sample weights) every median is
 //! scikit-learn's exactly, the mid-point rule included; the sums below the median are kept
 //! by additions and subtractions, so the errors agree to rounding (about `√n ε` of the
-//! node's sums), far inside the relative 1e-12 under which two cuts tie.
+//! node's sums), far inside the relative 1e-12 under which two cuts tie. With unit weights
+//! cuts of one feature often tie exactly (the error is piecewise linear in the rows
+//! moved): the first wins, where scikit-learn's choice follows its rounding.
 
 use super::exact::midpoint;
 use super::gathered::SearchBufs;
@@ -135,8 +139,8 @@ pub(crate) struct MedianBufs {
     list: RankList,
     /// The side (0 left, 1 right) of each row under a random threshold.
     side: Vec<u8>,
-    /// Sums of `w` and `w·y` of each prefix (or suffix) of `order`.
-    sums: Vec<(f64, f64)>,
+    /// Sums of `w` and `w·y` of each prefix, and of each suffix read backwards, of `order`.
+    sums: [Vec<(f64, f64)>; 2],
 }
 
 impl MedianBufs {
@@ -173,22 +177,59 @@ impl MedianBufs {
         let n = self.order.len();
         self.order_ranks.clear();
         (self.order_ranks).extend(self.order.iter().map(|&j| self.ranks[j as usize]));
-        for (out, forward) in [(&mut self.prefix, true), (&mut self.suffix, false)] {
+        let passes = [(&mut self.prefix, true), (&mut self.suffix, false)];
+        for ((out, forward), sums) in passes.into_iter().zip(&mut self.sums) {
             out.resize(n, 0.0);
             let at = |k: usize| if forward { k } else { n - 1 - k };
-            self.sums.clear();
+            sums.clear();
             let (mut w, mut wy) = (0.0, 0.0);
             for k in 0..n {
                 let j = self.order[at(k)] as usize;
                 w += ws[j];
                 wy += ws[j] * ys[j];
-                self.sums.push((w, wy));
+                sums.push((w, wy));
             }
             let by_rank = self.by_target.iter().map(|&j| ws[j as usize]);
             self.list.fill(by_rank, &self.sorted_y);
             for k in (0..n).rev() {
-                out[at(k)] = self.list.absolute_error(self.sums[k], &self.sorted_y);
+                out[at(k)] = self.list.absolute_error(sums[k], &self.sorted_y);
                 self.list.delete(self.order_ranks[at(k)] as usize);
+            }
+        }
+    }
+
+    /// Scores the cut after `order[k]`, for every `k` in `cuts` where the candidate's
+    /// value grows to `order[k + 1]`'s, by `−(AE_L + AE_R)`, and keeps it in `best` if
+    /// better (ties keep the earlier); `missing` is where the NaN rows went.
+    fn scan<T: Feature, C: Criterion>(
+        &self,
+        xf: &[T],
+        ctx: &NodeCtx<'_, C>,
+        cuts: std::ops::Range<usize>,
+        missing: Missing,
+        best: &mut Option<Cut>,
+    ) {
+        let (n, total) = (self.order.len(), ctx.total[0]);
+        for k in cuts {
+            let (j, next) = (self.order[k] as usize, self.order[k + 1] as usize);
+            let (v, w) = (xf[j].to_f64(), xf[next].to_f64());
+            let (n_left, wl) = (k + 1, self.sums[0][k].0);
+            if w <= v
+                || n_left < ctx.min_samples_leaf
+                || n - n_left < ctx.min_samples_leaf
+                || wl < ctx.min_weight_leaf
+                || total - wl < ctx.min_weight_leaf
+            {
+                continue;
+            }
+            let proxy = -(self.prefix[k] + self.suffix[k + 1]);
+            if best.is_none_or(|b| better(proxy, b.proxy)) {
+                *best = Some(Cut {
+                    proxy,
+                    threshold: midpoint(v, w),
+                    n_left: Some(n_left),
+                    missing,
+                });
             }
         }
     }
@@ -203,48 +244,85 @@ pub(super) fn best<T: Feature, C: Criterion>(
     s: &mut SearchBufs<T>,
     ctx: &NodeCtx<'_, C>,
 ) -> Option<Cut> {
-    let n = xf.len();
-    let (packed, radix) = (&mut s.packed, &mut s.radix);
-    packed.clear();
-    packed.extend(xf.iter().enumerate().map(|(k, v)| v.pack(k as u32)));
-    sort_packed(packed, radix);
+    sort_present(xf, s);
     let m = &mut s.median;
     m.order.clear();
-    m.order.extend(packed.iter().map(|p| p.position()));
+    m.order.extend(s.packed.iter().map(|p| p.position()));
     m.rank(ys);
     m.errors(ys, ws);
-    let total = ctx.total[0];
-    let mut best: Option<Cut> = None;
-    let mut wl = 0.0;
-    for i in 0..n.saturating_sub(1) {
-        let (j, next) = (m.order[i] as usize, m.order[i + 1] as usize);
-        wl += ws[j];
-        let (v, w) = (xf[j].to_f64(), xf[next].to_f64());
-        let n_left = i + 1;
-        if !(w > v)
-            || n_left < ctx.min_samples_leaf
-            || n - n_left < ctx.min_samples_leaf
-            || wl < ctx.min_weight_leaf
-            || total - wl < ctx.min_weight_leaf
-        {
-            continue;
-        }
-        let proxy = -(m.prefix[i] + m.suffix[i + 1]);
-        if best.is_none_or(|b| better(proxy, b.proxy)) {
-            best = Some(Cut {
-                proxy,
-                threshold: midpoint(v, w),
-                n_left: Some(n_left),
-                missing: Missing::Unseen,
-            });
+    let mut best = None;
+    m.scan(
+        xf,
+        ctx,
+        0..xf.len().saturating_sub(1),
+        Missing::Unseen,
+        &mut best,
+    );
+    best
+}
+
+/// The exact rule of a candidate with NaN at the node, in the order of `split::missing`
+/// (scikit-learn's): the cuts with every NaN row on the right, then on the left, then
+/// "non-missing left, missing right" (threshold `+∞`); ties keep the first.
+pub(super) fn best_with_missing<T: Feature, C: Criterion>(
+    xf: &[T],
+    ys: &[f64],
+    ws: &[f64],
+    s: &mut SearchBufs<T>,
+    ctx: &NodeCtx<'_, C>,
+) -> Option<Cut> {
+    sort_present(xf, s);
+    let (n, present) = (xf.len(), s.packed.len());
+    let n_miss = n - present;
+    let m = &mut s.median;
+    m.rank(ys);
+    let missing = (0..n as u32).filter(|&k| xf[k as usize].to_f64().is_nan());
+    let mut best = None;
+    // NaN rows last: the cuts with NaN right, and the cut before the first NaN row.
+    m.order.clear();
+    m.order.extend(s.packed.iter().map(|p| p.position()));
+    m.order.extend(missing.clone());
+    m.errors(ys, ws);
+    let cuts = 0..present.saturating_sub(1);
+    m.scan(xf, ctx, cuts, Missing::Right, &mut best);
+    let wl = m.sums[0][present.max(1) - 1].0;
+    let apart = (present >= ctx.min_samples_leaf.max(1)
+        && n_miss >= ctx.min_samples_leaf
+        && wl >= ctx.min_weight_leaf
+        && ctx.total[0] - wl >= ctx.min_weight_leaf)
+        .then(|| Cut {
+            proxy: -(m.prefix[present - 1] + m.suffix[present]),
+            threshold: f64::INFINITY,
+            n_left: Some(present),
+            missing: Missing::Right,
+        });
+    // NaN rows first: the cuts with NaN left.
+    m.order.clear();
+    m.order.extend(missing);
+    m.order.extend(s.packed.iter().map(|p| p.position()));
+    m.errors(ys, ws);
+    let cuts = n_miss..(n_miss + present).saturating_sub(1);
+    m.scan(xf, ctx, cuts, Missing::Left, &mut best);
+    if let Some(c) = apart {
+        if best.is_none_or(|b| better(c.proxy, b.proxy)) {
+            best = Some(c);
         }
     }
     best
 }
 
+/// The candidate's non-missing values sorted into `s.packed` (with their positions).
+fn sort_present<T: Feature>(xf: &[T], s: &mut SearchBufs<T>) {
+    s.packed.clear();
+    let present = xf.iter().enumerate().filter(|(_, v)| !v.to_f64().is_nan());
+    s.packed.extend(present.map(|(k, v)| v.pack(k as u32)));
+    sort_packed(&mut s.packed, &mut s.radix);
+}
+
 /// The random rule: one threshold drawn uniformly in `[lo, hi)` (the draw of
-/// [`super::RandomThreshold`], so the RNG stream is the same), scored by the children's
-/// errors about their medians. Both medians come from one walk over the node's ranked
+/// [`super::RandomThreshold`], so the RNG stream is the same; `nan`: the node has NaN in
+/// the candidate, `lo < hi` bounding the others), scored by the children's errors about
+/// their medians. Both medians come from one walk over the node's ranked
 /// targets (shared by its candidates), so a candidate costs `O(n)`, no sort.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn random<T: Feature, C: Criterion>(
@@ -253,18 +331,23 @@ pub(super) fn random<T: Feature, C: Criterion>(
     ws: &[f64],
     s: &mut SearchBufs<T>,
     ctx: &NodeCtx<'_, C>,
-    lo: T,
-    hi: T,
+    (lo, hi, nan): (T, T, bool),
     rng: &mut TreeRng,
 ) -> Option<Cut> {
     let t = draw_threshold(lo.to_f64(), hi.to_f64(), rng);
+    // With NaN at the node, one more draw sends them to one side (`split::missing`).
+    let missing = match nan {
+        true => Missing::seen(true, rng.below(2) == 1),
+        false => Missing::Unseen,
+    };
+    let missing_left = missing == Missing::Left;
     let m = &mut s.median;
     m.rank(ys);
     // Side 0 is the left child (`goes_left`), 1 the right.
     m.side.clear();
     let (mut total, mut n_right) = ([0.0; 2], 0);
     for (v, &w) in xf.iter().zip(ws) {
-        let side = usize::from(!goes_left(v.to_f64(), t, false));
+        let side = usize::from(!goes_left(v.to_f64(), t, missing_left));
         m.side.push(side as u8);
         total[side] += w;
         n_right += side;
@@ -308,7 +391,7 @@ pub(super) fn random<T: Feature, C: Criterion>(
         proxy: -(error[0] + error[1]),
         threshold: t,
         n_left: Some(n_left),
-        missing: Missing::Unseen,
+        missing,
     })
 }
 
@@ -335,8 +418,10 @@ mod tests {
         let fractional: Vec<f64> = (0..n).map(|_| 0.01 + 3.0 * rng.unit()).collect();
         let whole = (0..n).map(|i| 1.0 + (i % 3) as f64).collect();
         for weights in [vec![1.0; n], whole, fractional] {
-            let mut m = MedianBufs::default();
-            m.order = (0..n as u32).map(|i| (i * 5) % n as u32).collect();
+            let mut m = MedianBufs {
+                order: (0..n as u32).map(|i| (i * 5) % n as u32).collect(),
+                ..MedianBufs::default()
+            };
             m.rank(&ys);
             m.errors(&ys, &weights);
             for k in 0..n {
@@ -426,7 +511,8 @@ mod tests {
             let mut s = SearchBufs::<f64>::new(1);
             for seed in 0..20 {
                 let (mut a, mut b) = (TreeRng::new(seed), TreeRng::new(seed));
-                let cut = random(&xf, &ys, &ws, &mut s, &ctx, 0.0, 3.0, &mut a).expect("a cut");
+                let cut =
+                    random(&xf, &ys, &ws, &mut s, &ctx, (0.0, 3.0, false), &mut a).expect("a cut");
                 assert_eq!(cut.threshold, draw_threshold(0.0, 3.0, &mut b));
                 let (l, r): (Vec<u32>, Vec<u32>) =
                     (0..n as u32).partition(|&j| xf[j as usize] <= cut.threshold);

@@ -36,7 +36,7 @@ impl ThresholdRule for RandomThreshold {
         rng: &mut TreeRng,
     ) -> Option<Cut> {
         if let Some(ys) = C::order_statistic(rows.ys) {
-            return super::median::random(xf, ys, rows.ws, s, ctx, lo, hi, rng);
+            return super::median::random(xf, ys, rows.ws, s, ctx, (lo, hi, false), rng);
         }
         let t = draw_threshold(lo.to_f64(), hi.to_f64(), rng);
         if ctx.unit_weights {
@@ -86,6 +86,9 @@ impl ThresholdRule for RandomThreshold {
         hi: T,
         rng: &mut TreeRng,
     ) -> Option<Cut> {
+        if let Some(ys) = C::order_statistic(rows.ys) {
+            return super::median::random(xf, ys, rows.ws, s, ctx, (lo, hi, true), rng);
+        }
         super::missing::random_with_missing(xf, s, ctx, rows, lo, hi, rng)
     }
 }
