@@ -319,12 +319,11 @@ impl Forest {
             true => check_outputs(&outputs, n_classes, &repr.params)?,
             false => n_classes.max(1),
         };
-        // Version 5 is exactly the absolute-error forests of one output.
+        // Version 5 is exactly the absolute-error forests of one output, a list a tree.
         let absolute = repr.params.criterion == CriterionKind::AbsoluteError;
-        if absolute != grown.is_some() || (grown.is_some() && !outputs.is_empty()) {
-            return Err(decode_err(
-                "absolute-error trees without their node statistics",
-            ));
+        let fits = |g: &Vec<Vec<f64>>| g.len() == repr.trees.len() && outputs.is_empty();
+        if absolute != grown.as_ref().is_some_and(fits) {
+            return Err(decode_err("absolute-error node statistics amiss"));
         }
         let (criterion, p) = (repr.params.criterion, repr.params.n_features);
         let mut trees = repr
@@ -333,13 +332,8 @@ impl Forest {
             .map(|t| t.into_tree(criterion, width, p, version, &outputs))
             .collect::<Result<Vec<_>>>()?;
         route_missing(&mut trees, &exceptions)?;
-        if let Some(grown) = grown {
-            if grown.len() != trees.len() {
-                return Err(decode_err("node statistics of an unknown tree"));
-            }
-            for (t, g) in trees.iter_mut().zip(grown) {
-                t.set_grown(g)?;
-            }
+        for (t, g) in trees.iter_mut().zip(grown.into_iter().flatten()) {
+            t.set_grown(g)?;
         }
         let mut params = repr.params;
         params.first_tree = first_tree as usize;
