@@ -575,7 +575,7 @@ mod tests {
         let t = Targets::multi_classes(&y, &[3, 2]).unwrap();
         let f = Forest::fit(&p, m, t, None).unwrap();
         let bytes = f.to_bytes().unwrap();
-        assert_eq!(bytes[4..6], FORMAT_VERSION.to_le_bytes());
+        assert_eq!(bytes[4..6], MULTI_OUTPUT_VERSION.to_le_bytes());
         assert_eq!(Forest::from_bytes(&bytes).unwrap(), f);
         let v4: ForestReprV4 = postcard::from_bytes(&bytes[HEADER..]).unwrap();
         let v3 = v4.v3;
@@ -585,8 +585,8 @@ mod tests {
                 v3: postcard::from_bytes(&postcard::to_allocvec(&v3).unwrap()).unwrap(),
                 outputs,
             };
-            let bytes = envelope(FORMAT_VERSION, &postcard::to_allocvec(&repr).unwrap());
-            assert!(Forest::from_bytes(&bytes).is_err());
+            let payload = postcard::to_allocvec(&repr).unwrap();
+            assert!(Forest::from_bytes(&envelope(MULTI_OUTPUT_VERSION, &payload)).is_err());
         }
         // A version-3 reading of a multi-output payload fails on its trailing bytes, never
         // builds a forest of one output.

@@ -232,6 +232,11 @@ impl Tree {
         s
     }
 
+    /// Every node's `[impurity, value…]` as grown (absolute-error trees; else empty).
+    pub(crate) fn grown(&self) -> &[f64] {
+        &self.grown
+    }
+
     /// `(1/m) Σ_k f(value of output k)` for a node value of a multi-output tree.
     fn mean_over_outputs(&self, value: &[f64], f: impl Fn(&[f64]) -> f64) -> f64 {
         let mut start = 0;

@@ -140,11 +140,6 @@ impl TreeRepr {
 }
 
 impl Tree {
-    /// Every node's `[impurity, value…]` as grown (absolute-error trees; else empty).
-    pub(crate) fn grown(&self) -> &[f64] {
-        &self.grown
-    }
-
     /// Sets [`Tree::grown`] read from a model: `1 + width` finite numbers a node, the
     /// impurity non-negative.
     pub(crate) fn set_grown(&mut self, grown: Vec<f64>) -> Result<()> {

@@ -207,3 +207,15 @@ def test_model_bytes_round_trip_and_do_not_depend_on_threads():
     a, b = back.estimators_[3].tree_, one.estimators_[3].tree_
     np.testing.assert_array_equal(a.impurity, b.impurity)
     np.testing.assert_array_equal(a.value, b.value)
+
+
+def test_shap_values_add_up_to_the_prediction():
+    """A root holds a median, not the mean of its leaves: TreeSHAP's base value is the
+    cover-weighted mean of the leaves, so that the values add up to the prediction."""
+    from forestimp.importance import shap_values
+
+    X, y = _data(200)
+    est = fi.RandomForestRegressor(5, criterion="absolute_error", random_state=0).fit(X, y)
+    r = shap_values(est, X[:30])
+    total = np.asarray(r.values).sum(axis=1) + float(np.asarray(r.expected_value))
+    np.testing.assert_allclose(total, est.predict(X[:30]), rtol=1e-9, atol=1e-9)
