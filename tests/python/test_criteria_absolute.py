@@ -186,11 +186,17 @@ def test_splitters_without_an_order_statistic_search_are_refused(make, error, ma
         make().fit(Xc, y)
 
 
-def test_multi_output_is_refused():
+def test_multi_output_and_context_scores_are_refused():
+    from forestimp.importance import context
+
     X, y = _data(60)
     est = fi.RandomForestRegressor(2, criterion="absolute_error", random_state=0)
     with pytest.raises(InvalidParameterError, match="multi-output"):
         est.fit(X, np.c_[y, y])
+    # Context scores recompute node impurities as variances.
+    est.fit(X, y)
+    with pytest.raises(InvalidParameterError, match="absolute_error"):
+        context(est, X, y, context=(X[:, 4] > 0.5).astype(int))
 
 
 def test_model_bytes_round_trip_and_do_not_depend_on_threads():
