@@ -71,16 +71,28 @@ impl RankList {
     }
 
     /// Moves the median to the smallest present rank whose cumulative weight exceeds
-    /// `half`: below it at most `half`, with it more.
+    /// `half`: below it at most `half`, with it more. The walks never leave the present
+    /// ranks, whatever the rounding of the running sums (weights of very different
+    /// magnitudes), and the sums restart from 0 at the first rank.
     #[inline(always)]
     fn settle(&mut self, half: f64) {
+        let sentinel = self.w.len() - 1;
         let mut p = self.median;
-        while self.w_below > half {
+        if p == sentinel {
+            // The median, the last present rank, was deleted.
             p = self.prev[p] as usize;
             self.w_below -= self.w[p];
             self.wy_below -= self.wy[p];
         }
-        while self.w_below + self.w[p] <= half {
+        while self.w_below > half && self.prev[p] as usize != sentinel {
+            p = self.prev[p] as usize;
+            self.w_below -= self.w[p];
+            self.wy_below -= self.wy[p];
+        }
+        if self.prev[p] as usize == sentinel {
+            (self.w_below, self.wy_below) = (0.0, 0.0);
+        }
+        while self.w_below + self.w[p] <= half && self.next[p] as usize != sentinel {
             self.w_below += self.w[p];
             self.wy_below += self.wy[p];
             p = self.next[p] as usize;
@@ -381,7 +393,8 @@ pub(super) fn random<T: Feature, C: Criterion>(
         }
         last[side] = y;
     }
-    let median = median.map(|v| v.unwrap_or(0.0));
+    // Found unless rounding kept a side's cumulative weight at or below its half.
+    let median = [median[0].unwrap_or(last[0]), median[1].unwrap_or(last[1])];
     let mut error = [0.0; 2];
     for ((&side, &y), &w) in m.side.iter().zip(ys).zip(ws) {
         let side = usize::from(side);
@@ -417,7 +430,12 @@ mod tests {
         let mut rng = crate::rng::TreeRng::new(3);
         let fractional: Vec<f64> = (0..n).map(|_| 0.01 + 3.0 * rng.unit()).collect();
         let whole = (0..n).map(|i| 1.0 + (i % 3) as f64).collect();
-        for weights in [vec![1.0; n], whole, fractional] {
+        // Magnitudes 10⁻¹² to 10⁶: the running sums' rounding must not move the median
+        // off the present ranks.
+        let extreme = (0..n).map(|i| 10f64.powi((i % 19) as i32 - 12)).collect();
+        for weights in [vec![1.0; n], whole, fractional, extreme] {
+            // The running sums round to about ε of the node's `Σ w |y|` (the module docs).
+            let scale: f64 = ys.iter().zip(&weights).map(|(y, w)| w * y.abs()).sum();
             let mut m = MedianBufs {
                 order: (0..n as u32).map(|i| (i * 5) % n as u32).collect(),
                 ..MedianBufs::default()
@@ -427,14 +445,15 @@ mod tests {
             for k in 0..n {
                 let (head, tail) = (&m.order[..=k], &m.order[k..]);
                 let (p, s) = (brute(&ys, &weights, head), brute(&ys, &weights, tail));
+                let tol = 1e-12 * scale;
                 assert!(
-                    (m.prefix[k] - p).abs() < 1e-12,
-                    "prefix {k}: {} vs {p}",
+                    (m.prefix[k] - p).abs() < tol,
+                    "prefix {k}: {}, {p}",
                     m.prefix[k]
                 );
                 assert!(
-                    (m.suffix[k] - s).abs() < 1e-12,
-                    "suffix {k}: {} vs {s}",
+                    (m.suffix[k] - s).abs() < tol,
+                    "suffix {k}: {}, {s}",
                     m.suffix[k]
                 );
             }
