@@ -5,7 +5,9 @@ unchanged paths.
 for a CPU-time A/B of two builds under ``farm-bench``); ``python benches/bench_criteria.py
 peers`` times Poisson and ``ccp_alpha`` fits against scikit-learn on the same data (best of 3,
 n_jobs=1) and prints the ratios; ``python benches/bench_criteria.py monotonic`` does the same for
-``monotonic_cst`` (and the unconstrained fits, for reference).
+``monotonic_cst`` (and the unconstrained fits, for reference); ``python benches/bench_criteria.py
+mae`` times ``criterion="absolute_error"`` forests of 100 trees on ``make_regression(5000, 20)``
+against scikit-learn (best of 2, n_jobs=1).
 """
 
 from __future__ import annotations
@@ -90,6 +92,25 @@ def monotonic() -> None:
             print(f"{name + ' ' + label:28s} {ours:12.3f} {theirs:10.3f} {ours / theirs:6.2f}")
 
 
+def mae() -> None:
+    from sklearn import ensemble as sk
+    from sklearn.datasets import make_regression
+
+    import forestimp as fi
+
+    X, y = make_regression(5000, 20, noise=1.0, random_state=0)
+    X = X.astype(np.float32)
+    print(f"{'case':24s} {'forestimp s':>12s} {'sklearn s':>10s} {'ratio':>6s}")
+    for name, cls in [
+        ("RF absolute_error", "RandomForestRegressor"),
+        ("ET absolute_error", "ExtraTreesRegressor"),
+    ]:
+        params = dict(n_estimators=100, criterion="absolute_error", n_jobs=1, random_state=0)
+        ours = _best_of(lambda cls=cls, p=params: getattr(fi, cls)(**p), X, y, repeat=2)
+        theirs = _best_of(lambda cls=cls, p=params: getattr(sk, cls)(**p), X, y, repeat=2)
+        print(f"{name:24s} {ours:12.3f} {theirs:10.3f} {ours / theirs:6.2f}", flush=True)
+
+
 if __name__ == "__main__":
-    modes = {"ab": ab, "peers": peers, "monotonic": monotonic}
+    modes = {"ab": ab, "peers": peers, "monotonic": monotonic, "mae": mae}
     modes[sys.argv[1] if len(sys.argv) > 1 else "peers"]()

@@ -19,12 +19,19 @@ pub enum CriterionKind {
     /// Half Poisson deviance `Σ w y log(y / ȳ) / Σ w` (regression, `y ≥ 0`; scikit-learn's
     /// `"poisson"`). Variants are appended: the enum index is part of the model bytes.
     Poisson,
+    /// Weighted mean absolute deviation from the weighted median, `Σ w |y − m| / Σ w`
+    /// (regression; scikit-learn's `"absolute_error"`): nodes predict the median `m`.
+    /// Grown by the exact and random splitters only (`tree::split::median`).
+    AbsoluteError,
 }
 
 impl CriterionKind {
     /// Whether the criterion is for regression (a real output, leaf impurities stored).
     pub fn is_regression(self) -> bool {
-        matches!(self, CriterionKind::SquaredError | CriterionKind::Poisson)
+        matches!(
+            self,
+            CriterionKind::SquaredError | CriterionKind::Poisson | CriterionKind::AbsoluteError
+        )
     }
 }
 
@@ -219,7 +226,7 @@ impl ForestParams {
             (true, true) => {
                 return Err(invalid(
                     "criterion",
-                    "squared_error and poisson are for regression",
+                    "squared_error, absolute_error and poisson are for regression",
                 ))
             }
             (false, false) => {
@@ -272,6 +279,18 @@ impl ForestParams {
                 "best-first growth is not available with multiway splits",
             ));
         }
+        if self.criterion == CriterionKind::AbsoluteError
+            && !matches!(self.splitter, SplitterKind::Best | SplitterKind::Random)
+        {
+            // Bins and multiway chains score sums per bin or per level; a median is not a
+            // sum, and an order-statistic search over bins is not written.
+            return Err(crate::ForestError::Unsupported(
+                "criterion=\"absolute_error\" is grown by the exact and random splitters \
+                 only (splitter=\"best\" or \"random\"), not by splitter=\"hist\" or \
+                 multiway=True"
+                    .into(),
+            ));
+        }
         if let SplitterKind::Histogram { max_bins } = self.splitter {
             if !(2..=256).contains(&max_bins) {
                 return Err(invalid(
@@ -294,6 +313,15 @@ impl ForestParams {
             classification,
             self.splitter,
         )?;
+        if monotonic_cst.is_some() && self.criterion == CriterionKind::AbsoluteError {
+            // The constraint compares the children's means; these nodes predict medians.
+            return Err(crate::ForestError::Unsupported(
+                "monotonic_cst is not available with criterion=\"absolute_error\" (the \
+                 constrained search compares the children's means, and these trees \
+                 predict medians)"
+                    .into(),
+            ));
+        }
         let tree_features = match self.tree_features {
             None => n_features,
             Some(c) => c.resolve("tree_features", n_features)?,

@@ -10,10 +10,13 @@
 //! 20      …     payload: postcard encoding of `ForestRepr`, then (version 3) of the
 //!               missing-value exceptions `Vec<(tree, node)>`, the index of the first
 //!               tree (varint) and whether the forest was assembled (a byte), then
-//!               (version 4) the outputs `Vec<u32>` of a multi-output forest
+//!               (version 4) the outputs `Vec<u32>` of a multi-output forest, then
+//!               (version 5) every tree's `[impurity, value]` of each node in pre-order
 //! ```
 //! A single-output forest is written as version 3, byte for byte as before multi-output
-//! forests existed; only a multi-output forest is written as version 4.
+//! forests existed; only a multi-output forest is written as version 4, and only an
+//! absolute-error forest (whose internal medians are not derived from the leaves) as
+//! version 5.
 //! A split node sends missing values (NaN) to the side with more training samples unless
 //! it learned otherwise; only the nodes that learned the other side are stored, as
 //! increasing `(tree, node)` pairs (`crate::tree` derives the rest), so a model fitted
@@ -28,7 +31,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{ForestError, Result};
 use crate::forest::Forest;
-use crate::params::Resolved;
+use crate::params::{CriterionKind, Resolved};
 use crate::tree::TreeRepr;
 
 /// First bytes of every model.
@@ -44,11 +47,16 @@ pub const MAGIC: &[u8; 4] = b"FIMP";
 /// * 4: version 3, then the values of each output in a node's value (class counts, or 1
 ///   per regression output) of a multi-output forest. Written for multi-output forests
 ///   only: a single-output forest keeps version 3 and its bytes.
+/// * 5: version 4 (outputs empty), then every node's impurity and value as grown, for the
+///   absolute-error forests only (`Tree::grown`).
 ///
 /// The criterion is written as its [`crate::CriterionKind`] index (0 Gini, 1 entropy,
-/// 2 squared error, 3 Poisson); a reader older than Poisson refuses a Poisson model with a
-/// decode error. `ccp_alpha` is not written (the stored trees are pruned already).
-pub const FORMAT_VERSION: u16 = 4;
+/// 2 squared error, 3 Poisson, 4 absolute error); a reader older than a criterion refuses
+/// its models with a decode error. `ccp_alpha` is not written (the stored trees are pruned
+/// already).
+pub const FORMAT_VERSION: u16 = 5;
+/// The version a multi-output forest is written in.
+const MULTI_OUTPUT_VERSION: u16 = 4;
 /// The version a single-output forest is written in (its bytes never changed).
 pub const SINGLE_OUTPUT_VERSION: u16 = 3;
 const HEADER: usize = 20;
@@ -78,8 +86,15 @@ struct ForestReprV3 {
 #[derive(Serialize, Deserialize)]
 struct ForestReprV4 {
     v3: ForestReprV3,
-    /// `Forest::outputs` (never empty in a version-4 file).
+    /// `Forest::outputs` (never empty in a version-4 file, empty in a version-5 one).
     outputs: Vec<u32>,
+}
+
+/// Version 5: version 4's fields, then each tree's `Tree::grown`.
+#[derive(Serialize, Deserialize)]
+struct ForestReprV5 {
+    v4: ForestReprV4,
+    grown: Vec<Vec<f64>>,
 }
 
 /// Checks the outputs read from a version-4 file against the task: at least one output
@@ -88,7 +103,10 @@ struct ForestReprV4 {
 fn check_outputs(outputs: &[usize], n_classes: usize, p: &Resolved) -> Result<usize> {
     let ok = !outputs.is_empty()
         && outputs.len() <= p.n_samples.max(1) * 64
-        && p.criterion != crate::params::CriterionKind::Poisson
+        && !matches!(
+            p.criterion,
+            CriterionKind::Poisson | CriterionKind::AbsoluteError
+        )
         && match p.criterion.is_regression() {
             true => outputs.iter().all(|&c| c == 1) && n_classes == 0,
             false => {
@@ -202,6 +220,15 @@ impl Forest {
             assembled: self.params.assembled,
         };
         let encode = |e: postcard::Error| ForestError::Encode(e.to_string());
+        if self.params.criterion == CriterionKind::AbsoluteError {
+            let v4 = ForestReprV4 {
+                v3: repr,
+                outputs: Vec::new(),
+            };
+            let grown = self.trees.iter().map(|t| t.grown().to_vec()).collect();
+            let payload = postcard::to_allocvec(&ForestReprV5 { v4, grown }).map_err(encode)?;
+            return Ok(envelope(FORMAT_VERSION, &payload));
+        }
         if self.outputs.is_empty() {
             let payload = postcard::to_allocvec(&repr).map_err(encode)?;
             return Ok(envelope(SINGLE_OUTPUT_VERSION, &payload));
@@ -211,7 +238,7 @@ impl Forest {
             outputs: self.outputs.iter().map(|&c| c as u32).collect(),
         };
         let payload = postcard::to_allocvec(&repr).map_err(encode)?;
-        Ok(envelope(FORMAT_VERSION, &payload))
+        Ok(envelope(MULTI_OUTPUT_VERSION, &payload))
     }
 
     /// Reads a model written by [`Forest::to_bytes`]; any damage gives an error, never a panic.
@@ -248,8 +275,15 @@ impl Forest {
         if crc32fast::hash(payload) != crc {
             return Err(decode_err("checksum mismatch (corrupted bytes)"));
         }
-        let (repr, exceptions, first_tree, assembled, outputs) = if version >= 4 {
-            let r: ForestReprV4 = decode_exact(payload)?;
+        let (r4, grown) = match version {
+            5.. => {
+                let r: ForestReprV5 = decode_exact(payload)?;
+                (Some(r.v4), Some(r.grown))
+            }
+            4 => (Some(decode_exact::<ForestReprV4>(payload)?), None),
+            _ => (None, None),
+        };
+        let (repr, exceptions, first_tree, assembled, outputs) = if let Some(r) = r4 {
             let outputs: Vec<usize> = r.outputs.iter().map(|&c| c as usize).collect();
             let r = r.v3;
             (
@@ -281,10 +315,16 @@ impl Forest {
         if first_tree >= u64::from(u32::MAX) {
             return Err(decode_err("inconsistent model parameters"));
         }
-        let width = match version >= 4 {
+        let width = match version == 4 {
             true => check_outputs(&outputs, n_classes, &repr.params)?,
             false => n_classes.max(1),
         };
+        // Version 5 is exactly the absolute-error forests of one output, a list a tree.
+        let absolute = repr.params.criterion == CriterionKind::AbsoluteError;
+        let fits = |g: &Vec<Vec<f64>>| g.len() == repr.trees.len() && outputs.is_empty();
+        if absolute != grown.as_ref().is_some_and(fits) {
+            return Err(decode_err("absolute-error node statistics amiss"));
+        }
         let (criterion, p) = (repr.params.criterion, repr.params.n_features);
         let mut trees = repr
             .trees
@@ -292,6 +332,9 @@ impl Forest {
             .map(|t| t.into_tree(criterion, width, p, version, &outputs))
             .collect::<Result<Vec<_>>>()?;
         route_missing(&mut trees, &exceptions)?;
+        for (t, g) in trees.iter_mut().zip(grown.into_iter().flatten()) {
+            t.set_grown(g)?;
+        }
         let mut params = repr.params;
         params.first_tree = first_tree as usize;
         params.assembled = assembled;
@@ -307,7 +350,6 @@ impl Forest {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::params::CriterionKind;
     use crate::{Forest, ForestParams, Layout, Matrix, Targets};
 
     /// A model file of format `version` around `repr` (from version 3, without
@@ -533,7 +575,7 @@ mod tests {
         let t = Targets::multi_classes(&y, &[3, 2]).unwrap();
         let f = Forest::fit(&p, m, t, None).unwrap();
         let bytes = f.to_bytes().unwrap();
-        assert_eq!(bytes[4..6], FORMAT_VERSION.to_le_bytes());
+        assert_eq!(bytes[4..6], MULTI_OUTPUT_VERSION.to_le_bytes());
         assert_eq!(Forest::from_bytes(&bytes).unwrap(), f);
         let v4: ForestReprV4 = postcard::from_bytes(&bytes[HEADER..]).unwrap();
         let v3 = v4.v3;
@@ -543,8 +585,8 @@ mod tests {
                 v3: postcard::from_bytes(&postcard::to_allocvec(&v3).unwrap()).unwrap(),
                 outputs,
             };
-            let bytes = envelope(FORMAT_VERSION, &postcard::to_allocvec(&repr).unwrap());
-            assert!(Forest::from_bytes(&bytes).is_err());
+            let payload = postcard::to_allocvec(&repr).unwrap();
+            assert!(Forest::from_bytes(&envelope(MULTI_OUTPUT_VERSION, &payload)).is_err());
         }
         // A version-3 reading of a multi-output payload fails on its trailing bytes, never
         // builds a forest of one output.

@@ -17,10 +17,42 @@ fn models() -> Vec<Forest> {
     let mut r = ForestParams::extra_trees(CriterionKind::SquaredError);
     r.n_estimators = 5;
     r.max_depth = Some(6);
+    let mut a = ForestParams::random_forest(CriterionKind::AbsoluteError);
+    a.n_estimators = 4;
+    a.min_samples_leaf = 3;
     vec![
         Forest::fit(&c, m, Targets::classes(&y, 3).unwrap(), None).unwrap(),
         Forest::fit(&r, mr, Targets::regression(&yr).unwrap(), None).unwrap(),
+        Forest::fit(&a, mr, Targets::regression(&yr).unwrap(), None).unwrap(),
     ]
+}
+
+/// An absolute-error forest is written as version 5 (its internal medians follow the
+/// trees); read as any other version, or with a node statistic damaged, it is refused.
+#[test]
+fn absolute_error_models_carry_their_node_statistics() {
+    let f = models().remove(2);
+    let bytes = f.to_bytes().unwrap();
+    assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), 5);
+    for version in [3u16, 4] {
+        let mut b = bytes.clone();
+        b[4..6].copy_from_slice(&version.to_le_bytes());
+        assert!(matches!(
+            Forest::from_bytes(&b),
+            Err(ForestError::Decode(_))
+        ));
+    }
+    // The last 8 bytes are the last node's value: NaN there is refused.
+    let mut payload = bytes[20..].to_vec();
+    let n = payload.len();
+    payload[n - 8..].copy_from_slice(&f64::NAN.to_le_bytes());
+    let mut b = bytes[..20].to_vec();
+    b[16..20].copy_from_slice(&crc32(&payload).to_le_bytes());
+    b.extend_from_slice(&payload);
+    assert!(matches!(
+        Forest::from_bytes(&b),
+        Err(ForestError::Decode(_))
+    ));
 }
 
 #[test]
@@ -67,7 +99,12 @@ fn damage_is_an_error_never_a_panic() {
 /// A payload that passes the checksum but lies about its trees must still be refused.
 #[test]
 fn structurally_invalid_payloads_are_refused() {
-    let f = models().remove(0);
+    for f in [models().remove(0), models().remove(2)] {
+        structurally_invalid_payloads_of(&f);
+    }
+}
+
+fn structurally_invalid_payloads_of(f: &Forest) {
     let bytes = f.to_bytes().unwrap();
     let mut rng = TreeRng::new(8);
     let mut refused = 0;
@@ -85,6 +122,7 @@ fn structurally_invalid_payloads_are_refused() {
                 let x = vec![0.5f64; 3 * g.n_features()];
                 let m = Matrix::new(&x, 3, g.n_features(), Layout::RowMajor).unwrap();
                 let _ = g.predict(m).unwrap();
+                let _ = g.importances(false);
             }
             Err(_) => refused += 1,
         }

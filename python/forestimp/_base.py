@@ -116,18 +116,10 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         )
         return bootstrap, max_samples
 
-    def _refuse_unsupported(self) -> None:
-        """scikit-learn parameters that forestimp has, but not yet their feature."""
-        if self.criterion == "absolute_error" and not self._is_classifier:
-            raise InvalidParameterError(
-                "criterion='absolute_error' (scikit-learn's mean absolute error) is not "
-                "supported by forestimp yet; use 'squared_error' or 'poisson'."
-            )
-
     def _criteria(self) -> tuple[str, ...]:
         if self._is_classifier:
             return ("gini", "entropy", "log_loss")
-        return ("squared_error", "friedman_mse", "poisson")
+        return ("squared_error", "friedman_mse", "absolute_error", "poisson")
 
     # -------------------------------------------------------------------- persistence
     def __getstate__(self) -> dict[str, Any]:
@@ -259,7 +251,6 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         if sw is not None and not np.any(sw > 0):
             raise DataError("Sample weights must contain at least one positive value.")
 
-        self._refuse_unsupported()
         criterion = P.check_choice("criterion", self.criterion, self._criteria())
         if criterion == "log_loss":
             criterion = "entropy"

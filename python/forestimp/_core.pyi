@@ -249,8 +249,9 @@ class Forest:
         ``trees=(start, stop)`` grows only the trees ``start..stop`` of the forest of
         ``n_estimators`` trees: a part (``first_tree == start``), which ``concat`` puts back
         together with the other parts into that forest, bit for bit.
-        ``criterion``: ``"gini"``, ``"entropy"`` (alias ``"log_loss"``), ``"squared_error"``
-        or ``"poisson"`` (y >= 0 with a positive sum). ``ccp_alpha > 0`` prunes each grown
+        ``criterion``: ``"gini"``, ``"entropy"`` (alias ``"log_loss"``), ``"squared_error"``,
+        ``"absolute_error"`` (weighted medians; ``"best"`` and ``"random"`` splitters, one
+        output) or ``"poisson"`` (y >= 0 with a positive sum). ``ccp_alpha > 0`` prunes each grown
         tree by minimal cost-complexity pruning (not with ``"multiway"``; not stored in the
         model bytes, whose trees are already pruned).
         ``monotonic_cst``: one sign per feature the forest is grown on (the view's, shadows

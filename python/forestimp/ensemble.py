@@ -40,8 +40,15 @@ Criteria and scikit-learn's other parameters, for every estimator and splitter:
   has impurity 0 here, ``inf`` there (a leaf in both). ``"friedman_mse"`` is
   ``"squared_error"`` with a ``FutureWarning``, as scikit-learn 1.9 deprecates it (there at
   construction, here at fit). Multiway trees accept ``"poisson"`` without the zero-sum rule
-  (each value gets its child). ``"absolute_error"`` is not available yet
-  (``InvalidParameterError``).
+  (each value gets its child). ``"absolute_error"``, scikit-learn's: a node predicts the
+  weighted median of its targets (scikit-learn's rule: the first target whose cumulative
+  weight exceeds half the total, the mid-point of two when a cumulative weight equals it),
+  its impurity is the weighted mean absolute deviation from it (``tree_.impurity``), and MDI
+  sums its decreases. Splits are searched in ``O(n log n)`` per candidate (the sorts, then
+  ``O(n)`` deletions from a linked list of the node's ranked targets). Exact and random
+  splitters only, NaN in X included (the same scans as below): ``splitter="hist"``,
+  ``multiway=True`` and multi-output ``y`` raise ``InvalidParameterError``. Its models are
+  written in format version 5 (older readers refuse them).
 * ``ccp_alpha`` (>= 0): each grown tree is pruned by minimal cost-complexity pruning,
   scikit-learn's weakest-link rule on ``R(t) = (w_t / w_root) i(t)`` (with entropy in bits,
   as scikit-learn). Not with ``multiway=True``. It is not written in the model bytes: a

@@ -16,7 +16,8 @@ use crate::parallel::map_ordered;
 use crate::params::{CriterionKind, ForestParams, Resolved, SplitterKind};
 use crate::tree::builder::Grower;
 use crate::tree::criterion::{
-    Criterion, Entropy, Gini, MultiEntropy, MultiGini, MultiSquaredError, Poisson, SquaredError,
+    AbsoluteError, Criterion, Entropy, Gini, MultiEntropy, MultiGini, MultiSquaredError, Poisson,
+    SquaredError,
 };
 use crate::tree::growing::GrowingTree;
 use crate::tree::multiway;
@@ -203,8 +204,10 @@ impl<'a, T: Feature> FitSession<'a, T> {
         let wide = sums_in_any_order
             || sample_weight.is_none_or(whole)
                 && !matches!(targets, Targets::Regression(y) if !whole(y));
+        // The median search sorts a candidate's values; it reads no codes.
+        let codes = params.criterion != CriterionKind::AbsoluteError;
         let levels = match params.splitter {
-            SplitterKind::Best if !x.is_sparse() => {
+            SplitterKind::Best if codes && !x.is_sparse() => {
                 Levels::with_missing(Levels::new(&x, wide), missing)
             }
             SplitterKind::Best | SplitterKind::Random => Levels::with_missing(None, missing),
@@ -366,9 +369,12 @@ impl<'a, T: Feature> FitSession<'a, T> {
             Targets::Regression(y) if p.criterion == CriterionKind::Poisson => {
                 grow_with!(Poisson { y })
             }
+            Targets::Regression(y) if p.criterion == CriterionKind::AbsoluteError => {
+                grow_with!(AbsoluteError { y })
+            }
             Targets::Regression(y) => grow_with!(SquaredError { y }),
             // The generic multi-output path (`criterion::multi`): check_multi_output has
-            // refused Poisson.
+            // refused Poisson and absolute error.
             Targets::MultiClasses { y, n_classes } if p.criterion == CriterionKind::Entropy => {
                 grow_with!(MultiEntropy::new(y, n_classes))
             }
@@ -540,18 +546,22 @@ fn reweigh_balanced(
 }
 
 /// What the multi-output path does not do yet, refused with a typed error: the Poisson
-/// criterion and "balanced_subsample" (its class weights are of one output).
+/// and absolute-error criteria and "balanced_subsample" (its class weights are of one output).
 fn check_multi_output(targets: &Targets<'_>, params: &ForestParams) -> Result<()> {
     let multi = matches!(
         targets,
         Targets::MultiClasses { .. } | Targets::MultiRegression { .. }
     );
-    if multi && params.criterion == CriterionKind::Poisson {
-        return Err(ForestError::Unsupported(
-            "criterion=\"poisson\" does not support multi-output targets yet; use \
+    let name = match params.criterion {
+        CriterionKind::Poisson => "poisson",
+        CriterionKind::AbsoluteError => "absolute_error",
+        _ => "",
+    };
+    if multi && !name.is_empty() {
+        return Err(ForestError::Unsupported(format!(
+            "criterion=\"{name}\" does not support multi-output targets yet; use \
              \"squared_error\""
-                .into(),
-        ));
+        )));
     }
     if multi && params.balanced_subsample {
         return Err(ForestError::Unsupported(

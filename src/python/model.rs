@@ -105,9 +105,10 @@ fn criterion_of(name: &str) -> Result<CriterionKind, ForestError> {
         "entropy" | "log_loss" => Ok(CriterionKind::Entropy),
         "squared_error" => Ok(CriterionKind::SquaredError),
         "poisson" => Ok(CriterionKind::Poisson),
+        "absolute_error" => Ok(CriterionKind::AbsoluteError),
         other => Err(crate::error::invalid(
             "criterion",
-            format!("expected 'gini', 'entropy', 'log_loss', 'squared_error' or 'poisson', got {other:?}"),
+            format!("expected 'gini', 'entropy', 'log_loss', 'squared_error', 'absolute_error' or 'poisson', got {other:?}"),
         )),
     }
 }
@@ -490,6 +491,7 @@ impl PyForest {
             CriterionKind::Entropy => "entropy",
             CriterionKind::SquaredError => "squared_error",
             CriterionKind::Poisson => "poisson",
+            CriterionKind::AbsoluteError => "absolute_error",
         }
     }
     #[getter]

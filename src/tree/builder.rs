@@ -273,7 +273,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             self.crit.accumulate(&mut self.total, rows.ys, rows.ws);
         }
         let impurity = self.crit.node_impurity(&self.total, rows.ys, rows.ws);
-        self.crit.value(&self.total, &mut self.value);
+        (self.crit).node_value(&self.total, rows.ys, rows.ws, &mut self.value);
         let mono = self.params.monotonic_cst.as_deref();
         if mono.is_some() {
             bounds.clip(&mut self.value);

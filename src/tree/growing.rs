@@ -37,6 +37,7 @@ impl GrowingTree {
                 criterion,
                 missing_left: Vec::new(),
                 outputs: Vec::new(),
+                grown: Vec::new(),
             },
             left: Vec::with_capacity(nodes),
             in_order: true,
@@ -66,6 +67,11 @@ impl GrowingTree {
         t.leaf_count.push(n_samples);
         if t.criterion.is_regression() {
             t.leaf_impurity.push(impurity);
+        }
+        if t.criterion == CriterionKind::AbsoluteError {
+            // Kept when the node splits: its median is not derived from its leaves.
+            t.grown.push(impurity);
+            t.grown.extend_from_slice(value);
         }
         self.left.push(LEAF);
         id
@@ -182,6 +188,7 @@ impl GrowingTree {
         t.leaf_count = t.leaf_count.to_vec();
         t.leaf_impurity = t.leaf_impurity.to_vec();
         t.missing_left = t.missing_left.to_vec();
+        t.grown = t.grown.to_vec();
         t
     }
 
@@ -201,12 +208,16 @@ impl GrowingTree {
             criterion: g.criterion,
             missing_left: Vec::new(),
             outputs: g.outputs.clone(),
+            grown: Vec::with_capacity(g.grown.len()),
         };
         let mut new_id = vec![0u32; order.len()];
         for (new, &old) in order.iter().enumerate() {
             new_id[old] = new as u32;
         }
         for &o in &order {
+            if let Some(stats) = g.grown.get(o * (1 + w)..(o + 1) * (1 + w)) {
+                t.grown.extend_from_slice(stats);
+            }
             let mut nd = g.nodes[o];
             if nd.right == LEAF {
                 let slot = nd.feature as usize;

@@ -129,6 +129,10 @@ pub struct Tree {
     /// Multi-output trees: the values of each output in a node's value, in order (class
     /// counts, or 1 per regression output), summing to `width`. Empty for one output.
     outputs: Vec<usize>,
+    /// Absolute-error trees only (empty otherwise): `[impurity, value…]` of every node as
+    /// grown, `1 + width` numbers a node. A median and its deviation are no function of the
+    /// children's, so an internal node's cannot be derived from the leaves.
+    grown: Vec<f64>,
 }
 
 /// Statistics of every node of a tree, derived from its leaves by [`Tree::node_stats`].
@@ -157,7 +161,10 @@ impl Tree {
     /// combinations of its children's; its impurity is computed from its value
     /// (classification) or from its children's (regression: the law of total variance,
     /// or its analogue for the Poisson deviance, [`criterion::impurity_of_children`]), so
-    /// the decrease `i(t) − (w_l i_l + w_r i_r)/w_t` is never negative.
+    /// the decrease `i(t) − (w_l i_l + w_r i_r)/w_t` is never negative. An absolute-error
+    /// tree's internal nodes keep their median and deviation as grown (`Tree::grown`);
+    /// their decrease is not negative either (a child's median errs no more than its
+    /// parent's), up to rounding.
     pub fn node_stats(&self) -> NodeStats {
         let (n, w) = (self.len(), self.width);
         let mut s = NodeStats {
@@ -184,6 +191,11 @@ impl Tree {
             s.weight[t] = wt;
             // Saturating: counts come from model bytes too, and must not overflow.
             s.n_samples[t] = s.n_samples[l].saturating_add(s.n_samples[r]);
+            if let Some(g) = self.grown.get(t * (1 + w)..(t + 1) * (1 + w)) {
+                s.impurity[t] = g[0];
+                s.value[t * w..(t + 1) * w].copy_from_slice(&g[1..]);
+                continue;
+            }
             for k in 0..w {
                 s.value[t * w + k] = if wt > 0.0 {
                     (wl * s.value[l * w + k] + wr * s.value[r * w + k]) / wt
@@ -221,6 +233,11 @@ impl Tree {
         s
     }
 
+    /// Every node's `[impurity, value…]` as grown (absolute-error trees; else empty).
+    pub(crate) fn grown(&self) -> &[f64] {
+        &self.grown
+    }
+
     /// `(1/m) Σ_k f(value of output k)` for a node value of a multi-output tree.
     fn mean_over_outputs(&self, value: &[f64], f: impl Fn(&[f64]) -> f64) -> f64 {
         let mut start = 0;
@@ -256,6 +273,7 @@ impl Tree {
             criterion: self.criterion,
             missing_left: self.missing_left.clone(),
             outputs: Vec::new(),
+            grown: self.grown.clone(),
         }
     }
 

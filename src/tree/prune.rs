@@ -130,6 +130,7 @@ impl Tree {
             criterion: self.criterion,
             missing_left: Vec::new(),
             outputs: self.outputs.clone(),
+            grown: Vec::new(),
         };
         // The old id of every kept split node, for its missing-value side.
         let mut old_of = Vec::new();
@@ -137,6 +138,10 @@ impl Tree {
         let mut stack = vec![(0usize, None::<usize>)];
         while let Some((old, right_of)) = stack.pop() {
             let new = t.nodes.len();
+            if !self.grown.is_empty() {
+                t.grown.push(s.impurity[old]);
+                t.grown.extend_from_slice(s.value(old));
+            }
             if let Some(p) = right_of {
                 t.nodes[p].right = new as u32;
             }

@@ -134,7 +134,26 @@ impl TreeRepr {
             criterion,
             missing_left: Vec::new(),
             outputs: outputs.to_vec(),
+            grown: Vec::new(),
         })
+    }
+}
+
+impl Tree {
+    /// Sets [`Tree::grown`] read from a model: `1 + width` finite numbers a node, the
+    /// impurity non-negative.
+    pub(crate) fn set_grown(&mut self, grown: Vec<f64>) -> Result<()> {
+        let stride = 1 + self.width;
+        let ok = Some(grown.len()) == self.len().checked_mul(stride)
+            && grown.iter().all(|x| x.is_finite())
+            && grown.chunks(stride).all(|g| g[0] >= 0.0);
+        if !ok {
+            return Err(decode_error(
+                "node statistics of the wrong length or not finite",
+            ));
+        }
+        self.grown = grown;
+        Ok(())
     }
 }
 

@@ -126,11 +126,16 @@ pub(super) fn checked_impurity<'a>(
                 xlogx,
             })
         }
-        (Targets::Regression(_), CriterionKind::Poisson) => Err(ForestError::Unsupported(
-            "context importances recompute node impurities as variances; they are not \
-             available for a forest grown with criterion='poisson'"
-                .into(),
-        )),
+        (Targets::Regression(_), c @ (CriterionKind::Poisson | CriterionKind::AbsoluteError)) => {
+            let name = match c {
+                CriterionKind::Poisson => "poisson",
+                _ => "absolute_error",
+            };
+            Err(ForestError::Unsupported(format!(
+                "context importances recompute node impurities as variances; they are not \
+                 available for a forest grown with criterion='{name}'"
+            )))
+        }
         (Targets::Regression(y), _) if forest.n_classes() == 0 => {
             Targets::regression(y)?;
             Ok(Impurity::Variance(y))

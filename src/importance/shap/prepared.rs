@@ -71,7 +71,7 @@ impl<'t> ShapTree<'t> {
             split_start,
             split_nodes,
             used_features,
-            expected: stats.value(0).to_vec(),
+            expected: expected_value(tree, &stats),
             rule: Rule::new(points_for(max_unique)),
             max_path,
             leaf_outputs: None,
@@ -137,6 +137,27 @@ impl<'t> ShapTree<'t> {
             .get(first)
             .is_some_and(|&s| s < self.subtree_end[node])
     }
+}
+
+/// TreeSHAP's base value: the root's value, which is the cover-weighted mean of the leaves'
+/// for every criterion but the absolute error, whose root holds a median. Its values sum to
+/// the prediction minus that mean, so an absolute-error tree's is summed from the leaves.
+fn expected_value(tree: &Tree, stats: &crate::tree::NodeStats) -> Vec<f64> {
+    let mut mean = stats.value(0).to_vec();
+    if tree.grown().is_empty() {
+        return mean;
+    }
+    mean.fill(0.0);
+    for t in (0..tree.len()).filter(|&t| tree.is_leaf(t)) {
+        for (m, v) in mean.iter_mut().zip(stats.value(t)) {
+            *m += stats.weight[t] * v;
+        }
+    }
+    let root = stats.weight.first().copied().unwrap_or(0.0);
+    if root > 0.0 {
+        mean.iter_mut().for_each(|m| *m /= root);
+    }
+    mean
 }
 
 /// Quadrature points that integrate TreeSHAP's polynomial exactly on a tree whose paths

@@ -17,13 +17,19 @@
 //! decrease, `may_beat` never rejects a better proxy, the counting paths equal the weighted
 //! sums bit for bit. The criteria live in `classes` (Gini, entropy), `regression`
 //! (squared error) and `poisson` (half Poisson deviance); `multi` generalizes the first two
-//! to several outputs (the mean impurity over outputs).
+//! to several outputs (the mean impurity over outputs). `absolute` (absolute error) is the
+//! exception: a median is no function of sums, so it keeps the weight only and hands its
+//! rows to the order-statistic search ([`Criterion::order_statistic`]).
 
+mod absolute;
 mod classes;
 mod multi;
 mod poisson;
 mod regression;
 
+#[cfg(test)]
+pub(crate) use absolute::median_and_deviation;
+pub use absolute::AbsoluteError;
 pub use classes::{ClassCounts, ClassImpurity, Entropy, Gini, GiniIndex, ShannonEntropy};
 pub use multi::{MultiClassCounts, MultiEntropy, MultiGini, MultiSquaredError, OutputsProxy};
 pub use poisson::Poisson;
@@ -192,6 +198,19 @@ pub trait Criterion: Sync {
     }
     /// Node prediction: class frequencies, or the weighted mean.
     fn value(&self, stats: &[f64], out: &mut [f64]);
+    /// Prediction of the node with statistics `stats` and rows `ys`, `ws`, as stored in the
+    /// tree: [`Criterion::value`], unless it needs the rows (a median).
+    #[inline]
+    fn node_value(&self, stats: &[f64], _ys: &[Self::Y], _ws: &[f64], out: &mut [f64]) {
+        self.value(stats, out);
+    }
+    /// The targets `ys` as real numbers when the criterion ranks cuts by order statistics
+    /// of the rows rather than by sums (absolute error): the exact and random searches then
+    /// hand the candidate to `split::median`. `None` (folded away) for the others.
+    #[inline(always)]
+    fn order_statistic(_ys: &[Self::Y]) -> Option<&[f64]> {
+        None
+    }
     /// Whether every sum a split search adds for the samples with targets `ys` and weights
     /// `ws` is a whole number below 2⁵³, so that the sums are the same in any order of
     /// addition (and bins may replace a sorted scan without changing a bit).
@@ -227,7 +246,7 @@ pub fn impurity_of_frequencies(kind: CriterionKind, p: &[f64]) -> f64 {
     match kind {
         CriterionKind::Gini => GiniIndex::impurity(p, 1.0),
         CriterionKind::Entropy => ShannonEntropy::impurity(p, 1.0),
-        CriterionKind::SquaredError | CriterionKind::Poisson => 0.0,
+        CriterionKind::SquaredError | CriterionKind::Poisson | CriterionKind::AbsoluteError => 0.0,
     }
 }
 

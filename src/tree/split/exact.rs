@@ -41,6 +41,9 @@ impl ThresholdRule for BestThreshold {
         _hi: T,
         _rng: &mut TreeRng,
     ) -> Option<Cut> {
+        if let Some(ys) = C::order_statistic(rows.ys) {
+            return super::median::best(xf, ys, rows.ws, s, ctx);
+        }
         let cut = |a: T, b: T| midpoint(a.to_f64(), b.to_f64());
         let keys = (&mut s.packed, &mut s.radix);
         best_sorted(xf, keys, &mut s.left, ctx, rows, bar, cut)
@@ -128,6 +131,9 @@ impl ThresholdRule for BestThreshold {
         _hi: T,
         _rng: &mut TreeRng,
     ) -> Option<Cut> {
+        if let Some(ys) = C::order_statistic(rows.ys) {
+            return super::median::best_with_missing(xf, ys, rows.ws, s, ctx);
+        }
         super::missing::best_with_missing(xf, s, ctx, rows, bar)
     }
 }

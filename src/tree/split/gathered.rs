@@ -9,6 +9,7 @@
 
 use super::draw::{draw_split, CandidateSource};
 use super::gather::{batch_len, gather_codes, gather_many, MAX_BATCH};
+use super::median::MedianBufs;
 use super::missing;
 use super::partition::partition_rows;
 use super::sparse_gather::{gather_entries, mark_entries_left, Entries, NodeFeatures, RowPositions};
@@ -182,6 +183,8 @@ pub(crate) struct SearchBufs<T: Feature> {
     /// the sums of its entries.
     pub(crate) dense: Vec<T>,
     pub(crate) stored: Vec<f64>,
+    /// The absolute-error search's ranks, orders and prefix errors ([`super::median`]).
+    pub(crate) median: MedianBufs,
 }
 
 impl<T: Feature> SplitBufs<T> {
@@ -216,6 +219,7 @@ impl<T: Feature> SearchBufs<T> {
             occupied: Vec::new(),
             dense: Vec::new(),
             stored: vec![0.0; stats_len],
+            median: MedianBufs::default(),
         }
     }
 }

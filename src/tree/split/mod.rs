@@ -8,7 +8,9 @@
 //! reads a column with at most 256 distinct values as its lossless codes
 //! ([`crate::data::Levels`]): binned or counted instead of sorted, with the same cuts. A
 //! gathered candidate whose node values include NaN is searched by [`missing`]
-//! (scikit-learn's rules); complete data never reach it.
+//! (scikit-learn's rules); complete data never reach it. A criterion ranked by order
+//! statistics (absolute error, [`Criterion::order_statistic`]) is searched by [`median`]
+//! under the exact and random rules.
 //!
 //! Invariants kept for the builder:
 //! * the node's samples are the contiguous slice `samples[start..end]`, with their targets
@@ -35,6 +37,7 @@ mod gather;
 mod gathered;
 pub(crate) mod histograms;
 mod listed;
+mod median;
 mod missing;
 mod partition;
 mod random;

@@ -36,6 +36,9 @@ impl ThresholdRule for RandomThreshold {
         hi: T,
         rng: &mut TreeRng,
     ) -> Option<Cut> {
+        if let Some(ys) = C::order_statistic(rows.ys) {
+            return super::median::random(xf, ys, rows.ws, s, ctx, (lo, hi, false), rng);
+        }
         let t = draw_threshold(lo.to_f64(), hi.to_f64(), rng);
         if ctx.unit_weights {
             // The same sums (w = 1 exactly), without loading the weights.
@@ -114,6 +117,9 @@ impl ThresholdRule for RandomThreshold {
         hi: T,
         rng: &mut TreeRng,
     ) -> Option<Cut> {
+        if let Some(ys) = C::order_statistic(rows.ys) {
+            return super::median::random(xf, ys, rows.ws, s, ctx, (lo, hi, true), rng);
+        }
         super::missing::random_with_missing(xf, s, ctx, rows, lo, hi, rng)
     }
 }

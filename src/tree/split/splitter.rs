@@ -96,7 +96,9 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
 
     /// Starts the node `start..end`. Bins kept for it by its parent are the innermost
     /// pending ones: taken now, so that a node that turns out a leaf leaves none behind.
+    /// The median search's ranks of the last node's targets are forgotten.
     pub fn begin_node(&mut self, start: usize, end: usize) {
+        self.bufs.search.median.forget();
         let any_order = self.any_order;
         self.node_bins = self
             .bins

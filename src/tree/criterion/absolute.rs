@@ -1,0 +1,178 @@
+//! The absolute-error criterion ([`AbsoluteError`], scikit-learn's `"absolute_error"`): a
+//! node predicts the weighted median `m` of its targets and its impurity is the weighted
+//! mean absolute deviation `Σ w |y − m| / Σ w`.
+//!
+//! A median is not a function of additive sums, so this criterion does not fit the
+//! contract the sorted scans rely on: its statistics vector holds the weight `[w]` only
+//! (for the leaf-size rules), its node value and impurity are computed from the node's rows
+//! ([`Criterion::node_value`], [`Criterion::node_impurity`]), and it hands its targets to the
+//! order-statistic split search (`split::median`) through [`Criterion::order_statistic`]. The
+//! sums-only methods (`impurity`, `proxy`, `value`) have no meaning here: they return NaN or
+//! a refused proxy, so a search that forgot the hook would find no split rather than a
+//! wrong one (the fit refuses the splitters without the hook).
+//!
+//! Invariant: [`weighted_median`] is scikit-learn's weighted median (1.8+,
+//! `_criterion.pyx::precompute_absolute_errors`): the smallest target whose cumulative
+//! weight exceeds half the total, or the mid-point of the two targets around the half when
+//! a cumulative weight equals it exactly (the usual median of an even count).
+
+use super::{by_lanes, merge, Criterion, LANES};
+
+/// Weighted mean absolute deviation from the weighted median (regression).
+pub struct AbsoluteError<'a> {
+    /// Output of every sample.
+    pub y: &'a [f64],
+}
+
+/// scikit-learn's weighted median of `pairs` `(y, w)` sorted by `y`, all `w > 0`; 0 for no
+/// pair. `total` is their total weight.
+pub(crate) fn weighted_median(pairs: &[(f64, f64)], total: f64) -> f64 {
+    let half = 0.5 * total;
+    let mut cumulative = 0.0;
+    for (k, &(y, w)) in pairs.iter().enumerate() {
+        let before = cumulative;
+        cumulative += w;
+        if cumulative > half {
+            return match (before == half, k.checked_sub(1)) {
+                (true, Some(prev)) => (pairs[prev].0 + y) / 2.0,
+                _ => y,
+            };
+        }
+    }
+    pairs.last().map_or(0.0, |p| p.0)
+}
+
+/// `(median, Σ w |y − median| / Σ w)` of the targets `ys` with weights `ws` (sorted into
+/// `pairs`, a scratch buffer); `(0, 0)` for no row.
+pub(crate) fn median_and_deviation(
+    ys: &[f64],
+    ws: &[f64],
+    pairs: &mut Vec<(f64, f64)>,
+) -> (f64, f64) {
+    pairs.clear();
+    pairs.extend(ys.iter().copied().zip(ws.iter().copied()));
+    pairs.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+    let total: f64 = pairs.iter().map(|p| p.1).sum();
+    if total <= 0.0 || total.is_nan() {
+        return (0.0, 0.0);
+    }
+    let m = weighted_median(pairs, total);
+    let deviation: f64 = pairs.iter().map(|&(y, w)| w * (y - m).abs()).sum();
+    (m, deviation / total)
+}
+
+impl Criterion for AbsoluteError<'_> {
+    type Y = f64;
+    #[inline(always)]
+    fn target(&self, i: usize) -> f64 {
+        self.y[i]
+    }
+    /// The weight only: no sum of the targets determines a median.
+    fn stats_len(&self) -> usize {
+        1
+    }
+    #[inline(always)]
+    fn add(&self, _stats: &mut [f64], _y: f64, _w: f64) {}
+    #[inline(always)]
+    fn accumulate_weighted(
+        &self,
+        stats: &mut [f64],
+        ys: &[f64],
+        ws: &[f64],
+        weight: impl Fn(usize, f64) -> f64,
+    ) {
+        let mut w0 = [0.0; LANES];
+        by_lanes(ys, ws, |lane, j, _, w| w0[lane] += weight(j, w));
+        stats[0] = merge(&w0);
+    }
+    /// Never: the median search sorts, it sums no bins.
+    fn whole_sums(&self, _ys: &[f64], _ws: &[f64]) -> bool {
+        false
+    }
+    /// Undefined from the weight alone (NaN); nodes use [`Criterion::node_impurity`].
+    fn impurity(&self, _stats: &[f64]) -> f64 {
+        f64::NAN
+    }
+    /// `Σ w |y − m| / Σ w` from the rows.
+    fn node_impurity(&self, _stats: &[f64], ys: &[f64], ws: &[f64]) -> f64 {
+        median_and_deviation(ys, ws, &mut Vec::new()).1
+    }
+    /// Refused (`−∞`): cuts are ranked by `split::median`, which reads the rows.
+    #[inline(always)]
+    fn proxy(&self, _total: &[f64], _left: &[f64]) -> f64 {
+        f64::NEG_INFINITY
+    }
+    #[inline(always)]
+    fn allows(proxy: f64) -> bool {
+        proxy > f64::NEG_INFINITY
+    }
+    /// Undefined from the weight alone (NaN); nodes use [`Criterion::node_value`].
+    fn value(&self, _stats: &[f64], out: &mut [f64]) {
+        out[0] = f64::NAN;
+    }
+    /// The weighted median of the rows.
+    fn node_value(&self, _stats: &[f64], ys: &[f64], ws: &[f64], out: &mut [f64]) {
+        out[0] = median_and_deviation(ys, ws, &mut Vec::new()).0;
+    }
+    #[inline(always)]
+    fn order_statistic(ys: &[f64]) -> Option<&[f64]> {
+        Some(ys)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn median(ys: &[f64], ws: &[f64]) -> f64 {
+        median_and_deviation(ys, ws, &mut Vec::new()).0
+    }
+
+    /// Medians of odd and even counts, of ties, and of weights whose cumulative sum hits
+    /// half the total exactly (the mid-point) or not (the crossing target), as NumPy's
+    /// `np.median` and scikit-learn's `_py_precompute_absolute_errors` give them.
+    #[test]
+    fn the_weighted_median_follows_scikit_learn() {
+        assert_eq!(median(&[3.0, 1.0, 2.0], &[1.0; 3]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0], &[1.0; 4]), 2.5);
+        assert_eq!(median(&[1.0, 1.0, 5.0, 5.0], &[1.0; 4]), 3.0);
+        assert_eq!(median(&[2.0, 2.0, 2.0, 7.0], &[1.0; 4]), 2.0);
+        // Cumulative 1, then 3, of total 4: the second crosses the half → its target.
+        assert_eq!(median(&[1.0, 3.0, 8.0], &[1.0, 2.0, 1.0]), 3.0);
+        // Cumulative 2 of total 4 after the first: the mid-point of the first two.
+        assert_eq!(median(&[1.0, 3.0, 8.0], &[2.0, 1.0, 1.0]), 2.0);
+        assert_eq!(median(&[5.0], &[0.25]), 5.0);
+        assert_eq!(median(&[], &[]), 0.0);
+    }
+
+    /// The deviation is the definition, and no other constant has a smaller one.
+    #[test]
+    fn the_deviation_is_the_smallest_mean_absolute_error() {
+        let ys: Vec<f64> = (0..31)
+            .map(|i| ((i * 17) % 13) as f64 * 0.37 - 1.0)
+            .collect();
+        let ws: Vec<f64> = (0..31).map(|i| 0.5 + (i % 4) as f64).collect();
+        let (m, d) = median_and_deviation(&ys, &ws, &mut Vec::new());
+        let w: f64 = ws.iter().sum();
+        let mae = |c: f64| {
+            ys.iter()
+                .zip(&ws)
+                .map(|(y, w)| w * (y - c).abs())
+                .sum::<f64>()
+                / w
+        };
+        assert!((d - mae(m)).abs() < 1e-14);
+        for k in 0..200 {
+            let c = -2.0 + k as f64 * 0.025;
+            assert!(mae(c) >= d - 1e-12, "c = {c}");
+        }
+        let c = AbsoluteError { y: &ys };
+        let mut stats = [0.0];
+        c.accumulate(&mut stats, &ys, &ws);
+        assert_eq!(stats[0], w);
+        assert_eq!(c.node_impurity(&stats, &ys, &ws), d);
+        let mut out = [0.0];
+        c.node_value(&stats, &ys, &ws, &mut out);
+        assert_eq!(out[0], m);
+    }
+}
