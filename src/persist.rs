@@ -48,7 +48,7 @@ pub const MAGIC: &[u8; 4] = b"FIMP";
 ///   per regression output) of a multi-output forest. Written for multi-output forests
 ///   only: a single-output forest keeps version 3 and its bytes.
 /// * 5: version 4 (outputs empty), then every node's impurity and value as grown, for the
-///   absolute-error forests only (`Tree::grown`).
+///   absolute-error forests and those grown under monotonic constraints (`Tree::grown`).
 ///
 /// The criterion is written as its [`crate::CriterionKind`] index (0 Gini, 1 entropy,
 /// 2 squared error, 3 Poisson, 4 absolute error); a reader older than a criterion refuses
@@ -220,7 +220,7 @@ impl Forest {
             assembled: self.params.assembled,
         };
         let encode = |e: postcard::Error| ForestError::Encode(e.to_string());
-        if self.params.criterion == CriterionKind::AbsoluteError {
+        if self.trees.iter().any(|t| !t.grown().is_empty()) {
             let v4 = ForestReprV4 {
                 v3: repr,
                 outputs: Vec::new(),
@@ -319,10 +319,11 @@ impl Forest {
             true => check_outputs(&outputs, n_classes, &repr.params)?,
             false => n_classes.max(1),
         };
-        // Version 5 is exactly the absolute-error forests of one output, a list a tree.
+        // Version 5: forests of one output whose trees keep their nodes as grown, a list a
+        // tree; every absolute-error forest (monotonic ones too).
         let absolute = repr.params.criterion == CriterionKind::AbsoluteError;
         let fits = |g: &Vec<Vec<f64>>| g.len() == repr.trees.len() && outputs.is_empty();
-        if absolute != grown.as_ref().is_some_and(fits) {
+        if (absolute && grown.is_none()) || grown.as_ref().is_some_and(|g| !fits(g)) {
             return Err(decode_err("absolute-error node statistics amiss"));
         }
         let (criterion, p) = (repr.params.criterion, repr.params.n_features);

@@ -67,8 +67,8 @@ Criteria and scikit-learn's other parameters, for every estimator and splitter:
   feature is kept only when its children's values are ordered and inside the node's bounds;
   children are bounded at the mean of their two values, and node values clipped to their
   bounds. Not with ``multiway=True`` (unless every sign is 0). Not written in the model
-  bytes. MDI reads the trees' clipped values: it can differ from scikit-learn's, whose
-  impurities are those of the samples (``docs/monotonic.md``).
+  bytes; the trees keep each node's impurity of its rows, so MDI is scikit-learn's
+  (``docs/monotonic.md``).
 Missing values: X may hold NaN, in fit and predict, with scikit-learn 1.9's semantics. Each
 split learns the side its NaN rows go to: ``splitter="best"`` scores every threshold with the
 NaN rows on the left and on the right, and also "non-missing | missing"; random thresholds

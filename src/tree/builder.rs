@@ -99,11 +99,14 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             unit_weights,
             whole_sums,
             best_first_bins: false,
-            tree: GrowingTree::with_capacity(
-                width,
-                2 * samples.len().min(1 << 16),
-                params.criterion,
-            ),
+            tree: {
+                let nodes = 2 * samples.len().min(1 << 16);
+                let tree = GrowingTree::with_capacity(width, nodes, params.criterion);
+                match params.monotonic_cst {
+                    Some(_) => tree.keeping_grown(),
+                    None => tree,
+                }
+            },
         }
     }
 

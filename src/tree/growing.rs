@@ -20,6 +20,8 @@ pub(crate) struct GrowingTree {
     missing_left: Vec<u64>,
     /// Whether some split left its side to be derived (`Missing::Unseen`: multiway trees).
     unseen: bool,
+    /// Whether every node keeps its impurity and value as grown ([`Tree::grown`]).
+    keep_grown: bool,
 }
 
 impl GrowingTree {
@@ -43,7 +45,16 @@ impl GrowingTree {
             in_order: true,
             missing_left: Vec::new(),
             unseen: false,
+            keep_grown: criterion == CriterionKind::AbsoluteError,
         }
+    }
+
+    /// Keeps every node's impurity and value as grown, as absolute-error trees do: the
+    /// trees of a monotonic constraint, whose clipped values do not give the impurities of
+    /// their rows (scikit-learn's `tree_.impurity`, and so its MDI).
+    pub(crate) fn keeping_grown(mut self) -> Self {
+        self.keep_grown = true;
+        self
     }
 
     /// Appends a leaf and returns its id. Leaf impurities are kept for regression only;
@@ -68,8 +79,9 @@ impl GrowingTree {
         if t.criterion.is_regression() {
             t.leaf_impurity.push(impurity);
         }
-        if t.criterion == CriterionKind::AbsoluteError {
-            // Kept when the node splits: its median is not derived from its leaves.
+        if self.keep_grown {
+            // Kept when the node splits: a median (or a clipped value) is not derived from
+            // its leaves.
             t.grown.push(impurity);
             t.grown.extend_from_slice(value);
         }

@@ -129,9 +129,10 @@ pub struct Tree {
     /// Multi-output trees: the values of each output in a node's value, in order (class
     /// counts, or 1 per regression output), summing to `width`. Empty for one output.
     outputs: Vec<usize>,
-    /// Absolute-error trees only (empty otherwise): `[impurity, value…]` of every node as
-    /// grown, `1 + width` numbers a node. A median and its deviation are no function of the
-    /// children's, so an internal node's cannot be derived from the leaves.
+    /// Absolute-error and monotonic trees only (empty otherwise): `[impurity, value…]` of
+    /// every node as grown, `1 + width` numbers a node. A median and its deviation are no
+    /// function of the children's, and a clipped value gives no impurity of the node's
+    /// rows, so an internal node's cannot be derived from the leaves.
     grown: Vec<f64>,
 }
 
@@ -184,6 +185,9 @@ impl Tree {
                 if regression {
                     s.impurity[t] = self.leaf_impurity[k];
                 }
+                if let Some(g) = self.grown.get(t * (1 + w)..(t + 1) * (1 + w)) {
+                    s.impurity[t] = g[0];
+                }
                 continue;
             };
             let (wl, wr) = (s.weight[l], s.weight[r]);
@@ -220,7 +224,7 @@ impl Tree {
                 );
             }
         }
-        if !regression {
+        if !regression && self.grown.is_empty() {
             for t in 0..n {
                 s.impurity[t] = match self.outputs.is_empty() {
                     true => criterion::impurity_of_frequencies(self.criterion, s.value(t)),

@@ -479,6 +479,8 @@ mod tests {
             min_weight_leaf: 0.0,
             unit_weights: false,
             whole_sums: false,
+            mono: None,
+            sign: 0,
         };
         let mut s = SearchBufs::<f64>::new(1);
         let cut = best(&xf, &ys, &ws, &mut s, &ctx).expect("a cut");
@@ -526,6 +528,8 @@ mod tests {
                 min_weight_leaf: 0.0,
                 unit_weights: false,
                 whole_sums: false,
+                mono: None,
+                sign: 0,
             };
             let mut s = SearchBufs::<f64>::new(1);
             for seed in 0..20 {
