@@ -32,6 +32,7 @@ mod gathered;
 pub(crate) mod histograms;
 mod listed;
 mod missing;
+mod nan_bins;
 mod partition;
 mod random;
 pub(crate) mod sort;
