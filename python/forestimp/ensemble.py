@@ -60,9 +60,10 @@ split learns the side its NaN rows go to: ``splitter="best"`` scores every thres
 NaN rows on the left and on the right, and also "non-missing | missing"; random thresholds
 (Extra-Trees, totally randomized trees) send them to a side drawn at random. NaN met at
 predict time by a split that saw none in training goes to the child with more training
-samples. ``splitter="hist"`` and ``multiway=True`` do not support NaN yet (``DataError``);
-infinite values are refused everywhere. Details and the differences from scikit-learn:
-``docs/missing-values.md``.
+samples. ``splitter="hist"`` gives NaN its own bin and scores the same candidates (with at
+most 255 distinct values per column, the trees of ``splitter="best"``); ``multiway=True``
+does not support NaN (``DataError``). Infinite values are refused everywhere. Details and
+the differences from scikit-learn: ``docs/missing-values.md``.
 
 Sparse X (``scipy.sparse`` matrices and arrays, any format) is read as compressed sparse
 columns without densifying: a node's values of a feature are its stored entries at the node's
