@@ -84,11 +84,11 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
-        # NaN is read by every splitter but multiway trees (docs/missing-values.md); a
-        # sparse X by the exact and random splitters only (forestimp._sparse).
+        # NaN is read by every splitter (docs/missing-values.md); a sparse X by the exact
+        # and random splitters only (forestimp._sparse).
         multiway = bool(getattr(self, "multiway", False))
         tags.input_tags.sparse = not (getattr(self, "splitter", None) == "hist" or multiway)
-        tags.input_tags.allow_nan = not multiway
+        tags.input_tags.allow_nan = True
         # A 2-D y fits trees shared by its outputs (forestimp._outputs), as scikit-learn's
         # forests (MultiOutputMixin; classifiers are multi-label).
         tags.target_tags.multi_output = True
@@ -167,8 +167,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
             Training inputs. float32/float64 C- or F-ordered arrays are used without a
             copy. NaN is a missing value: each split learns the side its NaN rows go to
             (scikit-learn's rule, ``docs/missing-values.md``; with ``splitter="hist"``, NaN
-            has its own bin), except with ``multiway=True``, which refuses it
-            (``DataError``).
+            has its own bin; with ``multiway=True``, it is a category with its own child).
             Infinite values are rejected. A ``scipy.sparse`` matrix or array is read as CSC
             without densifying (other formats are converted once); it grows the trees of
             ``X.toarray()``. Sparse X needs ``splitter="best"`` or ``"random"`` (not

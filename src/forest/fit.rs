@@ -133,11 +133,7 @@ impl<'a, T: Feature> FitSession<'a, T> {
             x.check_finite()?;
             None
         } else {
-            let missing = x.missing_columns()?;
-            if missing.is_some() {
-                refuse_missing(&x, params.splitter)?;
-            }
-            missing
+            x.missing_columns()?
         };
         if params.splitter == SplitterKind::Multiway {
             multiway::check_integer_codes(&x)?;
@@ -518,19 +514,6 @@ fn grow<T: Feature, C: Criterion>(
             booster,
         ),
     }
-}
-
-/// Fails on X with NaN for the splitters that do not support missing values: multiway
-/// trees.
-fn refuse_missing<T: Feature>(x: &Matrix<'_, T>, splitter: SplitterKind) -> Result<()> {
-    let reason = match splitter {
-        SplitterKind::Multiway => {
-            "multiway (totally randomized categorical) trees do not support missing values"
-        }
-        _ => return Ok(()),
-    };
-    let (row, col) = x.first_missing().unwrap_or((0, 0));
-    Err(ForestError::Missing { row, col, reason })
 }
 
 /// scikit-learn's "balanced_subsample": class `c` drawn `m_c` times among `m` draws gets

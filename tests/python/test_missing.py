@@ -126,21 +126,51 @@ def test_to_sklearn_predicts_like_the_forest_on_nan():
     np.testing.assert_allclose(sk.predict_proba(Xt), est.predict_proba(Xt), atol=1e-12)
 
 
-@pytest.mark.parametrize(
-    "est",
-    [
-        fi.ExtraTreesClassifier(n_estimators=3, multiway=True),
-        fi.TotallyRandomizedTreesRegressor(n_estimators=3, multiway=True),
-    ],
-    ids=lambda e: type(e).__name__,
-)
-def test_multiway_trees_refuse_nan(est):
-    X = np.arange(40.0).reshape(20, 2) % 5
-    X[3, 1] = np.nan
-    y = np.arange(20) % 2
-    with pytest.raises(DataError, match=r"missing value \(NaN\) in X at row 3, column 1"):
-        est.fit(X, y if est._is_classifier else y.astype(float))
-    assert not est.__sklearn_tags__().input_tags.allow_nan
+def _categories_with_nan(seed=0):
+    """One categorical feature: 40 rows of 0, 30 of 1, 20 of 2 and 25 NaN, the class its
+    category (NaN: class 3)."""
+    x = np.repeat([0.0, 1.0, 2.0, np.nan], [40, 30, 20, 25])
+    y = np.repeat([0, 1, 2, 3], [40, 30, 20, 25])
+    order = np.random.default_rng(seed).permutation(len(x))
+    return x[order, None], y[order]
+
+
+@pytest.mark.parametrize("cls", [fi.ExtraTreesClassifier, fi.TotallyRandomizedTreesClassifier])
+def test_multiway_nan_is_a_category_with_its_own_child(cls):
+    X, y = _categories_with_nan()
+    kw = dict(n_estimators=3, multiway=True, bootstrap=False, criterion="gini", random_state=0)
+    est = cls(**kw).fit(X, y)
+    np.testing.assert_array_equal(est.predict(X), y)
+    np.testing.assert_array_equal(est.predict([[np.nan], [2.0]]), [3, 2])
+    for i in range(3):
+        t = est.forest_.tree_arrays(i)
+        inner = t["children_left"] >= 0
+        # One chain of three links: 0 | 1 | 2 | NaN, NaN sent right at every link.
+        np.testing.assert_array_equal(t["threshold"][inner], [0.5, 1.5, np.inf])
+        assert not t["missing_go_to_left"][inner].any()
+    # The chain's decreases telescope to the multiway decrease, here the whole Gini
+    # impurity (pure children), all of it at depth 0 (one logical split).
+    p = np.array([40, 30, 20, 25]) / 115
+    imp = mdi(est, by_depth=True)
+    np.testing.assert_allclose(imp.importances_mean, [1 - (p**2).sum()], rtol=1e-12)
+    np.testing.assert_allclose(imp.by_depth[0, 0], 1 - (p**2).sum(), rtol=1e-12)
+
+
+def test_multiway_nan_unseen_in_training_follows_the_chains_larger_sides():
+    # Categories 0, 1, 2 hold 10, 30, 5 rows: the chain's first link sends NaN to "1 or 2"
+    # (35 rows > 10), the second to 1 (30 > 5). Models fitted without NaN keep their bytes.
+    x = np.repeat([0.0, 1.0, 2.0], [10, 30, 5])[:, None]
+    y = np.repeat([0, 1, 2], [10, 30, 5])
+    est = fi.ExtraTreesClassifier(n_estimators=2, multiway=True, bootstrap=False).fit(x, y)
+    np.testing.assert_array_equal(est.predict([[np.nan]]), [1])
+
+
+def test_multiway_nan_in_non_integer_check():
+    # NaN is not a fractional code; 0.5 still is.
+    X = np.array([[0.0], [np.nan], [1.0], [0.5]])
+    with pytest.raises(DataError, match="integer"):
+        fi.ExtraTreesClassifier(n_estimators=2, multiway=True).fit(X, [0, 1, 0, 1])
+    fi.ExtraTreesClassifier(n_estimators=2, multiway=True).fit(X[:3], [0, 1, 0])
 
 
 def test_allow_nan_tag():
@@ -148,6 +178,7 @@ def test_allow_nan_tag():
     assert fi.ExtraTreesRegressor().__sklearn_tags__().input_tags.allow_nan
     assert fi.RandomForestClassifier(splitter="hist").__sklearn_tags__().input_tags.allow_nan
     assert fi.RandomPatchesRegressor(splitter="hist").__sklearn_tags__().input_tags.allow_nan
+    assert fi.ExtraTreesClassifier(multiway=True).__sklearn_tags__().input_tags.allow_nan
     # The histogram codes are dense per column: a sparse X is still refused.
     assert not fi.RandomForestClassifier(splitter="hist").__sklearn_tags__().input_tags.sparse
 

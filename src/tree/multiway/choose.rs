@@ -11,6 +11,25 @@ use crate::data::Feature;
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
 use crate::tree::split::midpoint;
+use std::cmp::Ordering;
+
+/// Whether two values fall in one group: equal, or both missing (NaN is one more value,
+/// whatever its bits).
+#[inline]
+pub(super) fn same_group<T: Feature>(a: T, b: T) -> bool {
+    a.total_cmp(&b).is_eq() || (a.to_f64().is_nan() && b.to_f64().is_nan())
+}
+
+/// The order of the groups: values increasing, NaN (of either sign) last. On complete data
+/// it is `total_cmp`'s, so trees grown without NaN are unchanged.
+#[inline]
+fn nan_last<T: Feature>(a: T, b: T) -> Ordering {
+    match (a.to_f64().is_nan(), b.to_f64().is_nan()) {
+        (false, false) => a.total_cmp(&b),
+        (true, true) => Ordering::Equal,
+        (nan_a, _) => nan_a.cmp(&!nan_a),
+    }
+}
 
 /// Whether a candidate decrease beats the best so far; `scale` is the node impurity, so
 /// decreases that differ by rounding only (e.g. 0 and 1e-17) are ties. (The binary search
@@ -75,7 +94,7 @@ impl<T: Feature, C: Criterion> MultiwayGrower<'_, T, C> {
         }
         // (value, position) is a total key: the order, hence the tree, is fully determined.
         self.sorted
-            .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            .sort_unstable_by(|a, b| nan_last(a.0, b.0).then(a.1.cmp(&b.1)));
     }
 
     /// Whether feature `f` takes a single value on the node rows `samples`.
@@ -83,7 +102,7 @@ impl<T: Feature, C: Criterion> MultiwayGrower<'_, T, C> {
         let f = f as usize;
         let mut values = samples.iter().map(|&i| self.x.get(i as usize, f));
         match values.next() {
-            Some(first) => values.all(|v| v.total_cmp(&first).is_eq()),
+            Some(first) => values.all(|v| same_group(v, first)),
             None => true,
         }
     }
@@ -104,7 +123,7 @@ impl<T: Feature, C: Criterion> MultiwayGrower<'_, T, C> {
             (Some(a), Some(b)) => (a.0, b.0),
             _ => return None,
         };
-        if hi.total_cmp(&lo).is_le() {
+        if same_group(lo, hi) {
             return Some((0.0, true));
         }
         let n = self.sorted.len();
@@ -116,7 +135,7 @@ impl<T: Feature, C: Criterion> MultiwayGrower<'_, T, C> {
             let w = self.ws[r];
             self.crit.add(&mut self.child, self.ys[r], w);
             wv += w;
-            if i + 1 < n && self.sorted[i + 1].0.total_cmp(&v).is_le() {
+            if i + 1 < n && same_group(self.sorted[i + 1].0, v) {
                 continue;
             }
             // End of the group of value v.
@@ -149,10 +168,15 @@ impl<T: Feature, C: Criterion> MultiwayGrower<'_, T, C> {
         self.ws[start..end].copy_from_slice(&self.tmp_ws);
         let first = self.cuts.len();
         for (i, pair) in self.best_sorted.windows(2).enumerate() {
-            let (a, b) = (pair[0].0, pair[1].0);
-            if b.total_cmp(&a).is_gt() {
-                self.cuts
-                    .push((start + i + 1, midpoint(a.to_f64(), b.to_f64())));
+            let (a, b) = (pair[0].0.to_f64(), pair[1].0.to_f64());
+            if !same_group(pair[0].0, pair[1].0) {
+                // The NaN group is last: "x ≤ +inf" keeps every value on the left.
+                let t = if b.is_nan() {
+                    f64::INFINITY
+                } else {
+                    midpoint(a, b)
+                };
+                self.cuts.push((start + i + 1, t));
             }
         }
         // The last group ends the node; its threshold is never read.
