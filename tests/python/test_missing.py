@@ -207,6 +207,8 @@ def test_persistence_round_trip_with_nan(tmp_path):
     for est in (
         fi.RandomForestClassifier(n_estimators=5, random_state=0).fit(X, y),
         fi.ExtraTreesRegressor(n_estimators=5, random_state=0).fit(X, yr),
+        fi.RandomForestRegressor(n_estimators=5, random_state=0, splitter="hist").fit(X, yr),
+        fi.ExtraTreesClassifier(n_estimators=5, multiway=True).fit(np.round(X), y),
     ):
         data = est.forest_.to_bytes()
         assert data[4:6] == (3).to_bytes(2, "little")
@@ -247,12 +249,21 @@ def test_version_2_models_load_and_data_without_nan_keeps_its_model(name, cls, t
     np.testing.assert_array_equal(loaded.predict(np.ascontiguousarray(Xt)), est.forest_.predict(Xt))
 
 
-@pytest.mark.parametrize("cls", [fi.RandomForestRegressor, fi.ExtraTreesClassifier])
-def test_same_bytes_for_any_n_jobs(cls):
-    X, y, yr = _data(n=400, seed=6)
-    target = y if cls is fi.ExtraTreesClassifier else yr
-    one = cls(n_estimators=8, random_state=1, n_jobs=1).fit(X, target).forest_.to_bytes()
-    two = cls(n_estimators=8, random_state=1, n_jobs=2).fit(X, target).forest_.to_bytes()
+@pytest.mark.parametrize(
+    ("cls", "kw"),
+    [
+        (fi.RandomForestRegressor, {}),
+        (fi.ExtraTreesClassifier, {}),
+        (fi.RandomForestClassifier, {"splitter": "hist", "max_features": 1.0}),
+        (fi.GradientBoostingRegressor, {"splitter": "hist", "max_leaf_nodes": 8}),
+    ],
+)
+def test_same_bytes_for_any_n_jobs(cls, kw):
+    # 3 000 rows x 12 features: the hist booster's root fills its bins on several threads.
+    X, y, yr = _data(n=3000, p=12, seed=6) if "splitter" in kw else _data(n=400, seed=6)
+    target = yr if cls in (fi.RandomForestRegressor, fi.GradientBoostingRegressor) else y
+    fits = [cls(n_estimators=8, random_state=1, n_jobs=j, **kw).fit(X, target) for j in (1, 2)]
+    one, two = ((f.booster_ if hasattr(f, "booster_") else f.forest_).to_bytes() for f in fits)
     assert one == two
 
 
