@@ -155,3 +155,14 @@ def test_nan_bin_beside_256_value_bins_and_continuous_columns():
     r2 = ours.fit(X[tr], y[tr]).score(X[te], y[te])
     theirs = HistGradientBoostingRegressor(random_state=0).fit(X[tr], y[tr]).score(X[te], y[te])
     assert r2 > 0.95 and r2 > theirs - 0.02, (r2, theirs)
+
+
+def test_to_sklearn_predicts_like_the_hist_forest_on_nan():
+    # scikit-learn's own predict on the converted trees reads the stored NaN sides and the
+    # +inf of "non-missing | missing" (float32 inputs: thresholds are cut to float32).
+    X, y = _integer_data(n=1500)
+    est = fi.RandomForestClassifier(n_estimators=10, random_state=0, splitter="hist").fit(X, y)
+    Xt = X.astype(np.float32)
+    np.testing.assert_allclose(
+        est.to_sklearn().predict_proba(Xt), est.predict_proba(Xt), atol=1e-12
+    )
