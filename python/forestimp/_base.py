@@ -483,7 +483,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         check_is_fitted(self, "forest_")
         if sparse and issparse(X):
             _sparse.check_structure(X)
-        # Splitters that refuse NaN at fit refuse it at predict too (their allow_nan tag).
+        # NaN is read at predict as at fit (the allow_nan tag; every splitter allows it).
         finite = "allow-nan" if self.__sklearn_tags__().input_tags.allow_nan else True
         X = validate_data(
             self,
