@@ -156,6 +156,23 @@ def test_multiway_nan_is_a_category_with_its_own_child(cls):
     np.testing.assert_allclose(imp.by_depth[0, 0], 1 - (p**2).sum(), rtol=1e-12)
 
 
+def test_multiway_nan_is_the_forest_of_nan_coded_as_a_largest_category():
+    # NaN is the last group of every split, as a code above every value would be: the same
+    # draws, groups and decreases, so the same MDI by depth (the theorem's terms) and
+    # the same leaves for the training rows (no bootstrap: every row is in every tree).
+    rng = np.random.default_rng(4)
+    X = rng.integers(0, 3, size=(300, 4)).astype(float)
+    y = (X[:, 0] + X[:, 1] > 2).astype(int) ^ (rng.random(300) < 0.1)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    coded = np.where(np.isnan(X), 3.0, X)
+    kw = dict(n_estimators=20, multiway=True, criterion="entropy", bootstrap=False, random_state=0)
+    a = fi.TotallyRandomizedTreesClassifier(**kw).fit(X, y)
+    b = fi.TotallyRandomizedTreesClassifier(**kw).fit(coded, y)
+    np.testing.assert_array_equal(mdi(a, by_depth=True).by_depth, mdi(b, by_depth=True).by_depth)
+    np.testing.assert_array_equal(a.apply(X), b.apply(coded))
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(coded))
+
+
 def test_multiway_nan_unseen_in_training_follows_the_chains_larger_sides():
     # Categories 0, 1, 2 hold 10, 30, 5 rows: the chain's first link sends NaN to "1 or 2"
     # (35 rows > 10), the second to 1 (30 > 5). Models fitted without NaN keep their bytes.
