@@ -179,10 +179,10 @@ impl GrowingTree {
         };
         if unseen {
             // Multiway trees: the sides of the splits that saw no NaN are derived from the
-            // leaf counts, the others kept.
+            // leaf counts (towards each split's largest group), the others kept.
             let bit = |b: &[u64], t: usize| b.get(t / 64).is_some_and(|w| w >> (t % 64) & 1 == 1);
             let learned = t.missing_left.clone();
-            t.route_missing(|n| (!bit(&derived, n)).then(|| bit(&learned, n)));
+            t.route_missing(|n| (!bit(&derived, n)).then(|| bit(&learned, n)), true);
         }
         // `to_vec` allocates exactly the length.
         t.nodes = t.nodes.to_vec();

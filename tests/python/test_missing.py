@@ -173,13 +173,20 @@ def test_multiway_nan_is_the_forest_of_nan_coded_as_a_largest_category():
     np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(coded))
 
 
-def test_multiway_nan_unseen_in_training_follows_the_chains_larger_sides():
-    # Categories 0, 1, 2 hold 10, 30, 5 rows: the chain's first link sends NaN to "1 or 2"
-    # (35 rows > 10), the second to 1 (30 > 5). Models fitted without NaN keep their bytes.
-    x = np.repeat([0.0, 1.0, 2.0], [10, 30, 5])[:, None]
-    y = np.repeat([0, 1, 2], [10, 30, 5])
-    est = fi.ExtraTreesClassifier(n_estimators=2, multiway=True, bootstrap=False).fit(x, y)
-    np.testing.assert_array_equal(est.predict([[np.nan]]), [1])
+def test_multiway_nan_unseen_in_training_goes_to_the_largest_child():
+    # Categories 0, 1, 2 hold 30, 10, 25 rows: NaN goes to 0, the largest child (a binary
+    # chain's larger sides would send it to 2: 35 > 30, then 25 > 10); on a tie, to the
+    # last of the largest. Models fitted without NaN derive every side, store none, and so
+    # keep their bytes.
+    for counts, want in [([30, 10, 25], 0), ([20, 30, 30], 2), ([40, 40, 5], 1)]:
+        x = np.repeat([0.0, 1.0, 2.0], counts)[:, None]
+        y = np.repeat([0, 1, 2], counts)
+        est = fi.ExtraTreesClassifier(n_estimators=2, multiway=True, bootstrap=False).fit(x, y)
+        np.testing.assert_array_equal(est.predict([[np.nan]]), [want])
+        again = _core.Forest.from_bytes(est.forest_.to_bytes())
+        assert again.to_bytes() == est.forest_.to_bytes()
+        nan = np.array([[np.nan]])
+        np.testing.assert_array_equal(again.apply(nan), est.forest_.apply(nan))
 
 
 def test_multiway_nan_in_non_integer_check():

@@ -19,11 +19,11 @@
 //! * missing values (NaN) are one more value, whose group is the chain's last (NaN sorts
 //!   after every value): its link has threshold `+inf` ("x ≤ +inf" keeps the values left),
 //!   and every node of the chain sends NaN right, so NaN rows reach their own child. A
-//!   split that saw no NaN routes one met at predict time by the chain's derived sides
-//!   (`crate::tree::missing`: at each chain node, the side with more training samples),
-//!   which the model format derives from the counts, so models fitted on complete data
-//!   keep their bytes. The chain's weighted decreases still telescope to the multiway
-//!   `w_t Δi` with the NaN group as one child;
+//!   split that saw no NaN sends one met at predict time to its child with most training
+//!   samples (ties to the last): sides the model format derives from the counts
+//!   (`crate::tree::missing`), so models fitted on complete data store none and keep their
+//!   bytes. The chain's weighted decreases still telescope to the multiway `w_t Δi` with
+//!   the NaN group as one child;
 //! * a winner constant in the node (one child, `Δi = 0`) is a **no-op level**: the variable
 //!   joins `B` and the node's rows continue, one level deeper, in the left child of a node
 //!   with threshold `f64::MAX`; its right child is an empty leaf (weight 0, the node's
