@@ -130,6 +130,7 @@ def _categories_with_nan(seed=0):
     """One categorical feature: 40 rows of 0, 30 of 1, 20 of 2 and 25 NaN, the class its
     category (NaN: class 3)."""
     x = np.repeat([0.0, 1.0, 2.0, np.nan], [40, 30, 20, 25])
+    x[-10:] = np.copysign(np.nan, -1.0)  # NaN of either sign: one category
     y = np.repeat([0, 1, 2, 3], [40, 30, 20, 25])
     order = np.random.default_rng(seed).permutation(len(x))
     return x[order, None], y[order]

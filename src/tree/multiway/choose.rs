@@ -11,24 +11,12 @@ use crate::data::Feature;
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
 use crate::tree::split::midpoint;
-use std::cmp::Ordering;
 
 /// Whether two values fall in one group: equal, or both missing (NaN is one more value,
 /// whatever its bits).
 #[inline]
 pub(super) fn same_group<T: Feature>(a: T, b: T) -> bool {
     a.total_cmp(&b).is_eq() || (a.to_f64().is_nan() && b.to_f64().is_nan())
-}
-
-/// The order of the groups: values increasing, NaN (of either sign) last. On complete data
-/// it is `total_cmp`'s, so trees grown without NaN are unchanged.
-#[inline]
-fn nan_last<T: Feature>(a: T, b: T) -> Ordering {
-    match (a.to_f64().is_nan(), b.to_f64().is_nan()) {
-        (false, false) => a.total_cmp(&b),
-        (true, true) => Ordering::Equal,
-        (nan_a, _) => nan_a.cmp(&!nan_a),
-    }
 }
 
 /// Whether a candidate decrease beats the best so far; `scale` is the node impurity, so
@@ -94,7 +82,16 @@ impl<T: Feature, C: Criterion> MultiwayGrower<'_, T, C> {
         }
         // (value, position) is a total key: the order, hence the tree, is fully determined.
         self.sorted
-            .sort_unstable_by(|a, b| nan_last(a.0, b.0).then(a.1.cmp(&b.1)));
+            .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        // NaN is one group, the last: `total_cmp` puts a NaN with the sign bit first (and
+        // others last), so a leading run moves to the end. (A comparator testing NaN cost
+        // multiway fits on complete data about 10 %.)
+        let leading = self
+            .sorted
+            .iter()
+            .take_while(|v| v.0.to_f64().is_nan())
+            .count();
+        self.sorted.rotate_left(leading);
     }
 
     /// Whether feature `f` takes a single value on the node rows `samples`.
