@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{ForestError, Result};
 use crate::forest::Forest;
-use crate::params::{CriterionKind, Resolved};
+use crate::params::{CriterionKind, Resolved, SplitterKind};
 use crate::tree::TreeRepr;
 
 /// First bytes of every model.
@@ -175,7 +175,12 @@ fn envelope(version: u16, payload: &[u8]) -> Vec<u8> {
 
 /// Sets the missing-value side of every split node of `trees` from the stored
 /// `exceptions` (increasing `(tree, node)` pairs naming split nodes).
-fn route_missing(trees: &mut [crate::Tree], exceptions: &[(u32, u32)]) -> Result<()> {
+/// `multiway`: the trees are multiway trees, whose sides are derived per logical split.
+fn route_missing(
+    trees: &mut [crate::Tree],
+    exceptions: &[(u32, u32)],
+    multiway: bool,
+) -> Result<()> {
     if !exceptions.windows(2).all(|w| w[0] < w[1]) {
         return Err(decode_err(
             "missing-value exceptions not in increasing order",
@@ -186,7 +191,7 @@ fn route_missing(trees: &mut [crate::Tree], exceptions: &[(u32, u32)]) -> Result
         let n = rest.partition_point(|&(tree, _)| tree as usize == k);
         let nodes: Vec<u32> = rest[..n].iter().map(|&(_, node)| node).collect();
         rest = &rest[n..];
-        if !t.route_missing_except(&nodes) {
+        if !t.route_missing_except(&nodes, multiway) {
             return Err(decode_err(
                 "missing-value exception on a leaf or unknown node",
             ));
@@ -209,8 +214,9 @@ impl Forest {
             trees: self.trees.iter().map(TreeRepr::from_tree).collect(),
         };
         let mut missing_exceptions = Vec::new();
+        let multiway = self.params.splitter == SplitterKind::Multiway;
         for (k, t) in self.trees.iter().enumerate() {
-            let nodes = t.missing_exceptions().into_iter();
+            let nodes = t.missing_exceptions(multiway).into_iter();
             missing_exceptions.extend(nodes.map(|node| (k as u32, node)));
         }
         let repr = ForestReprV3 {
@@ -332,7 +338,8 @@ impl Forest {
             .into_iter()
             .map(|t| t.into_tree(criterion, width, p, version, &outputs))
             .collect::<Result<Vec<_>>>()?;
-        route_missing(&mut trees, &exceptions)?;
+        let multiway = repr.params.splitter == SplitterKind::Multiway;
+        route_missing(&mut trees, &exceptions, multiway)?;
         for (t, g) in trees.iter_mut().zip(grown.into_iter().flatten()) {
             t.set_grown(g)?;
         }

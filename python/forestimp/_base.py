@@ -84,11 +84,11 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
-        # A sparse X and NaN are read by the exact and random splitters (forestimp._sparse,
-        # docs/missing-values.md); the histogram and multiway splitters refuse both.
-        refused = getattr(self, "splitter", None) == "hist" or getattr(self, "multiway", False)
-        tags.input_tags.sparse = not refused
-        tags.input_tags.allow_nan = not refused
+        # NaN is read by every splitter (docs/missing-values.md); a sparse X by the exact
+        # and random splitters only (forestimp._sparse).
+        multiway = bool(getattr(self, "multiway", False))
+        tags.input_tags.sparse = not (getattr(self, "splitter", None) == "hist" or multiway)
+        tags.input_tags.allow_nan = True
         # A 2-D y fits trees shared by its outputs (forestimp._outputs), as scikit-learn's
         # forests (MultiOutputMixin; classifiers are multi-label).
         tags.target_tags.multi_output = True
@@ -153,8 +153,8 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training inputs. float32/float64 C- or F-ordered arrays are used without a
             copy. NaN is a missing value: each split learns the side its NaN rows go to
-            (scikit-learn's rule, ``docs/missing-values.md``), except with
-            ``splitter="hist"`` and ``multiway=True``, which refuse it (``DataError``).
+            (scikit-learn's rule, ``docs/missing-values.md``; with ``splitter="hist"``, NaN
+            has its own bin; with ``multiway=True``, it is a category with its own child).
             Infinite values are rejected. A ``scipy.sparse`` matrix or array is read as CSC
             without densifying (other formats are converted once); it grows the trees of
             ``X.toarray()``. Sparse X needs ``splitter="best"`` or ``"random"`` (not
@@ -480,7 +480,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         check_is_fitted(self, "forest_")
         if sparse and issparse(X):
             _sparse.check_structure(X)
-        # Splitters that refuse NaN at fit refuse it at predict too (their allow_nan tag).
+        # NaN is read at predict as at fit (the allow_nan tag; every splitter allows it).
         finite = "allow-nan" if self.__sklearn_tags__().input_tags.allow_nan else True
         X = validate_data(
             self,

@@ -89,8 +89,9 @@ class BaseGradientBoosting(BaseEstimator):
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
-        # NaN is read by the exact and random splitters; the histogram codes refuse it.
-        tags.input_tags.allow_nan = getattr(self, "splitter", "best") != "hist"
+        # NaN is a missing value for every splitter (the histogram codes give it its own
+        # bin, docs/missing-values.md).
+        tags.input_tags.allow_nan = True
         # A sparse X is densified once (the engine's boosting reads dense X).
         tags.input_tags.sparse = True
         return tags
@@ -158,8 +159,8 @@ class BaseGradientBoosting(BaseEstimator):
         }
 
     def _validate_X(self, X: Any, reset: bool, y: Any = None, fit: bool = False) -> Any:
-        # At fit NaN reaches the engine, which refuses it with the forests' DataError for
-        # splitter="hist"; prediction refuses it as the allow_nan tag says.
+        # NaN reaches the engine at fit (it refuses infinite values); prediction follows
+        # the allow_nan tag.
         nan_ok = fit or self.__sklearn_tags__().input_tags.allow_nan
         finite = "allow-nan" if nan_ok else True
         common = {
@@ -190,7 +191,7 @@ class BaseGradientBoosting(BaseEstimator):
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training inputs (float32/float64 as given; sparse X is densified once). NaN is a
-            missing value except with ``splitter="hist"`` (``DataError``).
+            missing value, for every splitter (``docs/missing-values.md``).
         y : array-like of shape (n_samples,)
             Class labels or regression targets.
         sample_weight : array-like of shape (n_samples,), default=None

@@ -27,7 +27,8 @@ decrease ``Δi = i(t) − Σ_v (N_v / N_t) i(t_v)`` wins, ties uniformly at rand
 constant in the node is a no-op level of the tree: ``max_depth`` counts it, so a node at depth
 k is conditioned on exactly k variables and ``forestimp.importance.mdi(est, by_depth=True)``
 estimates the terms of Thm 1 of Louppe et al. (2013) by interaction degree k. Values unseen at
-fit go to the nearest observed value. ``max_leaf_nodes`` is not available with multiway splits.
+fit go to the nearest observed value; NaN is a category of its own (one more child).
+``max_leaf_nodes`` is not available with multiway splits.
 
 Criteria and scikit-learn's other parameters, for every estimator and splitter:
 
@@ -74,9 +75,10 @@ split learns the side its NaN rows go to: ``splitter="best"`` scores every thres
 NaN rows on the left and on the right, and also "non-missing | missing"; random thresholds
 (Extra-Trees, totally randomized trees) send them to a side drawn at random. NaN met at
 predict time by a split that saw none in training goes to the child with more training
-samples. ``splitter="hist"`` and ``multiway=True`` do not support NaN yet (``DataError``);
-infinite values are refused everywhere. Details and the differences from scikit-learn:
-``docs/missing-values.md``.
+samples. ``splitter="hist"`` gives NaN its own bin and scores the same candidates (with at
+most 255 distinct values per column, the trees of ``splitter="best"``); ``multiway=True``
+makes NaN one more category, with its own child. Infinite values are refused everywhere.
+Details and the differences from scikit-learn: ``docs/missing-values.md``.
 
 Sparse X (``scipy.sparse`` matrices and arrays, any format) is read as compressed sparse
 columns without densifying: a node's values of a feature are its stored entries at the node's

@@ -19,7 +19,7 @@ use crate::data::{Feature, Matrix, Targets};
 use crate::error::{invalid, ForestError, Result};
 use crate::forest::FitSession;
 use crate::parallel::{chunks_mut, map_ordered};
-use crate::params::{CriterionKind, FeatureCount, ForestParams, Resolved, SplitterKind};
+use crate::params::{CriterionKind, FeatureCount, ForestParams, Resolved};
 use crate::tree::Tree;
 
 /// Everything that defines how a booster is grown.
@@ -207,15 +207,6 @@ impl Booster {
             }
             if n_classes == 0 {
                 Targets::regression(v.y)?;
-            }
-            let hist = matches!(params.tree.splitter, SplitterKind::Histogram { .. });
-            if let (true, Some((row, col))) = (hist, v.x.first_missing()) {
-                return Err(ForestError::Missing {
-                    row,
-                    col,
-                    reason: "splitter=\"hist\" does not support missing values yet (a row \
-                             held out for early stopping)",
-                });
             }
         }
         let mut model = match previous {

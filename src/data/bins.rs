@@ -16,6 +16,15 @@
 //!
 //! The codes are column-major: one byte per value, 4× less memory than `f32` inputs, and a
 //! node's gather reads 4× fewer cache lines.
+//!
+//! Missing values (NaN) get their own bin, [`NAN_CODE`] (255), in the columns that hold
+//! them (as LightGBM's and scikit-learn's `HistGradientBoosting*` missing-values bin): the
+//! non-missing values of such a column then get at most 255 bins (codes 0..=254), so a
+//! column with at most 255 distinct non-missing values still gets one bin per value. A
+//! column without NaN keeps up to 256 bins, and its codes and edges are those of the
+//! binning before missing values were supported. Code 255 means "missing" only in a column
+//! flagged as holding NaN; the searches read the flags from the fit
+//! (`crate::tree::split::Splitter::with_nan_bins`).
 
 use super::{Feature, Layout, Matrix, Packed};
 use crate::parallel::{map_each_mut, map_ordered};
@@ -27,6 +36,9 @@ use std::ops::Range;
 /// Rows used to place the edges (LightGBM samples 200 000 rows for the same purpose).
 pub const SAMPLE_ROWS: usize = 200_000;
 
+/// The code of a missing value (NaN), in a column that holds NaN.
+pub const NAN_CODE: u8 = u8::MAX;
+
 /// A matrix of bin codes with the edges that give them meaning.
 #[derive(Clone, Debug)]
 pub struct Binned {
@@ -36,11 +48,27 @@ pub struct Binned {
 }
 
 impl Binned {
-    /// Bins every column of `x` into at most `max_bins` (2..=256) codes.
+    /// Bins every column of `x` into at most `max_bins` (2..=256) codes, NaN into
+    /// [`NAN_CODE`]. Reads X once more to find the columns holding NaN; a fit, which knows
+    /// them, calls [`Binned::with_missing`]. Infinite values are the caller's to refuse.
     pub fn new<T: Feature>(x: &Matrix<'_, T>, max_bins: usize, seed: u64) -> Binned {
-        if let Some(binned) = Self::with_shadow_twins(x, max_bins, seed) {
+        let missing = x.missing_columns().ok().flatten();
+        Self::with_missing(x, max_bins, seed, missing.as_deref())
+    }
+
+    /// [`Binned::new`] given, per column, whether it holds NaN (None: no column does).
+    /// A flagged column's non-missing values get at most 255 bins and its NaN the code
+    /// [`NAN_CODE`]; `missing` must flag every column with NaN.
+    pub fn with_missing<T: Feature>(
+        x: &Matrix<'_, T>,
+        max_bins: usize,
+        seed: u64,
+        missing: Option<&[bool]>,
+    ) -> Binned {
+        if let Some(binned) = Self::with_shadow_twins(x, max_bins, seed, missing) {
             return binned;
         }
+        let has_nan = |j: usize| missing.is_some_and(|m| m.get(j).copied().unwrap_or(false));
         let max_bins = max_bins.clamp(2, 256);
         let (n, p) = (x.n_rows(), x.n_cols());
         let mut codes = vec![0u8; n * p];
@@ -57,10 +85,12 @@ impl Binned {
             None => {
                 let mut outs: Vec<&mut [u8]> = codes.chunks_mut(BLOCK * n).collect();
                 let edges = map_each_mut(&mut outs, |b, out| {
-                    let values = gather_block(x, block(b, p), None);
+                    let cols = block(b, p);
+                    let first = cols.start;
+                    let values = gather_block(x, cols, None);
                     let mut columns: Vec<_> = values.chunks(n).zip(out.chunks_mut(n)).collect();
-                    map_each_mut(&mut columns, |_, (v, out)| {
-                        bin_column(v, max_bins, Some(out))
+                    map_each_mut(&mut columns, |c, (v, out)| {
+                        bin_column(v, max_bins, has_nan(first + c), Some(out))
                     })
                 });
                 edges.into_iter().flatten().collect()
@@ -68,9 +98,13 @@ impl Binned {
             // A sample places the edges; each row's code is then searched among them.
             Some(rows) => {
                 let edges = map_ordered(p.div_ceil(BLOCK), |b| {
-                    let values = gather_block(x, block(b, p), Some(&rows));
+                    let cols = block(b, p);
+                    let first = cols.start;
+                    let values = gather_block(x, cols, Some(&rows));
                     let mut columns: Vec<&[T]> = values.chunks(rows.len()).collect();
-                    map_each_mut(&mut columns, |_, v| bin_column(v, max_bins, None))
+                    map_each_mut(&mut columns, |c, v| {
+                        bin_column(v, max_bins, has_nan(first + c), None)
+                    })
                 });
                 let edges: Vec<Vec<f64>> = edges.into_iter().flatten().collect();
                 code_tiles(x, &edges, &mut codes);
@@ -93,13 +127,17 @@ impl Binned {
         x: &Matrix<'_, T>,
         max_bins: usize,
         seed: u64,
+        missing: Option<&[bool]>,
     ) -> Option<Binned> {
         let n = x.n_rows();
         if sample_rows(n, seed).is_some() {
             return None;
         }
         let (shadows, twins) = x.shadow_twins()?;
-        let real = Binned::new(&x.without_shadows(), max_bins, seed);
+        let real_x = x.without_shadows();
+        // The real columns come first; a shadow holds NaN where its twin does.
+        let real_missing = missing.map(|m| &m[..real_x.n_cols().min(m.len())]);
+        let real = Binned::with_missing(&real_x, max_bins, seed, real_missing);
         let mut codes = real.codes;
         let mut shadow_codes = vec![0u8; n * twins.len()];
         let mut columns: Vec<&mut [u8]> = shadow_codes.chunks_mut(n.max(1)).collect();
@@ -247,13 +285,33 @@ fn code_tiles<T: Feature>(x: &Matrix<'_, T>, edges: &[Vec<f64>], codes: &mut [u8
 }
 
 /// Edges of one column from its `values` (every row, or the sample), and, when `codes` is
-/// given (every row), the code of each value, read off the same sort.
-fn bin_column<T: Feature>(values: &[T], max_bins: usize, codes: Option<&mut [u8]>) -> Vec<f64> {
+/// given (every row), the code of each value, read off the same sort. A column that
+/// `has_nan` bins its non-missing values into at most 255 bins and codes NaN [`NAN_CODE`].
+fn bin_column<T: Feature>(
+    values: &[T],
+    max_bins: usize,
+    has_nan: bool,
+    mut codes: Option<&mut [u8]>,
+) -> Vec<f64> {
     let mut keys: Vec<T::Packed> = (values.iter().enumerate())
         .map(|(k, v)| v.pack(k as u32))
         .collect();
-    sort_packed(&mut keys, &mut Vec::new());
     let value = |k: &T::Packed| values[k.position() as usize].to_f64();
+    let max_bins = match has_nan {
+        true => {
+            // NaN sorts at either end (by its sign bit): its rows are coded apart.
+            keys.retain(|k| {
+                let nan = value(k).is_nan();
+                if let (true, Some(codes)) = (nan, codes.as_deref_mut()) {
+                    codes[k.position() as usize] = NAN_CODE;
+                }
+                !nan
+            });
+            max_bins.min(usize::from(NAN_CODE))
+        }
+        false => max_bins,
+    };
+    sort_packed(&mut keys, &mut Vec::new());
     let edges = edges_of_sorted(keys.iter().map(value), max_bins);
     if let Some(codes) = codes {
         let mut c = 0;
@@ -282,9 +340,13 @@ fn sample_rows(n: usize, seed: u64) -> Option<Vec<u32>> {
     Some(rows)
 }
 
-/// Code of `v`: the number of edges strictly below it.
+/// Code of `v`: the number of edges strictly below it, or [`NAN_CODE`] for NaN (whose
+/// column has at most 254 edges).
 #[inline]
 fn code(edges: &[f64], v: f64) -> u8 {
+    if v.is_nan() {
+        return NAN_CODE;
+    }
     // At most 255 edges, so the count fits a byte.
     edges.partition_point(|&e| e < v) as u8
 }
@@ -457,6 +519,41 @@ mod tests {
         let codes: Vec<u8> = (0..6).map(|i| b.matrix().get(i, 0)).collect();
         assert_eq!(codes, [2, 0, 1, 0, 2, 1]);
         assert_eq!(b.threshold(0, 1), 2.5);
+    }
+
+    /// NaN gets code 255 in the columns holding it, whose other values then get at most 255
+    /// bins; a column without NaN keeps 256. With every row, or a sample, placing the edges.
+    #[test]
+    fn missing_values_get_their_own_bin() {
+        for n in [600, SAMPLE_ROWS + 1000] {
+            // Column 0: 255 distinct values (one bin each) and NaN in a few of the last rows
+            // (which the edge sample may miss); column 1: 256 values, no NaN.
+            let mut x: Vec<f64> = (0..n).map(|i| (i % 255) as f64).collect();
+            x.extend((0..n).map(|i| (i % 256) as f64));
+            for i in (n - 80..n).step_by(7) {
+                x[i] = f64::NAN;
+            }
+            let m = Matrix::new(&x, n, 2, Layout::ColumnMajor).unwrap();
+            let b = Binned::new(&m, 256, 3);
+            assert_eq!((b.edges(0).len(), b.edges(1).len()), (254, 255), "{n} rows");
+            assert!(b.edges(0).iter().all(|e| e.is_finite()));
+            let codes = b.matrix();
+            for i in 0..n {
+                let (c, v) = (codes.get(i, 0), x[i]);
+                assert_eq!(c == NAN_CODE, v.is_nan(), "row {i}");
+                if !v.is_nan() {
+                    assert_eq!(c, code(b.edges(0), v));
+                }
+                assert_eq!(codes.get(i, 1), code(b.edges(1), x[n + i]));
+            }
+            // The complete column is binned as before missing values had a bin.
+            let alone = Binned::new(
+                &Matrix::new(&x[n..], n, 1, Layout::ColumnMajor).unwrap(),
+                256,
+                3,
+            );
+            assert_eq!(alone.edges(0), b.edges(1));
+        }
     }
 
     #[test]

@@ -24,7 +24,7 @@ mod shadows;
 mod sparse;
 mod targets;
 
-pub use bins::{Binned, SAMPLE_ROWS};
+pub use bins::{Binned, NAN_CODE, SAMPLE_ROWS};
 pub use levels::{Coded, Levels, Wide, MAX_LEVELS};
 pub(crate) use matrix::prefetch;
 pub use matrix::{Layout, Matrix};

@@ -35,6 +35,9 @@ pub struct FitSession<'a, T> {
     params: Resolved,
     /// Bin codes of `x`, for the histogram splitter only.
     binned: Option<Binned>,
+    /// Per column of `x`, whether it holds NaN (its bin code [`crate::data::NAN_CODE`] is
+    /// then its missing-values bin), for the histogram splitter of X with NaN only.
+    nan_bins: Option<Vec<bool>>,
     /// Lossless codes of the columns of `x` with few values, for the exact splitter
     /// (which then grows the same trees faster).
     levels: Option<Levels>,
@@ -141,11 +144,7 @@ impl<'a, T: Feature> FitSession<'a, T> {
             x.check_finite()?;
             None
         } else {
-            let missing = x.missing_columns()?;
-            if missing.is_some() {
-                refuse_missing(&x, params.splitter)?;
-            }
-            missing
+            x.missing_columns()?
         };
         if params.splitter == SplitterKind::Multiway {
             multiway::check_integer_codes(&x)?;
@@ -184,14 +183,15 @@ impl<'a, T: Feature> FitSession<'a, T> {
                 ));
             }
         }
-        let binned = match params.splitter {
+        let (binned, nan_bins) = match params.splitter {
             SplitterKind::Histogram { max_bins } => {
                 let max_bins = usize::from(max_bins);
                 let cached = bins.filter(|&(_, made_with)| made_with == max_bins);
                 let view = cached.and_then(|(b, _)| b.view_of(&x));
-                Some(view.unwrap_or_else(|| Binned::new(&x, max_bins, params.seed)))
+                let made = || Binned::with_missing(&x, max_bins, params.seed, missing.as_deref());
+                (Some(view.unwrap_or_else(made)), missing.clone())
             }
-            _ => None,
+            _ => (None, None),
         };
         // Codes save the exact search a sort per candidate; random thresholds read the
         // values once per candidate and were no faster from codes (BENCHMARKS.md).
@@ -222,6 +222,7 @@ impl<'a, T: Feature> FitSession<'a, T> {
             sample_weight,
             params,
             binned,
+            nan_bins,
             levels,
             by_row,
         })
@@ -347,7 +348,7 @@ impl<'a, T: Feature> FitSession<'a, T> {
             ($crit:expr) => {
                 grow(
                     x,
-                    self.binned.as_ref(),
+                    self.binned.as_ref().map(|b| (b, self.nan_bins.as_deref())),
                     self.levels.as_ref(),
                     &$crit,
                     ws,
@@ -425,7 +426,7 @@ impl<'a, T: Feature> FitSession<'a, T> {
         let crit = SquaredError { y };
         let tree = grow(
             x,
-            self.binned.as_ref(),
+            self.binned.as_ref().map(|b| (b, self.nan_bins.as_deref())),
             self.levels.as_ref(),
             &crit,
             ws,
@@ -444,10 +445,11 @@ impl<'a, T: Feature> FitSession<'a, T> {
     }
 }
 
-/// The single point where criterion and splitter become static types.
+/// The single point where criterion and splitter become static types. `binned`: the
+/// histogram codes, with the flags of the columns whose code 255 is the missing-values bin.
 fn grow<T: Feature, C: Criterion>(
     x: Matrix<'_, T>,
-    binned: Option<&Binned>,
+    binned: Option<(&Binned, Option<&[bool]>)>,
     levels: Option<&Levels>,
     crit: &C,
     ws: Vec<f64>,
@@ -460,7 +462,7 @@ fn grow<T: Feature, C: Criterion>(
 ) -> GrowingTree {
     fn binary<T: Feature, C: Criterion, R: ThresholdRule>(
         x: Matrix<'_, T>,
-        levels: Option<&Levels>,
+        (levels, nan_bins): (Option<&Levels>, Option<&[bool]>),
         crit: &C,
         ws: Vec<f64>,
         samples: &mut [u32],
@@ -471,6 +473,9 @@ fn grow<T: Feature, C: Criterion>(
         booster: bool,
     ) -> GrowingTree {
         let mut g = Grower::new(x, levels, crit, ws, samples, p, width);
+        if let Some(missing) = nan_bins {
+            g = g.with_nan_bins(missing);
+        }
         if booster {
             g = g.with_best_first_bins().with_sums_in_any_order();
         }
@@ -478,10 +483,10 @@ fn grow<T: Feature, C: Criterion>(
         g.tree
     }
     match (p.splitter, binned) {
-        (SplitterKind::Histogram { .. }, Some(b)) => {
+        (SplitterKind::Histogram { .. }, Some((b, nan_bins))) => {
             let mut tree = binary::<u8, C, HistThreshold>(
                 b.matrix(),
-                None,
+                (None, nan_bins),
                 crit,
                 ws,
                 samples,
@@ -491,34 +496,42 @@ fn grow<T: Feature, C: Criterion>(
                 rng,
                 booster,
             );
-            tree.map_thresholds(|feature, code| b.threshold(feature, code as usize));
+            // "Non-missing left, missing right" keeps its threshold +∞.
+            tree.map_thresholds(|feature, code| match code.is_finite() {
+                true => b.threshold(feature, code as usize),
+                false => code,
+            });
             tree
         }
         (SplitterKind::Random, _) => binary::<T, C, RandomThreshold>(
-            x, levels, crit, ws, samples, features, p, width, rng, false,
+            x,
+            (levels, None),
+            crit,
+            ws,
+            samples,
+            features,
+            p,
+            width,
+            rng,
+            false,
         ),
         (SplitterKind::Multiway, _) => {
             multiway::grow(x, crit, ws, samples, features, p, width, rng)
         }
         // Best (a histogram session always has its codes).
         _ => binary::<T, C, BestThreshold>(
-            x, levels, crit, ws, samples, features, p, width, rng, booster,
+            x,
+            (levels, None),
+            crit,
+            ws,
+            samples,
+            features,
+            p,
+            width,
+            rng,
+            booster,
         ),
     }
-}
-
-/// Fails on X with NaN for the splitters that do not support missing values: the
-/// histogram splitter (its codes have no missing bin) and multiway trees.
-fn refuse_missing<T: Feature>(x: &Matrix<'_, T>, splitter: SplitterKind) -> Result<()> {
-    let reason = match splitter {
-        SplitterKind::Histogram { .. } => "splitter=\"hist\" does not support missing values yet",
-        SplitterKind::Multiway => {
-            "multiway (totally randomized categorical) trees do not support missing values"
-        }
-        _ => return Ok(()),
-    };
-    let (row, col) = x.first_missing().unwrap_or((0, 0));
-    Err(ForestError::Missing { row, col, reason })
 }
 
 /// scikit-learn's "balanced_subsample": class `c` drawn `m_c` times among `m` draws gets

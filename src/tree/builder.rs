@@ -133,6 +133,13 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         self
     }
 
+    /// Lets the histogram search read bin code [`crate::data::NAN_CODE`] of the features
+    /// flagged in `missing` (those of X holding NaN) as their missing-values bin.
+    pub fn with_nan_bins(mut self, missing: &[bool]) -> Self {
+        self.splitter.with_nan_bins(missing);
+        self
+    }
+
     /// Grows the whole tree over `samples` (the in-bag rows with positive weight).
     pub fn grow<R: ThresholdRule>(
         &mut self,

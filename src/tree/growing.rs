@@ -22,6 +22,9 @@ pub(crate) struct GrowingTree {
     unseen: bool,
     /// Whether every node keeps its impurity and value as grown ([`Tree::grown`]).
     keep_grown: bool,
+    /// Bit `id`: split node `id` (push order) left its side to be derived; the other
+    /// splits of a multiway tree learned theirs (their node had NaN).
+    derived: Vec<u64>,
 }
 
 impl GrowingTree {
@@ -46,6 +49,7 @@ impl GrowingTree {
             missing_left: Vec::new(),
             unseen: false,
             keep_grown: criterion == CriterionKind::AbsoluteError,
+            derived: Vec::new(),
         }
     }
 
@@ -97,7 +101,13 @@ impl GrowingTree {
     pub(crate) fn set_split(&mut self, node: u32, feature: u32, threshold: f64, missing: Missing) {
         let id = node as usize;
         match missing {
-            Missing::Unseen => self.unseen = true,
+            Missing::Unseen => {
+                self.unseen = true;
+                if self.derived.len() <= id / 64 {
+                    self.derived.resize(id / 64 + 1, 0);
+                }
+                self.derived[id / 64] |= 1 << (id % 64);
+            }
             Missing::Left => {
                 if self.missing_left.len() <= id / 64 {
                     self.missing_left.resize(id / 64 + 1, 0);
@@ -169,29 +179,28 @@ impl GrowingTree {
     /// it resident, which raised the peak memory of large fits.
     pub(crate) fn finish(mut self) -> Tree {
         let mut old = std::mem::take(&mut self.missing_left);
+        let mut derived = std::mem::take(&mut self.derived);
         let unseen = self.unseen;
         let mut t = if self.in_order {
             debug_assert!(self.preorder().iter().enumerate().all(|(i, &o)| i == o));
             let mut t = self.tree;
             old.resize(t.len().div_ceil(64), 0);
+            derived.resize(t.len().div_ceil(64), 0);
             t.missing_left = old;
             t
         } else {
-            let bit = |id: usize| old.get(id / 64).is_some_and(|w| w >> (id % 64) & 1 == 1);
             let order = self.preorder();
             let mut t = self.renumbered();
-            let mut bits = vec![0u64; t.len().div_ceil(64)];
-            for (new, &o) in order.iter().enumerate() {
-                if bit(o) {
-                    bits[new / 64] |= 1 << (new % 64);
-                }
-            }
-            t.missing_left = bits;
+            t.missing_left = renumber_bits(&old, &order);
+            derived = renumber_bits(&derived, &order);
             t
         };
         if unseen {
-            // Multiway trees: every side derived from the leaf counts.
-            t.route_missing(|_| None);
+            // Multiway trees: the sides of the splits that saw no NaN are derived from the
+            // leaf counts (towards each split's largest group), the others kept.
+            let bit = |b: &[u64], t: usize| b.get(t / 64).is_some_and(|w| w >> (t % 64) & 1 == 1);
+            let learned = t.missing_left.clone();
+            t.route_missing(|n| (!bit(&derived, n)).then(|| bit(&learned, n)), true);
         }
         // `to_vec` allocates exactly the length.
         t.nodes = t.nodes.to_vec();
@@ -267,4 +276,16 @@ impl GrowingTree {
         }
         order
     }
+}
+
+/// Bits by push-order id, renumbered to the pre-order ids of `order` (`order[new] = old`).
+fn renumber_bits(bits: &[u64], order: &[usize]) -> Vec<u64> {
+    let bit = |id: usize| bits.get(id / 64).is_some_and(|w| w >> (id % 64) & 1 == 1);
+    let mut out = vec![0u64; order.len().div_ceil(64)];
+    for (new, &o) in order.iter().enumerate() {
+        if bit(o) {
+            out[new / 64] |= 1 << (new % 64);
+        }
+    }
+    out
 }

@@ -170,13 +170,16 @@ impl Tree {
         }
         // A kept split keeps its subtrees' sample counts, so its side, learned or derived,
         // is the same.
-        t.route_missing(|new| {
-            old_of
-                .get(new)
-                .copied()
-                .flatten()
-                .map(|old| self.missing_left(old))
-        });
+        t.route_missing(
+            |new| {
+                old_of
+                    .get(new)
+                    .copied()
+                    .flatten()
+                    .map(|old| self.missing_left(old))
+            },
+            false,
+        );
         t
     }
 }

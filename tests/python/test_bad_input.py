@@ -90,14 +90,14 @@ def test_infinity_at_predict(cls):
 
 @pytest.mark.parametrize("cls", [fi.RandomForestClassifier, fi.ExtraTreesRegressor])
 def test_nan_is_a_missing_value_not_bad_input(cls):
-    """NaN in X is accepted (``test_missing.py``); with the splitters that do not support it
-    it is refused as a typed ``DataError``."""
+    """NaN in X is accepted (``test_missing.py``), by every splitter: ``splitter="hist"``
+    and multiway trees too."""
     est = cls(n_estimators=3, random_state=0).fit(_nan(), Y10)
     assert np.isfinite(est.predict(_nan())).all()
-    with pytest.raises(DataError, match="missing value"):
-        fi.RandomForestClassifier(n_estimators=3, splitter="hist").fit(_nan(), Y10)
-    with pytest.raises(DataError, match="missing value"):
-        fi.ExtraTreesRegressor(n_estimators=3, multiway=True).fit(_nan(), Y10)
+    hist = fi.RandomForestClassifier(n_estimators=3, splitter="hist").fit(_nan(), Y10)
+    assert np.isfinite(hist.predict_proba(_nan())).all()
+    multiway = fi.ExtraTreesRegressor(n_estimators=3, multiway=True).fit(np.round(_nan()), Y10)
+    assert np.isfinite(multiway.predict(np.round(_nan()))).all()
 
 
 P = X10.shape[1]
@@ -305,12 +305,6 @@ CORE_CASES = [
     ),
     ("n_jobs-0", dict(n_jobs=0), InvalidParameterError, "n_jobs"),
     ("y-length", dict(y=np.zeros(9)), DataError, "rows"),
-    (
-        "X-nan-hist",
-        dict(X=np.where(np.eye(10, 3) > 0, np.nan, X10), splitter="hist"),
-        DataError,
-        "missing value",
-    ),
     (
         "X-inf-f32",
         dict(X=np.where(np.eye(10, 3) > 0, np.inf, X10).astype(np.float32)),

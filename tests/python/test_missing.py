@@ -126,32 +126,86 @@ def test_to_sklearn_predicts_like_the_forest_on_nan():
     np.testing.assert_allclose(sk.predict_proba(Xt), est.predict_proba(Xt), atol=1e-12)
 
 
-@pytest.mark.parametrize(
-    "est",
-    [
-        fi.RandomForestClassifier(n_estimators=3, splitter="hist"),
-        fi.RandomPatchesRegressor(n_estimators=3, splitter="hist"),
-        fi.ExtraTreesClassifier(n_estimators=3, multiway=True),
-        fi.TotallyRandomizedTreesRegressor(n_estimators=3, multiway=True),
-    ],
-    ids=lambda e: (
-        type(e).__name__
-        + "-"
-        + ("hist" if e.get_params().get("splitter") == "hist" else "multiway")
-    ),
-)
-def test_splitters_without_missing_value_support_refuse_nan(est):
-    X = np.arange(40.0).reshape(20, 2) % 5
-    X[3, 1] = np.nan
-    y = np.arange(20) % 2
-    with pytest.raises(DataError, match=r"missing value \(NaN\) in X at row 3, column 1"):
-        est.fit(X, y if est._is_classifier else y.astype(float))
-    assert not est.__sklearn_tags__().input_tags.allow_nan
+def _categories_with_nan(seed=0):
+    """One categorical feature: 40 rows of 0, 30 of 1, 20 of 2 and 25 NaN, the class its
+    category (NaN: class 3)."""
+    x = np.repeat([0.0, 1.0, 2.0, np.nan], [40, 30, 20, 25])
+    x[-10:] = np.copysign(np.nan, -1.0)  # NaN of either sign: one category
+    y = np.repeat([0, 1, 2, 3], [40, 30, 20, 25])
+    order = np.random.default_rng(seed).permutation(len(x))
+    return x[order, None], y[order]
+
+
+@pytest.mark.parametrize("cls", [fi.ExtraTreesClassifier, fi.TotallyRandomizedTreesClassifier])
+def test_multiway_nan_is_a_category_with_its_own_child(cls):
+    X, y = _categories_with_nan()
+    kw = dict(n_estimators=3, multiway=True, bootstrap=False, criterion="gini", random_state=0)
+    est = cls(**kw).fit(X, y)
+    np.testing.assert_array_equal(est.predict(X), y)
+    np.testing.assert_array_equal(est.predict([[np.nan], [2.0]]), [3, 2])
+    for i in range(3):
+        t = est.forest_.tree_arrays(i)
+        inner = t["children_left"] >= 0
+        # One chain of three links: 0 | 1 | 2 | NaN, NaN sent right at every link.
+        np.testing.assert_array_equal(t["threshold"][inner], [0.5, 1.5, np.inf])
+        assert not t["missing_go_to_left"][inner].any()
+    # The chain's decreases telescope to the multiway decrease, here the whole Gini
+    # impurity (pure children), all of it at depth 0 (one logical split).
+    p = np.array([40, 30, 20, 25]) / 115
+    imp = mdi(est, by_depth=True)
+    np.testing.assert_allclose(imp.importances_mean, [1 - (p**2).sum()], rtol=1e-12)
+    np.testing.assert_allclose(imp.by_depth[0, 0], 1 - (p**2).sum(), rtol=1e-12)
+
+
+def test_multiway_nan_is_the_forest_of_nan_coded_as_a_largest_category():
+    # NaN is the last group of every split, as a code above every value would be: the same
+    # draws, groups and decreases, so the same MDI by depth (the theorem's terms) and
+    # the same leaves for the training rows (no bootstrap: every row is in every tree).
+    rng = np.random.default_rng(4)
+    X = rng.integers(0, 3, size=(300, 4)).astype(float)
+    y = (X[:, 0] + X[:, 1] > 2).astype(int) ^ (rng.random(300) < 0.1)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    coded = np.where(np.isnan(X), 3.0, X)
+    kw = dict(n_estimators=20, multiway=True, criterion="entropy", bootstrap=False, random_state=0)
+    a = fi.TotallyRandomizedTreesClassifier(**kw).fit(X, y)
+    b = fi.TotallyRandomizedTreesClassifier(**kw).fit(coded, y)
+    np.testing.assert_array_equal(mdi(a, by_depth=True).by_depth, mdi(b, by_depth=True).by_depth)
+    np.testing.assert_array_equal(a.apply(X), b.apply(coded))
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(coded))
+
+
+def test_multiway_nan_unseen_in_training_goes_to_the_largest_child():
+    # Categories 0, 1, 2 hold 30, 10, 25 rows: NaN goes to 0, the largest child (a binary
+    # chain's larger sides would send it to 2: 35 > 30, then 25 > 10); on a tie, to the
+    # last of the largest. Models fitted without NaN derive every side, store none, and so
+    # keep their bytes.
+    for counts, want in [([30, 10, 25], 0), ([20, 30, 30], 2), ([40, 40, 5], 1)]:
+        x = np.repeat([0.0, 1.0, 2.0], counts)[:, None]
+        y = np.repeat([0, 1, 2], counts)
+        est = fi.ExtraTreesClassifier(n_estimators=2, multiway=True, bootstrap=False).fit(x, y)
+        np.testing.assert_array_equal(est.predict([[np.nan]]), [want])
+        again = _core.Forest.from_bytes(est.forest_.to_bytes())
+        assert again.to_bytes() == est.forest_.to_bytes()
+        nan = np.array([[np.nan]])
+        np.testing.assert_array_equal(again.apply(nan), est.forest_.apply(nan))
+
+
+def test_multiway_nan_in_non_integer_check():
+    # NaN is not a fractional code; 0.5 still is.
+    X = np.array([[0.0], [np.nan], [1.0], [0.5]])
+    with pytest.raises(DataError, match="integer"):
+        fi.ExtraTreesClassifier(n_estimators=2, multiway=True).fit(X, [0, 1, 0, 1])
+    fi.ExtraTreesClassifier(n_estimators=2, multiway=True).fit(X[:3], [0, 1, 0])
 
 
 def test_allow_nan_tag():
     assert fi.RandomForestClassifier().__sklearn_tags__().input_tags.allow_nan
     assert fi.ExtraTreesRegressor().__sklearn_tags__().input_tags.allow_nan
+    assert fi.RandomForestClassifier(splitter="hist").__sklearn_tags__().input_tags.allow_nan
+    assert fi.RandomPatchesRegressor(splitter="hist").__sklearn_tags__().input_tags.allow_nan
+    assert fi.ExtraTreesClassifier(multiway=True).__sklearn_tags__().input_tags.allow_nan
+    # The histogram codes are dense per column: a sparse X is still refused.
+    assert not fi.RandomForestClassifier(splitter="hist").__sklearn_tags__().input_tags.sparse
 
 
 @pytest.mark.parametrize("sign", [1, -1])
@@ -178,6 +232,8 @@ def test_persistence_round_trip_with_nan(tmp_path):
     for est in (
         fi.RandomForestClassifier(n_estimators=5, random_state=0).fit(X, y),
         fi.ExtraTreesRegressor(n_estimators=5, random_state=0).fit(X, yr),
+        fi.RandomForestRegressor(n_estimators=5, random_state=0, splitter="hist").fit(X, yr),
+        fi.ExtraTreesClassifier(n_estimators=5, multiway=True).fit(np.round(X), y),
     ):
         data = est.forest_.to_bytes()
         assert data[4:6] == (3).to_bytes(2, "little")
@@ -218,12 +274,21 @@ def test_version_2_models_load_and_data_without_nan_keeps_its_model(name, cls, t
     np.testing.assert_array_equal(loaded.predict(np.ascontiguousarray(Xt)), est.forest_.predict(Xt))
 
 
-@pytest.mark.parametrize("cls", [fi.RandomForestRegressor, fi.ExtraTreesClassifier])
-def test_same_bytes_for_any_n_jobs(cls):
-    X, y, yr = _data(n=400, seed=6)
-    target = y if cls is fi.ExtraTreesClassifier else yr
-    one = cls(n_estimators=8, random_state=1, n_jobs=1).fit(X, target).forest_.to_bytes()
-    two = cls(n_estimators=8, random_state=1, n_jobs=2).fit(X, target).forest_.to_bytes()
+@pytest.mark.parametrize(
+    ("cls", "kw"),
+    [
+        (fi.RandomForestRegressor, {}),
+        (fi.ExtraTreesClassifier, {}),
+        (fi.RandomForestClassifier, {"splitter": "hist", "max_features": 1.0}),
+        (fi.GradientBoostingRegressor, {"splitter": "hist", "max_leaf_nodes": 8}),
+    ],
+)
+def test_same_bytes_for_any_n_jobs(cls, kw):
+    # 3 000 rows x 12 features: the hist booster's root fills its bins on several threads.
+    X, y, yr = _data(n=3000, p=12, seed=6) if "splitter" in kw else _data(n=400, seed=6)
+    target = yr if cls in (fi.RandomForestRegressor, fi.GradientBoostingRegressor) else y
+    fits = [cls(n_estimators=8, random_state=1, n_jobs=j, **kw).fit(X, target) for j in (1, 2)]
+    one, two = ((f.booster_ if hasattr(f, "booster_") else f.forest_).to_bytes() for f in fits)
     assert one == two
 
 

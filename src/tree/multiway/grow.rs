@@ -27,7 +27,8 @@ enum Item {
         is_left: bool,
     },
     /// Chain node for the groups `cuts[first..=last]` (rows `start..cuts[last].0`), right
-    /// child of `parent`; its children are logical nodes at `child_depth`.
+    /// child of `parent`; its children are logical nodes at `child_depth`. `missing`: the
+    /// side of the split's NaN rows (right, towards their group, the last), if it has any.
     Link {
         start: usize,
         first: usize,
@@ -35,6 +36,7 @@ enum Item {
         feature: u32,
         child_depth: usize,
         parent: u32,
+        missing: Missing,
     },
     /// The unreachable right leaf of the no-op node `parent`, which predicts as its parent
     /// (whose own statistics are not kept once it splits).
@@ -129,7 +131,16 @@ pub(crate) fn grow<T: Feature, C: Criterion>(
                 feature,
                 child_depth,
                 parent,
-            } => g.link(start, first, last, feature, child_depth, parent, &mut stack),
+                missing,
+            } => g.link(
+                start,
+                (first, last),
+                feature,
+                child_depth,
+                parent,
+                missing,
+                &mut stack,
+            ),
             Item::Empty {
                 parent,
                 impurity,
@@ -221,9 +232,23 @@ impl<T: Feature, C: Criterion> MultiwayGrower<'_, T, C> {
         }
         let first = self.apply_split(samples, start, end);
         let last = self.cuts.len() - 1;
+        // NaN rows form the last group: every node of the chain sends them right.
+        let nan = self
+            .best_sorted
+            .last()
+            .is_some_and(|v| v.0.to_f64().is_nan());
+        let missing = Missing::seen(nan, false);
         self.tree
-            .set_split(node, feature, self.cuts[first].1, Missing::Unseen);
-        self.push_chain(start, first, last, feature, depth + 1, node, stack);
+            .set_split(node, feature, self.cuts[first].1, missing);
+        self.push_chain(
+            start,
+            (first, last),
+            feature,
+            depth + 1,
+            node,
+            missing,
+            stack,
+        );
     }
 
     /// Pushes the children of the chain node `node` covering the groups `first..=last`: the
@@ -232,11 +257,11 @@ impl<T: Feature, C: Criterion> MultiwayGrower<'_, T, C> {
     fn push_chain(
         &self,
         start: usize,
-        first: usize,
-        last: usize,
+        (first, last): (usize, usize),
         feature: u32,
         child_depth: usize,
         node: u32,
+        missing: Missing,
         stack: &mut Vec<Item>,
     ) {
         let mid = self.cuts[first].0;
@@ -256,6 +281,7 @@ impl<T: Feature, C: Criterion> MultiwayGrower<'_, T, C> {
                 feature,
                 child_depth,
                 parent: node,
+                missing,
             });
         }
         stack.push(Item::Node {
@@ -272,17 +298,25 @@ impl<T: Feature, C: Criterion> MultiwayGrower<'_, T, C> {
     fn link(
         &mut self,
         start: usize,
-        first: usize,
-        last: usize,
+        (first, last): (usize, usize),
         feature: u32,
         child_depth: usize,
         parent: u32,
+        missing: Missing,
         stack: &mut Vec<Item>,
     ) {
         let end = self.cuts[last].0;
         let (node, _) = self.push_node(start, end, parent, false);
         self.tree
-            .set_split(node, feature, self.cuts[first].1, Missing::Unseen);
-        self.push_chain(start, first, last, feature, child_depth, node, stack);
+            .set_split(node, feature, self.cuts[first].1, missing);
+        self.push_chain(
+            start,
+            (first, last),
+            feature,
+            child_depth,
+            node,
+            missing,
+            stack,
+        );
     }
 }

@@ -16,6 +16,14 @@
 //!   multiway `w_t Δi`. A chain node after the first is a *link*: it splits on the same
 //!   feature as its parent, which no real child can do (its variable is used).
 //!   Values unseen at fit go to the nearest observed value (ties to the lower one);
+//! * missing values (NaN) are one more value, whose group is the chain's last (NaN sorts
+//!   after every value): its link has threshold `+inf` ("x ≤ +inf" keeps the values left),
+//!   and every node of the chain sends NaN right, so NaN rows reach their own child. A
+//!   split that saw no NaN sends one met at predict time to its child with most training
+//!   samples (ties to the last): sides the model format derives from the counts
+//!   (`crate::tree::missing`), so models fitted on complete data store none and keep their
+//!   bytes. The chain's weighted decreases still telescope to the multiway `w_t Δi` with
+//!   the NaN group as one child;
 //! * a winner constant in the node (one child, `Δi = 0`) is a **no-op level**: the variable
 //!   joins `B` and the node's rows continue, one level deeper, in the left child of a node
 //!   with threshold `f64::MAX`; its right child is an empty leaf (weight 0, the node's
@@ -45,12 +53,13 @@ use crate::error::{ForestError, Result};
 /// Threshold of a no-op node: every finite value goes left.
 pub const NO_OP_THRESHOLD: f64 = f64::MAX;
 
-/// Fails with [`ForestError::NonInteger`] on the first value of `x` with a fractional part.
+/// Fails with [`ForestError::NonInteger`] on the first value of `x` with a fractional part
+/// (NaN, a missing value, is a category of its own).
 pub(crate) fn check_integer_codes<T: Feature>(x: &Matrix<'_, T>) -> Result<()> {
     for col in 0..x.n_cols() {
         for row in 0..x.n_rows() {
             let value = x.get(row, col).to_f64();
-            if value.fract() != 0.0 {
+            if value.fract() != 0.0 && !value.is_nan() {
                 return Err(ForestError::NonInteger { row, col, value });
             }
         }

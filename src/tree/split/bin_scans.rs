@@ -332,6 +332,7 @@ pub(crate) struct HistThreshold;
 
 impl ThresholdRule for HistThreshold {
     const LISTED: bool = true;
+    const NAN_BIN: bool = true;
     fn search<T: Feature, C: Criterion>(
         xf: &[T],
         s: &mut SearchBufs<T>,
@@ -356,6 +357,22 @@ impl ThresholdRule for HistThreshold {
             bar,
             code_below,
         )
+    }
+
+    /// The node's NaN rows hold the missing-values bin ([`super::nan_bins`]).
+    fn search_missing<T: Feature, C: Criterion>(
+        xf: &[T],
+        s: &mut SearchBufs<T>,
+        ctx: &NodeCtx<'_, C>,
+        rows: &NodeRows<'_, C::Y>,
+        bar: f64,
+        lo: T,
+        hi: T,
+        _rng: &mut TreeRng,
+    ) -> Option<Cut> {
+        let (ys, ws) = (&*rows.ys, &*rows.ws);
+        let bounds = (lo.code(), hi.code());
+        super::nan_bins::search_gathered(&mut s.bins, &mut s.left, xf, bounds, ys, ws, ctx, bar)
     }
 }
 

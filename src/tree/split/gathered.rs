@@ -11,6 +11,7 @@ use super::draw::{draw_split, CandidateSource};
 use super::gather::{batch_len, gather_codes, gather_many, MAX_BATCH};
 use super::median::MedianBufs;
 use super::missing;
+use super::nan_bins;
 use super::partition::partition_rows;
 use super::sparse_gather::{gather_entries, mark_entries_left, Entries, NodeFeatures, RowPositions};
 use super::{ChosenSplit, Cut, NodeCtx, NodeRows};
@@ -24,6 +25,10 @@ pub(crate) trait ThresholdRule: Sync {
     /// Whether small subtrees may be grown from code-ordered lists instead
     /// ([`super::code_lists`]): for the histogram search only, which reads bin codes.
     const LISTED: bool = false;
+    /// Whether the rule reads bin codes whose NaN rows hold the missing-values bin
+    /// ([`crate::data::NAN_CODE`], in the columns flagged as holding NaN) rather than NaN
+    /// values: the histogram search ([`super::nan_bins`]).
+    const NAN_BIN: bool = false;
     /// Best cut of the gathered values `xf` of the node, or None when no threshold
     /// satisfies the leaf constraints. Searches that scan many cuts may skip those not
     /// above `bar` (see [`super::floor`]).
@@ -100,9 +105,9 @@ pub(crate) trait ThresholdRule: Sync {
         search_written_out::<Self, T, C>(entries, s, ctx, rows, bar, lo, hi, rng)
     }
     /// [`ThresholdRule::search`] of a candidate whose gathered values include NaN, `lo <
-    /// hi` being the bounds of the others (see [`super::missing`]). Only the exact and
-    /// random rules meet NaN: a fit refuses it for the histogram splitter, whose codes have
-    /// no missing bin, so this default finds no cut.
+    /// hi` being the bounds of the others (see [`super::missing`]; for a rule with
+    /// [`ThresholdRule::NAN_BIN`], the NaN rows are those of the missing-values bin). Every
+    /// rule of a fit overrides it; this default finds no cut.
     #[allow(clippy::too_many_arguments)]
     fn search_missing<T: Feature, C: Criterion>(
         _xf: &[T],
@@ -271,6 +276,8 @@ struct Gathered<'a, 'r, T: Feature, C: Criterion, R> {
     best_in_batch: Option<usize>,
     best_threshold: f64,
     best_missing_left: bool,
+    /// The best candidate's codes route the missing-values bin as NaN.
+    best_nan_code: bool,
     rule: std::marker::PhantomData<R>,
 }
 
@@ -305,6 +312,9 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
             let (t, flags) = (self.best_threshold, &mut s.best_left);
             let ml = self.best_missing_left;
             match self.spans[k] {
+                Span::Values { column, .. } if self.best_nan_code => {
+                    mark_left(&s.batch[column], nan_bins::code_value, t, ml, flags)
+                }
                 Span::Values { column, .. } => mark_left(&s.batch[column], T::to_f64, t, ml, flags),
                 Span::Codes { .. } => {
                     let levels = cols.levels(self.drawn[k]);
@@ -381,8 +391,12 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
             {
                 (*lo, *hi) = bounds[*column];
                 if cols.missing.is_some_and(|m| m[f as usize]) {
-                    // The gather's bounds see NaN as neither small nor large.
-                    (*lo, *hi, *nan) = missing::bounds(&s.batch[*column]);
+                    // The gather's bounds see NaN as neither small nor large (and the
+                    // missing-values bin as the largest code).
+                    (*lo, *hi, *nan) = match R::NAN_BIN {
+                        true => nan_bins::code_bounds(&s.batch[*column]),
+                        false => missing::bounds(&s.batch[*column]),
+                    };
                 }
             }
         }
@@ -463,6 +477,7 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
         self.best_in_batch = Some(k);
         self.best_threshold = cut.threshold;
         self.best_missing_left = cut.missing == Missing::Left;
+        self.best_nan_code = R::NAN_BIN && cut.missing != Missing::Unseen;
     }
 
     #[inline(always)]
@@ -471,6 +486,15 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
         let (buf, t, rows) = (&mut s.partition_buf, cut.threshold, &mut *self.rows);
         let ml = cut.missing == Missing::Left;
         let n_left = match self.best_in_batch.map(|k| (k, self.spans[k])) {
+            Some((_, Span::Values { column, .. }))
+                if R::NAN_BIN && cut.missing != Missing::Unseen =>
+            {
+                // Codes whose node rows include the missing-values bin.
+                let xf = &s.batch[column];
+                partition_rows(cut.n_left, rows, buf, unit, |r| {
+                    goes_left(nan_bins::code_value(xf[r]), t, ml)
+                })
+            }
             Some((_, Span::Values { column, .. })) => {
                 let xf = &s.batch[column];
                 // The side made a constant, so that the loop compares once per row.
@@ -555,6 +579,7 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
         best_in_batch: None,
         best_threshold: 0.0,
         best_missing_left: false,
+        best_nan_code: false,
         rule: std::marker::PhantomData,
     };
     draw_split(&mut source, features, n_constant, max_features, rng)

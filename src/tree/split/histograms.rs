@@ -22,9 +22,10 @@
 use super::bin_scans::{add_rows, scan_bins, N_CODES};
 use super::draw::{draw_split, CandidateSource};
 use super::gather::{batch_len, gather, gather_many, MAX_BATCH};
+use super::nan_bins::{code_value, nan_in_node, scan_missing};
 use super::partition::partition_rows;
 use super::{ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
-use crate::data::{Feature, Matrix};
+use crate::data::{Feature, Matrix, NAN_CODE};
 use crate::parallel::{current_threads, map_each_mut};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
@@ -302,11 +303,14 @@ struct Binned<'a, 'r, T: Feature, C: Criterion> {
     rows: &'a mut NodeRows<'r, C::Y>,
     /// The node's rows.
     n: usize,
+    /// Per feature, whether code [`NAN_CODE`] is its missing-values bin (None: no feature's).
+    nan: Option<&'a [bool]>,
 }
 
 impl<T: Feature, C: Criterion> CandidateSource for Binned<'_, '_, T, C> {
-    /// The candidate's bin slot and its first and last non-empty codes.
-    type Bounds = (usize, usize, usize);
+    /// The candidate's bin slot, its first and last non-empty non-missing codes, and
+    /// whether its missing-values bin is not empty.
+    type Bounds = (usize, usize, usize, bool);
 
     #[inline(always)]
     fn batch_len(&self) -> usize {
@@ -316,11 +320,21 @@ impl<T: Feature, C: Criterion> CandidateSource for Binned<'_, '_, T, C> {
     #[inline(always)]
     fn bounds(&mut self, _k: usize, f: u32) -> Option<Self::Bounds> {
         let sl = self.stack.slot[f as usize] as usize;
-        let (lo, hi) = self.nb.trimmed(sl, self.stack.stride);
+        let stride = self.stack.stride;
+        let (lo, hi) = self.nb.trimmed(sl, stride);
+        let (lo, hi, nan) = match self.nan.is_some_and(|m| m[f as usize]) {
+            true => {
+                let bins = self.nb.feature(sl, stride);
+                let top =
+                    || (lo..usize::from(NAN_CODE)).rfind(|&c| bins[c * stride + stride - 1] > 0.0);
+                nan_in_node(lo, hi, top)
+            }
+            false => (lo, hi, false),
+        };
         if hi <= lo {
             return None;
         }
-        Some((sl, lo, hi))
+        Some((sl, lo, hi, nan))
     }
 
     #[inline(always)]
@@ -328,15 +342,21 @@ impl<T: Feature, C: Criterion> CandidateSource for Binned<'_, '_, T, C> {
         &mut self,
         _k: usize,
         f: u32,
-        (sl, lo, hi): Self::Bounds,
+        (sl, lo, hi, nan): Self::Bounds,
         bar: f64,
         _rng: &mut TreeRng,
     ) -> Option<Cut> {
         let stride = self.stack.stride;
-        let bins = &self.nb.feature(sl, stride)[lo * stride..(hi + 1) * stride];
+        let feature = self.nb.feature(sl, stride);
+        let bins = &feature[lo * stride..(hi + 1) * stride];
         let left = &mut self.s.search.left;
         let constrained = self.ctx.for_feature(f);
         let ctx = constrained.as_ref().unwrap_or(self.ctx);
+        if nan {
+            let nan_at = usize::from(NAN_CODE) * stride;
+            let nan = &feature[nan_at..nan_at + stride];
+            return scan_missing(bins, lo, nan, self.n, left, ctx, bar);
+        }
         scan_bins(bins, lo, hi - lo + 1, self.n, left, ctx, bar)
     }
 
@@ -344,15 +364,21 @@ impl<T: Feature, C: Criterion> CandidateSource for Binned<'_, '_, T, C> {
         let s = &mut *self.s;
         gather(self.x, feature as usize, self.rows.samples, &mut s.batch[0]);
         let (col, buf, t) = (&s.batch[0], &mut s.partition_buf, cut.threshold);
-        let n_left = partition_rows(cut.n_left, self.rows, buf, self.ctx.unit_weights, |r| {
-            goes_left(col[r].to_f64(), t, false)
-        });
-        // Bin codes have no missing value (NaN is refused with this splitter).
+        let unit = self.ctx.unit_weights;
+        let n_left = match cut.missing {
+            Missing::Unseen => partition_rows(cut.n_left, self.rows, buf, unit, |r| {
+                goes_left(col[r].to_f64(), t, false)
+            }),
+            // The node's rows include the missing-values bin.
+            side => partition_rows(cut.n_left, self.rows, buf, unit, |r| {
+                goes_left(code_value(col[r]), t, side == Missing::Left)
+            }),
+        };
         ChosenSplit {
             feature,
             threshold: t,
             n_left,
-            missing: Missing::Unseen,
+            missing: cut.missing,
         }
     }
 }
@@ -370,6 +396,7 @@ pub(crate) fn find_split_binned<T: Feature, C: Criterion>(
     features: &mut [u32],
     n_constant: usize,
     max_features: usize,
+    nan: Option<&[bool]>,
     rng: &mut TreeRng,
 ) -> (Option<ChosenSplit>, usize) {
     let mut source = Binned {
@@ -380,6 +407,7 @@ pub(crate) fn find_split_binned<T: Feature, C: Criterion>(
         s,
         n: rows.samples.len(),
         rows,
+        nan,
     };
     draw_split(&mut source, features, n_constant, max_features, rng)
 }

@@ -8,12 +8,14 @@
 //! from the gathered search's bins by rounding only: counts and integer weights add up
 //! exactly, so classification grows the same tree either way, bit for bit.
 
+use super::bin_scans::N_CODES;
 use super::code_lists::{CodeLists, Item};
 use super::draw::{draw_split, CandidateSource};
 use super::gather::{batch_len, set_len};
+use super::nan_bins::{self, nan_in_node};
 use super::partition::{partition_rows, stable_partition, Word};
 use super::{BestCut, ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
-use crate::data::Feature;
+use crate::data::{Feature, NAN_CODE};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
 use crate::tree::Missing;
@@ -29,11 +31,14 @@ struct Listed<'a, 'r, T: Feature, C: Criterion> {
     /// The node's rows.
     n: usize,
     split_rows: usize,
+    /// Per feature, whether code [`NAN_CODE`] is its missing-values bin (None: no feature's).
+    nan: Option<&'a [bool]>,
 }
 
 impl<T: Feature, C: Criterion> CandidateSource for Listed<'_, '_, T, C> {
-    /// Where the candidate's rows start in the lists, and its first and last codes.
-    type Bounds = (usize, usize, usize);
+    /// Where the candidate's rows start in the lists, its first and last non-missing codes,
+    /// and its rows that are not missing (the others end its list).
+    type Bounds = (usize, usize, usize, usize);
 
     /// The batches of the gathered search, so that a constant feature is met at the same
     /// point of the draws.
@@ -47,10 +52,19 @@ impl<T: Feature, C: Criterion> CandidateSource for Listed<'_, '_, T, C> {
         let range = self.lists.list(f, self.start, self.n);
         let items = &self.lists.lists[range.clone()];
         let (lo, hi) = (items[0].code(), items[self.n - 1].code());
+        let (lo, hi, present) = match self.nan.is_some_and(|m| m[f as usize]) {
+            true => {
+                let present = items.partition_point(|it| it.code() < usize::from(NAN_CODE));
+                let top = || present.checked_sub(1).map(|i| items[i].code());
+                let (lo, hi, _) = nan_in_node(lo, hi, top);
+                (lo, hi, present)
+            }
+            false => (lo, hi, self.n),
+        };
         if hi <= lo {
             return None;
         }
-        Some((range.start, lo, hi))
+        Some((range.start, lo, hi, present))
     }
 
     #[inline(always)]
@@ -58,16 +72,21 @@ impl<T: Feature, C: Criterion> CandidateSource for Listed<'_, '_, T, C> {
         &mut self,
         _k: usize,
         f: u32,
-        (at, lo, hi): Self::Bounds,
+        (at, lo, hi, present): Self::Bounds,
         bar: f64,
         _rng: &mut TreeRng,
     ) -> Option<Cut> {
         let lists = &mut *self.lists;
         let items = &lists.lists[at..at + self.n];
-        set_len(&mut lists.run, self.s.search.left.len(), 0.0);
-        let sums = (&mut self.s.search.left[..], &mut lists.run[..]);
         let constrained = self.ctx.for_feature(f);
         let ctx = constrained.as_ref().unwrap_or(self.ctx);
+        if present < self.n {
+            let (table, left) = (&mut self.s.search.bins, &mut self.s.search.left[..]);
+            let (ys, ws) = (&lists.ys[..], &lists.ws[..]);
+            return search_missing(items, (lo, hi), ys, ws, table, left, ctx, bar);
+        }
+        set_len(&mut lists.run, self.s.search.left.len(), 0.0);
+        let sums = (&mut self.s.search.left[..], &mut lists.run[..]);
         search(items, lo, hi, &lists.ys, &lists.ws, sums, ctx, bar)
     }
 
@@ -89,10 +108,20 @@ impl<T: Feature, C: Criterion> CandidateSource for Listed<'_, '_, T, C> {
             let s = slot[f as usize] as usize * len + off;
             s..s + n
         };
-        // The best candidate's list is already split: its first n_left rows go left.
         set_len(goes_left, len, 0);
-        for (i, it) in all[range(feature)].iter().enumerate() {
-            goes_left[it.local()] = u8::from(i < n_left);
+        if cut.missing == Missing::Unseen {
+            // The best candidate's list is already split: its first n_left rows go left.
+            for (i, it) in all[range(feature)].iter().enumerate() {
+                goes_left[it.local()] = u8::from(i < n_left);
+            }
+        } else {
+            // Its missing-values bin ends the list and goes to the cut's side (the list is
+            // then partitioned with the others').
+            let (t, ml) = (cut.threshold, cut.missing == Missing::Left);
+            for it in &all[range(feature)] {
+                let v = nan_bins::code_value(it.code() as u8);
+                goes_left[it.local()] = u8::from(crate::tree::goes_left(v, t, ml));
+            }
         }
         let goes_left = &goes_left[..];
         let buf = &mut self.s.partition_buf;
@@ -105,13 +134,15 @@ impl<T: Feature, C: Criterion> CandidateSource for Listed<'_, '_, T, C> {
             feature,
             threshold: cut.threshold,
             n_left,
-            missing: Missing::Unseen,
+            missing: cut.missing,
         };
         if n_left.max(n - n_left) < self.split_rows {
             return split;
         }
         stable_partition(node_locals, buf, n_left, |_, w| goes_left[w as usize] != 0);
-        for &f in varying.iter().filter(|&&f| f != feature) {
+        // The best candidate's list is split already unless NaN rows, which end it, go left.
+        let split_already = cut.missing != Missing::Left;
+        for &f in varying.iter().filter(|&&f| f != feature || !split_already) {
             stable_partition(&mut all[range(f)], buf, n_left, |_, w| {
                 goes_left[Item::from_word(w).local()] != 0
             });
@@ -134,6 +165,7 @@ pub(crate) fn find_split_listed<T: Feature, C: Criterion>(
     n_constant: usize,
     max_features: usize,
     split_rows: usize,
+    nan: Option<&[bool]>,
     rng: &mut TreeRng,
 ) -> (Option<ChosenSplit>, usize) {
     let mut source = Listed {
@@ -144,6 +176,7 @@ pub(crate) fn find_split_listed<T: Feature, C: Criterion>(
         rows,
         start,
         split_rows,
+        nan,
     };
     draw_split(&mut source, features, n_constant, max_features, rng)
 }
@@ -179,6 +212,40 @@ fn search<C: Criterion>(
         true => scan::<C, false>(items, ys, ws, sums, ctx, bar),
         false => scan::<C, true>(items, ys, ws, sums, ctx, bar),
     }
+}
+
+/// The search of a candidate whose listed rows end with the missing-values bin, `lo..=hi`
+/// the codes of the others: the rows summed by code into `table` (zero between calls, and
+/// left so), each bin's in list order, then scanned by [`nan_bins::scan_missing`].
+#[allow(clippy::too_many_arguments)]
+fn search_missing<C: Criterion>(
+    items: &[Item],
+    (lo, hi): (usize, usize),
+    ys: &[C::Y],
+    ws: &[f64],
+    table: &mut Vec<f64>,
+    left: &mut [f64],
+    ctx: &NodeCtx<'_, C>,
+    bar: f64,
+) -> Option<Cut> {
+    let stride = left.len() + 1;
+    if table.len() < N_CODES * stride {
+        table.resize(N_CODES * stride, 0.0);
+    }
+    for it in items {
+        let (y, w) = (ys[it.local()], ws[it.local()]);
+        let stats = &mut table[it.code() * stride..(it.code() + 1) * stride];
+        stats[0] += w;
+        ctx.crit.add_for_proxy(stats, y, w);
+        stats[stride - 1] += 1.0;
+    }
+    let nan_at = usize::from(NAN_CODE) * stride;
+    let (bins, nan) = table.split_at(nan_at);
+    let bins = &bins[lo * stride..(hi + 1) * stride];
+    let cut = nan_bins::scan_missing(bins, lo, &nan[..stride], items.len(), left, ctx, bar);
+    table[lo * stride..(hi + 1) * stride].fill(0.0);
+    table[nan_at..nan_at + stride].fill(0.0);
+    cut
 }
 
 /// [`search`] in one summation order: `BY_BIN`, or row by row. Only cuts above `bar` are

@@ -39,6 +39,7 @@ pub(crate) mod histograms;
 mod listed;
 mod median;
 mod missing;
+mod nan_bins;
 mod partition;
 mod random;
 pub(crate) mod sort;

@@ -29,6 +29,9 @@ pub(crate) struct Splitter<T: Feature, Y> {
     any_order: bool,
     /// Large nodes fill their bins in parallel over features ([`BinStack::in_parallel`]).
     parallel_bins: bool,
+    /// Per feature, whether its bin code [`crate::data::NAN_CODE`] is the missing-values
+    /// bin (the histogram search of X with NaN); empty when no feature's is.
+    nan_bins: Vec<bool>,
 }
 
 impl<T: Feature, Y: Word> Splitter<T, Y> {
@@ -44,7 +47,15 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
             node_bins: None,
             any_order: false,
             parallel_bins: false,
+            nan_bins: Vec::new(),
         }
+    }
+
+    /// Reads bin code [`crate::data::NAN_CODE`] of the features flagged in `missing` as
+    /// their missing-values bin ([`super::nan_bins`]): for the histogram search of X with
+    /// NaN, whose flags these are.
+    pub fn with_nan_bins(&mut self, missing: &[bool]) {
+        self.nan_bins = missing.to_vec();
     }
 
     /// Lets large nodes fill their histogram bins in parallel over features, on the pool
@@ -134,6 +145,7 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
     ) -> (Option<ChosenSplit>, usize) {
         let n = rows.samples.len();
         let bufs = &mut self.bufs;
+        let nan = (!self.nan_bins.is_empty()).then_some(&self.nan_bins[..]);
         if self.listed && n <= self.list_rows {
             if !self.lists.covers(start, start + n) {
                 self.lists.build(x, rows, start, &features[n_constant..]);
@@ -148,6 +160,7 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
                 n_constant,
                 max_features,
                 split_rows,
+                nan,
                 rng,
             )
         } else if let Some(stack) = self.bins.as_mut() {
@@ -166,10 +179,11 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
                 features,
                 n_constant,
                 max_features,
+                nan,
                 rng,
             )
         } else {
-            let missing = levels.and_then(Levels::missing);
+            let missing = levels.and_then(Levels::missing).or(nan);
             let cols = Columns { x, levels, missing };
             find_split::<T, C, R>(
                 cols,
