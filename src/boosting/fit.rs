@@ -153,6 +153,23 @@ struct Run<'s, 'a, T> {
     lr: f64,
 }
 
+/// A callback run after round `i` (0-based) with the model of its first `i + 1` rounds;
+/// returning true ends the fit there (scikit-learn's `monitor`).
+pub type Monitor<'a> = dyn Fn(usize, &Booster) -> bool + Sync + 'a;
+
+/// How a running fit is controlled from outside: `stop` ends it between rounds with
+/// [`ForestError::Stopped`] (Ctrl-C), `done` counts the rounds fitted (progress), and
+/// `monitor`, when given, may end it after any round with the model so far.
+#[derive(Clone, Copy)]
+pub struct Control<'a> {
+    /// Set from outside to end the fit before its next round.
+    pub stop: &'a AtomicBool,
+    /// Rounds fitted so far, read from outside.
+    pub done: &'a AtomicUsize,
+    /// Asked after every round whether to end the fit there.
+    pub monitor: Option<&'a Monitor<'a>>,
+}
+
 impl Booster {
     /// Fits a booster (or, with `previous`, fits its remaining rounds) on the current pool.
     /// `y` holds values, or class codes when `n_classes > 0`. `offset`, `(n, k)` row-major,
@@ -173,6 +190,43 @@ impl Booster {
         stop: &AtomicBool,
         done: &AtomicUsize,
     ) -> Result<Booster> {
+        let control = Control {
+            stop,
+            done,
+            monitor: None,
+        };
+        Self::fit_controlled(
+            params,
+            x,
+            y,
+            n_classes,
+            sample_weight,
+            offset,
+            validation,
+            previous,
+            control,
+        )
+    }
+
+    /// [`Booster::fit`] with a [`Monitor`] called after every round (scikit-learn's
+    /// `monitor`), when `control` has one.
+    #[allow(clippy::too_many_arguments)]
+    pub fn fit_controlled<T: Feature>(
+        params: &BoostParams,
+        x: Matrix<'_, T>,
+        y: &[f64],
+        n_classes: usize,
+        sample_weight: Option<&[f64]>,
+        offset: Option<&[f64]>,
+        validation: Option<Validation<'_, T>>,
+        previous: Option<&Booster>,
+        control: Control<'_>,
+    ) -> Result<Booster> {
+        let Control {
+            stop,
+            done,
+            monitor,
+        } = control;
         params.check(n_classes)?;
         check_targets(y, n_classes)?;
         let mut tree = params.tree.clone();
@@ -225,8 +279,13 @@ impl Booster {
                 same.n_estimators = params.n_estimators;
                 same.n_iter_no_change = params.n_iter_no_change;
                 same.tol = params.tol;
+                // The rows may be other rows (scikit-learn's warm start): the rounds kept
+                // are replayed on this X below, and the new ones fit its residuals.
+                let mut resolved = prev.resolved.clone();
+                resolved.n_samples = session.params().n_samples;
+                resolved.n_draws = session.params().n_draws;
                 if same != *params
-                    || prev.resolved != *session.params()
+                    || resolved != *session.params()
                     || prev.n_classes != n_classes
                     || prev.n_features != x.n_cols()
                     || prev.n_rounds() > params.n_estimators
@@ -234,12 +293,12 @@ impl Booster {
                     return Err(invalid(
                         "warm_start",
                         "more rounds need the parameters (other than n_estimators and early \
-                         stopping's), the seed, the classes and the training rows of the \
-                         first fit (its training part, with early stopping)",
+                         stopping's), the seed, the classes and the features of the first fit",
                     ));
                 }
                 let mut m = prev.clone();
                 m.params = params.clone();
+                m.resolved = session.params().clone();
                 m
             }
             None => Booster {
@@ -327,6 +386,10 @@ impl Booster {
                 model.train_score.push(factor * train);
             }
             done.fetch_add(1, Ordering::Relaxed);
+            // scikit-learn asks the monitor before its early-stopping test.
+            if monitor.is_some_and(|m| m(r, &model)) {
+                break;
+            }
             if let (Some(v), false) = (&validation, history.is_empty()) {
                 model.add_round(v.x, r, &mut val_raw);
                 let loss = factor * run.mean_loss(&val_raw, v.y, v.w, |_| true);

@@ -286,3 +286,34 @@ fn the_exact_search_in_parallel_gives_the_same_model_bytes() {
         }
     }
 }
+
+#[test]
+fn a_monitor_ends_the_fit_after_the_round_it_returns_true() {
+    // scikit-learn's monitor(i, est, locals()): called after round i with its i + 1
+    // rounds; True keeps those rounds and ends the fit.
+    let (x, y, _) = data();
+    let m = Matrix::new(&x, 120, 4, Layout::RowMajor).unwrap();
+    let seen = std::sync::Mutex::new(Vec::new());
+    let monitor = |i: usize, b: &Booster| {
+        seen.lock()
+            .unwrap()
+            .push((i, b.n_rounds(), b.train_score().len()));
+        i == 3
+    };
+    let (stop, done) = (AtomicBool::new(false), AtomicUsize::new(0));
+    let control = super::Control {
+        stop: &stop,
+        done: &done,
+        monitor: Some(&monitor),
+    };
+    let p = params(Loss::Huber { alpha: 0.8 }, 9);
+    let stopped = Booster::fit_controlled(&p, m, &y, 0, None, None, None, None, control).unwrap();
+    let seen = seen.into_inner().unwrap();
+    assert_eq!(seen, (0..4).map(|i| (i, i + 1, i + 1)).collect::<Vec<_>>());
+    let four = fit(&params(Loss::Huber { alpha: 0.8 }, 4), &y, 0, None);
+    assert_eq!(stopped.n_rounds(), 4);
+    assert_eq!(stopped.trees(), four.trees());
+    assert_eq!(stopped.leaf_values, four.leaf_values);
+    assert_eq!(stopped.train_score(), four.train_score());
+    assert_eq!(stopped.oob_scores(), four.oob_scores());
+}
