@@ -151,6 +151,11 @@ struct Run<'s, 'a, T> {
     /// `(n, k)` row-major raw predictions of the training rows.
     raw: Vec<f64>,
     lr: f64,
+    /// The negative gradients' buffer, and the rows (with their weights) of rounds that
+    /// take every row, kept from round to round: made afresh, these buffers were faulted
+    /// in page by page every round (a fixed cost of small fits, BENCHMARKS.md).
+    neg_g: Vec<f64>,
+    every_row: Option<(Vec<u32>, Vec<f64>)>,
 }
 
 /// A callback run after round `i` (0-based) with the model of its first `i + 1` rounds;
@@ -352,6 +357,8 @@ impl Booster {
             },
             raw,
             lr: params.learning_rate,
+            neg_g: Vec::new(),
+            every_row: None,
         };
         let mut history = vec![f64::INFINITY; params.n_iter_no_change.unwrap_or(0)];
         for r in model.n_rounds()..params.n_estimators {
@@ -455,7 +462,8 @@ impl<T: Feature> Run<'_, '_, T> {
     fn round_trees(&mut self, mask: Option<&[bool]>, r: usize) -> Vec<(Tree, Vec<f64>)> {
         let (k, n) = (self.round.k, self.y.len());
         // Negative gradients, column-major (one contiguous column per tree).
-        let mut neg_g = vec![0.0; n * k];
+        let mut neg_g = std::mem::take(&mut self.neg_g);
+        neg_g.resize(n * k, 0.0);
         let chunk = crate::forest::row_chunk(n);
         for j in 0..k {
             let (y, raw, round) = (self.y, &self.raw, self.round);
@@ -468,10 +476,24 @@ impl<T: Feature> Run<'_, '_, T> {
             });
         }
         let in_bag = |i: usize| mask.is_none_or(|m| m[i]);
-        let (samples, ws): (Vec<u32>, Vec<f64>) = (0..n)
-            .filter(|&i| in_bag(i) && self.w[i] > 0.0)
-            .map(|i| (i as u32, self.w[i]))
-            .unzip();
+        let w = &self.w;
+        let rows = || -> (Vec<u32>, Vec<f64>) {
+            (0..n)
+                .filter(|&i| in_bag(i) && w[i] > 0.0)
+                .map(|i| (i as u32, w[i]))
+                .unzip()
+        };
+        if mask.is_none() && self.every_row.is_none() {
+            self.every_row = Some(rows());
+        }
+        let sampled;
+        let (samples, ws) = match (mask, &self.every_row) {
+            (None, Some(every)) => (&every.0, &every.1),
+            _ => {
+                sampled = rows();
+                (&sampled.0, &sampled.1)
+            }
+        };
         let this = &*self;
         let grown = map_ordered(k, |j| {
             let g = &neg_g[j * n..(j + 1) * n];
@@ -482,6 +504,7 @@ impl<T: Feature> Run<'_, '_, T> {
             let values = this.leaf_updates(&tree, &slots, g, j, &in_bag);
             (tree, values, slots)
         });
+        self.neg_g = neg_g;
         let lr = self.lr;
         let mut out = Vec::with_capacity(k);
         for (j, (tree, values, slots)) in grown.into_iter().enumerate() {
