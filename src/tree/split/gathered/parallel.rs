@@ -14,8 +14,11 @@ use crate::tree::criterion::Criterion;
 use crate::tree::split::floor;
 
 /// Nodes of at least this many rows search the candidates of a batch in parallel, when
-/// their tree asks for it (`find_split`'s `parallel`). Below it a search takes a few
-/// microseconds, no more than handing it to another thread.
+/// their tree asks for it (`find_split`'s `parallel`): a sort of 2 048 values takes tens of
+/// microseconds, well above the cost of handing a task to another thread, and below it the
+/// nodes are small and many. Of the order of the histogram fill's threshold
+/// (`histograms::PARALLEL_FILL_WORK`, 32 768 rows × features); not tuned on a quiet
+/// machine (BENCHMARKS.md, "Parallel exact search inside a tree").
 pub(super) const PARALLEL_MIN_ROWS: usize = 2048;
 
 impl<T: Feature, C: Criterion, R: ThresholdRule> Gathered<'_, '_, T, C, R> {
