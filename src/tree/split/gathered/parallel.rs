@@ -14,7 +14,7 @@ use crate::tree::criterion::Criterion;
 use crate::tree::split::floor;
 
 /// Nodes of at least this many rows search the candidates of a batch in parallel, when
-/// their tree asks for it (`find_split`'s `parallel`): a sort of 2 048 values takes tens of
+/// their tree asks for it (`find_split`'s `parallel`): sorting and scanning 2 048 values takes over ten
 /// microseconds, well above the cost of handing a task to another thread, and below it the
 /// nodes are small and many. Of the order of the histogram fill's threshold
 /// (`histograms::PARALLEL_FILL_WORK`, 32 768 rows × features); not tuned on a quiet
