@@ -14,9 +14,9 @@ use crate::tree::criterion::Criterion;
 use crate::tree::split::floor;
 
 /// Nodes of at least this many rows search the candidates of a batch in parallel, when
-/// their tree asks for it (`find_split`'s `parallel`): sorting and scanning 2 048 values takes over ten
-/// microseconds, well above the cost of handing a task to another thread, and below it the
-/// nodes are small and many. Of the order of the histogram fill's threshold
+/// their tree asks for it (`find_split`'s `parallel`): sorting and scanning 2 048 values
+/// takes over ten microseconds, well above the cost of handing a task to another thread,
+/// and below it the nodes are small and many. Of the order of the histogram fill's threshold
 /// (`histograms::PARALLEL_FILL_WORK`, 32 768 rows × features); not tuned on a quiet
 /// machine (BENCHMARKS.md, "Parallel exact search inside a tree").
 pub(super) const PARALLEL_MIN_ROWS: usize = 2048;
