@@ -8,11 +8,17 @@ rounds of depth-3 trees, learning rate 0.1, with their default ``subsample=1`` a
 float32 (scikit-learn's own cast). Timings are not the point here (see
 ``bench_boosting.py``) but are printed.
 
-Run: ``PYTHONPATH=python python benches/bench_boosting_accuracy.py``.
+With ``--seeds N`` every case runs over N CV seeds (``s = 0..N-1`` shuffles the folds and
+seeds both models) and prints each library's mean and standard deviation over seeds, and the
+mean, standard deviation and range of the paired difference; ``--losses`` keeps some losses.
+
+Run: ``PYTHONPATH=python python benches/bench_boosting_accuracy.py [--seeds 10]
+[--losses quantile,absolute_error]``.
 """
 
 from __future__ import annotations
 
+import argparse
 import time
 
 import numpy as np
@@ -33,10 +39,48 @@ CASES = [
 ]
 
 
+def scores(name: str, load, loss: str, classifier: bool, seed: int) -> tuple[float, float]:
+    """Mean 5-fold CV score of forestimp and scikit-learn with folds and models seeded by
+    ``seed``."""
+    kw = {"n_estimators": 100, "max_depth": 3, "learning_rate": 0.1, "random_state": seed}
+    X, y = load(return_X_y=True)
+    X = X.astype(np.float32)
+    if classifier:
+        cv = StratifiedKFold(5, shuffle=True, random_state=seed)
+        ours, peer = fi.GradientBoostingClassifier, GradientBoostingClassifier
+    else:
+        cv = KFold(5, shuffle=True, random_state=seed)
+        ours, peer = fi.GradientBoostingRegressor, GradientBoostingRegressor
+    a = cross_val_score(ours(loss=loss, **kw), X, y, cv=cv).mean()
+    b = cross_val_score(peer(loss=loss, **kw), X, y, cv=cv).mean()
+    return a, b
+
+
 def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seeds", type=int, default=1)
+    ap.add_argument("--losses", default="")
+    args = ap.parse_args()
+    keep = set(args.losses.split(",")) if args.losses else None
+    cases = [c for c in CASES if keep is None or c[2] in keep]
+    if args.seeds > 1:
+        print(f"{'data':14s} {'loss':15s} {'forestimp':>16s} {'sklearn':>16s} {'diff':>26s}")
+        for name, load, loss, classifier in cases:
+            pairs = np.array([scores(name, load, loss, classifier, s) for s in range(args.seeds)])
+            a, b, d = pairs[:, 0], pairs[:, 1], pairs[:, 0] - pairs[:, 1]
+            print(
+                f"{name:14s} {loss:15s} {a.mean():8.4f} +- {a.std(ddof=1):.4f} "
+                f"{b.mean():8.4f} +- {b.std(ddof=1):.4f} {d.mean():+8.4f} +- {d.std(ddof=1):.4f} "
+                f"[{d.min():+.4f}, {d.max():+.4f}] over {args.seeds} seeds"
+            )
+        return
+    main_one(cases)
+
+
+def main_one(cases: list) -> None:
     kw = {"n_estimators": 100, "max_depth": 3, "learning_rate": 0.1, "random_state": 0}
     print(f"{'data':14s} {'loss':15s} {'forestimp':>10s} {'sklearn':>10s} {'diff':>8s}  seconds")
-    for name, load, loss, classifier in CASES:
+    for name, load, loss, classifier in cases:
         X, y = load(return_X_y=True)
         X = X.astype(np.float32)
         if classifier:

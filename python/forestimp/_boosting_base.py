@@ -196,15 +196,24 @@ class BaseGradientBoosting(BaseEstimator):
             Class labels or regression targets.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights.
-        monitor : None
-            scikit-learn's monitor callable is not available (must be None).
+        monitor : callable, default=None
+            As scikit-learn's: ``monitor(i, self, locals_)`` is called after round ``i``
+            (0-based), when ``self`` holds the model of its first ``i + 1`` rounds
+            (``booster_``, ``n_estimators_``, ``train_score_``, predictions); returning True
+            ends the fit there, with ``n_estimators_ == i + 1``. ``locals_`` is a dict with
+            ``i``, ``X``, ``y``, ``sample_weight`` (the training part, with early stopping)
+            and ``self``, not scikit-learn's full local namespace. It is asked before the
+            early-stopping test, as in scikit-learn. The rounds run without the GIL; the
+            monitor runs with it, and an exception it raises ends the fit and propagates.
 
         Returns
         -------
         self
         """
-        if monitor is not None:
-            raise InvalidParameterError("The 'monitor' argument is not available in forestimp.")
+        if monitor is not None and not callable(monitor):
+            raise InvalidParameterError(
+                f"The 'monitor' argument must be callable, got {monitor!r}."
+            )
         params = self._check_params()
         previous = getattr(self, "booster_", None) if self.warm_start else None
         X, y = self._validate_X(X, reset=previous is None, y=y, fit=True)
@@ -251,6 +260,15 @@ class BaseGradientBoosting(BaseEstimator):
             if held_out is not None:
                 offset_val = self._init_raw(held_out[0]).ravel()
         validation = None if held_out is None else (*held_out, offset_val)
+        hook = None
+        if monitor is not None:
+            frame = {"X": X_train, "y": y_train, "sample_weight": sw_train, "self": self}
+
+            def hook(i: int, so_far: Booster) -> bool:
+                self._seed_ = seed
+                self._set_fitted(so_far, k_node)
+                return bool(monitor(i, self, {"i": i, **frame}))
+
         booster = Booster.fit(
             X_train,
             np.ascontiguousarray(y_train, dtype=np.float64),
@@ -280,6 +298,7 @@ class BaseGradientBoosting(BaseEstimator):
             previous=previous,
             n_jobs=n_jobs,
             offset=offset,
+            monitor=hook,
         )
         self._seed_ = seed
         self._set_fitted(booster, k_node)

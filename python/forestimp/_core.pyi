@@ -111,12 +111,15 @@ class Booster:
         n_jobs: int | None = None,
         progress: Callable[[int, int], object] | None = None,
         offset: npt.NDArray[np.float64] | None = None,
+        monitor: Callable[[int, Booster], object] | None = None,
     ) -> Booster:
         """Fit ``n_estimators`` rounds (those after ``previous``'s, warm start) on dense
         ``x``; ``y`` holds values, or class codes as floats when ``n_classes > 0``.
         ``validation`` is ``(x_val, y_val, w_val, offset_val)`` for early stopping (same dtype
         as x); ``offset`` (and ``offset_val``), ``(n, k)`` raveled, are an initial model's raw
-        predictions the rounds start from (``init_zero`` must be set)."""
+        predictions the rounds start from (``init_zero`` must be set). ``monitor(i, model)``,
+        called after round ``i`` with the model so far, ends the fit when it returns
+        something true (its exception ends the fit and is raised)."""
 
     def raw_predict(
         self, x: _Matrix, rounds: int | None = None, n_jobs: int | None = None

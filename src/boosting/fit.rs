@@ -151,6 +151,28 @@ struct Run<'s, 'a, T> {
     /// `(n, k)` row-major raw predictions of the training rows.
     raw: Vec<f64>,
     lr: f64,
+    /// The negative gradients' buffer, and the rows (with their weights) of rounds that
+    /// take every row, kept from round to round: made afresh, these buffers were faulted
+    /// in page by page every round (a fixed cost of small fits, BENCHMARKS.md).
+    neg_g: Vec<f64>,
+    every_row: Option<(Vec<u32>, Vec<f64>)>,
+}
+
+/// A callback run after round `i` (0-based) with the model of its first `i + 1` rounds;
+/// returning true ends the fit there (scikit-learn's `monitor`).
+pub type Monitor<'a> = dyn Fn(usize, &Booster) -> bool + Sync + 'a;
+
+/// How a running fit is controlled from outside: `stop` ends it between rounds with
+/// [`ForestError::Stopped`] (Ctrl-C), `done` counts the rounds fitted (progress), and
+/// `monitor`, when given, may end it after any round with the model so far.
+#[derive(Clone, Copy)]
+pub struct Control<'a> {
+    /// Set from outside to end the fit before its next round.
+    pub stop: &'a AtomicBool,
+    /// Rounds fitted so far, read from outside.
+    pub done: &'a AtomicUsize,
+    /// Asked after every round whether to end the fit there.
+    pub monitor: Option<&'a Monitor<'a>>,
 }
 
 impl Booster {
@@ -173,6 +195,43 @@ impl Booster {
         stop: &AtomicBool,
         done: &AtomicUsize,
     ) -> Result<Booster> {
+        let control = Control {
+            stop,
+            done,
+            monitor: None,
+        };
+        Self::fit_controlled(
+            params,
+            x,
+            y,
+            n_classes,
+            sample_weight,
+            offset,
+            validation,
+            previous,
+            control,
+        )
+    }
+
+    /// [`Booster::fit`] with a [`Monitor`] called after every round (scikit-learn's
+    /// `monitor`), when `control` has one.
+    #[allow(clippy::too_many_arguments)]
+    pub fn fit_controlled<T: Feature>(
+        params: &BoostParams,
+        x: Matrix<'_, T>,
+        y: &[f64],
+        n_classes: usize,
+        sample_weight: Option<&[f64]>,
+        offset: Option<&[f64]>,
+        validation: Option<Validation<'_, T>>,
+        previous: Option<&Booster>,
+        control: Control<'_>,
+    ) -> Result<Booster> {
+        let Control {
+            stop,
+            done,
+            monitor,
+        } = control;
         params.check(n_classes)?;
         check_targets(y, n_classes)?;
         let mut tree = params.tree.clone();
@@ -216,8 +275,13 @@ impl Booster {
                 same.n_estimators = params.n_estimators;
                 same.n_iter_no_change = params.n_iter_no_change;
                 same.tol = params.tol;
+                // The rows may be other rows (scikit-learn's warm start): the rounds kept
+                // are replayed on this X below, and the new ones fit its residuals.
+                let mut resolved = prev.resolved.clone();
+                resolved.n_samples = session.params().n_samples;
+                resolved.n_draws = session.params().n_draws;
                 if same != *params
-                    || prev.resolved != *session.params()
+                    || resolved != *session.params()
                     || prev.n_classes != n_classes
                     || prev.n_features != x.n_cols()
                     || prev.n_rounds() > params.n_estimators
@@ -225,12 +289,12 @@ impl Booster {
                     return Err(invalid(
                         "warm_start",
                         "more rounds need the parameters (other than n_estimators and early \
-                         stopping's), the seed, the classes and the training rows of the \
-                         first fit (its training part, with early stopping)",
+                         stopping's), the seed, the classes and the features of the first fit",
                     ));
                 }
                 let mut m = prev.clone();
                 m.params = params.clone();
+                m.resolved = session.params().clone();
                 m
             }
             None => Booster {
@@ -284,6 +348,8 @@ impl Booster {
             },
             raw,
             lr: params.learning_rate,
+            neg_g: Vec::new(),
+            every_row: None,
         };
         let mut history = vec![f64::INFINITY; params.n_iter_no_change.unwrap_or(0)];
         for r in model.n_rounds()..params.n_estimators {
@@ -318,6 +384,10 @@ impl Booster {
                 model.train_score.push(factor * train);
             }
             done.fetch_add(1, Ordering::Relaxed);
+            // scikit-learn asks the monitor before its early-stopping test.
+            if monitor.is_some_and(|m| m(r, &model)) {
+                break;
+            }
             if let (Some(v), false) = (&validation, history.is_empty()) {
                 model.add_round(v.x, r, &mut val_raw);
                 let loss = factor * run.mean_loss(&val_raw, v.y, v.w, |_| true);
@@ -383,7 +453,8 @@ impl<T: Feature> Run<'_, '_, T> {
     fn round_trees(&mut self, mask: Option<&[bool]>, r: usize) -> Vec<(Tree, Vec<f64>)> {
         let (k, n) = (self.round.k, self.y.len());
         // Negative gradients, column-major (one contiguous column per tree).
-        let mut neg_g = vec![0.0; n * k];
+        let mut neg_g = std::mem::take(&mut self.neg_g);
+        neg_g.resize(n * k, 0.0);
         let chunk = crate::forest::row_chunk(n);
         for j in 0..k {
             let (y, raw, round) = (self.y, &self.raw, self.round);
@@ -396,10 +467,24 @@ impl<T: Feature> Run<'_, '_, T> {
             });
         }
         let in_bag = |i: usize| mask.is_none_or(|m| m[i]);
-        let (samples, ws): (Vec<u32>, Vec<f64>) = (0..n)
-            .filter(|&i| in_bag(i) && self.w[i] > 0.0)
-            .map(|i| (i as u32, self.w[i]))
-            .unzip();
+        let w = &self.w;
+        let rows = || -> (Vec<u32>, Vec<f64>) {
+            (0..n)
+                .filter(|&i| in_bag(i) && w[i] > 0.0)
+                .map(|i| (i as u32, w[i]))
+                .unzip()
+        };
+        if mask.is_none() && self.every_row.is_none() {
+            self.every_row = Some(rows());
+        }
+        let sampled;
+        let (samples, ws) = match (mask, &self.every_row) {
+            (None, Some(every)) => (&every.0, &every.1),
+            _ => {
+                sampled = rows();
+                (&sampled.0, &sampled.1)
+            }
+        };
         let this = &*self;
         let grown = map_ordered(k, |j| {
             let g = &neg_g[j * n..(j + 1) * n];
@@ -410,6 +495,7 @@ impl<T: Feature> Run<'_, '_, T> {
             let values = this.leaf_updates(&tree, &slots, g, j, &in_bag);
             (tree, values, slots)
         });
+        self.neg_g = neg_g;
         let lr = self.lr;
         let mut out = Vec::with_capacity(k);
         for (j, (tree, values, slots)) in grown.into_iter().enumerate() {

@@ -19,7 +19,7 @@ mod loss;
 #[cfg(test)]
 mod tests;
 
-pub use fit::{BoostParams, Validation};
+pub use fit::{BoostParams, Control, Monitor, Validation};
 pub use loss::Loss;
 pub(crate) use loss::{weighted_percentile, RoundLoss};
 

@@ -205,3 +205,115 @@ fn best_first_histogram_trees_keep_bins_without_changing_the_tree() {
         assert_eq!(with_bins.n_leaves(), leaves);
     }
 }
+
+/// Rows large enough for the exact search to search candidates in parallel
+/// (`split::gathered`'s `PARALLEL_MIN_ROWS`): a continuous column, one with NaN, one of
+/// 7 integer codes, one of 600 levels (wide codes), and noise columns.
+fn wide_data(n: usize, p: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let mut state = 11u64;
+    let mut next = move || {
+        state = crate::rng::splitmix64(state);
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut x = vec![0.0; n * p];
+    for i in 0..n {
+        let row = &mut x[i * p..(i + 1) * p];
+        for (j, v) in row.iter_mut().enumerate() {
+            *v = match j {
+                1 if next() < 0.1 => f64::NAN,
+                2 => (next() * 7.0).floor(),
+                3 => (next() * 600.0).floor() / 10.0,
+                _ => next() * 4.0 - 2.0,
+            };
+        }
+    }
+    let y: Vec<f64> = (0..n)
+        .map(|i| {
+            let r = &x[i * p..(i + 1) * p];
+            let nan_part = if r[1].is_nan() { 1.5 } else { r[1] };
+            r[0] * 2.0 + nan_part + (r[2] - 3.0).abs() + (r[3] * 0.3).sin() + next()
+        })
+        .collect();
+    let classes: Vec<f64> = y
+        .iter()
+        .map(|&v| f64::from(u8::from(v > 3.0) + u8::from(v > 5.0)))
+        .collect();
+    (x, y, classes)
+}
+
+#[test]
+fn the_exact_search_in_parallel_gives_the_same_model_bytes() {
+    // Nodes of at least 2048 rows search each batch of candidates in parallel; the
+    // reduction in draw order keeps the model of one thread bit for bit.
+    let (n, p) = (6000, 7);
+    let (x, y, classes) = wide_data(n, p);
+    let m = Matrix::new(&x, n, p, Layout::RowMajor).unwrap();
+    let cases = [
+        (Loss::SquaredError, &y, 0, 1.0, FeatureCount::All),
+        (
+            Loss::Huber { alpha: 0.8 },
+            &y,
+            0,
+            0.7,
+            FeatureCount::Count(4),
+        ),
+        (Loss::Quantile { alpha: 0.3 }, &y, 0, 0.8, FeatureCount::All),
+        (Loss::LogLoss, &classes, 3, 0.6, FeatureCount::Count(5)),
+    ];
+    for (loss, target, n_classes, subsample, max_features) in cases {
+        let mut bp = params(loss, 4);
+        bp.subsample = subsample;
+        bp.tree.max_features = max_features;
+        let run = |threads: usize| {
+            crate::parallel::install(threads, || {
+                let (stop, done) = (AtomicBool::new(false), AtomicUsize::new(0));
+                let b = Booster::fit(
+                    &bp, m, target, n_classes, None, None, None, None, &stop, &done,
+                );
+                b.unwrap()
+            })
+        };
+        let one = run(1);
+        assert!(
+            one.trees().iter().any(|t| t.n_leaves() == 8),
+            "{loss:?}: depth-3 trees"
+        );
+        for threads in [2, 4] {
+            assert!(
+                run(threads) == one,
+                "{loss:?}: {threads} threads changed the model"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_monitor_ends_the_fit_after_the_round_it_returns_true() {
+    // scikit-learn's monitor(i, est, locals()): called after round i with its i + 1
+    // rounds; True keeps those rounds and ends the fit.
+    let (x, y, _) = data();
+    let m = Matrix::new(&x, 120, 4, Layout::RowMajor).unwrap();
+    let seen = std::sync::Mutex::new(Vec::new());
+    let monitor = |i: usize, b: &Booster| {
+        seen.lock()
+            .unwrap()
+            .push((i, b.n_rounds(), b.train_score().len()));
+        i == 3
+    };
+    let (stop, done) = (AtomicBool::new(false), AtomicUsize::new(0));
+    let control = super::Control {
+        stop: &stop,
+        done: &done,
+        monitor: Some(&monitor),
+    };
+    let p = params(Loss::Huber { alpha: 0.8 }, 9);
+    let stopped = Booster::fit_controlled(&p, m, &y, 0, None, None, None, None, control).unwrap();
+    let seen = seen.into_inner().unwrap();
+    assert_eq!(seen, (0..4).map(|i| (i, i + 1, i + 1)).collect::<Vec<_>>());
+    let four = fit(&params(Loss::Huber { alpha: 0.8 }, 4), &y, 0, None);
+    assert_eq!(stopped.n_rounds(), 4);
+    assert_eq!(stopped.trees(), four.trees());
+    assert_eq!(stopped.leaf_values, four.leaf_values);
+    assert_eq!(stopped.train_score(), four.train_score());
+    assert_eq!(stopped.oob_scores(), four.oob_scores());
+}

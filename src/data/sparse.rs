@@ -71,7 +71,9 @@ impl RowIndex {
     #[inline]
     pub fn find(&self, i: usize, j: usize) -> Option<usize> {
         let range = self.range(i);
-        let k = self.columns[range.clone()].binary_search(&(j as u32)).ok()?;
+        let k = self.columns[range.clone()]
+            .binary_search(&(j as u32))
+            .ok()?;
         Some(self.stored_at[range.start + k] as usize)
     }
 
@@ -80,7 +82,10 @@ impl RowIndex {
     pub fn entries(&self, i: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
         let range = self.range(i);
         let stored = self.stored_at[range.clone()].iter();
-        self.columns[range].iter().zip(stored).map(|(&j, &k)| (j as usize, k as usize))
+        self.columns[range]
+            .iter()
+            .zip(stored)
+            .map(|(&j, &k)| (j as usize, k as usize))
     }
 
     #[inline]

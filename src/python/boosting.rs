@@ -1,7 +1,7 @@
 //! `forestimp._core.Booster`: an immutable fitted gradient-boosting model (see
 //! `crate::boosting`), fitted and read through the doorway like `Forest`.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayDyn, PyReadonlyArray1};
 use pyo3::prelude::*;
@@ -10,7 +10,7 @@ use pyo3::types::{PyBytes, PyDict};
 use super::arrays::{to_rows, to_shape, vector, with_matrix, XArray};
 use super::doorway::{run, run_watched};
 use super::model::SklearnArrays;
-use crate::boosting::{BoostParams, Booster, Loss, Validation};
+use crate::boosting::{BoostParams, Booster, Control, Loss, Monitor, Validation};
 use crate::error::{invalid, ForestError};
 use crate::params::{CriterionKind, FeatureCount, ForestParams, SplitterKind};
 
@@ -54,6 +54,34 @@ fn splitter_of(name: &str, max_bins: usize) -> Result<SplitterKind, ForestError>
     }
 }
 
+/// Calls the Python monitor `hook(i, booster)` after round `i` with the model so far, from
+/// the fitting thread: the doorway's watcher releases the GIL between its checks, so the
+/// call waits at most one of them for it, and the rounds themselves run without it. The
+/// fit ends when the hook returns something true or raises; its exception is kept in
+/// `raised`, for `fit` to raise once the work is over.
+fn call_hook(
+    hook: Option<&Py<PyAny>>,
+    raised: &Mutex<Option<PyErr>>,
+    i: usize,
+    model: &Booster,
+) -> bool {
+    let Some(hook) = hook else {
+        return false;
+    };
+    Python::attach(|py| {
+        let booster = PyBooster {
+            inner: Arc::new(model.clone()),
+        };
+        let answer = hook
+            .call1(py, (i, booster))
+            .and_then(|r| r.bind(py).is_truthy());
+        answer.unwrap_or_else(|e| {
+            *raised.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+            true
+        })
+    })
+}
+
 #[pymethods]
 impl PyBooster {
     /// Fit a booster; see the stub file for the meaning of every argument.
@@ -63,7 +91,7 @@ impl PyBooster {
         init_zero, splitter, max_bins, max_features, tree_features, max_depth,
         min_samples_split, min_samples_leaf, min_weight_fraction_leaf, min_impurity_decrease,
         max_leaf_nodes, ccp_alpha, random_state, n_iter_no_change, tol, validation = None,
-        previous = None, n_jobs = None, progress = None, offset = None
+        previous = None, n_jobs = None, progress = None, offset = None, monitor = None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn fit(
@@ -97,6 +125,7 @@ impl PyBooster {
         n_jobs: Option<i64>,
         progress: Option<Bound<'_, PyAny>>,
         offset: Option<PyReadonlyArray1<'_, f64>>,
+        monitor: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let mut tree = ForestParams::random_forest(CriterionKind::SquaredError);
         tree.splitter = splitter_of(splitter, max_bins)?;
@@ -150,10 +179,22 @@ impl PyBooster {
             .as_ref()
             .map_or(0, |b| b.n_rounds().min(n_estimators));
         let progress = progress.as_ref().map(|cb| (cb, n_estimators - first));
+        let hook = monitor.map(Bound::unbind);
+        let raised: Mutex<Option<PyErr>> = Mutex::new(None);
+        let call_monitor = |i: usize, model: &Booster| call_hook(hook.as_ref(), &raised, i, model);
+        let with_monitor: Option<&Monitor<'_>> = match hook {
+            Some(_) => Some(&call_monitor),
+            None => None,
+        };
         macro_rules! fit_with {
             ($m:ident, $v:expr) => {
                 run_watched(py, n_jobs, progress, |watch| {
-                    Booster::fit(
+                    let control = Control {
+                        stop: watch.stop_flag(),
+                        done: watch.done_counter(),
+                        monitor: with_monitor,
+                    };
+                    Booster::fit_controlled(
                         &params,
                         $m,
                         y,
@@ -162,8 +203,7 @@ impl PyBooster {
                         offset,
                         $v,
                         previous.as_deref(),
-                        watch.stop_flag(),
-                        watch.done_counter(),
+                        control,
                     )
                 })?
             };
@@ -197,6 +237,9 @@ impl PyBooster {
             }
             (x, None) => with_matrix!(x, |m| fit_with!(m, None)),
         };
+        if let Some(e) = raised.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            return Err(e);
+        }
         Ok(PyBooster {
             inner: Arc::new(booster),
         })

@@ -94,6 +94,12 @@ def test_concurrent_fits_from_python_threads(data):
 
 LONG_WORK = {
     "fit": "fi.RandomForestClassifier(n_estimators=5000, n_jobs=2, random_state=0).fit(X, y)",
+    # The booster's monitor is called from the fitting thread, which takes the GIL per round.
+    "boosting_monitor": (
+        "print('explaining', flush=True)\n"
+        "est = fi.GradientBoostingClassifier(n_estimators=100000, n_jobs=2)\n"
+        "est.fit(X, y, monitor=lambda i, est, frame: False)"
+    ),
     "shap_interactions": (
         "est = fi.RandomForestClassifier(n_estimators=50, n_jobs=2, random_state=0).fit(X, y)\n"
         "from forestimp.importance import shap_values\n"

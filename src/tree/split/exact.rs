@@ -31,6 +31,8 @@ pub(crate) fn midpoint(a: f64, b: f64) -> f64 {
 }
 
 impl ThresholdRule for BestThreshold {
+    const PARALLEL: bool = true;
+
     fn search<T: Feature, C: Criterion>(
         xf: &[T],
         s: &mut SearchBufs<T>,

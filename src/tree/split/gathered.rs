@@ -7,18 +7,23 @@
 //! candidate's column is needed again to partition the rows, so before a new gather
 //! overwrites it, its rows' sides are kept as one flag a row.
 
+use self::parallel::PARALLEL_MIN_ROWS;
 use super::draw::{draw_split, CandidateSource};
 use super::gather::{batch_len, gather_codes, gather_many, MAX_BATCH};
-use super::median::MedianBufs;
 use super::missing;
 use super::nan_bins;
 use super::partition::partition_rows;
-use super::sparse_gather::{gather_entries, mark_entries_left, Entries, NodeFeatures, RowPositions};
+use super::sparse_gather::{gather_entries, mark_entries_left, Entries};
 use super::{ChosenSplit, Cut, NodeCtx, NodeRows};
-use crate::data::{CodeKey, Feature, Levels, Matrix, Wide};
+use crate::data::{Feature, Levels, Matrix, Wide};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
 use crate::tree::{goes_left, Missing};
+
+mod bufs;
+mod parallel;
+
+pub(crate) use self::bufs::{SearchBufs, SplitBufs};
 
 /// Threshold search for one candidate feature; zero-sized, chosen once per fit.
 pub(crate) trait ThresholdRule: Sync {
@@ -29,6 +34,12 @@ pub(crate) trait ThresholdRule: Sync {
     /// ([`crate::data::NAN_CODE`], in the columns flagged as holding NaN) rather than NaN
     /// values: the histogram search ([`super::nan_bins`]).
     const NAN_BIN: bool = false;
+    /// Whether a candidate's search draws nothing from the RNG and finds the same best cut
+    /// under any bar at or below the node's best so far ([`super::floor`]), so that the
+    /// candidates of a batch may be searched in parallel ([`SplitBufs::slots`]) with the
+    /// same tree: the exact search only (a random threshold is one draw per candidate, in
+    /// draw order).
+    const PARALLEL: bool = false;
     /// Best cut of the gathered values `xf` of the node, or None when no threshold
     /// satisfies the leaf constraints. Searches that scan many cuts may skip those not
     /// above `bar` (see [`super::floor`]).
@@ -143,92 +154,6 @@ pub(super) fn search_written_out<R: ThresholdRule + ?Sized, T: Feature, C: Crite
     cut
 }
 
-/// Per-tree buffers of the split search, allocated once and reused by every node.
-pub(crate) struct SplitBufs<T: Feature> {
-    /// Candidates gathered together (see [`gather_many`]), each scored where it lies.
-    pub(crate) batch: Vec<Vec<T>>,
-    /// The codes of the batch's coded candidates, at the candidate's place in the batch.
-    codes: Vec<Vec<u8>>,
-    /// The same for wide codes.
-    wide: Vec<Vec<u16>>,
-    /// The same for the stored entries of sparse candidates.
-    entries: Vec<Entries<T>>,
-    /// 1 for each row of the node that goes left under the best cut so far, written only
-    /// when a new gather is about to overwrite the best candidate's column: one byte a row
-    /// instead of another buffer of the root's size.
-    best_left: Vec<u8>,
-    /// The partition's buffer (see [`super::partition::stable_partition`]).
-    pub(crate) partition_buf: Vec<u64>,
-    pub(crate) search: SearchBufs<T>,
-    /// The features with an entry in the node, for a sparse X.
-    node_features: NodeFeatures,
-    /// Where a sparse X's rows are in the node.
-    node_rows: RowPositions,
-}
-
-/// What the threshold searches reuse from node to node.
-pub(crate) struct SearchBufs<T: Feature> {
-    /// Packed sort keys (value, position), and the radix sort's second buffer.
-    pub(crate) packed: Vec<T::Packed>,
-    pub(crate) radix: Vec<T::Packed>,
-    /// The same for codes, and for wide codes.
-    pub(crate) code_keys: Vec<CodeKey>,
-    pub(crate) code_radix: Vec<CodeKey>,
-    pub(crate) wide_keys: Vec<u64>,
-    pub(crate) wide_radix: Vec<u64>,
-    /// The counts of a counting sort of codes.
-    pub(crate) counts: Vec<u32>,
-    pub(crate) left: Vec<f64>,
-    /// The 256 bins of the histogram search, zero between searches
-    /// ([`super::bin_scans::scan_occupied`]), or those of wide codes.
-    pub(crate) bins: Vec<f64>,
-    /// The bitmap of the wide codes a node occupies.
-    pub(crate) occupied: Vec<u64>,
-    /// A sparse candidate's values written out ([`ThresholdRule::search_entries`]), and
-    /// the sums of its entries.
-    pub(crate) dense: Vec<T>,
-    pub(crate) stored: Vec<f64>,
-    /// The absolute-error search's ranks, orders and prefix errors ([`super::median`]).
-    pub(crate) median: MedianBufs,
-}
-
-impl<T: Feature> SplitBufs<T> {
-    /// Buffers for trees of up to `n` rows and a criterion of `stats_len` statistics.
-    pub fn new(n: usize, stats_len: usize) -> Self {
-        SplitBufs {
-            batch: (0..MAX_BATCH).map(|_| Vec::new()).collect(),
-            codes: (0..MAX_BATCH).map(|_| Vec::new()).collect(),
-            wide: (0..MAX_BATCH).map(|_| Vec::new()).collect(),
-            entries: (0..MAX_BATCH).map(|_| Entries::default()).collect(),
-            best_left: Vec::new(),
-            partition_buf: Vec::with_capacity(n / 2 + 1),
-            search: SearchBufs::new(stats_len),
-            node_features: NodeFeatures::default(),
-            node_rows: RowPositions::default(),
-        }
-    }
-}
-
-impl<T: Feature> SearchBufs<T> {
-    pub(super) fn new(stats_len: usize) -> Self {
-        SearchBufs {
-            packed: Vec::new(),
-            radix: Vec::new(),
-            code_keys: Vec::new(),
-            code_radix: Vec::new(),
-            wide_keys: Vec::new(),
-            wide_radix: Vec::new(),
-            counts: Vec::new(),
-            left: vec![0.0; stats_len],
-            bins: Vec::new(),
-            occupied: Vec::new(),
-            dense: Vec::new(),
-            stored: vec![0.0; stats_len],
-            median: MedianBufs::default(),
-        }
-    }
-}
-
 /// The columns a node's candidates are read from: X, and the lossless codes of those of
 /// its columns that have them.
 #[derive(Clone, Copy)]
@@ -262,6 +187,20 @@ enum Span<T> {
     Zero,
 }
 
+impl<T: Feature> Span<T> {
+    /// Whether the candidate is constant in the node (never searched).
+    #[inline(always)]
+    fn constant(self) -> bool {
+        match self {
+            Span::Values { lo, hi, .. } => hi <= lo,
+            Span::Codes { lo, hi } => hi <= lo,
+            Span::Wide { lo, hi } => hi <= lo,
+            Span::Entries { lo, hi } => hi <= lo,
+            Span::Zero => true,
+        }
+    }
+}
+
 /// A node's candidates gathered into columns and searched by `R`.
 struct Gathered<'a, 'r, T: Feature, C: Criterion, R> {
     cols: Columns<'a, T>,
@@ -278,6 +217,12 @@ struct Gathered<'a, 'r, T: Feature, C: Criterion, R> {
     best_missing_left: bool,
     /// The best candidate's codes route the missing-values bin as NaN.
     best_nan_code: bool,
+    /// The candidates of each batch are searched in parallel when it is gathered, their
+    /// cuts kept in `found` ([`parallel`]).
+    parallel: bool,
+    /// The node's best proxy so far (the draw loop's), the bar of a parallel batch.
+    best_proxy: Option<f64>,
+    found: [Option<Cut>; MAX_BATCH],
     rule: std::marker::PhantomData<R>,
 }
 
@@ -338,7 +283,10 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
             self.drawn[k] = f;
             let coded = cols.levels.and_then(|l| l.column(f as usize));
             // (A shadow column of a sparse X is not stored sparse: it is gathered.)
-            let sparse = coded.is_none().then(|| cols.x.sparse_column(f as usize)).flatten();
+            let sparse = coded
+                .is_none()
+                .then(|| cols.x.sparse_column(f as usize))
+                .flatten();
             let wide = (coded.is_none() && sparse.is_none()).then(|| wide_at(cols, f, self.ctx));
             self.spans[k] = match (coded, sparse, wide.flatten()) {
                 (None, ..) if s.node_features.absent(f) => Span::Zero,
@@ -371,6 +319,9 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
             };
         }
         if n_values == 0 {
+            if self.parallel {
+                self.search_batch(drawn);
+            }
             return;
         }
         let mut bounds = [(T::default(), T::default()); MAX_BATCH];
@@ -400,19 +351,15 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
                 }
             }
         }
+        if self.parallel {
+            self.search_batch(drawn);
+        }
     }
 
     #[inline(always)]
     fn bounds(&mut self, k: usize, _f: u32) -> Option<Span<T>> {
         let span = self.spans[k];
-        let constant = match span {
-            Span::Values { lo, hi, .. } => hi <= lo,
-            Span::Codes { lo, hi } => hi <= lo,
-            Span::Wide { lo, hi } => hi <= lo,
-            Span::Entries { lo, hi } => hi <= lo,
-            Span::Zero => true,
-        };
-        (!constant).then_some(span)
+        (!span.constant()).then_some(span)
     }
 
     #[inline(always)]
@@ -424,56 +371,29 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
         bar: f64,
         rng: &mut TreeRng,
     ) -> Option<Cut> {
-        let (s, rows) = (&mut *self.s, &*self.rows);
-        let constrained = self.ctx.for_feature(f);
-        let ctx = constrained.as_ref().unwrap_or(self.ctx);
-        match span {
-            Span::Values {
-                column,
-                lo,
-                hi,
-                nan: false,
-            } => R::search(&s.batch[column], &mut s.search, ctx, rows, bar, lo, hi, rng),
-            Span::Values { column, lo, hi, .. } => {
-                R::search_missing(&s.batch[column], &mut s.search, ctx, rows, bar, lo, hi, rng)
-            }
-            Span::Codes { lo, hi } => {
-                let levels = self.cols.levels(f);
-                R::search_coded(
-                    &s.codes[k],
-                    levels,
-                    &mut s.search,
-                    ctx,
-                    rows,
-                    bar,
-                    lo,
-                    hi,
-                    rng,
-                )
-            }
-            Span::Wide { lo, hi } => {
-                let levels = self.cols.wide_levels(f);
-                R::search_wide(
-                    &s.wide[k],
-                    levels,
-                    &mut s.search,
-                    ctx,
-                    rows,
-                    bar,
-                    lo,
-                    hi,
-                    rng,
-                )
-            }
-            Span::Entries { lo, hi } => {
-                R::search_entries(&s.entries[k], &mut s.search, ctx, rows, bar, lo, hi, rng)
-            }
-            Span::Zero => None, // constant: never searched
+        if self.parallel {
+            return self.found[k];
         }
+        let s = &mut *self.s;
+        let gathered = (&s.batch[..], &s.codes[..], &s.wide[..], &s.entries[..]);
+        let (ctx, rows) = (self.ctx, &*self.rows);
+        search_span::<T, C, R>(
+            self.cols,
+            gathered,
+            k,
+            f,
+            span,
+            ctx,
+            rows,
+            &mut s.search,
+            bar,
+            rng,
+        )
     }
 
     #[inline(always)]
     fn new_best(&mut self, k: usize, cut: &Cut) {
+        self.best_proxy = Some(cut.proxy);
         self.best_in_batch = Some(k);
         self.best_threshold = cut.threshold;
         self.best_missing_left = cut.missing == Missing::Left;
@@ -545,9 +465,62 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
     }
 }
 
+/// The gathered columns of a batch: values, codes and wide codes.
+type GatheredCols<'b, T> = (
+    &'b [Vec<T>],
+    &'b [Vec<u8>],
+    &'b [Vec<u16>],
+    &'b [Entries<T>],
+);
+
+/// Searches candidate `k` of the batch (feature `f`, gathered as `span`) with `R`, in the
+/// buffers `bufs`: the one search of a candidate, sequential or parallel.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn search_span<T: Feature, C: Criterion, R: ThresholdRule>(
+    cols: Columns<'_, T>,
+    (batch, codes, wide, entries): GatheredCols<'_, T>,
+    k: usize,
+    f: u32,
+    span: Span<T>,
+    ctx: &NodeCtx<'_, C>,
+    rows: &NodeRows<'_, C::Y>,
+    bufs: &mut SearchBufs<T>,
+    bar: f64,
+    rng: &mut TreeRng,
+) -> Option<Cut> {
+    // A constrained candidate is searched in the context that tests its sign.
+    let constrained = ctx.for_feature(f);
+    let ctx = constrained.as_ref().unwrap_or(ctx);
+    match span {
+        Span::Values {
+            column,
+            lo,
+            hi,
+            nan: false,
+        } => R::search(&batch[column], bufs, ctx, rows, bar, lo, hi, rng),
+        Span::Values { column, lo, hi, .. } => {
+            R::search_missing(&batch[column], bufs, ctx, rows, bar, lo, hi, rng)
+        }
+        Span::Codes { lo, hi } => {
+            let levels = cols.levels(f);
+            R::search_coded(&codes[k], levels, bufs, ctx, rows, bar, lo, hi, rng)
+        }
+        Span::Wide { lo, hi } => {
+            let levels = cols.wide_levels(f);
+            R::search_wide(&wide[k], levels, bufs, ctx, rows, bar, lo, hi, rng)
+        }
+        Span::Entries { lo, hi } => {
+            R::search_entries(&entries[k], bufs, ctx, rows, bar, lo, hi, rng)
+        }
+        Span::Zero => None, // constant: never searched
+    }
+}
+
 /// Draws candidate features for the node, gathers and searches them with `R`, and returns
 /// the best split found (already applied to `rows`), with the new length of the constant
-/// prefix of `features`.
+/// prefix of `features`. With `parallel` (trees grown one at a time: the booster's, on the
+/// pool the caller runs in), a large node searches each batch's candidates in parallel.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
     cols: Columns<'_, T>,
@@ -557,12 +530,14 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
     features: &mut [u32],
     n_constant: usize,
     max_features: usize,
+    parallel: bool,
     rng: &mut TreeRng,
 ) -> (Option<ChosenSplit>, usize) {
     s.node_features.mark(cols.x, rows.samples);
     if cols.x.is_sparse() {
         s.node_rows.mark(cols.x.n_rows(), rows.samples);
     }
+    let parallel = parallel && R::PARALLEL && rows.samples.len() >= PARALLEL_MIN_ROWS;
     let lo = T::default();
     let mut source = Gathered::<T, C, R> {
         cols,
@@ -580,6 +555,9 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
         best_threshold: 0.0,
         best_missing_left: false,
         best_nan_code: false,
+        parallel,
+        best_proxy: None,
+        found: [None; MAX_BATCH],
         rule: std::marker::PhantomData,
     };
     draw_split(&mut source, features, n_constant, max_features, rng)
