@@ -206,9 +206,8 @@ fn best_first_histogram_trees_keep_bins_without_changing_the_tree() {
     }
 }
 
-/// Rows large enough for the exact search to search candidates in parallel
-/// (`split::gathered`'s `PARALLEL_MIN_ROWS`): a continuous column, one with NaN, one of
-/// 7 integer codes, one of 600 levels (wide codes), and noise columns.
+/// Rows enough for the hist search's parallel fill: a continuous column, one with NaN, one
+/// of 7 integer codes, one of 600 levels (wide codes), and noise columns.
 fn wide_data(n: usize, p: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let mut state = 11u64;
     let mut next = move || {
@@ -242,9 +241,9 @@ fn wide_data(n: usize, p: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
 }
 
 #[test]
-fn the_exact_search_in_parallel_gives_the_same_model_bytes() {
-    // Nodes of at least 2048 rows search each batch of candidates in parallel; the
-    // reduction in draw order keeps the model of one thread bit for bit.
+fn the_model_bytes_do_not_depend_on_the_thread_count() {
+    // Rounds, class trees and large hist nodes run in parallel; every reduction is in a
+    // fixed order, so the model of one thread is kept bit for bit.
     let (n, p) = (6000, 7);
     let (x, y, classes) = wide_data(n, p);
     let m = Matrix::new(&x, n, p, Layout::RowMajor).unwrap();

@@ -31,8 +31,6 @@ pub(crate) fn midpoint(a: f64, b: f64) -> f64 {
 }
 
 impl ThresholdRule for BestThreshold {
-    const PARALLEL: bool = true;
-
     fn search<T: Feature, C: Criterion>(
         xf: &[T],
         s: &mut SearchBufs<T>,

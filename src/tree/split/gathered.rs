@@ -7,7 +7,6 @@
 //! candidate's column is needed again to partition the rows, so before a new gather
 //! overwrites it, its rows' sides are kept as one flag a row.
 
-use self::parallel::PARALLEL_MIN_ROWS;
 use super::draw::{draw_split, CandidateSource};
 use super::gather::{batch_len, gather_codes, gather_many, MAX_BATCH};
 use super::missing;
@@ -21,7 +20,6 @@ use crate::tree::criterion::Criterion;
 use crate::tree::{goes_left, Missing};
 
 mod bufs;
-mod parallel;
 
 pub(crate) use self::bufs::{SearchBufs, SplitBufs};
 
@@ -34,12 +32,6 @@ pub(crate) trait ThresholdRule: Sync {
     /// ([`crate::data::NAN_CODE`], in the columns flagged as holding NaN) rather than NaN
     /// values: the histogram search ([`super::nan_bins`]).
     const NAN_BIN: bool = false;
-    /// Whether a candidate's search draws nothing from the RNG and finds the same best cut
-    /// under any bar at or below the node's best so far ([`super::floor`]), so that the
-    /// candidates of a batch may be searched in parallel ([`SplitBufs::slots`]) with the
-    /// same tree: the exact search only (a random threshold is one draw per candidate, in
-    /// draw order).
-    const PARALLEL: bool = false;
     /// Best cut of the gathered values `xf` of the node, or None when no threshold
     /// satisfies the leaf constraints. Searches that scan many cuts may skip those not
     /// above `bar` (see [`super::floor`]).
@@ -187,20 +179,6 @@ enum Span<T> {
     Zero,
 }
 
-impl<T: Feature> Span<T> {
-    /// Whether the candidate is constant in the node (never searched).
-    #[inline(always)]
-    fn constant(self) -> bool {
-        match self {
-            Span::Values { lo, hi, .. } => hi <= lo,
-            Span::Codes { lo, hi } => hi <= lo,
-            Span::Wide { lo, hi } => hi <= lo,
-            Span::Entries { lo, hi } => hi <= lo,
-            Span::Zero => true,
-        }
-    }
-}
-
 /// A node's candidates gathered into columns and searched by `R`.
 struct Gathered<'a, 'r, T: Feature, C: Criterion, R> {
     cols: Columns<'a, T>,
@@ -217,12 +195,6 @@ struct Gathered<'a, 'r, T: Feature, C: Criterion, R> {
     best_missing_left: bool,
     /// The best candidate's codes route the missing-values bin as NaN.
     best_nan_code: bool,
-    /// The candidates of each batch are searched in parallel when it is gathered, their
-    /// cuts kept in `found` ([`parallel`]).
-    parallel: bool,
-    /// The node's best proxy so far (the draw loop's), the bar of a parallel batch.
-    best_proxy: Option<f64>,
-    found: [Option<Cut>; MAX_BATCH],
     rule: std::marker::PhantomData<R>,
 }
 
@@ -319,9 +291,6 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
             };
         }
         if n_values == 0 {
-            if self.parallel {
-                self.search_batch(drawn);
-            }
             return;
         }
         let mut bounds = [(T::default(), T::default()); MAX_BATCH];
@@ -351,15 +320,19 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
                 }
             }
         }
-        if self.parallel {
-            self.search_batch(drawn);
-        }
     }
 
     #[inline(always)]
     fn bounds(&mut self, k: usize, _f: u32) -> Option<Span<T>> {
         let span = self.spans[k];
-        (!span.constant()).then_some(span)
+        let constant = match span {
+            Span::Values { lo, hi, .. } => hi <= lo,
+            Span::Codes { lo, hi } => hi <= lo,
+            Span::Wide { lo, hi } => hi <= lo,
+            Span::Entries { lo, hi } => hi <= lo,
+            Span::Zero => true,
+        };
+        (!constant).then_some(span)
     }
 
     #[inline(always)]
@@ -371,29 +344,56 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
         bar: f64,
         rng: &mut TreeRng,
     ) -> Option<Cut> {
-        if self.parallel {
-            return self.found[k];
+        let (s, rows) = (&mut *self.s, &*self.rows);
+        let constrained = self.ctx.for_feature(f);
+        let ctx = constrained.as_ref().unwrap_or(self.ctx);
+        match span {
+            Span::Values {
+                column,
+                lo,
+                hi,
+                nan: false,
+            } => R::search(&s.batch[column], &mut s.search, ctx, rows, bar, lo, hi, rng),
+            Span::Values { column, lo, hi, .. } => {
+                R::search_missing(&s.batch[column], &mut s.search, ctx, rows, bar, lo, hi, rng)
+            }
+            Span::Codes { lo, hi } => {
+                let levels = self.cols.levels(f);
+                R::search_coded(
+                    &s.codes[k],
+                    levels,
+                    &mut s.search,
+                    ctx,
+                    rows,
+                    bar,
+                    lo,
+                    hi,
+                    rng,
+                )
+            }
+            Span::Wide { lo, hi } => {
+                let levels = self.cols.wide_levels(f);
+                R::search_wide(
+                    &s.wide[k],
+                    levels,
+                    &mut s.search,
+                    ctx,
+                    rows,
+                    bar,
+                    lo,
+                    hi,
+                    rng,
+                )
+            }
+            Span::Entries { lo, hi } => {
+                R::search_entries(&s.entries[k], &mut s.search, ctx, rows, bar, lo, hi, rng)
+            }
+            Span::Zero => None, // constant: never searched
         }
-        let s = &mut *self.s;
-        let gathered = (&s.batch[..], &s.codes[..], &s.wide[..], &s.entries[..]);
-        let (ctx, rows) = (self.ctx, &*self.rows);
-        search_span::<T, C, R>(
-            self.cols,
-            gathered,
-            k,
-            f,
-            span,
-            ctx,
-            rows,
-            &mut s.search,
-            bar,
-            rng,
-        )
     }
 
     #[inline(always)]
     fn new_best(&mut self, k: usize, cut: &Cut) {
-        self.best_proxy = Some(cut.proxy);
         self.best_in_batch = Some(k);
         self.best_threshold = cut.threshold;
         self.best_missing_left = cut.missing == Missing::Left;
@@ -465,62 +465,9 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
     }
 }
 
-/// The gathered columns of a batch: values, codes and wide codes.
-type GatheredCols<'b, T> = (
-    &'b [Vec<T>],
-    &'b [Vec<u8>],
-    &'b [Vec<u16>],
-    &'b [Entries<T>],
-);
-
-/// Searches candidate `k` of the batch (feature `f`, gathered as `span`) with `R`, in the
-/// buffers `bufs`: the one search of a candidate, sequential or parallel.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn search_span<T: Feature, C: Criterion, R: ThresholdRule>(
-    cols: Columns<'_, T>,
-    (batch, codes, wide, entries): GatheredCols<'_, T>,
-    k: usize,
-    f: u32,
-    span: Span<T>,
-    ctx: &NodeCtx<'_, C>,
-    rows: &NodeRows<'_, C::Y>,
-    bufs: &mut SearchBufs<T>,
-    bar: f64,
-    rng: &mut TreeRng,
-) -> Option<Cut> {
-    // A constrained candidate is searched in the context that tests its sign.
-    let constrained = ctx.for_feature(f);
-    let ctx = constrained.as_ref().unwrap_or(ctx);
-    match span {
-        Span::Values {
-            column,
-            lo,
-            hi,
-            nan: false,
-        } => R::search(&batch[column], bufs, ctx, rows, bar, lo, hi, rng),
-        Span::Values { column, lo, hi, .. } => {
-            R::search_missing(&batch[column], bufs, ctx, rows, bar, lo, hi, rng)
-        }
-        Span::Codes { lo, hi } => {
-            let levels = cols.levels(f);
-            R::search_coded(&codes[k], levels, bufs, ctx, rows, bar, lo, hi, rng)
-        }
-        Span::Wide { lo, hi } => {
-            let levels = cols.wide_levels(f);
-            R::search_wide(&wide[k], levels, bufs, ctx, rows, bar, lo, hi, rng)
-        }
-        Span::Entries { lo, hi } => {
-            R::search_entries(&entries[k], bufs, ctx, rows, bar, lo, hi, rng)
-        }
-        Span::Zero => None, // constant: never searched
-    }
-}
-
 /// Draws candidate features for the node, gathers and searches them with `R`, and returns
 /// the best split found (already applied to `rows`), with the new length of the constant
-/// prefix of `features`. With `parallel` (trees grown one at a time: the booster's, on the
-/// pool the caller runs in), a large node searches each batch's candidates in parallel.
+/// prefix of `features`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
     cols: Columns<'_, T>,
@@ -530,14 +477,12 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
     features: &mut [u32],
     n_constant: usize,
     max_features: usize,
-    parallel: bool,
     rng: &mut TreeRng,
 ) -> (Option<ChosenSplit>, usize) {
     s.node_features.mark(cols.x, rows.samples);
     if cols.x.is_sparse() {
         s.node_rows.mark(cols.x.n_rows(), rows.samples);
     }
-    let parallel = parallel && R::PARALLEL && rows.samples.len() >= PARALLEL_MIN_ROWS;
     let lo = T::default();
     let mut source = Gathered::<T, C, R> {
         cols,
@@ -555,9 +500,6 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
         best_threshold: 0.0,
         best_missing_left: false,
         best_nan_code: false,
-        parallel,
-        best_proxy: None,
-        found: [None; MAX_BATCH],
         rule: std::marker::PhantomData,
     };
     draw_split(&mut source, features, n_constant, max_features, rng)

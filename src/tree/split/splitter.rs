@@ -9,7 +9,6 @@ use super::histograms::{find_split_binned, BinStack, NodeBins};
 use super::listed::find_split_listed;
 use super::{find_split, ChosenSplit, Columns, NodeCtx, NodeRows, SplitBufs, ThresholdRule};
 use crate::data::{Feature, Levels, Matrix};
-use crate::parallel::current_threads;
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
 use crate::tree::Word;
@@ -33,8 +32,6 @@ pub(crate) struct Splitter<T: Feature, Y> {
     /// Per feature, whether its bin code [`crate::data::NAN_CODE`] is the missing-values
     /// bin (the histogram search of X with NaN); empty when no feature's is.
     nan_bins: Vec<bool>,
-    /// Large nodes search the candidates of a gathered batch in parallel (`find_split`).
-    parallel_search: bool,
 }
 
 impl<T: Feature, Y: Word> Splitter<T, Y> {
@@ -51,7 +48,6 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
             any_order: false,
             parallel_bins: false,
             nan_bins: Vec::new(),
-            parallel_search: false,
         }
     }
 
@@ -63,13 +59,10 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
     }
 
     /// Lets large nodes fill their histogram bins in parallel over features, on the pool
-    /// the caller runs in ([`BinStack::in_parallel`]), and search the gathered candidates
-    /// of the exact search in parallel (`find_split`): for trees grown one at a time (the
-    /// booster's); the bins and the cuts, so the trees, are the same for any number of
-    /// threads. On a pool of one thread the search stays sequential.
+    /// the caller runs in ([`BinStack::in_parallel`]): for trees grown one at a time (the
+    /// booster's); the bins, so the trees, are the same for any number of threads.
     pub fn fill_bins_in_parallel(&mut self) {
         self.parallel_bins = true;
-        self.parallel_search = current_threads() > 1;
     }
 
     /// Prepares depth-first growth with the threshold rule `R` over `features` (of X's
@@ -200,7 +193,6 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
                 features,
                 n_constant,
                 max_features,
-                self.parallel_search,
                 rng,
             )
         }

@@ -27,9 +27,6 @@ pub(crate) struct SplitBufs<T: Feature> {
     pub(super) node_features: NodeFeatures,
     /// Where a sparse X's rows are in the node.
     pub(super) node_rows: RowPositions,
-    /// One search's buffers per candidate of a batch, for trees whose large nodes search
-    /// their candidates in parallel (`find_split`'s `parallel`); empty otherwise.
-    pub(super) slots: Vec<SearchBufs<T>>,
 }
 
 /// What the threshold searches reuse from node to node.
@@ -71,7 +68,6 @@ impl<T: Feature> SplitBufs<T> {
             search: SearchBufs::new(stats_len),
             node_features: NodeFeatures::default(),
             node_rows: RowPositions::default(),
-            slots: Vec::new(),
         }
     }
 }
