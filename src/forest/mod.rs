@@ -11,6 +11,7 @@ pub mod fit;
 pub mod oob;
 pub mod parts;
 pub mod sampling;
+mod target_checks;
 mod tree_sums;
 pub(crate) use tree_sums::sum_by_halves;
 
