@@ -251,43 +251,30 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
         let samples = &*self.rows.samples;
         let mut values = [0u32; MAX_BATCH];
         let mut n_values = 0;
+        // Decided once a batch: a dense X (every fit but the sparse ones) never tests its
+        // candidates for entries.
+        let sparse = cols.x.is_sparse();
         for (k, &f) in drawn.iter().enumerate() {
             self.drawn[k] = f;
             let coded = cols.levels.and_then(|l| l.column(f as usize));
-            // (A shadow column of a sparse X is not stored sparse: it is gathered.)
-            let sparse = coded
-                .is_none()
-                .then(|| cols.x.sparse_column(f as usize))
-                .flatten();
-            let wide = (coded.is_none() && sparse.is_none()).then(|| wide_at(cols, f, self.ctx));
-            self.spans[k] = match (coded, sparse, wide.flatten()) {
-                (None, ..) if s.node_features.absent(f) => Span::Zero,
-                (Some(coded), ..) => {
+            self.spans[k] = match coded {
+                Some(coded) => {
                     let (lo, hi) = gather_codes(&coded.codes, samples, &mut s.codes[k]);
                     Span::Codes { lo, hi }
                 }
-                (None, Some((rows, vals)), _) => {
-                    let (node, out) = (&s.node_rows, &mut s.entries[k]);
-                    let (lo, hi) = gather_entries(rows, vals, samples, node, out);
-                    Span::Entries { lo, hi }
-                }
-                (None, None, Some(wide)) => {
-                    let (lo, hi) = gather_codes(&wide.codes, samples, &mut s.wide[k]);
-                    Span::Wide { lo, hi }
-                }
-                (None, None, None) => {
-                    values[n_values] = f;
-                    n_values += 1;
-                    let column = n_values - 1;
-                    let lo = T::default();
-                    let nan = false;
-                    Span::Values {
-                        column,
-                        lo,
-                        hi: lo,
-                        nan,
-                    }
-                }
+                None => match sparse
+                    .then(|| sparse_span(cols, f, samples, s, k))
+                    .flatten()
+                {
+                    Some(span) => span,
+                    None => match wide_at(cols, f, self.ctx) {
+                        Some(wide) => {
+                            let (lo, hi) = gather_codes(&wide.codes, samples, &mut s.wide[k]);
+                            Span::Wide { lo, hi }
+                        }
+                        None => values_span(f, &mut values, &mut n_values),
+                    },
+                },
             };
         }
         if n_values == 0 {
@@ -345,8 +332,15 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
         rng: &mut TreeRng,
     ) -> Option<Cut> {
         let (s, rows) = (&mut *self.s, &*self.rows);
-        let constrained = self.ctx.for_feature(f);
-        let ctx = constrained.as_ref().unwrap_or(self.ctx);
+        // An unconstrained tree (most) builds no constrained context at all.
+        let constrained;
+        let ctx = match self.ctx.mono {
+            None => self.ctx,
+            Some(_) => {
+                constrained = self.ctx.for_feature(f);
+                constrained.as_ref().unwrap_or(self.ctx)
+            }
+        };
         match span {
             Span::Values {
                 column,
@@ -503,6 +497,41 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
         rule: std::marker::PhantomData,
     };
     draw_split(&mut source, features, n_constant, max_features, rng)
+}
+
+/// The span of an uncoded candidate `f` of a sparse X: all zeros when the node has none
+/// of its entries, else its entries gathered into place `k`. None for a shadow column
+/// (stored dense: gathered as values).
+#[inline(always)]
+fn sparse_span<T: Feature>(
+    cols: Columns<'_, T>,
+    f: u32,
+    samples: &[u32],
+    s: &mut SplitBufs<T>,
+    k: usize,
+) -> Option<Span<T>> {
+    if s.node_features.absent(f) {
+        return Some(Span::Zero);
+    }
+    let (rows, vals) = cols.x.sparse_column(f as usize)?;
+    let (node, out) = (&s.node_rows, &mut s.entries[k]);
+    let (lo, hi) = gather_entries(rows, vals, samples, node, out);
+    Some(Span::Entries { lo, hi })
+}
+
+/// Queues candidate `f` for the batch gather of values: its span, whose bounds the
+/// gather fills in.
+#[inline(always)]
+fn values_span<T: Feature>(f: u32, values: &mut [u32; MAX_BATCH], n_values: &mut usize) -> Span<T> {
+    values[*n_values] = f;
+    *n_values += 1;
+    let lo = T::default();
+    Span::Values {
+        column: *n_values - 1,
+        lo,
+        hi: lo,
+        nan: false,
+    }
 }
 
 /// The wide codes of feature `f`, when it has them and the tree's sums are whole (bins

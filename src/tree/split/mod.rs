@@ -137,10 +137,11 @@ impl<'a, C: Criterion> NodeCtx<'a, C> {
     /// constrained).
     #[inline(always)]
     pub(crate) fn monotone(&self, left: &[f64]) -> bool {
-        match (self.sign, self.mono) {
-            (0, _) | (_, None) => true,
-            (sign, Some((_, bounds))) => bounds.admits(sign, self.total, left),
+        if self.sign == 0 {
+            return true; // one test of the sign, the only one on a free candidate
         }
+        self.mono
+            .is_none_or(|(_, bounds)| bounds.admits(self.sign, self.total, left))
     }
 
     /// The context of a search of candidate `f` when the tree constrains it: the node's,

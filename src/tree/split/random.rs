@@ -26,6 +26,9 @@ pub(super) fn draw_threshold(lo: f64, hi: f64, rng: &mut TreeRng) -> f64 {
 }
 
 impl ThresholdRule for RandomThreshold {
+    // LLVM stopped inlining it into the draw loop once the impl grew the sparse and
+    // absolute-error searches (BENCHMARKS.md, issue #20 guard rail).
+    #[inline(always)]
     fn search<T: Feature, C: Criterion>(
         xf: &[T],
         s: &mut SearchBufs<T>,
