@@ -60,6 +60,9 @@ pub(crate) struct Grower<'a, T: Feature, C: Criterion> {
     /// Coded columns may be summed in bins, and sparse ones from their entries
     /// ([`NodeCtx::whole_sums`]; only asked where X has codes or is sparse).
     whole_sums: bool,
+    /// The sums are whole only because the tree's owner accepts sums in any order
+    /// ([`Grower::with_sums_in_any_order`]): kept bins would round otherwise again.
+    any_order_sums: bool,
     /// Best-first growth keeps histogram bins as depth-first growth does (the booster's
     /// trees only: [`Grower::with_best_first_bins`]).
     best_first_bins: bool,
@@ -98,6 +101,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             min_weight_leaf: params.min_weight_fraction_leaf * root_weight,
             unit_weights,
             whole_sums,
+            any_order_sums: false,
             best_first_bins: false,
             tree: {
                 let nodes = 2 * samples.len().min(1 << 16);
@@ -129,6 +133,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
     /// never whole, and its sorted scans cost as much as scikit-learn's); the forests'
     /// trees stay those of the sorted scan, bit for bit.
     pub fn with_sums_in_any_order(mut self) -> Self {
+        self.any_order_sums = !self.whole_sums && self.levels.is_some();
         self.whole_sums |= self.levels.is_some();
         self
     }
@@ -161,7 +166,11 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
     ) {
         let (n_cols, k) = (self.x.n_cols(), self.crit.stats_len());
         let max_features = self.params.max_features;
-        (self.splitter).depth_first::<R>(features, n_cols, k, max_features);
+        // Whole sums subtract exactly: the exact search's kept bins change no tree.
+        let coded = self
+            .levels
+            .filter(|_| self.whole_sums && !self.any_order_sums);
+        (self.splitter).depth_first::<R>(features, n_cols, k, max_features, coded);
         // (start, end, depth, parent, is_left, n_constant, bounds)
         let root = (
             0usize,
@@ -365,7 +374,16 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             true => &features[..],
             false => &features[n_constant..],
         };
-        (self.splitter).keep_children(&self.x, self.crit, &rows, split.n_left, varying, split_rows);
+        let (x, levels) = (&self.x, self.levels);
+        (self.splitter).keep_children(
+            x,
+            levels,
+            self.crit,
+            &rows,
+            split.n_left,
+            varying,
+            split_rows,
+        );
         (
             node,
             Some(Pending {

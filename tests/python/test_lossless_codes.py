@@ -10,7 +10,10 @@ negative and fractional levels, a column holding both -0.0 and 0.0, huge values,
 constant and continuous columns, integer and real regression targets (bins are exact for
 the first only), unit, integer and fractional weights. The ``wide`` cases have columns of
 300 to 600 levels on 4 000 rows, which wide (two-byte) codes bin in the larger nodes; their
-digests were made by the engine before wide codes existed (sorted there).
+digests were made by the engine before wide codes existed (sorted there). The last four
+cases draw K >= p/2 candidates with whole sums, where the exact search keeps the coded
+columns' bins and subtracts them (``src/tree/split/kept_codes.rs``); their digests were
+made by the engine with those bins disabled (every node gathering its codes).
 
 Regenerate only for a change meant to change models:
 ``FORESTIMP_GOLDEN_WRITE=1 python -m pytest tests/python/test_lossless_codes.py``.
@@ -154,6 +157,26 @@ CASES = {
     "rf-wide-reg-int": (fi.RandomForestRegressor, "int", {"max_features": 0.5}, "wide"),
     "rf-wide-reg-real": (fi.RandomForestRegressor, "real", {}, "wide"),
     "et-wide-clf": (fi.ExtraTreesClassifier, "clf", {}, "wide"),
+    # K >= p/2 with whole sums: the exact search keeps the coded columns' bins.
+    "rf-reg-int-all-leaf3": (
+        fi.RandomForestRegressor,
+        "int",
+        {"max_features": None, "min_samples_leaf": 3},
+        "mixed",
+    ),
+    "rf-reg-int-all-depth6": (fi.RandomForestRegressor, "int", {"max_depth": 6}, "intweights"),
+    "rf-clf-all-nobootstrap-f32F": (
+        fi.RandomForestClassifier,
+        "clf",
+        {"max_features": None, "bootstrap": False},
+        "f32F",
+    ),
+    "rf-wide-clf-intweights-k06": (
+        fi.RandomForestClassifier,
+        "clf",
+        {"max_features": 0.6},
+        "wide-intweights",
+    ),
 }
 
 

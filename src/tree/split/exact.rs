@@ -5,8 +5,10 @@
 //! bin per code when every sum is a whole number ([`NodeCtx::whole_sums`]: counts, or
 //! integer weights and targets), whose sums are then those of the sorted scan in any
 //! order; otherwise its codes are ordered by a counting pass over the node's code range
-//! (sorted in tiny nodes), and the rows scanned in the order of the value sort. Either way the cuts, their scores and thresholds are the
-//! value search's, bit for bit.
+//! (sorted in tiny nodes), and the rows scanned in the order of the value sort. Either
+//! way the cuts, their scores and thresholds are the value search's, bit for bit. With
+//! whole sums and K ≥ p/2, larger nodes keep those bins, and subtract them
+//! ([`super::kept_codes`]).
 
 use super::bin_scans::{scan_occupied, scan_occupied_wide};
 use super::gathered::{SearchBufs, ThresholdRule};
@@ -31,6 +33,8 @@ pub(crate) fn midpoint(a: f64, b: f64) -> f64 {
 }
 
 impl ThresholdRule for BestThreshold {
+    const KEEPS_CODE_BINS: bool = true;
+
     fn search<T: Feature, C: Criterion>(
         xf: &[T],
         s: &mut SearchBufs<T>,

@@ -9,6 +9,7 @@
 
 use super::draw::{draw_split, CandidateSource};
 use super::gather::{batch_len, gather_codes, gather_many, MAX_BATCH};
+use super::kept_codes::{mark_codes_left, Kept};
 use super::missing;
 use super::nan_bins;
 use super::partition::partition_rows;
@@ -32,6 +33,10 @@ pub(crate) trait ThresholdRule: Sync {
     /// ([`crate::data::NAN_CODE`], in the columns flagged as holding NaN) rather than NaN
     /// values: the histogram search ([`super::nan_bins`]).
     const NAN_BIN: bool = false;
+    /// Whether the nodes of a tree whose sums are whole may keep the bins of the columns
+    /// with lossless codes ([`super::kept_codes`]): for the exact search, which reads them
+    /// as it reads its gathered codes.
+    const KEEPS_CODE_BINS: bool = false;
     /// Best cut of the gathered values `xf` of the node, or None when no threshold
     /// satisfies the leaf constraints. Searches that scan many cuts may skip those not
     /// above `bar` (see [`super::floor`]).
@@ -177,6 +182,9 @@ enum Span<T> {
     Entries { lo: T, hi: T },
     /// A sparse column without an entry in the node: constant 0, never gathered.
     Zero,
+    /// Codes whose bins the node keeps, in bin slot `slot`, between `lo` and `hi`: never
+    /// gathered ([`super::kept_codes`]).
+    Kept { slot: u32, lo: u8, hi: u8 },
 }
 
 /// A node's candidates gathered into columns and searched by `R`.
@@ -195,6 +203,8 @@ struct Gathered<'a, 'r, T: Feature, C: Criterion, R> {
     best_missing_left: bool,
     /// The best candidate's codes route the missing-values bin as NaN.
     best_nan_code: bool,
+    /// The node's kept bins, if any (only the exact search keeps them).
+    kept: Option<Kept<'a>>,
     rule: std::marker::PhantomData<R>,
 }
 
@@ -245,6 +255,14 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
                     let n = self.rows.samples.len();
                     mark_entries_left(&s.entries[k], n, t, flags);
                 }
+                Span::Kept { .. } => {
+                    let f = self.drawn[k] as usize;
+                    let codes = cols
+                        .levels
+                        .and_then(|l| l.column(f))
+                        .map_or(&[][..], |c| &c.codes);
+                    mark_codes_left(codes, cols.levels(f as u32), t, self.rows.samples, flags);
+                }
                 Span::Zero => {} // constant: never the best
             }
         }
@@ -256,6 +274,12 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
         let sparse = cols.x.is_sparse();
         for (k, &f) in drawn.iter().enumerate() {
             self.drawn[k] = f;
+            if let Some(slot) = self.kept.as_ref().and_then(|kept| kept.slot(f)) {
+                let kept = self.kept.as_mut().map(|kept| kept.bounds(slot));
+                let (lo, hi) = kept.unwrap_or_default();
+                self.spans[k] = Span::Kept { slot, lo, hi };
+                continue;
+            }
             let coded = cols.levels.and_then(|l| l.column(f as usize));
             self.spans[k] = match coded {
                 Some(coded) => {
@@ -317,6 +341,7 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
             Span::Codes { lo, hi } => hi <= lo,
             Span::Wide { lo, hi } => hi <= lo,
             Span::Entries { lo, hi } => hi <= lo,
+            Span::Kept { lo, hi, .. } => hi <= lo,
             Span::Zero => true,
         };
         (!constant).then_some(span)
@@ -382,6 +407,11 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
             Span::Entries { lo, hi } => {
                 R::search_entries(&s.entries[k], &mut s.search, ctx, rows, bar, lo, hi, rng)
             }
+            Span::Kept { slot, lo, hi } => {
+                let (levels, n) = (self.cols.levels(f), rows.samples.len());
+                let kept = self.kept.as_ref()?;
+                kept.search((slot, lo, hi), levels, n, &mut s.search.left, ctx, bar)
+            }
             Span::Zero => None, // constant: never searched
         }
     }
@@ -439,6 +469,17 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
                 let codes = &s.wide[k];
                 partition_rows(cut.n_left, rows, buf, unit, |r| codes[r] <= last)
             }
+            Some((_, Span::Kept { .. })) => {
+                let f = feature as usize;
+                let codes = self
+                    .cols
+                    .levels
+                    .and_then(|l| l.column(f))
+                    .map_or(&[][..], |c| &c.codes);
+                let flags = &mut s.best_left;
+                mark_codes_left(codes, self.cols.levels(feature), t, rows.samples, flags);
+                partition_rows(cut.n_left, rows, buf, unit, |r| flags[r] != 0)
+            }
             Some((k, Span::Entries { .. })) => {
                 let flags = &mut s.best_left;
                 mark_entries_left(&s.entries[k], rows.samples.len(), t, flags);
@@ -459,9 +500,9 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
     }
 }
 
-/// Draws candidate features for the node, gathers and searches them with `R`, and returns
-/// the best split found (already applied to `rows`), with the new length of the constant
-/// prefix of `features`.
+/// Draws candidate features for the node, gathers and searches them with `R` (reading
+/// those whose bins the node keeps from `kept`), and returns the best split found (already
+/// applied to `rows`), with the new length of the constant prefix of `features`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
     cols: Columns<'_, T>,
@@ -471,6 +512,7 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
     features: &mut [u32],
     n_constant: usize,
     max_features: usize,
+    kept: Option<Kept<'_>>,
     rng: &mut TreeRng,
 ) -> (Option<ChosenSplit>, usize) {
     s.node_features.mark(cols.x, rows.samples);
@@ -494,6 +536,7 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
         best_threshold: 0.0,
         best_missing_left: false,
         best_nan_code: false,
+        kept,
         rule: std::marker::PhantomData,
     };
     draw_split(&mut source, features, n_constant, max_features, rng)

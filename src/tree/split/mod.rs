@@ -3,14 +3,17 @@
 //! One draw loop ([`draw`]) serves every candidate source: the gathered one ([`gathered`],
 //! searched by the [`exact`], [`random`] or histogram-code rule of [`bin_scans`]), a node's
 //! kept bins ([`histograms`]) and the code lists of small subtrees ([`code_lists`]).
-//! [`Splitter`] holds what the search keeps from node to node; [`gather`] reads a
-//! node's candidates (of a sparse X: [`sparse_gather`]), [`sort`] and [`partition`] order and split its rows. The exact rule
-//! reads a column with at most 256 distinct values as its lossless codes
-//! ([`crate::data::Levels`]): binned or counted instead of sorted, with the same cuts. A
-//! gathered candidate whose node values include NaN is searched by [`missing`]
-//! (scikit-learn's rules); complete data never reach it. A criterion ranked by order
-//! statistics (absolute error, [`Criterion::order_statistic`]) is searched by [`median`]
-//! under the exact and random rules.
+//! [`Splitter`] holds what the search keeps from node to node, among it the bins of
+//! pending nodes ([`node_bins`]: a split sums its smaller child's, the larger's are
+//! subtracted); [`gather`] reads a node's candidates (of a sparse X: [`sparse_gather`]),
+//! [`sort`] and [`partition`] order and split its rows. The exact rule reads a column with
+//! at most 256 distinct values as its lossless codes ([`crate::data::Levels`]): binned or
+//! counted instead of sorted, with the same cuts, and when the sums are whole and K ≥ p/2
+//! from bins kept with the node ([`kept_codes`]). A gathered candidate whose node values
+//! include NaN is searched by [`missing`] (scikit-learn's rules); complete data never
+//! reach it. A criterion ranked by order statistics (absolute error,
+//! [`Criterion::order_statistic`]) is searched by [`median`] under the exact and random
+//! rules.
 //!
 //! Invariants kept for the builder:
 //! * the node's samples are the contiguous slice `samples[start..end]`, with their targets
@@ -36,10 +39,12 @@ mod exact;
 mod gather;
 mod gathered;
 pub(crate) mod histograms;
+mod kept_codes;
 mod listed;
 mod median;
 mod missing;
 mod nan_bins;
+mod node_bins;
 mod partition;
 mod random;
 pub(crate) mod sort;

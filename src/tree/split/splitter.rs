@@ -5,8 +5,10 @@
 //! split is kept; which candidate source scores a node is decided here.
 
 use super::code_lists::{list_rows, lists_pay, CodeLists};
-use super::histograms::{find_split_binned, BinStack, NodeBins};
+use super::histograms::find_split_binned;
+use super::kept_codes::{kept_stack, Kept};
 use super::listed::find_split_listed;
+use super::node_bins::{BinStack, CodeColumns, NodeBins};
 use super::{find_split, ChosenSplit, Columns, NodeCtx, NodeRows, SplitBufs, ThresholdRule};
 use crate::data::{Feature, Levels, Matrix};
 use crate::rng::TreeRng;
@@ -25,6 +27,9 @@ pub(crate) struct Splitter<T: Feature, Y> {
     bins: Option<BinStack>,
     /// The bins of the node being split, when kept.
     node_bins: Option<NodeBins>,
+    /// The bins are the exact search's, of the columns with lossless codes
+    /// ([`super::kept_codes`]), not the histogram search's.
+    code_bins: bool,
     /// Best-first growth: kept bins are looked up among all pending ones.
     any_order: bool,
     /// Large nodes fill their bins in parallel over features ([`BinStack::in_parallel`]).
@@ -45,6 +50,7 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
             list_rows: 0,
             bins: None,
             node_bins: None,
+            code_bins: false,
             any_order: false,
             parallel_bins: false,
             nan_bins: Vec::new(),
@@ -67,14 +73,22 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
 
     /// Prepares depth-first growth with the threshold rule `R` over `features` (of X's
     /// `n_cols`): the histogram search then grows small subtrees from lists and keeps the
-    /// bins of larger nodes, when K (`max_features`) is large enough for that to pay.
+    /// bins of larger nodes, when K (`max_features`) is large enough for that to pay. The
+    /// exact search keeps those of the columns with lossless codes `coded`, given only when
+    /// every sum of the tree is whole ([`super::kept_codes`]).
     pub fn depth_first<R: ThresholdRule>(
         &mut self,
         features: &[u32],
         n_cols: usize,
         stats_len: usize,
         max_features: usize,
+        coded: Option<&Levels>,
     ) {
+        if let Some(levels) = coded.filter(|_| R::KEEPS_CODE_BINS) {
+            self.bins = kept_stack(levels, features, n_cols, stats_len, max_features);
+            self.code_bins = self.bins.is_some();
+            return;
+        }
         self.listed = R::LISTED && lists_pay(max_features, features.len());
         self.list_rows = list_rows(features.len());
         if self.listed {
@@ -101,7 +115,7 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
         stats_len: usize,
         max_features: usize,
     ) {
-        self.depth_first::<R>(features, n_cols, stats_len, max_features);
+        self.depth_first::<R>(features, n_cols, stats_len, max_features, None);
         self.any_order = true;
     }
 
@@ -163,11 +177,40 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
                 nan,
                 rng,
             )
+        } else if let (Some(stack), Some(levels), true) =
+            (self.bins.as_mut(), levels, self.code_bins)
+        {
+            let nb = match n > stack.list_rows() {
+                true => Some(self.node_bins.get_or_insert_with(|| {
+                    let node = (&rows.samples[..], &rows.ys[..], &rows.ws[..]);
+                    let varying = &features[n_constant..];
+                    let codes = CodeColumns::Levels(levels);
+                    stack.fill(codes, ctx.crit, bufs, node, start, varying)
+                })),
+                false => None,
+            };
+            let kept = nb.map(|nb| Kept::new(stack, nb));
+            let cols = Columns {
+                x,
+                levels: Some(levels),
+                missing: levels.missing().or(nan),
+            };
+            find_split::<T, C, R>(
+                cols,
+                ctx,
+                bufs,
+                rows,
+                features,
+                n_constant,
+                max_features,
+                kept,
+                rng,
+            )
         } else if let Some(stack) = self.bins.as_mut() {
             let nb = self.node_bins.get_or_insert_with(|| {
                 let node = (&rows.samples[..], &rows.ys[..], &rows.ws[..]);
                 let varying = &features[n_constant..];
-                stack.fill(x, ctx.crit, bufs, node, start, varying)
+                stack.fill(CodeColumns::X(x), ctx.crit, bufs, node, start, varying)
             });
             find_split_binned(
                 x,
@@ -193,6 +236,7 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
                 features,
                 n_constant,
                 max_features,
+                None,
                 rng,
             )
         }
@@ -204,6 +248,7 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
     pub fn keep_children<C: Criterion<Y = Y>>(
         &mut self,
         x: &Matrix<'_, T>,
+        levels: Option<&Levels>,
         crit: &C,
         rows: &NodeRows<'_, Y>,
         n_left: usize,
@@ -212,7 +257,11 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
     ) {
         if let (Some(stack), Some(nb)) = (self.bins.as_mut(), self.node_bins.take()) {
             let bufs = &mut self.bufs;
-            stack.keep_children(x, crit, bufs, nb, rows, n_left, varying, split_rows);
+            let cols = match (self.code_bins, levels) {
+                (true, Some(levels)) => CodeColumns::Levels(levels),
+                _ => CodeColumns::X(x),
+            };
+            stack.keep_children(cols, crit, bufs, nb, rows, n_left, varying, split_rows);
         }
     }
 }

@@ -11,7 +11,7 @@ pub(crate) struct SplitBufs<T: Feature> {
     /// Candidates gathered together (see [`crate::tree::split::gather::gather_many`]), each scored where it lies.
     pub(crate) batch: Vec<Vec<T>>,
     /// The codes of the batch's coded candidates, at the candidate's place in the batch.
-    pub(super) codes: Vec<Vec<u8>>,
+    pub(in crate::tree::split) codes: Vec<Vec<u8>>,
     /// The same for wide codes.
     pub(super) wide: Vec<Vec<u16>>,
     /// The same for the stored entries of sparse candidates.

@@ -1,0 +1,149 @@
+//! The exact search's kept bins: when every sum of a tree is whole and K ≥ p/2, the
+//! columns with lossless codes keep their bins with the node ([`super::node_bins`]), so a
+//! split gathers only its smaller child's codes and the larger child's bins are its
+//! parent's minus its sibling's (LightGBM's subtraction, which the histogram search does
+//! too). Whole sums subtract exactly, so the bins are those the gathered search sums
+//! ([`super::bin_scans::scan_occupied`]), and [`scan_kept`] scores the same cuts in the
+//! same order at the same thresholds: the trees are the gathered search's, bit for bit.
+//!
+//! A node with kept bins still draws its candidates in one loop ([`super::gathered`]):
+//! the kept columns are read from the bins, the others (wide codes, values) gathered.
+//! Nodes of at most [`KEPT_MIN_ROWS`] rows keep none: their gathers are cheap.
+
+use super::bin_scans::N_CODES;
+use super::code_lists::lists_pay;
+use super::node_bins::{BinStack, NodeBins};
+use super::{midpoint, BestCut, Cut, NodeCtx};
+use crate::data::Levels;
+use crate::tree::criterion::Criterion;
+use crate::tree::goes_left;
+
+/// Rows above which a child keeps its bins in the exact search.
+pub(crate) const KEPT_MIN_ROWS: usize = 32;
+
+/// The bins of the exact search for a tree over `features` (of X's `n_cols`) with
+/// `stats_len` statistics, drawing `max_features` candidates a node: for the columns
+/// with lossless codes, when K ≥ p/2 (below it, most bins would never be read) and some
+/// column has codes. The caller asks only when every sum of the tree is whole.
+pub(crate) fn kept_stack(
+    levels: &Levels,
+    features: &[u32],
+    n_cols: usize,
+    stats_len: usize,
+    max_features: usize,
+) -> Option<BinStack> {
+    if !lists_pay(max_features, features.len()) {
+        return None;
+    }
+    let coded: Vec<u32> = (features.iter().copied())
+        .filter(|&f| levels.column(f as usize).is_some())
+        .collect();
+    if coded.is_empty() {
+        return None;
+    }
+    BinStack::new(&coded, n_cols, stats_len, KEPT_MIN_ROWS)
+}
+
+/// A node's kept bins, as the gathered candidate source reads them.
+pub(crate) struct Kept<'a> {
+    stack: &'a BinStack,
+    nb: &'a mut NodeBins,
+}
+
+impl<'a> Kept<'a> {
+    pub(super) fn new(stack: &'a BinStack, nb: &'a mut NodeBins) -> Self {
+        Kept { stack, nb }
+    }
+
+    /// The bin slot of feature `f`, when its bins are kept.
+    #[inline(always)]
+    pub(super) fn slot(&self, f: u32) -> Option<u32> {
+        let sl = self.stack.slot[f as usize];
+        (sl != u32::MAX).then_some(sl)
+    }
+
+    /// The first and last codes of slot `sl` with rows in the node.
+    #[inline(always)]
+    pub(super) fn bounds(&mut self, sl: u32) -> (u8, u8) {
+        let (lo, hi) = self.nb.trimmed(sl as usize, self.stack.stride);
+        (lo as u8, hi as u8)
+    }
+
+    /// The best cut of slot `sl` (codes `lo..=hi`, of increasing `levels`) of a node of
+    /// `n` rows, at the exact search's thresholds.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(super) fn search<C: Criterion>(
+        &self,
+        (sl, lo, hi): (u32, u8, u8),
+        levels: &[f64],
+        n: usize,
+        left: &mut [f64],
+        ctx: &NodeCtx<'_, C>,
+        bar: f64,
+    ) -> Option<Cut> {
+        let stride = self.stack.stride;
+        let (lo, hi) = (usize::from(lo), usize::from(hi));
+        let bins = &self.nb.feature(sl as usize, stride)[lo * stride..(hi + 1) * stride];
+        let cut = |a: usize, b: usize| midpoint(levels[a], levels[b]);
+        if left.len() == 3 {
+            // Regression and two classes: the sums in registers (see `listed::search`).
+            return scan_kept(bins, lo, n, &mut [0.0; 3], ctx, bar, cut);
+        }
+        scan_kept(bins, lo, n, left, ctx, bar, cut)
+    }
+}
+
+/// One byte per row of the node `samples`, 1 where the row's code (in `codes`, of
+/// increasing `levels`) goes left under threshold `t`.
+pub(super) fn mark_codes_left(
+    codes: &[u8],
+    levels: &[f64],
+    t: f64,
+    samples: &[u32],
+    flags: &mut Vec<u8>,
+) {
+    let last = levels
+        .partition_point(|&v| goes_left(v, t, false))
+        .saturating_sub(1) as u8;
+    flags.clear();
+    flags.extend(samples.iter().map(|&i| u8::from(codes[i as usize] <= last)));
+}
+
+/// The best cut between the non-empty bins `bins` (codes from `lo`) of a node of `n` rows:
+/// before each non-empty code but the first, the cut below it, at `cut(a, b)` between the
+/// last code added `a` and it, scored as [`super::bin_scans::scan_occupied`] scores it.
+/// The bins are read, never cleared: they belong to the node.
+#[inline(always)]
+fn scan_kept<C: Criterion>(
+    bins: &[f64],
+    lo: usize,
+    n: usize,
+    left: &mut [f64],
+    ctx: &NodeCtx<'_, C>,
+    bar: f64,
+    cut: impl Fn(usize, usize) -> f64,
+) -> Option<Cut> {
+    let k = left.len();
+    left.fill(0.0);
+    let mut n_left = 0;
+    let mut best = BestCut::above(bar);
+    let right_rows = ctx.min_samples_leaf.max(1);
+    let mut below = usize::MAX;
+    for (b, stats) in bins.chunks_exact(k + 1).enumerate().take(N_CODES) {
+        let count = stats[k] as usize;
+        if count == 0 {
+            continue;
+        }
+        let code = lo + b;
+        if (below != usize::MAX) & (n - n_left >= right_rows) & best.worth(ctx, n_left, left) {
+            best.offer(ctx, left, cut(below, code), n_left);
+        }
+        n_left += count;
+        for (l, h) in left.iter_mut().zip(stats) {
+            *l += *h;
+        }
+        below = code;
+    }
+    best.cut()
+}

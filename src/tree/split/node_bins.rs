@@ -1,0 +1,538 @@
+//! The bins of a node kept for its children: per feature, per bin code, the weight, the
+//! criterion's sums and the row count ([`NodeBins`]), and the stack of those of the pending
+//! nodes of one tree ([`BinStack`]).
+//!
+//! A split fills only its smaller child's bins; the larger child's are its parent's minus
+//! its sibling's, bin by bin (LightGBM's subtraction), which saves gathering the larger
+//! child's rows. Two searches keep them: the histogram search, for every feature of its
+//! binned X when K ≥ p/2 ([`super::histograms`]), and the exact search, for the columns
+//! with lossless codes when every sum is whole ([`super::kept_codes`]).
+//!
+//! Subtracted sums of `w·y` round differently from sums over the rows, so a histogram
+//! search's proxy may differ in its last bits from the gathered search's; a different cut
+//! wins only where two candidates were within rounding of each other (ties within 1e-12
+//! are ties anyway). Counts, integer weights and whole sums subtract exactly: the exact
+//! search keeps bins only then, and grows the trees of its gathered search bit for bit.
+//!
+//! The booster grows one tree at a time, so its trees fill a large node's bins in parallel
+//! over features ([`BinStack::in_parallel`]): each feature's bins are summed by one thread
+//! in the rows' order, exactly as the sequential fill sums them, so the bins, and the
+//! model bytes, do not depend on the number of threads.
+
+use super::bin_scans::{add_rows, N_CODES};
+use super::gather::{batch_len, gather, gather_codes, gather_many, MAX_BATCH};
+use super::{NodeRows, SplitBufs};
+use crate::data::{Feature, Levels, Matrix};
+use crate::parallel::{current_threads, map_each_mut};
+use crate::tree::criterion::Criterion;
+
+/// Bytes of node bins a tree may hold at once. Each [`NodeBins`] takes
+/// `p · 256 · (stats + 1) · 8` bytes (410 KB for 50 features and regression); a pending
+/// node that would not fit gathers its own rows instead.
+const BINS_BYTES: usize = 32 << 20;
+
+/// Rows × features from which a node's bins are filled in parallel over features (when
+/// asked for), about 60 µs of sequential summing. Measured on 80 000 × 50 codes, two
+/// threads: 512 rows × 50 features (25 600) already fill 1.9× faster when the second core
+/// is free (50 → 26 µs), and the parallel fill costs about 2 % more when it is not (one
+/// buffer per feature); much smaller nodes would pay rayon's wake-up instead. See
+/// `BENCHMARKS.md` (gradient boosting, "Parallel histograms").
+const PARALLEL_FILL_WORK: usize = 1 << 15;
+
+/// The bins of every varying feature of one node (rows `start..end` of the tree's
+/// sample buffer): feature slot `s`, code `c` at `(s · 256 + c) · stride`. Only the codes
+/// `range[s]` (the node's min and max, or a superset) are meaningful.
+pub(crate) struct NodeBins {
+    start: usize,
+    end: usize,
+    bins: Vec<f64>,
+    range: Vec<(usize, usize)>,
+}
+
+impl NodeBins {
+    /// Feature slot `s`'s non-empty codes, trimmed (a subtraction can empty the ends).
+    pub(super) fn trimmed(&mut self, s: usize, stride: usize) -> (usize, usize) {
+        let (mut lo, mut hi) = self.range[s];
+        let count = |c: usize| self.bins[(s * N_CODES + c) * stride + stride - 1];
+        while lo < hi && count(lo) == 0.0 {
+            lo += 1;
+        }
+        while hi > lo && count(hi) == 0.0 {
+            hi -= 1;
+        }
+        self.range[s] = (lo, hi);
+        (lo, hi)
+    }
+
+    pub(super) fn feature(&self, s: usize, stride: usize) -> &[f64] {
+        &self.bins[s * N_CODES * stride..(s + 1) * N_CODES * stride]
+    }
+}
+
+/// Where a node's bins read the codes of its features: X itself (the histogram search's
+/// binned X), or the lossless codes of X's coded columns (the exact search's).
+#[derive(Clone, Copy)]
+pub(crate) enum CodeColumns<'a, T> {
+    X(&'a Matrix<'a, T>),
+    Levels(&'a Levels),
+}
+
+/// The bins of the pending nodes of one tree, innermost last, and spare buffers.
+pub(crate) struct BinStack {
+    /// Values per bin: the criterion's statistics and the row count.
+    pub(super) stride: usize,
+    /// The slot of each feature of X among the tree's features (`u32::MAX`: none).
+    pub(super) slot: Vec<u32>,
+    n_slots: usize,
+    pending: Vec<NodeBins>,
+    spare: Vec<NodeBins>,
+    max_pending: usize,
+    /// Nodes of at most this many rows are grown from lists and need no bins.
+    list_rows: usize,
+    /// Whether large nodes fill their bins in parallel over features.
+    parallel: bool,
+}
+
+impl BinStack {
+    /// Bins for the tree's `features` (of X's `n_cols`) with `stats_len` statistics, for
+    /// the nodes of more than `list_rows` rows, or None when fewer than three node bins
+    /// fit in [`BINS_BYTES`] (very wide data).
+    pub fn new(
+        features: &[u32],
+        n_cols: usize,
+        stats_len: usize,
+        list_rows: usize,
+    ) -> Option<Self> {
+        let stride = stats_len + 1;
+        let node_bytes = features.len() * N_CODES * stride * 8;
+        let max_nodes = BINS_BYTES / node_bytes.max(1);
+        if max_nodes < 3 {
+            return None;
+        }
+        let mut slot = vec![u32::MAX; n_cols];
+        for (s, &f) in features.iter().enumerate() {
+            slot[f as usize] = s as u32;
+        }
+        Some(BinStack {
+            stride,
+            slot,
+            n_slots: features.len(),
+            pending: Vec::new(),
+            spare: Vec::new(),
+            // The node being split and its smaller child's bins are held besides.
+            max_pending: max_nodes - 2,
+            list_rows,
+            parallel: false,
+        })
+    }
+
+    /// Fills the bins of nodes of at least [`PARALLEL_FILL_WORK`] rows × features in
+    /// parallel over features, on the pool the caller runs in (the same bins for any
+    /// number of threads). Only for trees grown one at a time: a forest already keeps
+    /// every thread busy with its trees.
+    pub fn in_parallel(mut self) -> Self {
+        self.parallel = true;
+        self
+    }
+
+    /// The bins kept for the node `start..end`, if it is the innermost pending one (or,
+    /// with `anywhere`, for best-first growth, any pending one).
+    pub fn take(&mut self, start: usize, end: usize, anywhere: bool) -> Option<NodeBins> {
+        let at = match anywhere {
+            true => self
+                .pending
+                .iter()
+                .rposition(|b| b.start == start && b.end == end)?,
+            false => {
+                let top = self.pending.last()?;
+                (top.start == start && top.end == end).then_some(self.pending.len() - 1)?
+            }
+        };
+        Some(self.pending.remove(at))
+    }
+
+    /// Nodes of at most this many rows keep no bins.
+    pub fn list_rows(&self) -> usize {
+        self.list_rows
+    }
+
+    /// Gives back bins no longer needed.
+    pub fn recycle(&mut self, b: NodeBins) {
+        self.spare.push(b);
+    }
+
+    /// The bins of the rows `samples` (at `start` in the tree's sample buffer, with their
+    /// targets `ys` and weights `ws`) for the features `fs`, summed in the rows' order (as
+    /// [`super::HistThreshold`] sums one candidate).
+    #[allow(clippy::too_many_arguments)]
+    pub fn fill<T: Feature, C: Criterion>(
+        &mut self,
+        cols: CodeColumns<'_, T>,
+        crit: &C,
+        s: &mut SplitBufs<T>,
+        (samples, ys, ws): (&[u32], &[C::Y], &[f64]),
+        start: usize,
+        fs: &[u32],
+    ) -> NodeBins {
+        let stride = self.stride;
+        let mut nb = self.spare.pop().unwrap_or_else(|| NodeBins {
+            start: 0,
+            end: 0,
+            bins: vec![0.0; self.n_slots * N_CODES * stride],
+            range: vec![(0, 0); self.n_slots],
+        });
+        (nb.start, nb.end) = (start, start + samples.len());
+        let x = match cols {
+            CodeColumns::X(x) => x,
+            CodeColumns::Levels(levels) => {
+                self.fill_coded(levels, crit, s, (samples, ys, ws), fs, &mut nb);
+                return nb;
+            }
+        };
+        if self.parallel
+            && samples.len() * fs.len() >= PARALLEL_FILL_WORK
+            && fs.len() > 1
+            && !x.is_sparse()
+            && current_threads() > 1
+        {
+            self.fill_each(x, crit, (samples, ys, ws), fs, &mut nb);
+            return nb;
+        }
+        let mut bounds = [(T::default(), T::default()); MAX_BATCH];
+        for batch in fs.chunks(batch_len::<T>(samples.len())) {
+            gather_many(x, batch, samples, &mut s.batch, &mut bounds);
+            for ((&f, xf), &(lo, hi)) in batch.iter().zip(&s.batch).zip(&bounds) {
+                let sl = self.slot[f as usize] as usize;
+                let (lo, hi) = (lo.code(), hi.code());
+                nb.range[sl] = (lo, hi);
+                let bins =
+                    &mut nb.bins[(sl * N_CODES + lo) * stride..(sl * N_CODES + hi + 1) * stride];
+                bins.fill(0.0);
+                add_rows(bins, lo, xf, ys, ws, crit);
+            }
+        }
+        nb
+    }
+
+    /// [`BinStack::fill`] of the features of `fs` that have a slot, from their lossless
+    /// codes, in the rows' order.
+    fn fill_coded<T: Feature, C: Criterion>(
+        &self,
+        levels: &Levels,
+        crit: &C,
+        s: &mut SplitBufs<T>,
+        (samples, ys, ws): (&[u32], &[C::Y], &[f64]),
+        fs: &[u32],
+        nb: &mut NodeBins,
+    ) {
+        let stride = self.stride;
+        let codes = &mut s.codes[0];
+        for &f in fs {
+            let (sl, Some(column)) = (self.slot[f as usize], levels.column(f as usize)) else {
+                continue;
+            };
+            if sl == u32::MAX {
+                continue;
+            }
+            let sl = sl as usize;
+            let (lo, hi) = gather_codes(&column.codes, samples, codes);
+            let (lo, hi) = (usize::from(lo), usize::from(hi));
+            nb.range[sl] = (lo, hi);
+            let bins = &mut nb.bins[(sl * N_CODES + lo) * stride..(sl * N_CODES + hi + 1) * stride];
+            bins.fill(0.0);
+            add_rows(bins, lo, codes, ys, ws, crit);
+        }
+    }
+
+    /// [`BinStack::fill`] in parallel: one task per feature of `fs`, each gathering its
+    /// codes into its own buffer and summing them in the rows' order into the feature's own
+    /// bins, so every bin is the sequential fill's, bit for bit.
+    fn fill_each<T: Feature, C: Criterion>(
+        &self,
+        x: &Matrix<'_, T>,
+        crit: &C,
+        (samples, ys, ws): (&[u32], &[C::Y], &[f64]),
+        fs: &[u32],
+        nb: &mut NodeBins,
+    ) {
+        let stride = self.stride;
+        let mut feature_of = vec![u32::MAX; self.n_slots];
+        for &f in fs {
+            feature_of[self.slot[f as usize] as usize] = f;
+        }
+        let mut slots: Vec<(&mut [f64], &mut (usize, usize))> = (nb.bins)
+            .chunks_mut(N_CODES * stride)
+            .zip(nb.range.iter_mut())
+            .collect();
+        map_each_mut(&mut slots, |sl, (bins, range)| {
+            let f = feature_of[sl];
+            if f == u32::MAX {
+                return;
+            }
+            let mut xf = Vec::new();
+            let (lo, hi) = gather(x, f as usize, samples, &mut xf);
+            let (lo, hi) = (lo.code(), hi.code());
+            **range = (lo, hi);
+            let bins = &mut bins[lo * stride..(hi + 1) * stride];
+            bins.fill(0.0);
+            add_rows(bins, lo, &xf, ys, ws, crit);
+        });
+    }
+
+    /// Keeps the bins of the children of a node just split (`nb`; its rows `rows`, the
+    /// left child their first `n_left`) that will be split from bins: those above the list
+    /// size with at least `split_rows` rows (the fewest a node needs to split). The smaller child's are filled for the features still `varying`,
+    /// the larger's are the parent's minus those. The right child's are pushed first: it
+    /// is split after the left child's whole subtree.
+    #[allow(clippy::too_many_arguments)]
+    pub fn keep_children<T: Feature, C: Criterion>(
+        &mut self,
+        cols: CodeColumns<'_, T>,
+        crit: &C,
+        s: &mut SplitBufs<T>,
+        mut nb: NodeBins,
+        rows: &NodeRows<'_, C::Y>,
+        n_left: usize,
+        varying: &[u32],
+        split_rows: usize,
+    ) {
+        let (start, n) = (nb.start, rows.samples.len());
+        let mid = start + n_left;
+        let list_rows = self.list_rows;
+        let kept = move |m: usize| m > list_rows && m >= split_rows;
+        if !kept(n_left) && !kept(n - n_left) {
+            return self.recycle(nb);
+        }
+        let left_smaller = n_left <= n - n_left;
+        let (at, part) = match left_smaller {
+            true => (start, 0..n_left),
+            false => (mid, n_left..n),
+        };
+        let small = (
+            &rows.samples[part.clone()],
+            &rows.ys[part.clone()],
+            &rows.ws[part],
+        );
+        let sb = self.fill(cols, crit, s, small, at, varying);
+        let stride = self.stride;
+        for &f in varying {
+            let sl = self.slot[f as usize];
+            if sl == u32::MAX {
+                continue; // not kept: an exact search's column without codes
+            }
+            let sl = sl as usize;
+            let (lo, hi) = sb.range[sl];
+            let codes = (sl * N_CODES + lo) * stride..(sl * N_CODES + hi + 1) * stride;
+            for (p, c) in nb.bins[codes.clone()].iter_mut().zip(&sb.bins[codes]) {
+                *p -= c;
+            }
+        }
+        let (mut lb, mut rb) = match left_smaller {
+            true => (sb, nb),
+            false => (nb, sb),
+        };
+        (lb.start, lb.end) = (start, mid);
+        (rb.start, rb.end) = (mid, start + n);
+        for (b, m) in [(rb, n - n_left), (lb, n_left)] {
+            match kept(m) && self.pending.len() < self.max_pending {
+                true => self.pending.push(b),
+                false => self.recycle(b),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::Layout;
+    use crate::rng::TreeRng;
+    use crate::tree::criterion::SquaredError;
+
+    /// The bins of `samples` summed directly.
+    fn direct(
+        stack: &mut BinStack,
+        x: &Matrix<'_, u8>,
+        crit: &SquaredError<'_>,
+        rows: (&[u32], &[f64], &[f64]),
+        start: usize,
+        fs: &[u32],
+    ) -> NodeBins {
+        let mut s = SplitBufs::new(rows.0.len(), 3);
+        stack.fill(CodeColumns::X(x), crit, &mut s, rows, start, fs)
+    }
+
+    #[test]
+    fn subtracted_bins_match_the_bins_summed_over_the_rows() {
+        let (n, p) = (3000, 4);
+        let mut rng = TreeRng::new(7);
+        let codes: Vec<u8> = (0..n * p).map(|_| rng.below(40) as u8).collect();
+        let x = Matrix::new(&codes, n, p, Layout::ColumnMajor).unwrap();
+        let y: Vec<f64> = (0..n).map(|_| rng.unit() * 10.0 - 3.0).collect();
+        let crit = SquaredError { y: &y };
+        let fs: Vec<u32> = (0..p as u32).collect();
+        let mut stack = BinStack::new(&fs, p, 3, 100).unwrap();
+        // The node: every row, split on feature 0 at code 12 (the left rows first, each side
+        // in its previous order, as the partition leaves them).
+        let (mut samples, rest): (Vec<u32>, Vec<u32>) =
+            (0..n as u32).partition(|&i| codes[i as usize] <= 12);
+        let n_left = samples.len();
+        samples.extend(rest);
+        let mut ys: Vec<f64> = samples.iter().map(|&i| y[i as usize]).collect();
+        let mut ws: Vec<f64> = samples.iter().map(|&i| f64::from(1 + i % 3)).collect();
+        let mut s = SplitBufs::new(n, 3);
+        let parent = stack.fill(
+            CodeColumns::X(&x),
+            &crit,
+            &mut s,
+            (&samples, &ys, &ws),
+            10,
+            &fs,
+        );
+        let rows = NodeRows {
+            samples: &mut samples[..],
+            ys: &mut ys[..],
+            ws: &mut ws[..],
+        };
+        stack.keep_children(
+            CodeColumns::X(&x),
+            &crit,
+            &mut s,
+            parent,
+            &rows,
+            n_left,
+            &fs,
+            2,
+        );
+        let mut left = stack
+            .take(10, 10 + n_left, false)
+            .expect("left child kept last");
+        let mut right = stack
+            .take(10 + n_left, 10 + n, false)
+            .expect("right child kept");
+        assert!(stack.take(0, 1, false).is_none());
+        let (l, r) = (0..n_left, n_left..n);
+        let rows_of = |r: std::ops::Range<usize>| (&samples[r.clone()], &ys[r.clone()], &ws[r]);
+        let mut want_l = direct(&mut stack, &x, &crit, rows_of(l), 10, &fs);
+        let mut want_r = direct(&mut stack, &x, &crit, rows_of(r), 10 + n_left, &fs);
+        // The smaller child (left: about 13 codes in 40) is summed: identical.
+        assert!(n_left < n - n_left);
+        for f in 0..p {
+            assert_eq!(left.trimmed(f, 4), want_l.trimmed(f, 4));
+            assert_eq!(left.feature(f, 4), want_l.feature(f, 4));
+            // The larger is subtracted: the same counts and weights (integers), sums to
+            // rounding.
+            let (lo, hi) = want_r.trimmed(f, 4);
+            assert_eq!(right.trimmed(f, 4), (lo, hi));
+            let got = &right.feature(f, 4)[lo * 4..(hi + 1) * 4];
+            let want = &want_r.feature(f, 4)[lo * 4..(hi + 1) * 4];
+            for (b, (g, w)) in got.chunks(4).zip(want.chunks(4)).enumerate() {
+                assert_eq!((g[0], g[3]), (w[0], w[3]), "feature {f} bin {b}");
+                assert!(
+                    (g[1] - w[1]).abs() <= 1e-9 * (1.0 + w[1].abs()),
+                    "{g:?} {w:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn bins_filled_in_parallel_are_the_sequential_bins_bit_for_bit() {
+        // 4 of 6 features over n rows: twice the work from which bins fill in parallel.
+        let (n, p) = (PARALLEL_FILL_WORK / 2, 6);
+        let mut rng = TreeRng::new(3);
+        let codes: Vec<u8> = (0..n * p).map(|_| rng.below(200) as u8).collect();
+        let x = Matrix::new(&codes, n, p, Layout::ColumnMajor).unwrap();
+        let y: Vec<f64> = (0..n).map(|_| rng.unit() * 1e3 - 7.0).collect();
+        let crit = SquaredError { y: &y };
+        // Rows in a scrambled order, with weights whose sums round: a different summing
+        // order would show in the last bits.
+        let samples: Vec<u32> = (0..n as u32).map(|i| (i * 7919) % n as u32).collect();
+        let ys: Vec<f64> = samples.iter().map(|&i| y[i as usize]).collect();
+        let ws: Vec<f64> = (0..n).map(|_| 0.1 + rng.unit()).collect();
+        let all: Vec<u32> = (0..p as u32).collect();
+        let fs = [5, 0, 2, 3];
+        let rows = (&samples[..], &ys[..], &ws[..]);
+        let mut one = BinStack::new(&all, p, 3, 100).unwrap();
+        let mut want = direct(&mut one, &x, &crit, rows, 0, &fs);
+        let mut many = BinStack::new(&all, p, 3, 100).unwrap().in_parallel();
+        let mut got = crate::parallel::install(3, || {
+            #[cfg(feature = "parallel")]
+            assert_eq!(current_threads(), 3, "the parallel fill is exercised");
+            direct(&mut many, &x, &crit, rows, 0, &fs)
+        });
+        for f in fs.map(|f| f as usize) {
+            let (lo, hi) = want.trimmed(f, 4);
+            assert_eq!(got.trimmed(f, 4), (lo, hi));
+            let bits = |b: &NodeBins| -> Vec<u64> {
+                let codes = &b.feature(f, 4)[lo * 4..(hi + 1) * 4];
+                codes.iter().map(|v| v.to_bits()).collect()
+            };
+            assert_eq!(bits(&got), bits(&want), "feature {f}");
+        }
+    }
+
+    #[test]
+    fn children_too_small_for_bins_keep_none() {
+        let codes: Vec<u8> = (0..400).map(|i| (i % 7) as u8).collect();
+        let x = Matrix::new(&codes, 400, 1, Layout::ColumnMajor).unwrap();
+        let y = vec![1.0; 400];
+        let crit = SquaredError { y: &y };
+        let mut stack = BinStack::new(&[0], 1, 3, 150).unwrap();
+        let mut samples: Vec<u32> = (0..400).collect();
+        let (mut ys, mut ws) = (y.clone(), vec![1.0; 400]);
+        let mut s = SplitBufs::new(400, 3);
+        for (n_left, kept) in [(100, 1), (300, 1), (200, 2), (150, 1)] {
+            let parent = stack.fill(
+                CodeColumns::X(&x),
+                &crit,
+                &mut s,
+                (&samples, &ys, &ws),
+                0,
+                &[0],
+            );
+            let rows = NodeRows {
+                samples: &mut samples[..],
+                ys: &mut ys[..],
+                ws: &mut ws[..],
+            };
+            stack.keep_children(
+                CodeColumns::X(&x),
+                &crit,
+                &mut s,
+                parent,
+                &rows,
+                n_left,
+                &[0],
+                2,
+            );
+            assert_eq!(stack.pending.len(), kept, "n_left {n_left}");
+            stack.pending.clear();
+        }
+        // Children that cannot split (fewer than split_rows) keep none either.
+        let parent = stack.fill(
+            CodeColumns::X(&x),
+            &crit,
+            &mut s,
+            (&samples, &ys, &ws),
+            0,
+            &[0],
+        );
+        let rows = NodeRows {
+            samples: &mut samples[..],
+            ys: &mut ys[..],
+            ws: &mut ws[..],
+        };
+        stack.keep_children(
+            CodeColumns::X(&x),
+            &crit,
+            &mut s,
+            parent,
+            &rows,
+            200,
+            &[0],
+            201,
+        );
+        assert!(stack.pending.is_empty());
+    }
+}
