@@ -60,9 +60,6 @@ pub(crate) struct Grower<'a, T: Feature, C: Criterion> {
     /// Coded columns may be summed in bins, and sparse ones from their entries
     /// ([`NodeCtx::whole_sums`]; only asked where X has codes or is sparse).
     whole_sums: bool,
-    /// The sums are whole only because the tree's owner accepts sums in any order
-    /// ([`Grower::with_sums_in_any_order`]): kept bins would round otherwise again.
-    any_order_sums: bool,
     /// Best-first growth keeps histogram bins as depth-first growth does (the booster's
     /// trees only: [`Grower::with_best_first_bins`]).
     best_first_bins: bool,
@@ -101,7 +98,6 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             min_weight_leaf: params.min_weight_fraction_leaf * root_weight,
             unit_weights,
             whole_sums,
-            any_order_sums: false,
             best_first_bins: false,
             tree: {
                 let nodes = 2 * samples.len().min(1 << 16);
@@ -129,11 +125,11 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
     /// Lets the exact search sum a coded column in bins (one pass over the node's codes)
     /// even when the sums are not whole numbers, as histogram boosters do: bins add a
     /// code's rows before adding codes, which rounds otherwise than the sorted scan, so a
-    /// near-tie may resolve otherwise. Only the booster asks for it (its gradients are
+    /// near-tie may resolve otherwise; so do the larger children's bins, subtracted from
+    /// their parents' ([`super::split`]'s kept bins). Only the booster asks for it (its gradients are
     /// never whole, and its sorted scans cost as much as scikit-learn's); the forests'
     /// trees stay those of the sorted scan, bit for bit.
     pub fn with_sums_in_any_order(mut self) -> Self {
-        self.any_order_sums = !self.whole_sums && self.levels.is_some();
         self.whole_sums |= self.levels.is_some();
         self
     }
@@ -166,10 +162,10 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
     ) {
         let (n_cols, k) = (self.x.n_cols(), self.crit.stats_len());
         let max_features = self.params.max_features;
-        // Whole sums subtract exactly: the exact search's kept bins change no tree.
-        let coded = self
-            .levels
-            .filter(|_| self.whole_sums && !self.any_order_sums);
+        // The exact search's kept bins: whole sums subtract exactly, so the forests' trees
+        // are unchanged; a booster that sums in any order accepts the subtraction's
+        // rounding as it accepts the bins'.
+        let coded = self.levels.filter(|_| self.whole_sums);
         (self.splitter).depth_first::<R>(features, n_cols, k, max_features, coded);
         // (start, end, depth, parent, is_left, n_constant, bounds)
         let root = (

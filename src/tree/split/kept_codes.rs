@@ -5,6 +5,8 @@
 //! too). Whole sums subtract exactly, so the bins are those the gathered search sums
 //! ([`super::bin_scans::scan_occupied`]), and [`scan_kept`] scores the same cuts in the
 //! same order at the same thresholds: the trees are the gathered search's, bit for bit.
+//! The booster, which accepts sums in any order (`Grower::with_sums_in_any_order`), keeps
+//! them too: its subtracted sums round otherwise, as its bins already do.
 //!
 //! A node with kept bins still draws its candidates in one loop ([`super::gathered`]):
 //! the kept columns are read from the bins, the others (wide codes, values) gathered.
