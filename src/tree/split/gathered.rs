@@ -9,7 +9,7 @@
 
 use super::draw::{draw_split, CandidateSource};
 use super::gather::{batch_len, gather_codes, gather_many, MAX_BATCH};
-use super::kept_codes::{mark_codes_left, Kept};
+use super::kept_codes::{kept_levels, mark_kept_left, Kept};
 use super::missing;
 use super::nan_bins;
 use super::partition::partition_rows;
@@ -184,7 +184,7 @@ enum Span<T> {
     Zero,
     /// Codes whose bins the node keeps, in bin slot `slot`, between `lo` and `hi`: never
     /// gathered ([`super::kept_codes`]).
-    Kept { slot: u32, lo: u8, hi: u8 },
+    Kept { slot: u32, lo: u16, hi: u16 },
 }
 
 /// A node's candidates gathered into columns and searched by `R`.
@@ -256,12 +256,10 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
                     mark_entries_left(&s.entries[k], n, t, flags);
                 }
                 Span::Kept { .. } => {
-                    let f = self.drawn[k] as usize;
-                    let codes = cols
-                        .levels
-                        .and_then(|l| l.column(f))
-                        .map_or(&[][..], |c| &c.codes);
-                    mark_codes_left(codes, cols.levels(f as u32), t, self.rows.samples, flags);
+                    let (f, samples) = (self.drawn[k] as usize, &*self.rows.samples);
+                    if let Some(levels) = cols.levels {
+                        mark_kept_left(levels, f, t, samples, flags);
+                    }
                 }
                 Span::Zero => {} // constant: never the best
             }
@@ -274,11 +272,15 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
         let sparse = cols.x.is_sparse();
         for (k, &f) in drawn.iter().enumerate() {
             self.drawn[k] = f;
-            if let Some(slot) = self.kept.as_ref().and_then(|kept| kept.slot(f)) {
-                let kept = self.kept.as_mut().map(|kept| kept.bounds(slot));
-                let (lo, hi) = kept.unwrap_or_default();
-                self.spans[k] = Span::Kept { slot, lo, hi };
-                continue;
+            if let Some(kept) = self.kept.as_mut() {
+                let n = samples.len();
+                let span = kept
+                    .slot(f)
+                    .and_then(|slot| Some((slot, kept.bounds(slot, n)?)));
+                if let Some((slot, (lo, hi))) = span {
+                    self.spans[k] = Span::Kept { slot, lo, hi };
+                    continue;
+                }
             }
             let coded = cols.levels.and_then(|l| l.column(f as usize));
             self.spans[k] = match coded {
@@ -408,8 +410,8 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
                 R::search_entries(&s.entries[k], &mut s.search, ctx, rows, bar, lo, hi, rng)
             }
             Span::Kept { slot, lo, hi } => {
-                let (levels, n) = (self.cols.levels(f), rows.samples.len());
-                let kept = self.kept.as_ref()?;
+                let levels = kept_levels(self.cols.levels?, f as usize)?;
+                let (kept, n) = (self.kept.as_ref()?, rows.samples.len());
                 kept.search((slot, lo, hi), levels, n, &mut s.search.left, ctx, bar)
             }
             Span::Zero => None, // constant: never searched
@@ -470,14 +472,10 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
                 partition_rows(cut.n_left, rows, buf, unit, |r| codes[r] <= last)
             }
             Some((_, Span::Kept { .. })) => {
-                let f = feature as usize;
-                let codes = self
-                    .cols
-                    .levels
-                    .and_then(|l| l.column(f))
-                    .map_or(&[][..], |c| &c.codes);
                 let flags = &mut s.best_left;
-                mark_codes_left(codes, self.cols.levels(feature), t, rows.samples, flags);
+                if let Some(levels) = self.cols.levels {
+                    mark_kept_left(levels, feature as usize, t, rows.samples, flags);
+                }
                 partition_rows(cut.n_left, rows, buf, unit, |r| flags[r] != 0)
             }
             Some((k, Span::Entries { .. })) => {

@@ -47,10 +47,10 @@ impl<T: Feature, C: Criterion> CandidateSource for Binned<'_, '_, T, C> {
     fn bounds(&mut self, _k: usize, f: u32) -> Option<Self::Bounds> {
         let sl = self.stack.slot[f as usize] as usize;
         let stride = self.stack.stride;
-        let (lo, hi) = self.nb.trimmed(sl, stride);
+        let (lo, hi) = self.stack.trimmed(self.nb, sl);
         let (lo, hi, nan) = match self.nan.is_some_and(|m| m[f as usize]) {
             true => {
-                let bins = self.nb.feature(sl, stride);
+                let bins = self.stack.bins_of(self.nb, sl);
                 let top =
                     || (lo..usize::from(NAN_CODE)).rfind(|&c| bins[c * stride + stride - 1] > 0.0);
                 nan_in_node(lo, hi, top)
@@ -73,7 +73,7 @@ impl<T: Feature, C: Criterion> CandidateSource for Binned<'_, '_, T, C> {
         _rng: &mut TreeRng,
     ) -> Option<Cut> {
         let stride = self.stack.stride;
-        let feature = self.nb.feature(sl, stride);
+        let feature = self.stack.bins_of(self.nb, sl);
         let bins = &feature[lo * stride..(hi + 1) * stride];
         let left = &mut self.s.search.left;
         let constrained = self.ctx.for_feature(f);

@@ -8,20 +8,27 @@
 //! The booster, which accepts sums in any order (`Grower::with_sums_in_any_order`), keeps
 //! them too: its subtracted sums round otherwise, as its bins already do.
 //!
-//! A node with kept bins still draws its candidates in one loop ([`super::gathered`]):
-//! the kept columns are read from the bins, the others (wide codes, values) gathered.
-//! Nodes of at most [`KEPT_MIN_ROWS`] rows keep none: their gathers are cheap.
+//! Both code widths keep bins: a byte-coded column one bin per level, a wide-coded one
+//! (257 to 65 535 levels, [`crate::data::Wide`]) too. A node with kept bins still draws its
+//! candidates in one loop ([`super::gathered`]): the kept columns are read from the bins,
+//! the others (values) gathered, and so is a kept column whose node spans many more codes
+//! than rows ([`KEPT_LEVELS_PER_ROW`]). Nodes of at most [`KEPT_MIN_ROWS`] rows keep
+//! none: their gathers are cheap.
 
-use super::bin_scans::N_CODES;
 use super::code_lists::lists_pay;
 use super::node_bins::{BinStack, NodeBins};
 use super::{midpoint, BestCut, Cut, NodeCtx};
-use crate::data::Levels;
+use crate::data::{Feature, Levels};
 use crate::tree::criterion::Criterion;
 use crate::tree::goes_left;
 
 /// Rows above which a child keeps its bins in the exact search.
 pub(crate) const KEPT_MIN_ROWS: usize = 32;
+
+/// A node's kept bins of a column are scanned only while the codes between its first and
+/// last outnumber its rows at most this many times; beyond, gathering and searching its
+/// rows costs less than visiting every code.
+const KEPT_LEVELS_PER_ROW: usize = 2;
 
 /// The bins of the exact search for a tree over `features` (of X's `n_cols`) with
 /// `stats_len` statistics, drawing `max_features` candidates a node: for the columns
@@ -37,13 +44,21 @@ pub(crate) fn kept_stack(
     if !lists_pay(max_features, features.len()) {
         return None;
     }
-    let coded: Vec<u32> = (features.iter().copied())
-        .filter(|&f| levels.column(f as usize).is_some())
-        .collect();
+    let (coded, widths): (Vec<u32>, Vec<usize>) = (features.iter())
+        .filter_map(|&f| Some((f, kept_levels(levels, f as usize)?.len())))
+        .unzip();
     if coded.is_empty() {
         return None;
     }
-    BinStack::new(&coded, n_cols, stats_len, KEPT_MIN_ROWS)
+    BinStack::with_widths(&coded, &widths, n_cols, stats_len, KEPT_MIN_ROWS)
+}
+
+/// The increasing levels of feature `f`, when it has lossless codes (bytes or wide).
+pub(super) fn kept_levels(levels: &Levels, f: usize) -> Option<&[f64]> {
+    match levels.column(f) {
+        Some(c) => Some(&c.values),
+        None => levels.wide(f).map(|w| &w.values[..]),
+    }
 }
 
 /// A node's kept bins, as the gathered candidate source reads them.
@@ -64,11 +79,13 @@ impl<'a> Kept<'a> {
         (sl != u32::MAX).then_some(sl)
     }
 
-    /// The first and last codes of slot `sl` with rows in the node.
+    /// The first and last codes of slot `sl` with rows in the node of `n` rows, or None
+    /// when the codes between them outnumber the rows too many times to scan them all
+    /// (the gathered search then sorts the node's wide codes, as `exact` decides).
     #[inline(always)]
-    pub(super) fn bounds(&mut self, sl: u32) -> (u8, u8) {
-        let (lo, hi) = self.nb.trimmed(sl as usize, self.stack.stride);
-        (lo as u8, hi as u8)
+    pub(super) fn bounds(&mut self, sl: u32, n: usize) -> Option<(u16, u16)> {
+        let (lo, hi) = self.stack.trimmed(self.nb, sl as usize);
+        (hi - lo <= KEPT_LEVELS_PER_ROW * n).then_some((lo as u16, hi as u16))
     }
 
     /// The best cut of slot `sl` (codes `lo..=hi`, of increasing `levels`) of a node of
@@ -77,7 +94,7 @@ impl<'a> Kept<'a> {
     #[inline(always)]
     pub(super) fn search<C: Criterion>(
         &self,
-        (sl, lo, hi): (u32, u8, u8),
+        (sl, lo, hi): (u32, u16, u16),
         levels: &[f64],
         n: usize,
         left: &mut [f64],
@@ -86,7 +103,7 @@ impl<'a> Kept<'a> {
     ) -> Option<Cut> {
         let stride = self.stack.stride;
         let (lo, hi) = (usize::from(lo), usize::from(hi));
-        let bins = &self.nb.feature(sl as usize, stride)[lo * stride..(hi + 1) * stride];
+        let bins = &self.stack.bins_of(self.nb, sl as usize)[lo * stride..(hi + 1) * stride];
         let cut = |a: usize, b: usize| midpoint(levels[a], levels[b]);
         if left.len() == 3 {
             // Regression and two classes: the sums in registers (see `listed::search`).
@@ -96,10 +113,25 @@ impl<'a> Kept<'a> {
     }
 }
 
-/// One byte per row of the node `samples`, 1 where the row's code (in `codes`, of
-/// increasing `levels`) goes left under threshold `t`.
-pub(super) fn mark_codes_left(
-    codes: &[u8],
+/// One byte per row of the node `samples`, 1 where the row's value of feature `f` (a
+/// column with lossless codes) goes left under threshold `t`.
+pub(super) fn mark_kept_left(
+    levels: &Levels,
+    f: usize,
+    t: f64,
+    samples: &[u32],
+    flags: &mut Vec<u8>,
+) {
+    if let Some(c) = levels.column(f) {
+        mark_codes_left(&c.codes, &c.values, t, samples, flags);
+    } else if let Some(w) = levels.wide(f) {
+        mark_codes_left(&w.codes, &w.values, t, samples, flags);
+    }
+}
+
+/// [`mark_kept_left`] of codes `codes` of increasing `levels`.
+fn mark_codes_left<K: Feature>(
+    codes: &[K],
     levels: &[f64],
     t: f64,
     samples: &[u32],
@@ -107,9 +139,13 @@ pub(super) fn mark_codes_left(
 ) {
     let last = levels
         .partition_point(|&v| goes_left(v, t, false))
-        .saturating_sub(1) as u8;
+        .saturating_sub(1);
     flags.clear();
-    flags.extend(samples.iter().map(|&i| u8::from(codes[i as usize] <= last)));
+    flags.extend(
+        samples
+            .iter()
+            .map(|&i| u8::from(codes[i as usize].code() <= last)),
+    );
 }
 
 /// The best cut between the non-empty bins `bins` (codes from `lo`) of a node of `n` rows:
@@ -132,7 +168,7 @@ fn scan_kept<C: Criterion>(
     let mut best = BestCut::above(bar);
     let right_rows = ctx.min_samples_leaf.max(1);
     let mut below = usize::MAX;
-    for (b, stats) in bins.chunks_exact(k + 1).enumerate().take(N_CODES) {
+    for (b, stats) in bins.chunks_exact(k + 1).enumerate() {
         let count = stats[k] as usize;
         if count == 0 {
             continue;

@@ -40,8 +40,9 @@ const BINS_BYTES: usize = 32 << 20;
 const PARALLEL_FILL_WORK: usize = 1 << 15;
 
 /// The bins of every varying feature of one node (rows `start..end` of the tree's
-/// sample buffer): feature slot `s`, code `c` at `(s · 256 + c) · stride`. Only the codes
-/// `range[s]` (the node's min and max, or a superset) are meaningful.
+/// sample buffer): feature slot `s`, code `c` at `(base[s] + c) · stride`, `base` being
+/// the [`BinStack`]'s. Only the codes `range[s]` (the node's min and max, or a superset) are
+/// meaningful.
 pub(crate) struct NodeBins {
     start: usize,
     end: usize,
@@ -50,10 +51,11 @@ pub(crate) struct NodeBins {
 }
 
 impl NodeBins {
-    /// Feature slot `s`'s non-empty codes, trimmed (a subtraction can empty the ends).
-    pub(super) fn trimmed(&mut self, s: usize, stride: usize) -> (usize, usize) {
+    /// Feature slot `s`'s non-empty codes (its first bin at `at`), trimmed (a subtraction
+    /// can empty the ends).
+    fn trimmed(&mut self, s: usize, at: usize, stride: usize) -> (usize, usize) {
         let (mut lo, mut hi) = self.range[s];
-        let count = |c: usize| self.bins[(s * N_CODES + c) * stride + stride - 1];
+        let count = |c: usize| self.bins[(at + c) * stride + stride - 1];
         while lo < hi && count(lo) == 0.0 {
             lo += 1;
         }
@@ -62,10 +64,6 @@ impl NodeBins {
         }
         self.range[s] = (lo, hi);
         (lo, hi)
-    }
-
-    pub(super) fn feature(&self, s: usize, stride: usize) -> &[f64] {
-        &self.bins[s * N_CODES * stride..(s + 1) * N_CODES * stride]
     }
 }
 
@@ -83,6 +81,10 @@ pub(crate) struct BinStack {
     pub(super) stride: usize,
     /// The slot of each feature of X among the tree's features (`u32::MAX`: none).
     pub(super) slot: Vec<u32>,
+    /// The first bin of each slot, and after the last slot the bins of a node: slot `s`
+    /// has `base[s + 1] - base[s]` codes (256 for the histogram search, the column's
+    /// levels for the exact search's).
+    base: Vec<usize>,
     n_slots: usize,
     pending: Vec<NodeBins>,
     spare: Vec<NodeBins>,
@@ -103,8 +105,25 @@ impl BinStack {
         stats_len: usize,
         list_rows: usize,
     ) -> Option<Self> {
+        let widths = vec![N_CODES; features.len()];
+        Self::with_widths(features, &widths, n_cols, stats_len, list_rows)
+    }
+
+    /// [`BinStack::new`] with `widths[s]` codes for the `s`-th feature.
+    pub fn with_widths(
+        features: &[u32],
+        widths: &[usize],
+        n_cols: usize,
+        stats_len: usize,
+        list_rows: usize,
+    ) -> Option<Self> {
         let stride = stats_len + 1;
-        let node_bytes = features.len() * N_CODES * stride * 8;
+        let mut base = vec![0];
+        base.extend(widths.iter().scan(0, |at, &w| {
+            *at += w;
+            Some(*at)
+        }));
+        let node_bytes = base[features.len()] * stride * 8;
         let max_nodes = BINS_BYTES / node_bytes.max(1);
         if max_nodes < 3 {
             return None;
@@ -116,6 +135,7 @@ impl BinStack {
         Some(BinStack {
             stride,
             slot,
+            base,
             n_slots: features.len(),
             pending: Vec::new(),
             spare: Vec::new(),
@@ -151,6 +171,17 @@ impl BinStack {
         Some(self.pending.remove(at))
     }
 
+    /// Slot `sl`'s non-empty codes in the node `nb`, trimmed (a subtraction can empty the
+    /// ends).
+    pub(super) fn trimmed(&self, nb: &mut NodeBins, sl: usize) -> (usize, usize) {
+        nb.trimmed(sl, self.base[sl], self.stride)
+    }
+
+    /// Slot `sl`'s bins in the node `nb`, from its code 0.
+    pub(super) fn bins_of<'b>(&self, nb: &'b NodeBins, sl: usize) -> &'b [f64] {
+        &nb.bins[self.base[sl] * self.stride..self.base[sl + 1] * self.stride]
+    }
+
     /// Nodes of at most this many rows keep no bins.
     pub fn list_rows(&self) -> usize {
         self.list_rows
@@ -178,7 +209,7 @@ impl BinStack {
         let mut nb = self.spare.pop().unwrap_or_else(|| NodeBins {
             start: 0,
             end: 0,
-            bins: vec![0.0; self.n_slots * N_CODES * stride],
+            bins: vec![0.0; self.base[self.n_slots] * stride],
             range: vec![(0, 0); self.n_slots],
         });
         (nb.start, nb.end) = (start, start + samples.len());
@@ -205,8 +236,8 @@ impl BinStack {
                 let sl = self.slot[f as usize] as usize;
                 let (lo, hi) = (lo.code(), hi.code());
                 nb.range[sl] = (lo, hi);
-                let bins =
-                    &mut nb.bins[(sl * N_CODES + lo) * stride..(sl * N_CODES + hi + 1) * stride];
+                let at = self.base[sl];
+                let bins = &mut nb.bins[(at + lo) * stride..(at + hi + 1) * stride];
                 bins.fill(0.0);
                 add_rows(bins, lo, xf, ys, ws, crit);
             }
@@ -215,7 +246,7 @@ impl BinStack {
     }
 
     /// [`BinStack::fill`] of the features of `fs` that have a slot, from their lossless
-    /// codes, in the rows' order.
+    /// codes (bytes or wide), in the rows' order.
     fn fill_coded<T: Feature, C: Criterion>(
         &self,
         levels: &Levels,
@@ -225,23 +256,33 @@ impl BinStack {
         fs: &[u32],
         nb: &mut NodeBins,
     ) {
-        let stride = self.stride;
-        let codes = &mut s.codes[0];
         for &f in fs {
-            let (sl, Some(column)) = (self.slot[f as usize], levels.column(f as usize)) else {
-                continue;
-            };
+            let sl = self.slot[f as usize];
             if sl == u32::MAX {
                 continue;
             }
-            let sl = sl as usize;
-            let (lo, hi) = gather_codes(&column.codes, samples, codes);
-            let (lo, hi) = (usize::from(lo), usize::from(hi));
-            nb.range[sl] = (lo, hi);
-            let bins = &mut nb.bins[(sl * N_CODES + lo) * stride..(sl * N_CODES + hi + 1) * stride];
-            bins.fill(0.0);
-            add_rows(bins, lo, codes, ys, ws, crit);
+            let (sl, f) = (sl as usize, f as usize);
+            if let Some(column) = levels.column(f) {
+                let codes = &mut s.codes[0];
+                let (lo, hi) = gather_codes(&column.codes, samples, codes);
+                let (lo, hi) = (usize::from(lo), usize::from(hi));
+                add_rows(self.zeroed(nb, sl, lo, hi), lo, codes, ys, ws, crit);
+            } else if let Some(wide) = levels.wide(f) {
+                let codes = &mut s.wide[0];
+                let (lo, hi) = gather_codes(&wide.codes, samples, codes);
+                let (lo, hi) = (usize::from(lo), usize::from(hi));
+                add_rows(self.zeroed(nb, sl, lo, hi), lo, codes, ys, ws, crit);
+            }
         }
+    }
+
+    /// Slot `sl`'s bins of codes `lo..=hi` in the node `nb`, zeroed, now its range.
+    fn zeroed<'b>(&self, nb: &'b mut NodeBins, sl: usize, lo: usize, hi: usize) -> &'b mut [f64] {
+        let (at, stride) = (self.base[sl], self.stride);
+        nb.range[sl] = (lo, hi);
+        let bins = &mut nb.bins[(at + lo) * stride..(at + hi + 1) * stride];
+        bins.fill(0.0);
+        bins
     }
 
     /// [`BinStack::fill`] in parallel: one task per feature of `fs`, each gathering its
@@ -260,10 +301,13 @@ impl BinStack {
         for &f in fs {
             feature_of[self.slot[f as usize] as usize] = f;
         }
-        let mut slots: Vec<(&mut [f64], &mut (usize, usize))> = (nb.bins)
-            .chunks_mut(N_CODES * stride)
-            .zip(nb.range.iter_mut())
-            .collect();
+        let mut slots: Vec<(&mut [f64], &mut (usize, usize))> = Vec::new();
+        let mut rest = &mut nb.bins[..];
+        for (w, range) in self.base.windows(2).zip(nb.range.iter_mut()) {
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut((w[1] - w[0]) * stride);
+            slots.push((head, range));
+            rest = tail;
+        }
         map_each_mut(&mut slots, |sl, (bins, range)| {
             let f = feature_of[sl];
             if f == u32::MAX {
@@ -322,7 +366,8 @@ impl BinStack {
             }
             let sl = sl as usize;
             let (lo, hi) = sb.range[sl];
-            let codes = (sl * N_CODES + lo) * stride..(sl * N_CODES + hi + 1) * stride;
+            let at = self.base[sl];
+            let codes = (at + lo) * stride..(at + hi + 1) * stride;
             for (p, c) in nb.bins[codes.clone()].iter_mut().zip(&sb.bins[codes]) {
                 *p -= c;
             }
@@ -418,14 +463,14 @@ mod tests {
         // The smaller child (left: about 13 codes in 40) is summed: identical.
         assert!(n_left < n - n_left);
         for f in 0..p {
-            assert_eq!(left.trimmed(f, 4), want_l.trimmed(f, 4));
-            assert_eq!(left.feature(f, 4), want_l.feature(f, 4));
+            assert_eq!(stack.trimmed(&mut left, f), stack.trimmed(&mut want_l, f));
+            assert_eq!(stack.bins_of(&left, f), stack.bins_of(&want_l, f));
             // The larger is subtracted: the same counts and weights (integers), sums to
             // rounding.
-            let (lo, hi) = want_r.trimmed(f, 4);
-            assert_eq!(right.trimmed(f, 4), (lo, hi));
-            let got = &right.feature(f, 4)[lo * 4..(hi + 1) * 4];
-            let want = &want_r.feature(f, 4)[lo * 4..(hi + 1) * 4];
+            let (lo, hi) = stack.trimmed(&mut want_r, f);
+            assert_eq!(stack.trimmed(&mut right, f), (lo, hi));
+            let got = &stack.bins_of(&right, f)[lo * 4..(hi + 1) * 4];
+            let want = &stack.bins_of(&want_r, f)[lo * 4..(hi + 1) * 4];
             for (b, (g, w)) in got.chunks(4).zip(want.chunks(4)).enumerate() {
                 assert_eq!((g[0], g[3]), (w[0], w[3]), "feature {f} bin {b}");
                 assert!(
@@ -462,10 +507,10 @@ mod tests {
             direct(&mut many, &x, &crit, rows, 0, &fs)
         });
         for f in fs.map(|f| f as usize) {
-            let (lo, hi) = want.trimmed(f, 4);
-            assert_eq!(got.trimmed(f, 4), (lo, hi));
+            let (lo, hi) = one.trimmed(&mut want, f);
+            assert_eq!(many.trimmed(&mut got, f), (lo, hi));
             let bits = |b: &NodeBins| -> Vec<u64> {
-                let codes = &b.feature(f, 4)[lo * 4..(hi + 1) * 4];
+                let codes = &one.bins_of(b, f)[lo * 4..(hi + 1) * 4];
                 codes.iter().map(|v| v.to_bits()).collect()
             };
             assert_eq!(bits(&got), bits(&want), "feature {f}");

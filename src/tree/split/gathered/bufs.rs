@@ -13,7 +13,7 @@ pub(crate) struct SplitBufs<T: Feature> {
     /// The codes of the batch's coded candidates, at the candidate's place in the batch.
     pub(in crate::tree::split) codes: Vec<Vec<u8>>,
     /// The same for wide codes.
-    pub(super) wide: Vec<Vec<u16>>,
+    pub(in crate::tree::split) wide: Vec<Vec<u16>>,
     /// The same for the stored entries of sparse candidates.
     pub(super) entries: Vec<Entries<T>>,
     /// 1 for each row of the node that goes left under the best cut so far, written only
