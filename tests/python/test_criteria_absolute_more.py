@@ -253,6 +253,18 @@ def test_multi_output_model_bytes_are_version_6_and_round_trip():
     np.testing.assert_array_equal(a.value, b.value)
 
 
+def test_mdi_by_output_is_refused():
+    """The shares of the outputs need each output's impurity; the nodes keep their mean."""
+    from forestimp.importance import mdi
+
+    X, y = _data(80)
+    est = fi.RandomForestRegressor(3, criterion="absolute_error", random_state=0)
+    est.fit(X, _outputs(X, y, 2))
+    assert mdi(est).importances_mean.shape == (5,)
+    with pytest.raises(InvalidParameterError, match="by output"):
+        mdi(est, by_output=True)
+
+
 def test_monotonic_cst_with_several_outputs_is_refused_as_scikit_learn():
     X, y = _data(60)
     Y = _outputs(X, y, 2)

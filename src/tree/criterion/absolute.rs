@@ -362,4 +362,30 @@ mod tests {
         c.node_value(&stats, &ys, &ws, &mut out);
         assert_eq!(out[0], m);
     }
+
+    /// Several outputs: each output's median, and the mean of the outputs' deviations
+    /// (scikit-learn's `Σ_k AE_k / (W m)`), from the rows' ids.
+    #[test]
+    fn several_outputs_are_the_outputs_medians_and_mean_deviation() {
+        let n = 23;
+        let a: Vec<f64> = (0..n).map(|i| ((i * 7) % 11) as f64 - 3.0).collect();
+        let b: Vec<f64> = (0..n).map(|i| ((i * 5) % 13) as f64 * 0.3).collect();
+        let y: Vec<f64> = (0..n).flat_map(|i| [a[i], b[i]]).collect();
+        let ws: Vec<f64> = (0..n).map(|i| 0.5 + (i % 3) as f64).collect();
+        // Every other row, in reverse: the criterion reads the targets through the ids.
+        let rows: Vec<u32> = (0..n as u32).rev().step_by(2).collect();
+        let w: Vec<f64> = rows.iter().map(|&r| ws[r as usize]).collect();
+        let pick = |t: &[f64]| -> Vec<f64> { rows.iter().map(|&r| t[r as usize]).collect() };
+        let (ma, da) = median_and_deviation(&pick(&a), &w, &mut Vec::new());
+        let (mb, db) = median_and_deviation(&pick(&b), &w, &mut Vec::new());
+        let c = MultiAbsoluteError::new(&y, 2);
+        let mut stats = [0.0];
+        c.accumulate(&mut stats, &rows, &w);
+        assert_eq!(stats[0], w.iter().sum::<f64>());
+        let mut out = [0.0; 2];
+        c.node_value(&stats, &rows, &w, &mut out);
+        assert_eq!(out, [ma, mb]);
+        let impurity = c.node_impurity(&stats, &rows, &w);
+        assert!((impurity - (da + db) / 2.0).abs() < 1e-14, "{impurity}");
+    }
 }

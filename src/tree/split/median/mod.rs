@@ -75,10 +75,10 @@ impl MedianBufs {
 
     /// The passes of `order` ([`MedianBufs::errors`]), with the medians when the candidate
     /// is constrained.
-    fn pass<C: Criterion>(&mut self, ws: &[f64], ctx: &NodeCtx<'_, C>) {
+    fn pass<C: Criterion>(&mut self, ys: OrderTargets<'_>, ws: &[f64], ctx: &NodeCtx<'_, C>) {
         match ctx.constraint() {
-            Some(_) => self.errors::<true>(ws),
-            None => self.errors::<false>(ws),
+            Some(_) => self.errors::<true>(ys, ws),
+            None => self.errors::<false>(ys, ws),
         }
     }
 
@@ -145,7 +145,7 @@ pub(super) fn best<T: Feature, C: Criterion>(
     m.order.clear();
     m.order.extend(s.packed.iter().map(|p| p.position()));
     m.rank(ys);
-    m.pass(ws, ctx);
+    m.pass(ys, ws, ctx);
     let mut best = None;
     m.scan(
         xf,
@@ -178,7 +178,7 @@ pub(super) fn best_with_missing<T: Feature, C: Criterion>(
     m.order.clear();
     m.order.extend(s.packed.iter().map(|p| p.position()));
     m.order.extend(missing.clone());
-    m.pass(ws, ctx);
+    m.pass(ys, ws, ctx);
     let cuts = 0..present.saturating_sub(1);
     m.scan(xf, ctx, cuts, Missing::Right, &mut best);
     let wl = m.sums[0][present.max(1) - 1].0;
@@ -197,7 +197,7 @@ pub(super) fn best_with_missing<T: Feature, C: Criterion>(
     m.order.clear();
     m.order.extend(missing);
     m.order.extend(s.packed.iter().map(|p| p.position()));
-    m.pass(ws, ctx);
+    m.pass(ys, ws, ctx);
     let cuts = n_miss..(n_miss + present).saturating_sub(1);
     m.scan(xf, ctx, cuts, Missing::Left, &mut best);
     if let Some(c) = apart {

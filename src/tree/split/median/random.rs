@@ -49,20 +49,22 @@ pub(in super::super) fn random<T: Feature, C: Criterion>(
     if !ctx.leaves_fit(n_left, xf.len(), total[0]) {
         return None;
     }
-    let mut error = [0.0; 2];
-    for (k, r) in m.outputs[..m.n_outputs].iter().enumerate() {
-        let median = side_medians(&r.by_target, &m.side, &r.y, ws, total);
-        for ((&side, &y), &w) in m.side.iter().zip(&r.y).zip(ws) {
-            let side = usize::from(side);
-            error[side] += w * (y - median[side]).abs();
+    // The first output (the only one under a constraint) decides admission; the others
+    // add their errors.
+    let (first, others) = m.outputs[..m.n_outputs].split_first()?;
+    let y = first.targets(ys);
+    let median = side_medians(&first.by_target, &m.side, y, ws, total);
+    if let Some((sign, bounds)) = ctx.constraint() {
+        if !bounds.admits_values(sign, median[0], median[1]) {
+            return None;
         }
-        if k == 0 {
-            if let Some((sign, bounds)) = ctx.constraint() {
-                if !bounds.admits_values(sign, median[0], median[1]) {
-                    return None;
-                }
-            }
-        }
+    }
+    let mut error = side_errors(&m.side, y, ws, median);
+    for r in others {
+        let y = r.targets(ys);
+        let median = side_medians(&r.by_target, &m.side, y, ws, total);
+        let e = side_errors(&m.side, y, ws, median);
+        error = [error[0] + e[0], error[1] + e[1]];
     }
     Some(Cut {
         proxy: -(error[0] + error[1]),
@@ -72,11 +74,23 @@ pub(in super::super) fn random<T: Feature, C: Criterion>(
     })
 }
 
+/// `Σ w |y − m_side|` of each side (`side[j]`: 0 left, 1 right) about its `median`.
+#[inline(always)]
+fn side_errors(side: &[u8], ys: &[f64], ws: &[f64], median: [f64; 2]) -> [f64; 2] {
+    let mut error = [0.0; 2];
+    for ((&side, &y), &w) in side.iter().zip(ys).zip(ws) {
+        let side = usize::from(side);
+        error[side] += w * (y - median[side]).abs();
+    }
+    error
+}
+
 /// scikit-learn's weighted median of each side (`side[j]`: 0 left, 1 right) of the rows
 /// with targets `ys`, weights `ws` and side weights `total`, from the rows in rank order
 /// (`by_target`): the first target whose cumulative weight exceeds half the side's, or the
 /// mid-point with the side's previous target when the cumulative weight before it is
-/// exactly half.
+/// exactly half. Inlined: called apart, the walk cost +8 % of an Extra-Trees fit (perf).
+#[inline(always)]
 fn side_medians(
     by_target: &[u32],
     side: &[u8],
