@@ -200,9 +200,7 @@ def test_multi_output_forest_is_scikit_learns():
     X, y = _data()
     Y = _outputs(X, y, 3)
     Xt = np.random.default_rng(4).random((300, 5)).astype(np.float32)
-    kw = dict(
-        criterion="absolute_error", bootstrap=False, max_features=None, min_samples_leaf=5
-    )
+    kw = dict(criterion="absolute_error", bootstrap=False, max_features=None, min_samples_leaf=5)
     ours = fi.RandomForestRegressor(4, random_state=0, **kw).fit(X, Y)
     theirs = SkForest(4, random_state=0, **kw).fit(X, Y)
     np.testing.assert_allclose(ours.predict(Xt), theirs.predict(Xt), rtol=0, atol=1e-9)

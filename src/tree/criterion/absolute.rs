@@ -94,6 +94,7 @@ pub enum OrderTargets<'a> {
 }
 
 impl OrderTargets<'_> {
+    /// The number of outputs (targets per row).
     pub(crate) fn n_outputs(self) -> usize {
         match self {
             OrderTargets::One(_) => 1,

@@ -26,7 +26,8 @@
 //!   RNG stream gives a fixed tree, whatever the scale of the sample weights;
 //! * under monotonic constraints ([`crate::tree::monotone`]) every cut of a constrained
 //!   candidate passes its test where cuts are admitted ([`BestCut::offer`],
-//!   [`NodeCtx::admissible`]): each source searches a constrained candidate with the
+//!   [`NodeCtx::admissible`], and on the children's medians in [`median`] through
+//!   [`NodeCtx::constraint`]): each source searches a constrained candidate with the
 //!   context of [`NodeCtx::for_feature`], so no search path can skip it.
 
 mod bin_scans;

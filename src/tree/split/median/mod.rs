@@ -40,6 +40,7 @@ use super::sort::sort_packed;
 use super::{better, Cut, NodeCtx};
 use crate::data::{Feature, Packed};
 use crate::tree::criterion::{Criterion, OrderTargets};
+use crate::tree::monotone::Bounds;
 use crate::tree::Missing;
 
 /// What the median search reuses from node to node (in [`SearchBufs`]).
@@ -84,7 +85,9 @@ impl MedianBufs {
 
     /// Scores the cut after `order[k]`, for every `k` in `cuts` where the candidate's
     /// value grows to `order[k + 1]`'s, by `−(AE_L + AE_R)`, and keeps it in `best` if
-    /// better (ties keep the earlier); `missing` is where the NaN rows went.
+    /// better (ties keep the earlier); `missing` is where the NaN rows went. A constrained
+    /// candidate's cuts must keep its constraint ([`MedianBufs::monotone`]); a free one's
+    /// scan has no test of it.
     fn scan<T: Feature, C: Criterion>(
         &self,
         xf: &[T],
@@ -93,8 +96,27 @@ impl MedianBufs {
         missing: Missing,
         best: &mut Option<Cut>,
     ) {
+        match ctx.constraint() {
+            None => self.scan_admitted(xf, ctx, cuts, missing, best, |_| true),
+            constraint => {
+                let admits = |k| self.monotone(constraint, k);
+                self.scan_admitted(xf, ctx, cuts, missing, best, admits)
+            }
+        }
+    }
+
+    /// [`MedianBufs::scan`] of the cuts `k` that `admits(k)`.
+    #[inline(always)]
+    fn scan_admitted<T: Feature, C: Criterion>(
+        &self,
+        xf: &[T],
+        ctx: &NodeCtx<'_, C>,
+        cuts: std::ops::Range<usize>,
+        missing: Missing,
+        best: &mut Option<Cut>,
+        admits: impl Fn(usize) -> bool,
+    ) {
         let (n, total) = (self.order.len(), ctx.total[0]);
-        let constraint = ctx.constraint();
         for k in cuts {
             let (j, next) = (self.order[k] as usize, self.order[k + 1] as usize);
             let (v, w) = (xf[j].to_f64(), xf[next].to_f64());
@@ -104,7 +126,7 @@ impl MedianBufs {
                 || n - n_left < ctx.min_samples_leaf
                 || wl < ctx.min_weight_leaf
                 || total - wl < ctx.min_weight_leaf
-                || !self.monotone(constraint, k)
+                || !admits(k)
             {
                 continue;
             }
@@ -124,7 +146,7 @@ impl MedianBufs {
     /// free): the medians of `order[..=k]` and `order[k + 1..]` in the node's bounds and
     /// ordered by the sign.
     #[inline(always)]
-    fn monotone(&self, constraint: Option<(i8, crate::tree::monotone::Bounds)>, k: usize) -> bool {
+    fn monotone(&self, constraint: Option<(i8, Bounds)>, k: usize) -> bool {
         constraint.is_none_or(|(sign, bounds)| {
             bounds.admits_values(sign, self.medians[0][k], self.medians[1][k + 1])
         })

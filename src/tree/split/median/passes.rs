@@ -225,19 +225,39 @@ impl MedianBufs {
                 }
                 let by_rank = r.by_target.iter().map(|&j| ws[j as usize]);
                 list.fill(by_rank, &r.sorted_y);
-                for k in (0..n).rev() {
-                    let (error, m) = list.absolute_error(sums[k], &r.sorted_y);
-                    // The first output's errors are written, the others' added to them.
-                    match output {
-                        0 => out[at(k)] = error,
-                        _ => out[at(k)] += error,
-                    }
-                    if MEDIANS {
-                        median[at(k)] = m;
-                    }
-                    list.delete(order_ranks[at(k)] as usize);
+                let pass = (&r.sorted_y[..], &order_ranks[..], &sums[..]);
+                // The first output's errors are written, the others' added to them.
+                match output {
+                    0 => list.delete_all::<MEDIANS, false>(pass, out, median, at),
+                    _ => list.delete_all::<MEDIANS, true>(pass, out, median, at),
                 }
             }
+        }
+    }
+}
+
+impl RankList {
+    /// Deletes the ranks `order_ranks` from the last to the first in the order `at`, each
+    /// after writing (`ADD`: adding) the error of the ranks present, of sums `sums`, at
+    /// its position in `out` (and with `MEDIANS` their median in `median`).
+    #[inline(always)]
+    fn delete_all<const MEDIANS: bool, const ADD: bool>(
+        &mut self,
+        (sorted_y, order_ranks, sums): (&[f64], &[u32], &[(f64, f64)]),
+        out: &mut [f64],
+        median: &mut [f64],
+        at: impl Fn(usize) -> usize,
+    ) {
+        for k in (0..order_ranks.len()).rev() {
+            let (error, m) = self.absolute_error(sums[k], sorted_y);
+            match ADD {
+                true => out[at(k)] += error,
+                false => out[at(k)] = error,
+            }
+            if MEDIANS {
+                median[at(k)] = m;
+            }
+            self.delete(order_ranks[at(k)] as usize);
         }
     }
 }
