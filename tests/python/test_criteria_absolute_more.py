@@ -166,7 +166,11 @@ def _outputs(X: np.ndarray, y: np.ndarray, k: int) -> np.ndarray:
 
 @pytest.mark.parametrize("k", [2, 3])
 @pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
-@pytest.mark.parametrize("settings", SETTINGS, ids=lambda s: ",".join(s))
+@pytest.mark.parametrize(
+    "settings",
+    [*SETTINGS, dict(min_samples_leaf=4, min_samples_split=12, ccp_alpha=0.01)],
+    ids=lambda s: ",".join(s),
+)
 def test_multi_output_tree_is_scikit_learns(settings, weighted, k):
     X, y = _data()
     Y = _outputs(X, y, k)
