@@ -10,6 +10,7 @@ import pickle
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.ensemble import RandomForestRegressor as SkForest
 from sklearn.tree import DecisionTreeRegressor
 
@@ -126,11 +127,13 @@ def _worst_step(predict, X: np.ndarray, cst: list[int]) -> float:
 @pytest.mark.parametrize(
     "name", ["RandomForest", "ExtraTrees", "RandomPatches", "TotallyRandomizedTrees"]
 )
-@pytest.mark.parametrize("nan", [False, True], ids=["complete", "nan"])
-def test_monotonic_forests_are_monotone(name, nan):
+@pytest.mark.parametrize("data", ["complete", "nan", "sparse"])
+def test_monotonic_forests_are_monotone(name, data):
     X, y = _data(300)
-    if nan:
+    if data == "nan":
         X = np.where(np.random.default_rng(4).random(X.shape) < 0.1, np.nan, X)
+    if data == "sparse":
+        X = sp.csr_matrix(np.where(X < 0.4, 0.0, X))
     sw = np.random.default_rng(3).uniform(0.2, 3.0, len(y))
     cls = getattr(fi, name + "Regressor")
     Xg = _data(300)[0]
@@ -236,6 +239,16 @@ def test_every_multi_output_node_holds_its_rows_medians(name, nan):
             dev = np.sum(w[rows, None] * np.abs(Y[rows] - m)) / (3 * np.sum(w[rows]))
             np.testing.assert_allclose(t.value[node, :, 0], m, rtol=1e-12, atol=1e-12)
             assert t.impurity[node] == pytest.approx(dev, rel=1e-9, abs=1e-12)
+
+
+def test_multi_output_sparse_x_grows_the_dense_forest():
+    X, y = _data(200)
+    Y = _outputs(X, y, 2)
+    Xd = np.where(X < 0.4, 0.0, X)
+    for cls in (fi.RandomForestRegressor, fi.ExtraTreesRegressor):
+        dense = cls(4, criterion="absolute_error", random_state=0).fit(Xd, Y)
+        sparse = cls(4, criterion="absolute_error", random_state=0).fit(sp.csr_matrix(Xd), Y)
+        assert dense.forest_.to_bytes() == sparse.forest_.to_bytes()
 
 
 def test_multi_output_model_bytes_are_version_6_and_round_trip():
