@@ -286,4 +286,64 @@ mod tests {
         assert_eq!(cut.threshold, want.1);
         assert!((-cut.proxy - want.0).abs() < 1e-9);
     }
+
+    /// Under a monotonic constraint the exact rule's cut is the one of least error among
+    /// the cuts whose children's medians lie in the bounds and are ordered by the sign, by
+    /// brute force; the unconstrained best cut is not among them (else this tests nothing).
+    #[test]
+    fn a_constrained_cut_keeps_the_medians_ordered_and_bounded() {
+        let n = 80;
+        let xf: Vec<f64> = (0..n).map(|i| ((i * 37) % 41) as f64).collect();
+        // Decreasing in x on the whole, with a bump.
+        let ys: Vec<f64> = (0..n)
+            .map(|i| 40.0 - xf[i] + ((i * 13) % 7) as f64 + if xf[i] > 30.0 { 25.0 } else { 0.0 })
+            .collect();
+        let ws: Vec<f64> = (0..n).map(|i| 0.5 + (i % 4) as f64 * 0.75).collect();
+        let crit = AbsoluteError { y: &ys };
+        let total = [ws.iter().sum::<f64>()];
+        let cst = [1i8];
+        let inf = f64::INFINITY;
+        // Signs and bounds that each exclude the unconstrained best cut.
+        for (sign, lower, upper) in [(1, -inf, inf), (-1, -inf, 38.0), (-1, 28.0, inf)] {
+            let bounds = Bounds { lower, upper };
+            let ctx = NodeCtx {
+                crit: &crit,
+                total: &total,
+                min_samples_leaf: 3,
+                min_weight_leaf: 0.0,
+                unit_weights: false,
+                whole_sums: false,
+                mono: Some((&cst, bounds)),
+                sign,
+            };
+            let mut s = SearchBufs::<f64>::new(1);
+            let cut = best(&xf, OrderTargets::One(&ys), &ws, &mut s, &ctx);
+            let (mut want, mut free) = (None::<(f64, f64)>, f64::INFINITY);
+            let mut values = xf.clone();
+            values.sort_by(f64::total_cmp);
+            values.dedup();
+            for pair in values.windows(2) {
+                let t = midpoint(pair[0], pair[1]);
+                let (l, r): (Vec<u32>, Vec<u32>) =
+                    (0..n as u32).partition(|&j| xf[j as usize] <= t);
+                if l.len() < 3 || r.len() < 3 {
+                    continue;
+                }
+                let ((el, ml), (er, mr)) = (brute(&ys, &ws, &l), brute(&ys, &ws, &r));
+                free = free.min(el + er);
+                if bounds.admits_values(sign, ml, mr)
+                    && want.is_none_or(|(e, _)| el + er < e - 1e-9)
+                {
+                    want = Some((el + er, t));
+                }
+            }
+            let (cut, want) = (cut.expect("an admitted cut"), want.expect("a cut"));
+            assert_eq!(cut.threshold, want.1, "sign {sign}");
+            assert!((-cut.proxy - want.0).abs() < 1e-9);
+            assert!(
+                want.0 > free + 1e-6,
+                "the constraint binds ({sign}, {lower}, {upper})"
+            );
+        }
+    }
 }
