@@ -71,7 +71,8 @@ Criteria and scikit-learn's other parameters, for every estimator and splitter:
   splitter (``"best"``, ``"random"``, ``"hist"``, NaN and sparse X). A cut on a constrained
   feature is kept only when its children's values are ordered and inside the node's bounds;
   children are bounded at the mean of their two values, and node values clipped to their
-  bounds. Not with ``multiway=True`` (unless every sign is 0). Not written in the model
+  bounds; the values are means, or medians with ``criterion="absolute_error"``. Not with
+  ``multiway=True`` (unless every sign is 0). Not written in the model
   bytes; the trees keep each node's impurity of its rows, so MDI is scikit-learn's
   (``docs/monotonic.md``).
 Missing values: X may hold NaN, in fit and predict, with scikit-learn 1.9's semantics. Each
