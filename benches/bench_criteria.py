@@ -7,7 +7,8 @@ peers`` times Poisson and ``ccp_alpha`` fits against scikit-learn on the same da
 n_jobs=1) and prints the ratios; ``python benches/bench_criteria.py monotonic`` does the same for
 ``monotonic_cst`` (and the unconstrained fits, for reference); ``python benches/bench_criteria.py
 mae`` times ``criterion="absolute_error"`` forests of 100 trees on ``make_regression(5000, 20)``
-against scikit-learn (best of 2, n_jobs=1).
+against scikit-learn (best of 2, n_jobs=1); ``mae-more`` the same with ``monotonic_cst`` and
+with 3 outputs (20 trees).
 """
 
 from __future__ import annotations
@@ -111,6 +112,38 @@ def mae() -> None:
         print(f"{name:24s} {ours:12.3f} {theirs:10.3f} {ours / theirs:6.2f}", flush=True)
 
 
+def mae_more() -> None:
+    """``criterion="absolute_error"`` with ``monotonic_cst`` and with 3 outputs, against
+    scikit-learn: 20 trees on ``make_regression(5000, 20)``, best of 2, n_jobs=1."""
+    from sklearn import ensemble as sk
+    from sklearn.datasets import make_regression
+
+    import forestimp as fi
+
+    X, y = make_regression(5000, 20, noise=1.0, random_state=0)
+    X = X.astype(np.float32)
+    Y = np.column_stack([y, np.abs(y), X[:, 0] * 3 - y / 50])
+    cst = [1, -1] + [0] * 18
+    print(f"{'case':30s} {'forestimp s':>12s} {'sklearn s':>10s} {'ratio':>6s}")
+    for name, cls, extra, target in [
+        ("RF absolute_error cst", "RandomForestRegressor", dict(monotonic_cst=cst), y),
+        ("ET absolute_error cst", "ExtraTreesRegressor", dict(monotonic_cst=cst), y),
+        ("RF absolute_error 3 outputs", "RandomForestRegressor", {}, Y),
+        ("ET absolute_error 3 outputs", "ExtraTreesRegressor", {}, Y),
+    ]:
+        params = dict(n_estimators=20, criterion="absolute_error", n_jobs=1, random_state=0)
+        params |= extra
+        ours = _best_of(lambda c=cls, p=params: getattr(fi, c)(**p), X, target, repeat=2)
+        theirs = _best_of(lambda c=cls, p=params: getattr(sk, c)(**p), X, target, repeat=2)
+        print(f"{name:30s} {ours:12.3f} {theirs:10.3f} {ours / theirs:6.2f}", flush=True)
+
+
 if __name__ == "__main__":
-    modes = {"ab": ab, "peers": peers, "monotonic": monotonic, "mae": mae}
+    modes = {
+        "ab": ab,
+        "peers": peers,
+        "monotonic": monotonic,
+        "mae": mae,
+        "mae-more": mae_more,
+    }
     modes[sys.argv[1] if len(sys.argv) > 1 else "peers"]()

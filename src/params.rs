@@ -313,15 +313,6 @@ impl ForestParams {
             classification,
             self.splitter,
         )?;
-        if monotonic_cst.is_some() && self.criterion == CriterionKind::AbsoluteError {
-            // The constraint compares the children's means; these nodes predict medians.
-            return Err(crate::ForestError::Unsupported(
-                "monotonic_cst is not available with criterion=\"absolute_error\" (the \
-                 constrained search compares the children's means, and these trees \
-                 predict medians)"
-                    .into(),
-            ));
-        }
         let tree_features = match self.tree_features {
             None => n_features,
             Some(c) => c.resolve("tree_features", n_features)?,

@@ -14,9 +14,10 @@
 //!               (version 5) every tree's `[impurity, value]` of each node in pre-order
 //! ```
 //! A single-output forest is written as version 3, byte for byte as before multi-output
-//! forests existed; only a multi-output forest is written as version 4, and only an
-//! absolute-error forest (whose internal medians are not derived from the leaves) as
-//! version 5.
+//! forests existed; only a multi-output forest is written as version 4, only a
+//! single-output absolute-error or monotonic forest (whose internal values are not derived
+//! from the leaves) as version 5, and only a multi-output absolute-error forest as
+//! version 6 (version 5's payload with its outputs).
 //! A split node sends missing values (NaN) to the side with more training samples unless
 //! it learned otherwise; only the nodes that learned the other side are stored, as
 //! increasing `(tree, node)` pairs (`crate::tree` derives the rest), so a model fitted
@@ -49,14 +50,18 @@ pub const MAGIC: &[u8; 4] = b"FIMP";
 ///   only: a single-output forest keeps version 3 and its bytes.
 /// * 5: version 4 (outputs empty), then every node's impurity and value as grown, for the
 ///   absolute-error forests and those grown under monotonic constraints (`Tree::grown`).
+/// * 6: version 5 with the outputs of a multi-output absolute-error forest (never empty);
+///   a version-5 file keeps its bytes.
 ///
 /// The criterion is written as its [`crate::CriterionKind`] index (0 Gini, 1 entropy,
 /// 2 squared error, 3 Poisson, 4 absolute error); a reader older than a criterion refuses
 /// its models with a decode error. `ccp_alpha` is not written (the stored trees are pruned
 /// already).
-pub const FORMAT_VERSION: u16 = 5;
+pub const FORMAT_VERSION: u16 = 6;
 /// The version a multi-output forest is written in.
 const MULTI_OUTPUT_VERSION: u16 = 4;
+/// The version a single-output forest with node statistics as grown is written in.
+const GROWN_VERSION: u16 = 5;
 /// The version a single-output forest is written in (its bytes never changed).
 pub const SINGLE_OUTPUT_VERSION: u16 = 3;
 const HEADER: usize = 20;
@@ -86,7 +91,8 @@ struct ForestReprV3 {
 #[derive(Serialize, Deserialize)]
 struct ForestReprV4 {
     v3: ForestReprV3,
-    /// `Forest::outputs` (never empty in a version-4 file, empty in a version-5 one).
+    /// `Forest::outputs` (never empty in a version-4 or version-6 file, empty in a
+    /// version-5 one).
     outputs: Vec<u32>,
 }
 
@@ -97,16 +103,16 @@ struct ForestReprV5 {
     grown: Vec<Vec<f64>>,
 }
 
-/// Checks the outputs read from a version-4 file against the task: at least one output
-/// (at most 64 per training sample, a bound on what a file may make us allocate), class counts summing to `n_classes` for classification,
-/// ones for regression. Returns their sum, the width of a node's value.
-fn check_outputs(outputs: &[usize], n_classes: usize, p: &Resolved) -> Result<usize> {
+/// Checks the outputs read from a version-4 or version-6 (`grown`) file against the task:
+/// at least one output (at most 64 per training sample, a bound on what a file may make us
+/// allocate), class counts summing to `n_classes` for classification, ones for regression;
+/// a criterion the multi-output fit grows, absolute error exactly when `grown`. Returns
+/// their sum, the width of a node's value.
+fn check_outputs(outputs: &[usize], n_classes: usize, p: &Resolved, grown: bool) -> Result<usize> {
     let ok = !outputs.is_empty()
         && outputs.len() <= p.n_samples.max(1) * 64
-        && !matches!(
-            p.criterion,
-            CriterionKind::Poisson | CriterionKind::AbsoluteError
-        )
+        && p.criterion != CriterionKind::Poisson
+        && (p.criterion == CriterionKind::AbsoluteError) == grown
         && match p.criterion.is_regression() {
             true => outputs.iter().all(|&c| c == 1) && n_classes == 0,
             false => {
@@ -226,23 +232,22 @@ impl Forest {
             assembled: self.params.assembled,
         };
         let encode = |e: postcard::Error| ForestError::Encode(e.to_string());
+        let outputs: Vec<u32> = self.outputs.iter().map(|&c| c as u32).collect();
         if self.trees.iter().any(|t| !t.grown().is_empty()) {
-            let v4 = ForestReprV4 {
-                v3: repr,
-                outputs: Vec::new(),
+            let version = match outputs.is_empty() {
+                true => GROWN_VERSION,
+                false => FORMAT_VERSION,
             };
+            let v4 = ForestReprV4 { v3: repr, outputs };
             let grown = self.trees.iter().map(|t| t.grown().to_vec()).collect();
             let payload = postcard::to_allocvec(&ForestReprV5 { v4, grown }).map_err(encode)?;
-            return Ok(envelope(FORMAT_VERSION, &payload));
+            return Ok(envelope(version, &payload));
         }
         if self.outputs.is_empty() {
             let payload = postcard::to_allocvec(&repr).map_err(encode)?;
             return Ok(envelope(SINGLE_OUTPUT_VERSION, &payload));
         }
-        let repr = ForestReprV4 {
-            v3: repr,
-            outputs: self.outputs.iter().map(|&c| c as u32).collect(),
-        };
+        let repr = ForestReprV4 { v3: repr, outputs };
         let payload = postcard::to_allocvec(&repr).map_err(encode)?;
         Ok(envelope(MULTI_OUTPUT_VERSION, &payload))
     }
@@ -321,14 +326,16 @@ impl Forest {
         if first_tree >= u64::from(u32::MAX) {
             return Err(decode_err("inconsistent model parameters"));
         }
-        let width = match version == 4 {
-            true => check_outputs(&outputs, n_classes, &repr.params)?,
-            false => n_classes.max(1),
+        let width = match version {
+            4 | 6 => check_outputs(&outputs, n_classes, &repr.params, version == 6)?,
+            _ => n_classes.max(1),
         };
-        // Version 5: forests of one output whose trees keep their nodes as grown, a list a
-        // tree; every absolute-error forest (monotonic ones too).
+        // Versions 5 and 6: forests whose trees keep their nodes as grown, a list a tree;
+        // every absolute-error forest (monotonic ones too), of several outputs in 6 only.
         let absolute = repr.params.criterion == CriterionKind::AbsoluteError;
-        let fits = |g: &Vec<Vec<f64>>| g.len() == repr.trees.len() && outputs.is_empty();
+        let fits = |g: &Vec<Vec<f64>>| {
+            g.len() == repr.trees.len() && outputs.is_empty() == (version == GROWN_VERSION)
+        };
         if (absolute && grown.is_none()) || grown.as_ref().is_some_and(|g| !fits(g)) {
             return Err(decode_err("absolute-error node statistics amiss"));
         }

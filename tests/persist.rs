@@ -20,10 +20,13 @@ fn models() -> Vec<Forest> {
     let mut a = ForestParams::random_forest(CriterionKind::AbsoluteError);
     a.n_estimators = 4;
     a.min_samples_leaf = 3;
+    // Two outputs: the targets and their squares, row-major.
+    let y2: Vec<f64> = yr.iter().flat_map(|&v| [v, v * v]).collect();
     vec![
         Forest::fit(&c, m, Targets::classes(&y, 3).unwrap(), None).unwrap(),
         Forest::fit(&r, mr, Targets::regression(&yr).unwrap(), None).unwrap(),
         Forest::fit(&a, mr, Targets::regression(&yr).unwrap(), None).unwrap(),
+        Forest::fit(&a, mr, Targets::multi_regression(&y2, 2).unwrap(), None).unwrap(),
     ]
 }
 
@@ -34,7 +37,7 @@ fn absolute_error_models_carry_their_node_statistics() {
     let f = models().remove(2);
     let bytes = f.to_bytes().unwrap();
     assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), 5);
-    for version in [3u16, 4] {
+    for version in [3u16, 4, 6] {
         let mut b = bytes.clone();
         b[4..6].copy_from_slice(&version.to_le_bytes());
         assert!(matches!(
@@ -53,6 +56,24 @@ fn absolute_error_models_carry_their_node_statistics() {
         Forest::from_bytes(&b),
         Err(ForestError::Decode(_))
     ));
+}
+
+/// A multi-output absolute-error forest is written as version 6 (version 5 with its
+/// outputs); read as version 4 or 5 it is refused.
+#[test]
+fn multi_output_absolute_error_models_are_version_6() {
+    let f = models().remove(3);
+    let bytes = f.to_bytes().unwrap();
+    assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), 6);
+    assert!(Forest::from_bytes(&bytes).unwrap() == f);
+    for version in [4u16, 5] {
+        let mut b = bytes.clone();
+        b[4..6].copy_from_slice(&version.to_le_bytes());
+        assert!(matches!(
+            Forest::from_bytes(&b),
+            Err(ForestError::Decode(_))
+        ));
+    }
 }
 
 #[test]
@@ -99,7 +120,7 @@ fn damage_is_an_error_never_a_panic() {
 /// A payload that passes the checksum but lies about its trees must still be refused.
 #[test]
 fn structurally_invalid_payloads_are_refused() {
-    for f in [models().remove(0), models().remove(2)] {
+    for f in [models().remove(0), models().remove(2), models().remove(3)] {
         structurally_invalid_payloads_of(&f);
     }
 }

@@ -43,7 +43,8 @@ __all__ = [
 
 __version__: str
 FORMAT_VERSION: int
-# The version single-output models are written in (multi-output ones: FORMAT_VERSION).
+# The version single-output models are written in (multi-output ones: 4; forests that keep
+# their nodes as grown, absolute-error or monotonic ones: 5, or 6 with several outputs).
 SINGLE_OUTPUT_FORMAT_VERSION: int
 
 # Dense arrays, or a scipy.sparse CSC matrix/array (scipy ships no type stubs).

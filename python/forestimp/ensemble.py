@@ -47,9 +47,13 @@ Criteria and scikit-learn's other parameters, for every estimator and splitter:
   its impurity is the weighted mean absolute deviation from it (``tree_.impurity``), and MDI
   sums its decreases. Splits are searched in ``O(n log n)`` per candidate (the sorts, then
   ``O(n)`` deletions from a linked list of the node's ranked targets). Exact and random
-  splitters only, NaN in X included (the same scans as below): ``splitter="hist"``,
-  ``multiway=True`` and multi-output ``y`` raise ``InvalidParameterError``. Its models are
-  written in format version 5 (older readers refuse them).
+  splitters only, NaN in X included (the same scans as below): ``splitter="hist"`` and
+  ``multiway=True`` raise ``InvalidParameterError``. With ``monotonic_cst`` the constraint is
+  on the medians, as scikit-learn's (a cut is tested on its children's medians, the bounds
+  split at their mean, each node's median clipped; ``docs/monotonic.md``). A 2-D ``y`` gives
+  each output its median, and the impurity is the mean of the outputs' deviations
+  (scikit-learn's). Its models are written in format version 5, or 6 with several outputs
+  (older readers refuse them).
 * ``ccp_alpha`` (>= 0): each grown tree is pruned by minimal cost-complexity pruning,
   scikit-learn's weakest-link rule on ``R(t) = (w_t / w_root) i(t)`` (with entropy in bits,
   as scikit-learn). Not with ``multiway=True``. It is not written in the model bytes: a
@@ -67,7 +71,8 @@ Criteria and scikit-learn's other parameters, for every estimator and splitter:
   splitter (``"best"``, ``"random"``, ``"hist"``, NaN and sparse X). A cut on a constrained
   feature is kept only when its children's values are ordered and inside the node's bounds;
   children are bounded at the mean of their two values, and node values clipped to their
-  bounds. Not with ``multiway=True`` (unless every sign is 0). Not written in the model
+  bounds; the values are means, or medians with ``criterion="absolute_error"``. Not with
+  ``multiway=True`` (unless every sign is 0). Not written in the model
   bytes; the trees keep each node's impurity of its rows, so MDI is scikit-learn's
   (``docs/monotonic.md``).
 Missing values: X may hold NaN, in fit and predict, with scikit-learn 1.9's semantics. Each

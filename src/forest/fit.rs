@@ -17,8 +17,8 @@ use crate::parallel::map_ordered;
 use crate::params::{CriterionKind, ForestParams, Resolved, SplitterKind};
 use crate::tree::builder::Grower;
 use crate::tree::criterion::{
-    AbsoluteError, Criterion, Entropy, Gini, MultiEntropy, MultiGini, MultiSquaredError, Poisson,
-    SquaredError,
+    AbsoluteError, Criterion, Entropy, Gini, MultiAbsoluteError, MultiEntropy, MultiGini,
+    MultiSquaredError, Poisson, SquaredError,
 };
 use crate::tree::growing::GrowingTree;
 use crate::tree::multiway;
@@ -375,12 +375,17 @@ impl<'a, T: Feature> FitSession<'a, T> {
                 grow_with!(AbsoluteError { y })
             }
             Targets::Regression(y) => grow_with!(SquaredError { y }),
-            // The generic multi-output path (`criterion::multi`): check_multi_output has
-            // refused Poisson and absolute error.
+            // The generic multi-output paths (`criterion::multi`, `criterion::absolute`):
+            // check_multi_output has refused Poisson.
             Targets::MultiClasses { y, n_classes } if p.criterion == CriterionKind::Entropy => {
                 grow_with!(MultiEntropy::new(y, n_classes))
             }
             Targets::MultiClasses { y, n_classes } => grow_with!(MultiGini::new(y, n_classes)),
+            Targets::MultiRegression { y, n_outputs }
+                if p.criterion == CriterionKind::AbsoluteError =>
+            {
+                grow_with!(MultiAbsoluteError::new(y, n_outputs))
+            }
             Targets::MultiRegression { y, n_outputs } => {
                 grow_with!(MultiSquaredError::new(y, n_outputs))
             }

@@ -48,6 +48,16 @@ fn tree_mdi_by_output<'py>(
     n_jobs: Option<i64>,
 ) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
     let f = &forest.inner;
+    let absolute = f.params().criterion == crate::CriterionKind::AbsoluteError;
+    if absolute && f.n_outputs() > 1 {
+        // The shares need each output's impurity; these trees keep the mean of them only.
+        return Err(PyErr::from(crate::ForestError::Unsupported(
+            "MDI by output is not available for a multi-output forest grown with \
+             criterion='absolute_error' (its nodes keep the mean of the outputs' deviations, \
+             not each output's)"
+                .into(),
+        )));
+    }
     let rows = run(py, n_jobs, || Ok(f.tree_importances_by_output().concat()))?;
     let shape = [f.trees().len(), f.n_outputs(), f.n_features()];
     to_shape(py, rows, &shape)

@@ -361,7 +361,8 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         let bounds = match mono {
             Some(cst) => {
                 let sign = cst.get(split.feature as usize).copied().unwrap_or(0);
-                bounds.children(sign, &self.left, &self.right)
+                let (left, right) = (&self.left, &self.right);
+                bounds.children(sign, || self.crit.middle_value(left, right, ys, ws, nl))
             }
             None => (bounds, bounds),
         };

@@ -8,15 +8,18 @@
 //! the *first* class (stats slot 1, value slot 0) with the signs flipped, so that a user's
 //! `1` still means "the probability of the positive class increases". Both read the same
 //! statistics slot: `stats[1] / stats[0]` is the mean (`Σ w·y / Σ w`) of a regression node
-//! and the first class's frequency of a classification node.
+//! and the first class's frequency of a classification node. Under
+//! `criterion="absolute_error"` the value is the node's weighted median, which no sums
+//! give: its search (`split::median`) tests the children's medians
+//! ([`Bounds::admits_values`]) and its middle value is the mean of the two medians.
 //!
 //! The rules, as scikit-learn's splitter and builder apply them:
 //! * a cut on a constrained feature is admitted only when both children's values lie in
 //!   the node's bounds `[lower, upper]` and are ordered by the sign (`(v_L − v_R)·sign ≤ 0`);
 //!   cuts on free features are not tested;
 //! * the children of a cut on a free feature inherit the node's bounds; those of a cut on a
-//!   constrained feature split them at the middle value `v_L/2 + v_R/2` (the left child
-//!   gets the upper half for sign `1`, the lower half for `−1`);
+//!   constrained feature split them at the middle value, the mean of `v_L` and `v_R` (the
+//!   left child gets the lower half for sign `1`, the upper half for `−1`);
 //! * every node's value is clipped to its bounds (a class frequency, the other class's
 //!   being `1 − p`).
 //!
@@ -41,10 +44,14 @@ impl Bounds {
     };
 
     /// The bounds of the two children of a cut on a feature of sign `sign` (internal
-    /// sign, flipped for classifiers), whose children have statistics `left` and `right`.
-    pub(crate) fn children(self, sign: i8, left: &[f64], right: &[f64]) -> (Bounds, Bounds) {
-        // scikit-learn's `middle_value`: the mean of the children's values, halved first.
-        let middle = left[1] / (2.0 * left[0]) + right[1] / (2.0 * right[0]);
+    /// sign, flipped for classifiers): split at the cut's middle value, `middle()`
+    /// (scikit-learn's `middle_value`, [`crate::tree::criterion::Criterion::middle_value`]:
+    /// the mean of the children's values), asked for a constrained feature only.
+    pub(crate) fn children(self, sign: i8, middle: impl FnOnce() -> f64) -> (Bounds, Bounds) {
+        if sign == 0 {
+            return (self, self);
+        }
+        let middle = middle();
         let (low, high) = (
             Bounds {
                 lower: self.lower,
@@ -57,8 +64,7 @@ impl Bounds {
         );
         match sign {
             1 => (low, high),
-            -1 => (high, low),
-            _ => (self, self),
+            _ => (high, low),
         }
     }
 
@@ -82,12 +88,20 @@ impl Bounds {
     }
 
     /// Whether the cut whose left child has statistics `left` (the node's: `total`) keeps
-    /// both children's values in the bounds and ordered by `sign` (nonzero):
-    /// scikit-learn's `check_monotonicity`.
+    /// both children's means (or first-class frequencies) in the bounds and ordered by
+    /// `sign` (nonzero): scikit-learn's `check_monotonicity` of the sums' criteria.
     #[inline]
     pub(crate) fn admits(self, sign: i8, total: &[f64], left: &[f64]) -> bool {
         let (wl, wr) = (left[0], total[0] - left[0]);
         let (vl, vr) = (left[1] / wl, (total[1] - left[1]) / wr);
+        self.admits_values(sign, vl, vr)
+    }
+
+    /// Whether children of values `vl` (left) and `vr` lie in the bounds and are ordered by
+    /// `sign` (nonzero): scikit-learn's `_check_monotonicity`, which the absolute-error
+    /// search asks of the children's medians.
+    #[inline]
+    pub(crate) fn admits_values(self, sign: i8, vl: f64, vr: f64) -> bool {
         (vl >= self.lower)
             & (vr >= self.lower)
             & (vl <= self.upper)
@@ -145,17 +159,16 @@ mod tests {
 
     #[test]
     fn children_split_the_bounds_at_the_middle_value() {
-        // Left mean 1, right mean 3: middle 2.
-        let (left, right) = ([2.0, 2.0, 0.0], [1.0, 3.0, 0.0]);
         let b = Bounds {
             lower: 0.0,
             upper: 10.0,
         };
-        let (l, r) = b.children(1, &left, &right);
+        let (l, r) = b.children(1, || 2.0);
         assert_eq!((l.lower, l.upper, r.lower, r.upper), (0.0, 2.0, 2.0, 10.0));
-        let (l, r) = b.children(-1, &left, &right);
+        let (l, r) = b.children(-1, || 2.0);
         assert_eq!((l.lower, l.upper, r.lower, r.upper), (2.0, 10.0, 0.0, 2.0));
-        assert_eq!(b.children(0, &left, &right), (b, b));
+        // A free feature's children inherit the bounds, no middle value asked.
+        assert_eq!(b.children(0, || unreachable!()), (b, b));
     }
 
     #[test]

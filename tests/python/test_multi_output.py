@@ -254,7 +254,7 @@ def test_persistence_round_trips(cls, tmp_path):
                 np.testing.assert_array_equal(a, b)
         else:
             np.testing.assert_array_equal(back.oob_prediction_, est.oob_prediction_)
-    # Version 4 (version 5 is for absolute-error forests, which have one output).
+    # Version 4 (versions 5 and 6 are for forests that keep their nodes as grown).
     assert est.forest_.to_bytes()[4] == 4 < fi._core.FORMAT_VERSION
 
 

@@ -17,9 +17,9 @@
 //! decrease, `may_beat` never rejects a better proxy, the counting paths equal the weighted
 //! sums bit for bit. The criteria live in `classes` (Gini, entropy), `regression`
 //! (squared error) and `poisson` (half Poisson deviance); `multi` generalizes the first two
-//! to several outputs (the mean impurity over outputs). `absolute` (absolute error) is the
-//! exception: a median is no function of sums, so it keeps the weight only and hands its
-//! rows to the order-statistic search ([`Criterion::order_statistic`]).
+//! to several outputs (the mean impurity over outputs). `absolute` (absolute error, one output
+//! or several) is the exception: a median is no function of sums, so it keeps the weight
+//! only and hands its rows to the order-statistic search ([`Criterion::order_statistic`]).
 
 mod absolute;
 mod classes;
@@ -29,7 +29,7 @@ mod regression;
 
 #[cfg(test)]
 pub(crate) use absolute::median_and_deviation;
-pub use absolute::AbsoluteError;
+pub use absolute::{AbsoluteError, MultiAbsoluteError, OrderTargets};
 pub use classes::{ClassCounts, ClassImpurity, Entropy, Gini, GiniIndex, ShannonEntropy};
 pub use multi::{MultiClassCounts, MultiEntropy, MultiGini, MultiSquaredError, OutputsProxy};
 pub use poisson::Poisson;
@@ -204,12 +204,29 @@ pub trait Criterion: Sync {
     fn node_value(&self, stats: &[f64], _ys: &[Self::Y], _ws: &[f64], out: &mut [f64]) {
         self.value(stats, out);
     }
-    /// The targets `ys` as real numbers when the criterion ranks cuts by order statistics
-    /// of the rows rather than by sums (absolute error): the exact and random searches then
-    /// hand the candidate to `split::median`. `None` (folded away) for the others.
+    /// The targets `ys` as real numbers, output by output, when the criterion ranks cuts
+    /// by order statistics of the rows rather than by sums (absolute error): the exact and
+    /// random searches then hand the candidate to `split::median`. `None` (folded away)
+    /// for the others.
     #[inline(always)]
-    fn order_statistic(_ys: &[Self::Y]) -> Option<&[f64]> {
+    fn order_statistic<'s>(&'s self, _ys: &'s [Self::Y]) -> Option<OrderTargets<'s>> {
         None
+    }
+    /// scikit-learn's `middle_value`: where a cut on a monotonically constrained feature
+    /// splits the node's bounds between its children (`monotone::Bounds::children`), the
+    /// mean of the children's values. From the sums, `v_L/2 + v_R/2` with `v = stats[1] /
+    /// stats[0]` (a mean, or the first class's frequency), halved first as scikit-learn's;
+    /// a criterion whose value needs the rows reads them: the node's `ys`, `ws`,
+    /// partitioned with the left child's `n_left` first.
+    fn middle_value(
+        &self,
+        left: &[f64],
+        right: &[f64],
+        _ys: &[Self::Y],
+        _ws: &[f64],
+        _n_left: usize,
+    ) -> f64 {
+        left[1] / (2.0 * left[0]) + right[1] / (2.0 * right[0])
     }
     /// Whether every sum a split search adds for the samples with targets `ys` and weights
     /// `ws` is a whole number below 2⁵³, so that the sums are the same in any order of

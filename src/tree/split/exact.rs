@@ -45,7 +45,7 @@ impl ThresholdRule for BestThreshold {
         _hi: T,
         _rng: &mut TreeRng,
     ) -> Option<Cut> {
-        if let Some(ys) = C::order_statistic(rows.ys) {
+        if let Some(ys) = ctx.crit.order_statistic(rows.ys) {
             return super::median::best(xf, ys, rows.ws, s, ctx);
         }
         let cut = |a: T, b: T| midpoint(a.to_f64(), b.to_f64());
@@ -135,7 +135,7 @@ impl ThresholdRule for BestThreshold {
         _hi: T,
         _rng: &mut TreeRng,
     ) -> Option<Cut> {
-        if let Some(ys) = C::order_statistic(rows.ys) {
+        if let Some(ys) = ctx.crit.order_statistic(rows.ys) {
             return super::median::best_with_missing(xf, ys, rows.ws, s, ctx);
         }
         super::missing::best_with_missing(xf, s, ctx, rows, bar)

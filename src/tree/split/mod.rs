@@ -29,7 +29,8 @@
 //!   RNG stream gives a fixed tree, whatever the scale of the sample weights;
 //! * under monotonic constraints ([`crate::tree::monotone`]) every cut of a constrained
 //!   candidate passes its test where cuts are admitted ([`BestCut::offer`],
-//!   [`NodeCtx::admissible`]): each source searches a constrained candidate with the
+//!   [`NodeCtx::admissible`], and on the children's medians in [`median`] through
+//!   [`NodeCtx::constraint`]): each source searches a constrained candidate with the
 //!   context of [`NodeCtx::for_feature`], so no search path can skip it.
 
 mod bin_scans;
@@ -130,11 +131,17 @@ impl<'a, C: Criterion> NodeCtx<'a, C> {
     /// constraints and the candidate's monotonic constraint.
     #[inline(always)]
     pub(crate) fn admissible(&self, n_left: usize, n: usize, left: &[f64]) -> bool {
+        self.leaves_fit(n_left, n, left[0]) && self.monotone(left)
+    }
+
+    /// Whether the cut with `n_left` of the node's `n` rows and left weight `w_left` leaves
+    /// both children enough rows and weight.
+    #[inline(always)]
+    pub(crate) fn leaves_fit(&self, n_left: usize, n: usize, w_left: f64) -> bool {
         n_left >= self.min_samples_leaf
             && n - n_left >= self.min_samples_leaf
-            && left[0] >= self.min_weight_leaf
-            && self.total[0] - left[0] >= self.min_weight_leaf
-            && self.monotone(left)
+            && w_left >= self.min_weight_leaf
+            && self.total[0] - w_left >= self.min_weight_leaf
     }
 
     /// Whether the cut with sums `left` keeps the candidate's monotonic constraint: always
@@ -147,6 +154,16 @@ impl<'a, C: Criterion> NodeCtx<'a, C> {
         }
         self.mono
             .is_none_or(|(_, bounds)| bounds.admits(self.sign, self.total, left))
+    }
+
+    /// The candidate's sign and the node's bounds when the candidate is constrained;
+    /// `None` for a free candidate or an unconstrained tree.
+    #[inline(always)]
+    pub(crate) fn constraint(&self) -> Option<(i8, Bounds)> {
+        match (self.sign, self.mono) {
+            (0, _) | (_, None) => None,
+            (sign, Some((_, bounds))) => Some((sign, bounds)),
+        }
     }
 
     /// The context of a search of candidate `f` when the tree constrains it: the node's,

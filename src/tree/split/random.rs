@@ -39,7 +39,7 @@ impl ThresholdRule for RandomThreshold {
         hi: T,
         rng: &mut TreeRng,
     ) -> Option<Cut> {
-        if let Some(ys) = C::order_statistic(rows.ys) {
+        if let Some(ys) = ctx.crit.order_statistic(rows.ys) {
             return super::median::random(xf, ys, rows.ws, s, ctx, (lo, hi, false), rng);
         }
         let t = draw_threshold(lo.to_f64(), hi.to_f64(), rng);
@@ -120,7 +120,7 @@ impl ThresholdRule for RandomThreshold {
         hi: T,
         rng: &mut TreeRng,
     ) -> Option<Cut> {
-        if let Some(ys) = C::order_statistic(rows.ys) {
+        if let Some(ys) = ctx.crit.order_statistic(rows.ys) {
             return super::median::random(xf, ys, rows.ws, s, ctx, (lo, hi, true), rng);
         }
         super::missing::random_with_missing(xf, s, ctx, rows, lo, hi, rng)
