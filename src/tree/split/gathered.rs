@@ -272,7 +272,8 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
         let sparse = cols.x.is_sparse();
         for (k, &f) in drawn.iter().enumerate() {
             self.drawn[k] = f;
-            if let Some(kept) = self.kept.as_mut() {
+            // (Compiled out for the rules that keep no bins: Extra-Trees, histograms.)
+            if let Some(kept) = self.kept.as_mut().filter(|_| R::KEEPS_CODE_BINS) {
                 let n = samples.len();
                 let span = kept
                     .slot(f)
