@@ -188,7 +188,7 @@ enum Span<T> {
 }
 
 /// A node's candidates gathered into columns and searched by `R`.
-struct Gathered<'a, 'r, T: Feature, C: Criterion, R> {
+struct Gathered<'a, 'r, T: Feature, C: Criterion, R, const KEPT: bool> {
     cols: Columns<'a, T>,
     ctx: &'a NodeCtx<'a, C>,
     s: &'a mut SplitBufs<T>,
@@ -224,7 +224,9 @@ impl<'a, T: Feature> Columns<'a, T> {
     }
 }
 
-impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_, '_, T, C, R> {
+impl<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool> CandidateSource
+    for Gathered<'_, '_, T, C, R, KEPT>
+{
     type Bounds = Span<T>;
 
     #[inline(always)]
@@ -272,8 +274,8 @@ impl<T: Feature, C: Criterion, R: ThresholdRule> CandidateSource for Gathered<'_
         let sparse = cols.x.is_sparse();
         for (k, &f) in drawn.iter().enumerate() {
             self.drawn[k] = f;
-            // (Compiled out for the rules that keep no bins: Extra-Trees, histograms.)
-            if let Some(kept) = self.kept.as_mut().filter(|_| R::KEEPS_CODE_BINS) {
+            // (Compiled out of the nodes without kept bins: most.)
+            if let Some(kept) = self.kept.as_mut().filter(|_| KEPT) {
                 let n = samples.len();
                 let span = kept
                     .slot(f)
@@ -518,8 +520,45 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
     if cols.x.is_sparse() {
         s.node_rows.mark(cols.x.n_rows(), rows.samples);
     }
+    match kept {
+        // Two sources, so that the nodes without kept bins search as if none existed.
+        Some(_) => draw_gathered::<T, C, R, true>(
+            cols,
+            ctx,
+            s,
+            rows,
+            kept,
+            features,
+            (n_constant, max_features),
+            rng,
+        ),
+        None => draw_gathered::<T, C, R, false>(
+            cols,
+            ctx,
+            s,
+            rows,
+            None,
+            features,
+            (n_constant, max_features),
+            rng,
+        ),
+    }
+}
+
+/// [`find_split`]'s draw, from the source with (`KEPT`) or without kept bins.
+#[allow(clippy::too_many_arguments)]
+fn draw_gathered<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool>(
+    cols: Columns<'_, T>,
+    ctx: &NodeCtx<'_, C>,
+    s: &mut SplitBufs<T>,
+    rows: &mut NodeRows<'_, C::Y>,
+    kept: Option<Kept<'_>>,
+    features: &mut [u32],
+    (n_constant, max_features): (usize, usize),
+    rng: &mut TreeRng,
+) -> (Option<ChosenSplit>, usize) {
     let lo = T::default();
-    let mut source = Gathered::<T, C, R> {
+    let mut source = Gathered::<T, C, R, KEPT> {
         cols,
         ctx,
         s,
