@@ -142,9 +142,7 @@ impl Criterion for AbsoluteError<'_> {
         ws: &[f64],
         weight: impl Fn(usize, f64) -> f64,
     ) {
-        let mut w0 = [0.0; LANES];
-        by_lanes(ys, ws, |lane, j, _, w| w0[lane] += weight(j, w));
-        stats[0] = merge(&w0);
+        stats[0] = weight_sum(ys, ws, weight);
     }
     /// Never: the median search sorts, it sums no bins.
     fn whole_sums(&self, _ys: &[f64], _ws: &[f64]) -> bool {
@@ -242,9 +240,7 @@ impl Criterion for MultiAbsoluteError<'_> {
         ws: &[f64],
         weight: impl Fn(usize, f64) -> f64,
     ) {
-        let mut w0 = [0.0; LANES];
-        by_lanes(ys, ws, |lane, j, _, w| w0[lane] += weight(j, w));
-        stats[0] = merge(&w0);
+        stats[0] = weight_sum(ys, ws, weight);
     }
     fn whole_sums(&self, _ys: &[u32], _ws: &[f64]) -> bool {
         false
@@ -306,6 +302,15 @@ impl Criterion for MultiAbsoluteError<'_> {
     ) -> f64 {
         f64::NAN
     }
+}
+
+/// The weight that [`Criterion::accumulate_weighted`] sums for a criterion keeping the
+/// weight only (both absolute errors), in the lanes every criterion sums in.
+#[inline(always)]
+fn weight_sum<Y: Copy>(ys: &[Y], ws: &[f64], weight: impl Fn(usize, f64) -> f64) -> f64 {
+    let mut w0 = [0.0; LANES];
+    by_lanes(ys, ws, |lane, j, _, w| w0[lane] += weight(j, w));
+    merge(&w0)
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! Finding the split of one node: which candidate features, which threshold.
 //!
 //! One draw loop ([`draw`]) serves every candidate source: the gathered one ([`gathered`],
-//! searched by the [`exact`], [`random`] or histogram-code rule of [`bin_scans`]), a node's
+//! searched by a threshold rule ([`rule`]): the [`exact`], [`random`] or histogram-code
+//! one of [`bin_scans`]), a node's
 //! kept bins ([`histograms`]) and the code lists of small subtrees ([`code_lists`]).
 //! [`Splitter`] holds what the search keeps from node to node, among it the bins of
 //! pending nodes ([`node_bins`]: a split sums its smaller child's, the larger's are
@@ -48,6 +49,7 @@ mod nan_bins;
 mod node_bins;
 mod partition;
 mod random;
+mod rule;
 pub(crate) mod sort;
 mod sparse_gather;
 mod splitter;

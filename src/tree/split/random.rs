@@ -1,7 +1,8 @@
 //! The Extra-Trees search: one threshold drawn uniformly in `[min, max)` of a candidate's
 //! values in the node, from the tree's RNG between the draws of the candidates.
 
-use super::gathered::{search_written_out, SearchBufs, ThresholdRule};
+use super::gathered::{SearchBufs, ThresholdRule};
+use super::rule::search_written_out;
 use super::sparse_gather::{sums_left, Entries};
 use super::{Cut, NodeCtx, NodeRows};
 use crate::data::Feature;

@@ -177,36 +177,7 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
                 nan,
                 rng,
             )
-        } else if let (Some(stack), Some(levels), true) =
-            (self.bins.as_mut(), levels, self.code_bins)
-        {
-            let nb = match n > stack.list_rows() {
-                true => Some(self.node_bins.get_or_insert_with(|| {
-                    let node = (&rows.samples[..], &rows.ys[..], &rows.ws[..]);
-                    let varying = &features[n_constant..];
-                    let codes = CodeColumns::Levels(levels);
-                    stack.fill(codes, ctx.crit, bufs, node, start, varying)
-                })),
-                false => None,
-            };
-            let kept = nb.map(|nb| Kept::new(stack, nb));
-            let cols = Columns {
-                x,
-                levels: Some(levels),
-                missing: levels.missing().or(nan),
-            };
-            find_split::<T, C, R>(
-                cols,
-                ctx,
-                bufs,
-                rows,
-                features,
-                n_constant,
-                max_features,
-                kept,
-                rng,
-            )
-        } else if let Some(stack) = self.bins.as_mut() {
+        } else if let (Some(stack), false) = (self.bins.as_mut(), self.code_bins) {
             let nb = self.node_bins.get_or_insert_with(|| {
                 let node = (&rows.samples[..], &rows.ys[..], &rows.ws[..]);
                 let varying = &features[n_constant..];
@@ -226,6 +197,19 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
                 rng,
             )
         } else {
+            // The exact search's kept bins (`code_bins`), for the nodes large enough.
+            let kept = match (self.bins.as_mut(), levels) {
+                (Some(stack), Some(levels)) if n > stack.list_rows() => {
+                    let nb = self.node_bins.get_or_insert_with(|| {
+                        let node = (&rows.samples[..], &rows.ys[..], &rows.ws[..]);
+                        let varying = &features[n_constant..];
+                        let codes = CodeColumns::Levels(levels);
+                        stack.fill(codes, ctx.crit, bufs, node, start, varying)
+                    });
+                    Some(Kept::new(stack, nb))
+                }
+                _ => None,
+            };
             let missing = levels.and_then(Levels::missing).or(nan);
             let cols = Columns { x, levels, missing };
             find_split::<T, C, R>(
@@ -236,7 +220,7 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
                 features,
                 n_constant,
                 max_features,
-                None,
+                kept,
                 rng,
             )
         }

@@ -1,0 +1,139 @@
+//! The threshold rule: how one candidate feature's cut is searched once its values (or
+//! codes, entries, kept bins) are at hand. Each rule is zero-sized and chosen once per fit:
+//! the exact search ([`super::exact`]), the random threshold ([`super::random`]) and the
+//! histogram-code search ([`super::bin_scans`]). The gathered source ([`super::gathered`])
+//! calls it per candidate; its defaults read codes and entries back as values.
+
+use super::gathered::SearchBufs;
+use super::sparse_gather::Entries;
+use super::{Cut, NodeCtx, NodeRows};
+use crate::data::Feature;
+use crate::rng::TreeRng;
+use crate::tree::criterion::Criterion;
+
+/// Threshold search for one candidate feature; zero-sized, chosen once per fit.
+pub(crate) trait ThresholdRule: Sync {
+    /// Whether small subtrees may be grown from code-ordered lists instead
+    /// ([`super::code_lists`]): for the histogram search only, which reads bin codes.
+    const LISTED: bool = false;
+    /// Whether the rule reads bin codes whose NaN rows hold the missing-values bin
+    /// ([`crate::data::NAN_CODE`], in the columns flagged as holding NaN) rather than NaN
+    /// values: the histogram search ([`super::nan_bins`]).
+    const NAN_BIN: bool = false;
+    /// Whether the nodes of a tree whose sums are whole may keep the bins of the columns
+    /// with lossless codes ([`super::kept_codes`]): for the exact search, which reads them
+    /// as it reads its gathered codes.
+    const KEEPS_CODE_BINS: bool = false;
+    /// Best cut of the gathered values `xf` of the node, or None when no threshold
+    /// satisfies the leaf constraints. Searches that scan many cuts may skip those not
+    /// above `bar` (see [`super::floor`]).
+    #[allow(clippy::too_many_arguments)]
+    fn search<T: Feature, C: Criterion>(
+        xf: &[T],
+        s: &mut SearchBufs<T>,
+        ctx: &NodeCtx<'_, C>,
+        rows: &NodeRows<'_, C::Y>,
+        bar: f64,
+        lo: T,
+        hi: T,
+        rng: &mut TreeRng,
+    ) -> Option<Cut>;
+    /// [`ThresholdRule::search`] of a candidate with lossless codes: `codes` are the node's
+    /// codes (between `lo` and `hi`), which index the column's increasing `levels`. The
+    /// cut, its threshold and the RNG draws must be those of `search` on the values,
+    /// which is what this default does, on the values read back from the codes. Only the
+    /// exact search is given codes (see `forest::fit`): it saves a sort per candidate,
+    /// where a random threshold's one pass over the values gained nothing.
+    #[allow(clippy::too_many_arguments)]
+    fn search_coded<T: Feature, C: Criterion>(
+        codes: &[u8],
+        levels: &[f64],
+        s: &mut SearchBufs<T>,
+        ctx: &NodeCtx<'_, C>,
+        rows: &NodeRows<'_, C::Y>,
+        bar: f64,
+        lo: u8,
+        hi: u8,
+        rng: &mut TreeRng,
+    ) -> Option<Cut> {
+        let values: Vec<f64> = codes.iter().map(|&c| levels[usize::from(c)]).collect();
+        let (lo, hi) = (levels[usize::from(lo)], levels[usize::from(hi)]);
+        let mut bufs = SearchBufs::new(s.left.len());
+        Self::search(&values, &mut bufs, ctx, rows, bar, lo, hi, rng)
+    }
+    /// [`ThresholdRule::search_coded`] of a candidate with wide codes ([`crate::data::Wide`]), given
+    /// only to trees whose sums are whole ([`NodeCtx::whole_sums`]). This default reads
+    /// the values back from the codes.
+    #[allow(clippy::too_many_arguments)]
+    fn search_wide<T: Feature, C: Criterion>(
+        codes: &[u16],
+        levels: &[f64],
+        s: &mut SearchBufs<T>,
+        ctx: &NodeCtx<'_, C>,
+        rows: &NodeRows<'_, C::Y>,
+        bar: f64,
+        lo: u16,
+        hi: u16,
+        rng: &mut TreeRng,
+    ) -> Option<Cut> {
+        let values: Vec<f64> = codes.iter().map(|&c| levels[usize::from(c)]).collect();
+        let (lo, hi) = (levels[usize::from(lo)], levels[usize::from(hi)]);
+        let mut bufs = SearchBufs::new(s.left.len());
+        Self::search(&values, &mut bufs, ctx, rows, bar, lo, hi, rng)
+    }
+    /// [`ThresholdRule::search`] of a sparse candidate, given by its stored `entries` at the
+    /// node's rows (the others hold 0), between `lo` and `hi`. The cut, its threshold and
+    /// the RNG draws must be those of `search` on the dense values, which is what this
+    /// default does, on the values written out (in `s.dense`). A rule that reads the
+    /// entries alone must fall back to it unless [`NodeCtx::whole_sums`].
+    #[allow(clippy::too_many_arguments)]
+    fn search_entries<T: Feature, C: Criterion>(
+        entries: &Entries<T>,
+        s: &mut SearchBufs<T>,
+        ctx: &NodeCtx<'_, C>,
+        rows: &NodeRows<'_, C::Y>,
+        bar: f64,
+        lo: T,
+        hi: T,
+        rng: &mut TreeRng,
+    ) -> Option<Cut> {
+        search_written_out::<Self, T, C>(entries, s, ctx, rows, bar, lo, hi, rng)
+    }
+    /// [`ThresholdRule::search`] of a candidate whose gathered values include NaN, `lo <
+    /// hi` being the bounds of the others (see [`super::missing`]; for a rule with
+    /// [`ThresholdRule::NAN_BIN`], the NaN rows are those of the missing-values bin). Every
+    /// rule of a fit overrides it; this default finds no cut.
+    #[allow(clippy::too_many_arguments)]
+    fn search_missing<T: Feature, C: Criterion>(
+        _xf: &[T],
+        _s: &mut SearchBufs<T>,
+        _ctx: &NodeCtx<'_, C>,
+        _rows: &NodeRows<'_, C::Y>,
+        _bar: f64,
+        _lo: T,
+        _hi: T,
+        _rng: &mut TreeRng,
+    ) -> Option<Cut> {
+        None
+    }
+}
+
+/// [`ThresholdRule::search`] of rule `R` on a sparse candidate's values, written out from
+/// its `entries` (the default of [`ThresholdRule::search_entries`]).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn search_written_out<R: ThresholdRule + ?Sized, T: Feature, C: Criterion>(
+    entries: &Entries<T>,
+    s: &mut SearchBufs<T>,
+    ctx: &NodeCtx<'_, C>,
+    rows: &NodeRows<'_, C::Y>,
+    bar: f64,
+    lo: T,
+    hi: T,
+    rng: &mut TreeRng,
+) -> Option<Cut> {
+    let mut xf = std::mem::take(&mut s.dense);
+    entries.write_dense(rows.samples.len(), &mut xf);
+    let cut = R::search(&xf, s, ctx, rows, bar, lo, hi, rng);
+    s.dense = xf;
+    cut
+}
