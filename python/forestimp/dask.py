@@ -292,7 +292,9 @@ class _OnCluster(Draws):
         self.n_tasks = n_tasks or len(self.client.scheduler_info()["workers"])
 
     def _submit(self, fn, est, X, y, sw, pieces) -> list:
-        state = self.client.scatter(_state.fitted_state(est), broadcast=True, hash=False)
+        # One object: a dict is scattered value by value under its own keys ("classes_",
+        # ...), which a second call re-sent while the first one's were being released.
+        (state,) = self.client.scatter([_state.fitted_state(est)], broadcast=True, hash=False)
         data = _data_on_workers(self.client, X, y, sw)
         kind, params = type(est), est.get_params()
         futures = [

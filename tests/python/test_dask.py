@@ -167,6 +167,31 @@ def test_permutation_importance_shared_out_is_one_machines(client, data):
             assert held_spread[k].baseline_score == held_local[k].baseline_score
 
 
+def test_the_fitted_state_is_scattered_under_fresh_keys(client, data, monkeypatch):
+    # A dict scattered as such takes its own keys ("classes_", ...): a second call re-sent
+    # them while the first call's were being released, and its tasks were cancelled.
+    X, y = data
+    est = fi.RandomForestClassifier(n_estimators=4, random_state=0).fit(X[:300], y[:300])
+    keys: list[str] = []
+    scatter = client.scatter
+
+    def spy(data, **kwargs):
+        futures = scatter(data, **kwargs)
+        if isinstance(futures, dict):
+            keys.extend(str(f.key) for f in futures.values())
+        elif isinstance(futures, list):
+            keys.extend(str(f.key) for f in futures)
+        else:
+            keys.append(str(futures.key))
+        return futures
+
+    monkeypatch.setattr(client, "scatter", spy)
+    for _ in range(2):
+        fdask.permutation(est, X[300:], y[300:], n_repeats=1, random_state=0, client=client)
+    assert keys and not set(keys) & {"classes_", "n_outputs_", "n_features_in_"}
+    assert len(set(keys)) == len(keys)
+
+
 def test_shap_values_block_by_block(client, data):
     from forestimp.importance import shap_values
 
