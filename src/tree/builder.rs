@@ -126,9 +126,9 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
     /// even when the sums are not whole numbers, as histogram boosters do: bins add a
     /// code's rows before adding codes, which rounds otherwise than the sorted scan, so a
     /// near-tie may resolve otherwise; so do the larger children's bins, subtracted from
-    /// their parents' ([`super::split`]'s kept bins). Only the booster asks for it (its gradients are
-    /// never whole, and its sorted scans cost as much as scikit-learn's); the forests'
-    /// trees stay those of the sorted scan, bit for bit.
+    /// their parents' ([`super::split`]'s kept bins). Only the booster asks for it (its
+    /// gradients are never whole, and its sorted scans cost as much as scikit-learn's); the
+    /// forests' trees stay those of the sorted scan, bit for bit.
     pub fn with_sums_in_any_order(mut self) -> Self {
         self.whole_sums |= self.levels.is_some();
         self

@@ -89,7 +89,8 @@ pub(crate) struct BinStack {
     pending: Vec<NodeBins>,
     spare: Vec<NodeBins>,
     max_pending: usize,
-    /// Nodes of at most this many rows are grown from lists and need no bins.
+    /// Nodes of at most this many rows keep no bins (the histogram search grows them from
+    /// lists).
     list_rows: usize,
     /// Whether large nodes fill their bins in parallel over features.
     parallel: bool,
@@ -325,7 +326,8 @@ impl BinStack {
 
     /// Keeps the bins of the children of a node just split (`nb`; its rows `rows`, the
     /// left child their first `n_left`) that will be split from bins: those above the list
-    /// size with at least `split_rows` rows (the fewest a node needs to split). The smaller child's are filled for the features still `varying`,
+    /// size with at least `split_rows` rows (the fewest a node needs to split). The smaller
+    /// child's are filled for the features still `varying`,
     /// the larger's are the parent's minus those. The right child's are pushed first: it
     /// is split after the left child's whole subtree.
     #[allow(clippy::too_many_arguments)]

@@ -142,7 +142,8 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
     /// the best split found, already applied to the rows, with the new length of the
     /// constant prefix of `features` (see [`super`]). Nodes of the listed subtree are
     /// split from lists, nodes with kept bins from their bins, others from gathered
-    /// columns (of X, or of the lossless codes `levels` for the columns that have them). `split_rows` is the fewest rows a child needs to be split.
+    /// columns (of X, or of the lossless codes `levels` for the columns that have them, or
+    /// of their kept bins). `split_rows` is the fewest rows a child needs to be split.
     #[allow(clippy::too_many_arguments)]
     pub fn find<C: Criterion<Y = Y>, R: ThresholdRule>(
         &mut self,
