@@ -17,6 +17,7 @@ use super::{BestCut, Cut, NodeCtx, NodeRows};
 use crate::data::{Feature, Packed};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
+use crate::tree::goes_left;
 
 /// CART: every mid-point between consecutive distinct sorted values.
 pub(crate) struct BestThreshold;
@@ -30,6 +31,15 @@ pub(crate) fn midpoint(a: f64, b: f64) -> f64 {
     } else {
         m
     }
+}
+
+/// The last code of a column of increasing `levels` whose level goes left under threshold
+/// `t` (its codes up to it go left): how rows read by their codes are routed.
+#[inline]
+pub(crate) fn last_code_left(levels: &[f64], t: f64) -> usize {
+    levels
+        .partition_point(|&v| goes_left(v, t, false))
+        .saturating_sub(1)
 }
 
 impl ThresholdRule for BestThreshold {

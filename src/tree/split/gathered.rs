@@ -8,6 +8,7 @@
 //! overwrites it, its rows' sides are kept as one flag a row.
 
 use super::draw::{draw_split, CandidateSource};
+use super::exact::last_code_left;
 use super::gather::{batch_len, gather_codes, gather_many, MAX_BATCH};
 use super::kept_codes::{kept_levels, mark_kept_left, Kept};
 use super::missing;
@@ -333,18 +334,12 @@ impl<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool> CandidateSour
             }
             Some((k, Span::Codes { .. })) => {
                 // The codes that go left: those of the levels that do.
-                let levels = self.cols.levels(feature);
-                let last = levels
-                    .partition_point(|&v| goes_left(v, t, false))
-                    .saturating_sub(1) as u8;
+                let last = last_code_left(self.cols.levels(feature), t) as u8;
                 let codes = &s.codes[k];
                 partition_rows(cut.n_left, rows, buf, unit, |r| codes[r] <= last)
             }
             Some((k, Span::Wide { .. })) => {
-                let levels = self.cols.wide_levels(feature);
-                let last = levels
-                    .partition_point(|&v| goes_left(v, t, false))
-                    .saturating_sub(1) as u16;
+                let last = last_code_left(self.cols.wide_levels(feature), t) as u16;
                 let codes = &s.wide[k];
                 partition_rows(cut.n_left, rows, buf, unit, |r| codes[r] <= last)
             }

@@ -16,11 +16,11 @@
 //! none: their gathers are cheap.
 
 use super::code_lists::lists_pay;
+use super::exact::last_code_left;
 use super::node_bins::{BinStack, NodeBins};
 use super::{midpoint, BestCut, Cut, NodeCtx};
 use crate::data::{Feature, Levels};
 use crate::tree::criterion::Criterion;
-use crate::tree::goes_left;
 
 /// Rows above which a child keeps its bins in the exact search.
 pub(crate) const KEPT_MIN_ROWS: usize = 32;
@@ -137,9 +137,7 @@ fn mark_codes_left<K: Feature>(
     samples: &[u32],
     flags: &mut Vec<u8>,
 ) {
-    let last = levels
-        .partition_point(|&v| goes_left(v, t, false))
-        .saturating_sub(1);
+    let last = last_code_left(levels, t);
     flags.clear();
     flags.extend(
         samples

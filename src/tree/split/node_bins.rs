@@ -85,7 +85,6 @@ pub(crate) struct BinStack {
     /// has `base[s + 1] - base[s]` codes (256 for the histogram search, the column's
     /// levels for the exact search's).
     base: Vec<usize>,
-    n_slots: usize,
     pending: Vec<NodeBins>,
     spare: Vec<NodeBins>,
     max_pending: usize,
@@ -137,7 +136,6 @@ impl BinStack {
             stride,
             slot,
             base,
-            n_slots: features.len(),
             pending: Vec::new(),
             spare: Vec::new(),
             // The node being split and its smaller child's bins are held besides.
@@ -183,6 +181,11 @@ impl BinStack {
         &nb.bins[self.base[sl] * self.stride..self.base[sl + 1] * self.stride]
     }
 
+    /// The features with bins: one slot each.
+    fn n_slots(&self) -> usize {
+        self.base.len() - 1
+    }
+
     /// Nodes of at most this many rows keep no bins.
     pub fn list_rows(&self) -> usize {
         self.list_rows
@@ -210,8 +213,8 @@ impl BinStack {
         let mut nb = self.spare.pop().unwrap_or_else(|| NodeBins {
             start: 0,
             end: 0,
-            bins: vec![0.0; self.base[self.n_slots] * stride],
-            range: vec![(0, 0); self.n_slots],
+            bins: vec![0.0; self.base[self.n_slots()] * stride],
+            range: vec![(0, 0); self.n_slots()],
         });
         (nb.start, nb.end) = (start, start + samples.len());
         let x = match cols {
@@ -298,7 +301,7 @@ impl BinStack {
         nb: &mut NodeBins,
     ) {
         let stride = self.stride;
-        let mut feature_of = vec![u32::MAX; self.n_slots];
+        let mut feature_of = vec![u32::MAX; self.n_slots()];
         for &f in fs {
             feature_of[self.slot[f as usize] as usize] = f;
         }
