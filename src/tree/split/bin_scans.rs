@@ -150,11 +150,11 @@ pub(crate) fn scan_occupied<T: Feature, C: Criterion>(
     let occupied = (&occupied[..], lo);
     match (laned, left.len() == 3) {
         (true, true) => {
-            add_rows_laned(table, xf, ys, ws, ctx.crit);
+            add_rows_laned(table, 0, xf, ys, ws, ctx.crit);
             scan_occupied_into::<C, LANES>(table, occupied, n, &mut [0.0; 3], ctx, bar, cut)
         }
         (true, false) => {
-            add_rows_laned(table, xf, ys, ws, ctx.crit);
+            add_rows_laned(table, 0, xf, ys, ws, ctx.crit);
             scan_occupied_into::<C, LANES>(table, occupied, n, left, ctx, bar, cut)
         }
         (false, true) => {
@@ -202,11 +202,11 @@ pub(crate) fn scan_occupied_wide<C: Criterion>(
     let occupied = (&bitmap[..], first);
     match (laned, left.len() == 3) {
         (true, true) => {
-            add_rows_laned(table, xf, ys, ws, ctx.crit);
+            add_rows_laned(table, 0, xf, ys, ws, ctx.crit);
             scan_occupied_into::<C, LANES>(table, occupied, n, &mut [0.0; 3], ctx, bar, cut)
         }
         (true, false) => {
-            add_rows_laned(table, xf, ys, ws, ctx.crit);
+            add_rows_laned(table, 0, xf, ys, ws, ctx.crit);
             scan_occupied_into::<C, LANES>(table, occupied, n, left, ctx, bar, cut)
         }
         (false, true) => {
@@ -224,10 +224,49 @@ pub(crate) fn scan_occupied_wide<C: Criterion>(
 /// merging the lanes of every code costs more than the waits it saves.
 const LANED_ROWS_PER_CODE: usize = 4;
 
-/// [`add_rows`] into [`LANES`] bins per code: row `j` into bin `code · LANES + j % LANES`.
+/// [`add_rows`] of whole sums (exact in any order), the codes between `lo` and `lo +
+/// bins.len() / stride - 1`: through [`LANES`] bins per code in `table` (zero between
+/// calls, left zero) when the criterion allows it and the rows are several per code, as
+/// [`scan_occupied`] sums them, then merged into `bins`.
+pub(crate) fn add_whole_rows<T: Feature, C: Criterion>(
+    bins: &mut [f64],
+    lo: usize,
+    table: &mut Vec<f64>,
+    xf: &[T],
+    (ys, ws): (&[C::Y], &[f64]),
+    crit: &C,
+) {
+    let stride = crit.stats_len() + 1;
+    let n_codes = bins.len() / stride;
+    if !C::LANED_BINS || ys.len() < LANED_ROWS_PER_CODE * n_codes {
+        add_rows(bins, lo, xf, ys, ws, crit);
+        return;
+    }
+    let size = n_codes * LANES * stride;
+    if table.len() < size {
+        table.resize(size, 0.0);
+    }
+    let table = &mut table[..size];
+    add_rows_laned(table, lo, xf, ys, ws, crit);
+    for (code, lanes) in bins
+        .chunks_exact_mut(stride)
+        .zip(table.chunks_exact_mut(LANES * stride))
+    {
+        for stats in lanes.chunks_exact_mut(stride) {
+            for (b, h) in code.iter_mut().zip(stats.iter_mut()) {
+                *b += *h;
+                *h = 0.0;
+            }
+        }
+    }
+}
+
+/// [`add_rows`] into [`LANES`] bins per code: row `j` into bin `(code - lo) · LANES + j %
+/// LANES`.
 #[inline(always)]
 fn add_rows_laned<T: Feature, C: Criterion>(
     bins: &mut [f64],
+    lo: usize,
     xf: &[T],
     ys: &[C::Y],
     ws: &[f64],
@@ -236,7 +275,7 @@ fn add_rows_laned<T: Feature, C: Criterion>(
     let stride = crit.stats_len() + 1;
     let xf = &xf[..ys.len()];
     by_lanes(ys, ws, |lane, j, y, w| {
-        let b = (xf[j].code() * LANES + lane) * stride;
+        let b = ((xf[j].code() - lo) * LANES + lane) * stride;
         let stats = &mut bins[b..b + stride];
         stats[0] += w;
         crit.add_for_proxy(stats, y, w);

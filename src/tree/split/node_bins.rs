@@ -19,7 +19,7 @@
 //! in the rows' order, exactly as the sequential fill sums them, so the bins, and the
 //! model bytes, do not depend on the number of threads.
 
-use super::bin_scans::{add_rows, N_CODES};
+use super::bin_scans::{add_rows, add_whole_rows, N_CODES};
 use super::gather::{batch_len, gather, gather_codes, gather_many, MAX_BATCH};
 use super::{NodeRows, SplitBufs};
 use crate::data::{Feature, Levels, Matrix};
@@ -197,8 +197,9 @@ impl BinStack {
     }
 
     /// The bins of the rows `samples` (at `start` in the tree's sample buffer, with their
-    /// targets `ys` and weights `ws`) for the features `fs`, summed in the rows' order (as
-    /// [`super::HistThreshold`] sums one candidate).
+    /// targets `ys` and weights `ws`) for the features `fs`: of X's bin codes summed in the
+    /// rows' order (as [`super::HistThreshold`] sums one candidate), of lossless codes as
+    /// [`BinStack::fill_coded`] sums them.
     #[allow(clippy::too_many_arguments)]
     pub fn fill<T: Feature, C: Criterion>(
         &mut self,
@@ -250,7 +251,9 @@ impl BinStack {
     }
 
     /// [`BinStack::fill`] of the features of `fs` that have a slot, from their lossless
-    /// codes (bytes or wide), in the rows' order.
+    /// codes (bytes or wide). Only trees whose sums are whole keep these bins, or the
+    /// booster's, which accepts sums in any order: they are summed in lanes
+    /// ([`add_whole_rows`]).
     fn fill_coded<T: Feature, C: Criterion>(
         &self,
         levels: &Levels,
@@ -270,12 +273,28 @@ impl BinStack {
                 let codes = &mut s.codes[0];
                 let (lo, hi) = gather_codes(&column.codes, samples, codes);
                 let (lo, hi) = (usize::from(lo), usize::from(hi));
-                add_rows(self.zeroed(nb, sl, lo, hi), lo, codes, ys, ws, crit);
+                let table = &mut s.search.bins;
+                add_whole_rows(
+                    self.zeroed(nb, sl, lo, hi),
+                    lo,
+                    table,
+                    codes,
+                    (ys, ws),
+                    crit,
+                );
             } else if let Some(wide) = levels.wide(f) {
                 let codes = &mut s.wide[0];
                 let (lo, hi) = gather_codes(&wide.codes, samples, codes);
                 let (lo, hi) = (usize::from(lo), usize::from(hi));
-                add_rows(self.zeroed(nb, sl, lo, hi), lo, codes, ys, ws, crit);
+                let table = &mut s.search.bins;
+                add_whole_rows(
+                    self.zeroed(nb, sl, lo, hi),
+                    lo,
+                    table,
+                    codes,
+                    (ys, ws),
+                    crit,
+                );
             }
         }
     }
