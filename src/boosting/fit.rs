@@ -488,10 +488,10 @@ impl<T: Feature> Run<'_, '_, T> {
         let this = &*self;
         let grown = map_ordered(k, |j| {
             let g = &neg_g[j * n..(j + 1) * n];
-            let tree = this
+            let (tree, by_leaf) = this
                 .session
                 .grow_on(g, samples.clone(), ws.clone(), r * k + j);
-            let slots = this.leaf_slots(&tree);
+            let slots = this.leaf_slots(&tree, &by_leaf);
             let values = this.leaf_updates(&tree, &slots, g, j, &in_bag);
             (tree, values, slots)
         });
@@ -509,13 +509,27 @@ impl<T: Feature> Run<'_, '_, T> {
         out
     }
 
-    /// The leaf slot each training row reaches.
-    fn leaf_slots(&self, tree: &Tree) -> Vec<u32> {
+    /// The leaf slot each training row reaches: read from `by_leaf`, the rows the tree
+    /// was grown on in its leaves' order ([`Tree::leaves_in_order`]); the other rows (out
+    /// of the round's sample, or of weight 0) walk the tree.
+    fn leaf_slots(&self, tree: &Tree, by_leaf: &[u32]) -> Vec<u32> {
         let n = self.y.len();
-        let mut slots = vec![0u32; n];
+        let mut slots = vec![u32::MAX; n];
+        let mut rest = by_leaf;
+        for (slot, count) in tree.leaves_in_order() {
+            let (rows, tail) = rest.split_at(count.min(rest.len()));
+            for &i in rows {
+                slots[i as usize] = slot as u32;
+            }
+            rest = tail;
+        }
+        debug_assert!(rest.is_empty());
+        if by_leaf.len() == n && rest.is_empty() {
+            return slots;
+        }
         let chunk = crate::forest::row_chunk(n);
         chunks_mut(&mut slots, chunk, |c, out| {
-            for (d, s) in out.iter_mut().enumerate() {
+            for (d, s) in out.iter_mut().enumerate().filter(|(_, s)| **s == u32::MAX) {
                 *s = tree.leaf_slot(tree.leaf(&self.x, c * chunk + d)) as u32;
             }
         });

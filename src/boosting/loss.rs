@@ -133,7 +133,7 @@ impl RoundLoss {
 
     /// The loss of one row (before the factor of 2 scikit-learn applies to the squared
     /// error and binomial log loss in its scores, see [`RoundLoss::score_factor`]).
-    #[inline]
+    #[inline(always)] // (per row of every round's scores: a call per row otherwise)
     pub fn loss(&self, y: f64, raw: &[f64], p: &mut [f64]) -> f64 {
         let r = raw[0];
         match self.loss {

@@ -200,9 +200,58 @@ fn best_first_histogram_trees_keep_bins_without_changing_the_tree() {
         params.max_leaf_nodes = Some(leaves);
         let targets = crate::Targets::regression(&y).unwrap();
         let session = crate::FitSession::new(&params, m, targets, None).unwrap();
-        let with_bins = session.grow_on(&y, (0..n as u32).collect(), vec![1.0; n], 0);
+        let (with_bins, _) = session.grow_on(&y, (0..n as u32).collect(), vec![1.0; n], 0);
         assert_eq!(with_bins, session.fit_tree(0), "max_leaf_nodes = {leaves}");
         assert_eq!(with_bins.n_leaves(), leaves);
+    }
+}
+
+#[test]
+fn grown_rows_come_back_leaf_by_leaf() {
+    // The booster reads each row's leaf from the rows as growth left them: each leaf's
+    // rows, in `leaves_in_order`, are those that walk to it. Exact (coded and NaN columns)
+    // and histogram trees, depth-first and best-first, pruned, on a subset of the rows.
+    let (n, p) = (3_000, 6);
+    let (x, y, _) = wide_data(n, p);
+    let m = Matrix::new(&x, n, p, Layout::RowMajor).unwrap();
+    let rows: Vec<u32> = (0..n as u32).filter(|i| i % 7 != 3).collect();
+    let splitters = [
+        crate::SplitterKind::Best,
+        crate::SplitterKind::Histogram { max_bins: 64 },
+    ];
+    for splitter in splitters {
+        for (max_depth, leaves, ccp_alpha) in [(3, None, 0.0), (12, Some(40), 0.0), (8, None, 0.02)]
+        {
+            let mut params = ForestParams::random_forest(CriterionKind::SquaredError);
+            (params.splitter, params.bootstrap) = (splitter, false);
+            params.max_features = FeatureCount::All;
+            (params.max_depth, params.max_leaf_nodes) = (Some(max_depth), leaves);
+            params.ccp_alpha = ccp_alpha;
+            let targets = crate::Targets::regression(&y).unwrap();
+            let session = crate::FitSession::new(&params, m, targets, None).unwrap();
+            let ws = vec![1.0; rows.len()];
+            let (tree, by_leaf) = session.grow_on(&y, rows.clone(), ws, 0);
+            let mut rest = &by_leaf[..];
+            let mut n_leaves = 0;
+            for (slot, count) in tree.leaves_in_order() {
+                let (mine, tail) = rest.split_at(count);
+                for &i in mine {
+                    assert_eq!(
+                        tree.leaf_slot(tree.leaf(&m, i as usize)),
+                        slot,
+                        "{splitter:?}"
+                    );
+                }
+                (rest, n_leaves) = (tail, n_leaves + 1);
+            }
+            assert!(
+                rest.is_empty() && n_leaves > 3,
+                "{splitter:?} depth {max_depth}"
+            );
+            let mut sorted = by_leaf.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, rows);
+        }
     }
 }
 

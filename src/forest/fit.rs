@@ -414,14 +414,16 @@ impl<'a, T: Feature> FitSession<'a, T> {
     /// codes and the feature subset and split randomness of tree `index`: the booster's
     /// one way to grow a tree, so that boosting and forests share one tree learner. Its
     /// best-first histogram trees keep node bins ([`Grower::with_best_first_bins`]) and its
-    /// exact search bins coded columns ([`Grower::with_sums_in_any_order`]).
+    /// exact search bins coded columns ([`Grower::with_sums_in_any_order`]). Returns the
+    /// tree, and `samples` as its growth left them: leaf after leaf, in the order of
+    /// [`Tree::leaves_in_order`].
     pub(crate) fn grow_on(
         &self,
         y: &[f64],
         mut samples: Vec<u32>,
         ws: Vec<f64>,
         index: usize,
-    ) -> Tree {
+    ) -> (Tree, Vec<u32>) {
         let p = &self.params;
         let mut features = tree_features(p, index);
         let mut rng = split_rng(p, index);
@@ -444,10 +446,11 @@ impl<'a, T: Feature> FitSession<'a, T> {
             true,
         )
         .finish();
-        match p.ccp_alpha > 0.0 {
+        let tree = match p.ccp_alpha > 0.0 {
             true => tree.pruned(p.ccp_alpha).unwrap_or(tree),
             false => tree,
-        }
+        };
+        (tree, samples)
     }
 }
 

@@ -100,7 +100,12 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             whole_sums,
             best_first_bins: false,
             tree: {
-                let nodes = 2 * samples.len().min(1 << 16);
+                // No more than the depth and leaf limits allow (a booster's shallow trees).
+                let by_depth = 2usize << params.max_depth.min(40);
+                let by_leaves = params.max_leaf_nodes.map_or(usize::MAX, |l| 2 * l);
+                let nodes = (2 * samples.len().min(1 << 16))
+                    .min(by_depth)
+                    .min(by_leaves);
                 let tree = GrowingTree::with_capacity(width, nodes, params.criterion);
                 match params.monotonic_cst {
                     Some(_) => tree.keeping_grown(),

@@ -336,6 +336,16 @@ impl Tree {
         &self.leaf_value[slot * self.width..(slot + 1) * self.width]
     }
 
+    /// The leaf slot and sample count of every leaf, left to right. A left child is its
+    /// parent's next node, so this is also the order in which the builder's partitions
+    /// leave the rows the tree was grown on: each leaf's rows after the previous leaf's.
+    pub(crate) fn leaves_in_order(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        (0..self.nodes.len()).filter(|&t| self.is_leaf(t)).map(|t| {
+            let slot = self.leaf_slot(t);
+            (slot, self.leaf_count[slot] as usize)
+        })
+    }
+
     /// Number of leaves.
     pub fn n_leaves(&self) -> usize {
         self.leaf_weight.len()

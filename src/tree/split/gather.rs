@@ -41,6 +41,24 @@ pub(crate) fn gather_codes<K: Copy + Ord + Default>(
     (lo, hi)
 }
 
+/// The codes `column` of `samples` with their (min, max): the column itself when the
+/// samples are every row (a root of all rows: the samples of a node are increasing, so
+/// they are then `0..n`), else gathered into `out` ([`gather_codes`]).
+pub(crate) fn node_codes<'c, K: Copy + Ord + Default>(
+    column: &'c [K],
+    samples: &[u32],
+    out: &'c mut Vec<K>,
+) -> (&'c [K], K, K) {
+    if samples.len() == column.len() {
+        debug_assert!(samples.iter().enumerate().all(|(j, &i)| i as usize == j));
+        let lo = column.iter().copied().min().unwrap_or_default();
+        let hi = column.iter().copied().max().unwrap_or_default();
+        return (column, lo, hi);
+    }
+    let (lo, hi) = gather_codes(column, samples, out);
+    (out, lo, hi)
+}
+
 /// How many samples ahead the gather asks for a value.
 const PREFETCH_AHEAD: usize = 32;
 

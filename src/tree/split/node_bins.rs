@@ -20,7 +20,7 @@
 //! model bytes, do not depend on the number of threads.
 
 use super::bin_scans::{add_rows, add_whole_rows, N_CODES};
-use super::gather::{batch_len, gather, gather_codes, gather_many, MAX_BATCH};
+use super::gather::{batch_len, gather, gather_many, node_codes, MAX_BATCH};
 use super::{NodeRows, SplitBufs};
 use crate::data::{Feature, Levels, Matrix};
 use crate::parallel::{current_threads, map_each_mut};
@@ -269,32 +269,17 @@ impl BinStack {
                 continue;
             }
             let (sl, f) = (sl as usize, f as usize);
+            let table = &mut s.search.bins;
             if let Some(column) = levels.column(f) {
-                let codes = &mut s.codes[0];
-                let (lo, hi) = gather_codes(&column.codes, samples, codes);
+                let (codes, lo, hi) = node_codes(&column.codes, samples, &mut s.codes[0]);
                 let (lo, hi) = (usize::from(lo), usize::from(hi));
-                let table = &mut s.search.bins;
-                add_whole_rows(
-                    self.zeroed(nb, sl, lo, hi),
-                    lo,
-                    table,
-                    codes,
-                    (ys, ws),
-                    crit,
-                );
+                let bins = self.zeroed(nb, sl, lo, hi);
+                add_whole_rows(bins, lo, table, codes, (ys, ws), crit);
             } else if let Some(wide) = levels.wide(f) {
-                let codes = &mut s.wide[0];
-                let (lo, hi) = gather_codes(&wide.codes, samples, codes);
+                let (codes, lo, hi) = node_codes(&wide.codes, samples, &mut s.wide[0]);
                 let (lo, hi) = (usize::from(lo), usize::from(hi));
-                let table = &mut s.search.bins;
-                add_whole_rows(
-                    self.zeroed(nb, sl, lo, hi),
-                    lo,
-                    table,
-                    codes,
-                    (ys, ws),
-                    crit,
-                );
+                let bins = self.zeroed(nb, sl, lo, hi);
+                add_whole_rows(bins, lo, table, codes, (ys, ws), crit);
             }
         }
     }
