@@ -10,7 +10,7 @@ negative and fractional levels, a column holding both -0.0 and 0.0, huge values,
 constant and continuous columns, integer and real regression targets (bins are exact for
 the first only), unit, integer and fractional weights. The ``wide`` cases have columns of
 300 to 600 levels on 4 000 rows, which wide (two-byte) codes bin in the larger nodes; their
-digests were made by the engine before wide codes existed (sorted there). The last four
+digests were made by the engine before wide codes existed (sorted there). The last six
 cases draw K >= p/2 candidates with whole sums, where the exact search keeps the coded
 columns' bins and subtracts them (``src/tree/split/kept_codes.rs``); their digests were
 made by the engine with those bins disabled (every node gathering its codes).
@@ -176,6 +176,19 @@ CASES = {
         "clf",
         {"max_features": 0.6},
         "wide-intweights",
+    ),
+    # Unit weights: the kept bins count rows in place of summing weights.
+    "rf-reg-int-all-nobootstrap": (
+        fi.RandomForestRegressor,
+        "int",
+        {"max_features": None, "bootstrap": False},
+        "mixed",
+    ),
+    "rf-wide-reg-int-k06-nobootstrap": (
+        fi.RandomForestRegressor,
+        "int",
+        {"max_features": 0.6, "bootstrap": False},
+        "wide",
     ),
 }
 

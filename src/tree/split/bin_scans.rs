@@ -150,11 +150,11 @@ pub(crate) fn scan_occupied<T: Feature, C: Criterion>(
     let occupied = (&occupied[..], lo);
     match (laned, left.len() == 3) {
         (true, true) => {
-            add_rows_laned(table, 0, xf, ys, ws, ctx.crit);
+            add_rows_laned::<T, C, false>(table, 0, xf, ys, ws, ctx.crit);
             scan_occupied_into::<C, LANES>(table, occupied, n, &mut [0.0; 3], ctx, bar, cut)
         }
         (true, false) => {
-            add_rows_laned(table, 0, xf, ys, ws, ctx.crit);
+            add_rows_laned::<T, C, false>(table, 0, xf, ys, ws, ctx.crit);
             scan_occupied_into::<C, LANES>(table, occupied, n, left, ctx, bar, cut)
         }
         (false, true) => {
@@ -202,11 +202,11 @@ pub(crate) fn scan_occupied_wide<C: Criterion>(
     let occupied = (&bitmap[..], first);
     match (laned, left.len() == 3) {
         (true, true) => {
-            add_rows_laned(table, 0, xf, ys, ws, ctx.crit);
+            add_rows_laned::<u16, C, false>(table, 0, xf, ys, ws, ctx.crit);
             scan_occupied_into::<C, LANES>(table, occupied, n, &mut [0.0; 3], ctx, bar, cut)
         }
         (true, false) => {
-            add_rows_laned(table, 0, xf, ys, ws, ctx.crit);
+            add_rows_laned::<u16, C, false>(table, 0, xf, ys, ws, ctx.crit);
             scan_occupied_into::<C, LANES>(table, occupied, n, left, ctx, bar, cut)
         }
         (false, true) => {
@@ -227,13 +227,14 @@ const LANED_ROWS_PER_CODE: usize = 4;
 /// [`add_rows`] of whole sums (exact in any order), the codes between `lo` and `lo +
 /// bins.len() / stride - 1`: through [`LANES`] bins per code in `table` (zero between
 /// calls, left zero) when the criterion allows it and the rows are several per code, as
-/// [`scan_occupied`] sums them, then merged into `bins`.
+/// [`scan_occupied`] sums them, then merged into `bins`. With `unit` weights (all 1) the
+/// lanes count the rows only, and the count is the weight.
 pub(crate) fn add_whole_rows<T: Feature, C: Criterion>(
     bins: &mut [f64],
     lo: usize,
     table: &mut Vec<f64>,
     xf: &[T],
-    (ys, ws): (&[C::Y], &[f64]),
+    (ys, ws, unit): (&[C::Y], &[f64], bool),
     crit: &C,
 ) {
     let stride = crit.stats_len() + 1;
@@ -247,12 +248,16 @@ pub(crate) fn add_whole_rows<T: Feature, C: Criterion>(
         table.resize(size, 0.0);
     }
     let table = &mut table[..size];
-    add_rows_laned(table, lo, xf, ys, ws, crit);
-    for (code, lanes) in bins
-        .chunks_exact_mut(stride)
-        .zip(table.chunks_exact_mut(LANES * stride))
-    {
+    match unit {
+        true => add_rows_laned::<T, C, true>(table, lo, xf, ys, ws, crit),
+        false => add_rows_laned::<T, C, false>(table, lo, xf, ys, ws, crit),
+    }
+    let lanes_of_codes = table.chunks_exact_mut(LANES * stride);
+    for (code, lanes) in bins.chunks_exact_mut(stride).zip(lanes_of_codes) {
         for stats in lanes.chunks_exact_mut(stride) {
+            if unit {
+                code[0] += stats[stride - 1];
+            }
             for (b, h) in code.iter_mut().zip(stats.iter_mut()) {
                 *b += *h;
                 *h = 0.0;
@@ -262,9 +267,9 @@ pub(crate) fn add_whole_rows<T: Feature, C: Criterion>(
 }
 
 /// [`add_rows`] into [`LANES`] bins per code: row `j` into bin `(code - lo) · LANES + j %
-/// LANES`.
+/// LANES`; with `UNIT` weights (all 1), the weights are left out (their sum is the count).
 #[inline(always)]
-fn add_rows_laned<T: Feature, C: Criterion>(
+fn add_rows_laned<T: Feature, C: Criterion, const UNIT: bool>(
     bins: &mut [f64],
     lo: usize,
     xf: &[T],
@@ -277,8 +282,12 @@ fn add_rows_laned<T: Feature, C: Criterion>(
     by_lanes(ys, ws, |lane, j, y, w| {
         let b = ((xf[j].code() - lo) * LANES + lane) * stride;
         let stats = &mut bins[b..b + stride];
-        stats[0] += w;
-        crit.add_for_proxy(stats, y, w);
+        if UNIT {
+            crit.add_for_proxy(stats, y, 1.0);
+        } else {
+            stats[0] += w;
+            crit.add_for_proxy(stats, y, w);
+        }
         stats[stride - 1] += 1.0;
     });
 }

@@ -263,6 +263,7 @@ impl BinStack {
         fs: &[u32],
         nb: &mut NodeBins,
     ) {
+        let unit = ws.iter().all(|&w| w == 1.0);
         for &f in fs {
             let sl = self.slot[f as usize];
             if sl == u32::MAX {
@@ -274,12 +275,12 @@ impl BinStack {
                 let (codes, lo, hi) = node_codes(&column.codes, samples, &mut s.codes[0]);
                 let (lo, hi) = (usize::from(lo), usize::from(hi));
                 let bins = self.zeroed(nb, sl, lo, hi);
-                add_whole_rows(bins, lo, table, codes, (ys, ws), crit);
+                add_whole_rows(bins, lo, table, codes, (ys, ws, unit), crit);
             } else if let Some(wide) = levels.wide(f) {
                 let (codes, lo, hi) = node_codes(&wide.codes, samples, &mut s.wide[0]);
                 let (lo, hi) = (usize::from(lo), usize::from(hi));
                 let bins = self.zeroed(nb, sl, lo, hi);
-                add_whole_rows(bins, lo, table, codes, (ys, ws), crit);
+                add_whole_rows(bins, lo, table, codes, (ys, ws, unit), crit);
             }
         }
     }
