@@ -242,7 +242,7 @@ fn whole_terms(terms: impl Iterator<Item = f64>) -> bool {
     for t in terms {
         // A round trip through an integer rather than `fract`, which is a call to libm's
         // `trunc` per term on x86-64's baseline (SSE2): the booster tests every round.
-        if !(t < EXACT) || (t as i64) as f64 != t {
+        if t.is_nan() || t >= EXACT || (t as i64) as f64 != t {
             return false;
         }
         sum += t;
