@@ -34,6 +34,31 @@ pub(crate) fn add_rows<T: Feature, C: Criterion>(
     }
 }
 
+/// [`add_rows`] of the codes `column` at `samples`, read as they are summed (no gathered
+/// copy, no bounds pass), into `bins`, one per code from code 0, zeroed first. Returns the
+/// lowest and highest code met (`samples` is not empty).
+pub(crate) fn add_rows_at<T: Feature, C: Criterion>(
+    bins: &mut [f64],
+    column: &[T],
+    samples: &[u32],
+    (ys, ws): (&[C::Y], &[f64]),
+    crit: &C,
+) -> (usize, usize) {
+    let stride = crit.stats_len() + 1;
+    bins.fill(0.0);
+    for ((&i, &y), &w) in samples.iter().zip(ys).zip(ws) {
+        let b = column[i as usize].code() * stride;
+        let stats = &mut bins[b..b + stride];
+        stats[0] += w;
+        crit.add_for_proxy(stats, y, w);
+        stats[stride - 1] += 1.0;
+    }
+    let met = |stats: &[f64]| stats[stride - 1] > 0.0;
+    let lo = bins.chunks_exact(stride).position(met).unwrap_or(0);
+    let hi = bins.chunks_exact(stride).rposition(met).unwrap_or(0);
+    (lo, hi)
+}
+
 /// [`add_rows`] of codes between `lo` and `lo + 63`, from the first bin, returning the
 /// bitmap of the codes met (bit `c - lo` for code `c`).
 #[inline(always)]

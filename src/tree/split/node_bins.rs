@@ -19,7 +19,7 @@
 //! in the rows' order, exactly as the sequential fill sums them, so the bins, and the
 //! model bytes, do not depend on the number of threads.
 
-use super::bin_scans::{add_rows, add_whole_rows, N_CODES};
+use super::bin_scans::{add_rows, add_rows_at, add_whole_rows, N_CODES};
 use super::gather::{batch_len, gather, gather_many, node_codes, MAX_BATCH};
 use super::{NodeRows, SplitBufs};
 use crate::data::{Feature, Levels, Matrix};
@@ -38,6 +38,10 @@ const BINS_BYTES: usize = 32 << 20;
 /// buffer per feature); much smaller nodes would pay rayon's wake-up instead. See
 /// `BENCHMARKS.md` (gradient boosting, "Parallel histograms").
 const PARALLEL_FILL_WORK: usize = 1 << 15;
+
+/// Rows from which a node's bins of X's codes are summed from the columns in place
+/// ([`add_rows_at`], which zeroes every code's bin, not only the node's range).
+const IN_PLACE_ROWS: usize = 4 * N_CODES;
 
 /// The bins of every varying feature of one node (rows `start..end` of the tree's
 /// sample buffer): feature slot `s`, code `c` at `(base[s] + c) · stride`, `base` being
@@ -234,6 +238,15 @@ impl BinStack {
             self.fill_each(x, crit, (samples, ys, ws), fs, &mut nb);
             return nb;
         }
+        if samples.len() >= IN_PLACE_ROWS && fs.iter().all(|&f| x.column(f as usize).is_some()) {
+            for &f in fs {
+                let (sl, column) = (self.slot[f as usize] as usize, x.column(f as usize));
+                let bins = &mut nb.bins[self.base[sl] * stride..self.base[sl + 1] * stride];
+                let column = column.unwrap_or_default();
+                nb.range[sl] = add_rows_at(bins, column, samples, (ys, ws), crit);
+            }
+            return nb;
+        }
         let mut bounds = [(T::default(), T::default()); MAX_BATCH];
         for batch in fs.chunks(batch_len::<T>(samples.len())) {
             gather_many(x, batch, samples, &mut s.batch, &mut bounds);
@@ -322,6 +335,13 @@ impl BinStack {
             if f == u32::MAX {
                 return;
             }
+            if let Some(column) = x
+                .column(f as usize)
+                .filter(|_| samples.len() >= IN_PLACE_ROWS)
+            {
+                **range = add_rows_at(bins, column, samples, (ys, ws), crit);
+                return;
+            }
             let mut xf = Vec::new();
             let (lo, hi) = gather(x, f as usize, samples, &mut xf);
             let (lo, hi) = (lo.code(), hi.code());
@@ -398,196 +418,4 @@ impl BinStack {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::data::Layout;
-    use crate::rng::TreeRng;
-    use crate::tree::criterion::SquaredError;
-
-    /// The bins of `samples` summed directly.
-    fn direct(
-        stack: &mut BinStack,
-        x: &Matrix<'_, u8>,
-        crit: &SquaredError<'_>,
-        rows: (&[u32], &[f64], &[f64]),
-        start: usize,
-        fs: &[u32],
-    ) -> NodeBins {
-        let mut s = SplitBufs::new(rows.0.len(), 3);
-        stack.fill(CodeColumns::X(x), crit, &mut s, rows, start, fs)
-    }
-
-    #[test]
-    fn subtracted_bins_match_the_bins_summed_over_the_rows() {
-        let (n, p) = (3000, 4);
-        let mut rng = TreeRng::new(7);
-        let codes: Vec<u8> = (0..n * p).map(|_| rng.below(40) as u8).collect();
-        let x = Matrix::new(&codes, n, p, Layout::ColumnMajor).unwrap();
-        let y: Vec<f64> = (0..n).map(|_| rng.unit() * 10.0 - 3.0).collect();
-        let crit = SquaredError { y: &y };
-        let fs: Vec<u32> = (0..p as u32).collect();
-        let mut stack = BinStack::new(&fs, p, 3, 100).unwrap();
-        // The node: every row, split on feature 0 at code 12 (the left rows first, each side
-        // in its previous order, as the partition leaves them).
-        let (mut samples, rest): (Vec<u32>, Vec<u32>) =
-            (0..n as u32).partition(|&i| codes[i as usize] <= 12);
-        let n_left = samples.len();
-        samples.extend(rest);
-        let mut ys: Vec<f64> = samples.iter().map(|&i| y[i as usize]).collect();
-        let mut ws: Vec<f64> = samples.iter().map(|&i| f64::from(1 + i % 3)).collect();
-        let mut s = SplitBufs::new(n, 3);
-        let parent = stack.fill(
-            CodeColumns::X(&x),
-            &crit,
-            &mut s,
-            (&samples, &ys, &ws),
-            10,
-            &fs,
-        );
-        let rows = NodeRows {
-            samples: &mut samples[..],
-            ys: &mut ys[..],
-            ws: &mut ws[..],
-        };
-        stack.keep_children(
-            CodeColumns::X(&x),
-            &crit,
-            &mut s,
-            parent,
-            &rows,
-            n_left,
-            &fs,
-            2,
-        );
-        let mut left = stack
-            .take(10, 10 + n_left, false)
-            .expect("left child kept last");
-        let mut right = stack
-            .take(10 + n_left, 10 + n, false)
-            .expect("right child kept");
-        assert!(stack.take(0, 1, false).is_none());
-        let (l, r) = (0..n_left, n_left..n);
-        let rows_of = |r: std::ops::Range<usize>| (&samples[r.clone()], &ys[r.clone()], &ws[r]);
-        let mut want_l = direct(&mut stack, &x, &crit, rows_of(l), 10, &fs);
-        let mut want_r = direct(&mut stack, &x, &crit, rows_of(r), 10 + n_left, &fs);
-        // The smaller child (left: about 13 codes in 40) is summed: identical.
-        assert!(n_left < n - n_left);
-        for f in 0..p {
-            assert_eq!(stack.trimmed(&mut left, f), stack.trimmed(&mut want_l, f));
-            assert_eq!(stack.bins_of(&left, f), stack.bins_of(&want_l, f));
-            // The larger is subtracted: the same counts and weights (integers), sums to
-            // rounding.
-            let (lo, hi) = stack.trimmed(&mut want_r, f);
-            assert_eq!(stack.trimmed(&mut right, f), (lo, hi));
-            let got = &stack.bins_of(&right, f)[lo * 4..(hi + 1) * 4];
-            let want = &stack.bins_of(&want_r, f)[lo * 4..(hi + 1) * 4];
-            for (b, (g, w)) in got.chunks(4).zip(want.chunks(4)).enumerate() {
-                assert_eq!((g[0], g[3]), (w[0], w[3]), "feature {f} bin {b}");
-                assert!(
-                    (g[1] - w[1]).abs() <= 1e-9 * (1.0 + w[1].abs()),
-                    "{g:?} {w:?}"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn bins_filled_in_parallel_are_the_sequential_bins_bit_for_bit() {
-        // 4 of 6 features over n rows: twice the work from which bins fill in parallel.
-        let (n, p) = (PARALLEL_FILL_WORK / 2, 6);
-        let mut rng = TreeRng::new(3);
-        let codes: Vec<u8> = (0..n * p).map(|_| rng.below(200) as u8).collect();
-        let x = Matrix::new(&codes, n, p, Layout::ColumnMajor).unwrap();
-        let y: Vec<f64> = (0..n).map(|_| rng.unit() * 1e3 - 7.0).collect();
-        let crit = SquaredError { y: &y };
-        // Rows in a scrambled order, with weights whose sums round: a different summing
-        // order would show in the last bits.
-        let samples: Vec<u32> = (0..n as u32).map(|i| (i * 7919) % n as u32).collect();
-        let ys: Vec<f64> = samples.iter().map(|&i| y[i as usize]).collect();
-        let ws: Vec<f64> = (0..n).map(|_| 0.1 + rng.unit()).collect();
-        let all: Vec<u32> = (0..p as u32).collect();
-        let fs = [5, 0, 2, 3];
-        let rows = (&samples[..], &ys[..], &ws[..]);
-        let mut one = BinStack::new(&all, p, 3, 100).unwrap();
-        let mut want = direct(&mut one, &x, &crit, rows, 0, &fs);
-        let mut many = BinStack::new(&all, p, 3, 100).unwrap().in_parallel();
-        let mut got = crate::parallel::install(3, || {
-            #[cfg(feature = "parallel")]
-            assert_eq!(current_threads(), 3, "the parallel fill is exercised");
-            direct(&mut many, &x, &crit, rows, 0, &fs)
-        });
-        for f in fs.map(|f| f as usize) {
-            let (lo, hi) = one.trimmed(&mut want, f);
-            assert_eq!(many.trimmed(&mut got, f), (lo, hi));
-            let bits = |b: &NodeBins| -> Vec<u64> {
-                let codes = &one.bins_of(b, f)[lo * 4..(hi + 1) * 4];
-                codes.iter().map(|v| v.to_bits()).collect()
-            };
-            assert_eq!(bits(&got), bits(&want), "feature {f}");
-        }
-    }
-
-    #[test]
-    fn children_too_small_for_bins_keep_none() {
-        let codes: Vec<u8> = (0..400).map(|i| (i % 7) as u8).collect();
-        let x = Matrix::new(&codes, 400, 1, Layout::ColumnMajor).unwrap();
-        let y = vec![1.0; 400];
-        let crit = SquaredError { y: &y };
-        let mut stack = BinStack::new(&[0], 1, 3, 150).unwrap();
-        let mut samples: Vec<u32> = (0..400).collect();
-        let (mut ys, mut ws) = (y.clone(), vec![1.0; 400]);
-        let mut s = SplitBufs::new(400, 3);
-        for (n_left, kept) in [(100, 1), (300, 1), (200, 2), (150, 1)] {
-            let parent = stack.fill(
-                CodeColumns::X(&x),
-                &crit,
-                &mut s,
-                (&samples, &ys, &ws),
-                0,
-                &[0],
-            );
-            let rows = NodeRows {
-                samples: &mut samples[..],
-                ys: &mut ys[..],
-                ws: &mut ws[..],
-            };
-            stack.keep_children(
-                CodeColumns::X(&x),
-                &crit,
-                &mut s,
-                parent,
-                &rows,
-                n_left,
-                &[0],
-                2,
-            );
-            assert_eq!(stack.pending.len(), kept, "n_left {n_left}");
-            stack.pending.clear();
-        }
-        // Children that cannot split (fewer than split_rows) keep none either.
-        let parent = stack.fill(
-            CodeColumns::X(&x),
-            &crit,
-            &mut s,
-            (&samples, &ys, &ws),
-            0,
-            &[0],
-        );
-        let rows = NodeRows {
-            samples: &mut samples[..],
-            ys: &mut ys[..],
-            ws: &mut ws[..],
-        };
-        stack.keep_children(
-            CodeColumns::X(&x),
-            &crit,
-            &mut s,
-            parent,
-            &rows,
-            200,
-            &[0],
-            201,
-        );
-        assert!(stack.pending.is_empty());
-    }
-}
+mod tests;
