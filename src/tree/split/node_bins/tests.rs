@@ -169,56 +169,23 @@ fn children_too_small_for_bins_keep_none() {
     let mut samples: Vec<u32> = (0..400).collect();
     let (mut ys, mut ws) = (y.clone(), vec![1.0; 400]);
     let mut s = SplitBufs::new(400, 3);
-    for (n_left, kept) in [(100, 1), (300, 1), (200, 2), (150, 1)] {
-        let parent = stack.fill(
-            CodeColumns::X(&x),
-            &crit,
-            &mut s,
-            (&samples, &ys, &ws),
-            0,
-            &[0],
-        );
+    // How many children of the 400-row node keep bins after a split at `n_left`.
+    let mut kept_after = |n_left: usize, split_rows: usize| {
+        let cols = CodeColumns::X(&x);
+        let parent = stack.fill(cols, &crit, &mut s, (&samples, &ys, &ws), 0, &[0]);
         let rows = NodeRows {
             samples: &mut samples[..],
             ys: &mut ys[..],
             ws: &mut ws[..],
         };
-        stack.keep_children(
-            CodeColumns::X(&x),
-            &crit,
-            &mut s,
-            parent,
-            &rows,
-            n_left,
-            &[0],
-            2,
-        );
-        assert_eq!(stack.pending.len(), kept, "n_left {n_left}");
+        stack.keep_children(cols, &crit, &mut s, parent, &rows, n_left, &[0], split_rows);
+        let kept = stack.pending.len();
         stack.pending.clear();
+        kept
+    };
+    for (n_left, kept) in [(100, 1), (300, 1), (200, 2), (150, 1)] {
+        assert_eq!(kept_after(n_left, 2), kept, "n_left {n_left}");
     }
     // Children that cannot split (fewer than split_rows) keep none either.
-    let parent = stack.fill(
-        CodeColumns::X(&x),
-        &crit,
-        &mut s,
-        (&samples, &ys, &ws),
-        0,
-        &[0],
-    );
-    let rows = NodeRows {
-        samples: &mut samples[..],
-        ys: &mut ys[..],
-        ws: &mut ws[..],
-    };
-    stack.keep_children(
-        CodeColumns::X(&x),
-        &crit,
-        &mut s,
-        parent,
-        &rows,
-        200,
-        &[0],
-        201,
-    );
-    assert!(stack.pending.is_empty());
+    assert_eq!(kept_after(200, 201), 0);
 }
