@@ -515,17 +515,21 @@ impl<T: Feature> Run<'_, '_, T> {
     fn leaf_slots(&self, tree: &Tree, by_leaf: &[u32]) -> Vec<u32> {
         let n = self.y.len();
         let mut slots = vec![u32::MAX; n];
-        let mut rest = by_leaf;
-        for (slot, count) in tree.leaves_in_order() {
-            let (rows, tail) = rest.split_at(count.min(rest.len()));
-            for &i in rows {
-                slots[i as usize] = slot as u32;
+        // (Leaf counts that did not cover the rows exactly would leave every row to walk.)
+        let counted: usize = tree.leaves_in_order().map(|(_, count)| count).sum();
+        debug_assert_eq!(counted, by_leaf.len());
+        if counted == by_leaf.len() {
+            let mut rest = by_leaf;
+            for (slot, count) in tree.leaves_in_order() {
+                let (rows, tail) = rest.split_at(count);
+                for &i in rows {
+                    slots[i as usize] = slot as u32;
+                }
+                rest = tail;
             }
-            rest = tail;
-        }
-        debug_assert!(rest.is_empty());
-        if by_leaf.len() == n && rest.is_empty() {
-            return slots;
+            if by_leaf.len() == n {
+                return slots;
+            }
         }
         let chunk = crate::forest::row_chunk(n);
         chunks_mut(&mut slots, chunk, |c, out| {
