@@ -56,10 +56,7 @@ pub(crate) trait ThresholdRule: Sync {
         hi: u8,
         rng: &mut TreeRng,
     ) -> Option<Cut> {
-        let values: Vec<f64> = codes.iter().map(|&c| levels[usize::from(c)]).collect();
-        let (lo, hi) = (levels[usize::from(lo)], levels[usize::from(hi)]);
-        let mut bufs = SearchBufs::new(s.left.len());
-        Self::search(&values, &mut bufs, ctx, rows, bar, lo, hi, rng)
+        search_read_back::<Self, _, _, _>(codes, levels, s, ctx, rows, bar, (lo, hi), rng)
     }
     /// [`ThresholdRule::search_coded`] of a candidate with wide codes ([`crate::data::Wide`]), given
     /// only to trees whose sums are whole ([`NodeCtx::whole_sums`]). This default reads
@@ -76,10 +73,7 @@ pub(crate) trait ThresholdRule: Sync {
         hi: u16,
         rng: &mut TreeRng,
     ) -> Option<Cut> {
-        let values: Vec<f64> = codes.iter().map(|&c| levels[usize::from(c)]).collect();
-        let (lo, hi) = (levels[usize::from(lo)], levels[usize::from(hi)]);
-        let mut bufs = SearchBufs::new(s.left.len());
-        Self::search(&values, &mut bufs, ctx, rows, bar, lo, hi, rng)
+        search_read_back::<Self, _, _, _>(codes, levels, s, ctx, rows, bar, (lo, hi), rng)
     }
     /// [`ThresholdRule::search`] of a sparse candidate, given by its stored `entries` at the
     /// node's rows (the others hold 0), between `lo` and `hi`. The cut, its threshold and
@@ -116,6 +110,26 @@ pub(crate) trait ThresholdRule: Sync {
     ) -> Option<Cut> {
         None
     }
+}
+
+/// [`ThresholdRule::search`] of rule `R` on the values that `codes` (between `lo` and `hi`)
+/// index in `levels`, read back (the default of [`ThresholdRule::search_coded`] and
+/// [`ThresholdRule::search_wide`]).
+#[allow(clippy::too_many_arguments)]
+fn search_read_back<R: ThresholdRule + ?Sized, T: Feature, C: Criterion, K: Copy + Into<usize>>(
+    codes: &[K],
+    levels: &[f64],
+    s: &mut SearchBufs<T>,
+    ctx: &NodeCtx<'_, C>,
+    rows: &NodeRows<'_, C::Y>,
+    bar: f64,
+    (lo, hi): (K, K),
+    rng: &mut TreeRng,
+) -> Option<Cut> {
+    let values: Vec<f64> = codes.iter().map(|&c| levels[c.into()]).collect();
+    let (lo, hi) = (levels[lo.into()], levels[hi.into()]);
+    let mut bufs = SearchBufs::new(s.left.len());
+    R::search(&values, &mut bufs, ctx, rows, bar, lo, hi, rng)
 }
 
 /// [`ThresholdRule::search`] of rule `R` on a sparse candidate's values, written out from
