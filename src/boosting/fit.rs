@@ -362,7 +362,9 @@ impl Booster {
             }
             let factor = run.round.score_factor();
             let initial_oob = match (&mask, r) {
-                (Some(m), 0) => Some(factor * run.mean_loss(&run.raw, run.y, &run.w, |i| !m[i])),
+                (Some(m), 0) => {
+                    Some(factor * run.round.mean_loss(&run.raw, run.y, &run.w, |i| !m[i]))
+                }
                 _ => None,
             };
             let grown = run.round_trees(mask.as_deref(), r);
@@ -371,8 +373,8 @@ impl Booster {
                 model.leaf_values.push(values);
             }
             if let Some(m) = &mask {
-                let train = run.mean_loss(&run.raw, run.y, &run.w, |i| m[i]);
-                let oob = factor * run.mean_loss(&run.raw, run.y, &run.w, |i| !m[i]);
+                let train = run.round.mean_loss(&run.raw, run.y, &run.w, |i| m[i]);
+                let oob = factor * run.round.mean_loss(&run.raw, run.y, &run.w, |i| !m[i]);
                 let before = initial_oob
                     .or(model.oob_scores.last().copied())
                     .unwrap_or(oob);
@@ -380,7 +382,7 @@ impl Booster {
                 model.oob_scores.push(oob);
                 model.oob_improvement.push(before - oob);
             } else {
-                let train = run.mean_loss(&run.raw, run.y, &run.w, |_| true);
+                let train = run.round.mean_loss(&run.raw, run.y, &run.w, |_| true);
                 model.train_score.push(factor * train);
             }
             done.fetch_add(1, Ordering::Relaxed);
@@ -390,7 +392,7 @@ impl Booster {
             }
             if let (Some(v), false) = (&validation, history.is_empty()) {
                 model.add_round(v.x, r, &mut val_raw);
-                let loss = factor * run.mean_loss(&val_raw, v.y, v.w, |_| true);
+                let loss = factor * run.round.mean_loss(&val_raw, v.y, v.w, |_| true);
                 // scikit-learn's rule: go on while the loss beats one of the last
                 // n_iter_no_change losses by more than tol.
                 if history.iter().any(|&h| loss + params.tol < h) {
@@ -434,18 +436,6 @@ impl<T: Feature> Run<'_, '_, T> {
             .map(|(y, r)| (y - r).abs())
             .collect();
         weighted_percentile(&abs, &self.w, 100.0 * alpha)
-    }
-
-    /// `Σ w loss / Σ w` over the rows `keep` selects, summed in row order.
-    fn mean_loss(&self, raw: &[f64], y: &[f64], w: &[f64], keep: impl Fn(usize) -> bool) -> f64 {
-        let k = self.round.k;
-        let mut p = vec![0.0; k];
-        let (mut s, mut sw) = (0.0, 0.0);
-        for (i, (&yi, &wi)) in y.iter().zip(w).enumerate().filter(|&(i, _)| keep(i)) {
-            s += wi * self.round.loss(yi, &raw[i * k..(i + 1) * k], &mut p);
-            sw += wi;
-        }
-        s / sw
     }
 
     /// Grows round `r`'s `k` trees (in parallel), line-searches their leaves and updates

@@ -7,6 +7,8 @@
 //! binomial log loss, half the logit for the exponential loss, and the symmetric
 //! multinomial logit (log of `p_k` over the geometric mean of the `p`) for K classes.
 
+use crate::parallel::map_ordered;
+
 /// A boosting loss. `alpha` is the quantile of the quantile loss, or the quantile of the
 /// absolute residuals that sets Huber's `delta` at every round.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -253,7 +255,37 @@ fn average(x: impl Iterator<Item = f64>, w: &[f64]) -> f64 {
     }
 }
 
+/// Rows whose losses one task sums ([`RoundLoss::mean_loss`]): a fixed size, so that the
+/// sum does not depend on the number of threads.
+const LOSS_BLOCK: usize = 4096;
+
 impl RoundLoss {
+    /// `Σ w loss / Σ w` over the rows `keep` selects (raw predictions `raw`, `k` per row):
+    /// each block of [`LOSS_BLOCK`] rows summed in row order (the blocks in parallel), the
+    /// blocks' sums in block order, so the same bits for any number of threads.
+    pub fn mean_loss(
+        &self,
+        raw: &[f64],
+        y: &[f64],
+        w: &[f64],
+        keep: impl Fn(usize) -> bool + Sync,
+    ) -> f64 {
+        let (k, n) = (self.k, y.len());
+        let blocks = map_ordered(n.div_ceil(LOSS_BLOCK), |b| {
+            let mut p = vec![0.0; k];
+            let (mut s, mut sw) = (0.0, 0.0);
+            for i in (b * LOSS_BLOCK..n.min((b + 1) * LOSS_BLOCK)).filter(|&i| keep(i)) {
+                s += w[i] * self.loss(y[i], &raw[i * k..(i + 1) * k], &mut p);
+                sw += w[i];
+            }
+            (s, sw)
+        });
+        let (s, sw) = blocks
+            .into_iter()
+            .fold((0.0, 0.0), |(s, sw), (bs, bw)| (s + bs, sw + bw));
+        s / sw
+    }
+
     /// Friedman's line search for one leaf (scikit-learn's `_update_terminal_regions`):
     /// a Newton step for the log and exponential losses, the weighted median (percentile)
     /// of the residuals for absolute error (quantile), and Huber's one-step formula

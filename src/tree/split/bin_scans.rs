@@ -34,29 +34,52 @@ pub(crate) fn add_rows<T: Feature, C: Criterion>(
     }
 }
 
-/// [`add_rows`] of the codes `column` at `samples`, read as they are summed (no gathered
-/// copy, no bounds pass), into `bins`, one per code from code 0, zeroed first. Returns the
-/// lowest and highest code met (`samples` is not empty).
-pub(crate) fn add_rows_at<T: Feature, C: Criterion>(
-    bins: &mut [f64],
-    column: &[T],
+/// [`add_rows`] of `G` features at once, their codes `columns` read at `samples` as they
+/// are summed (no gathered copy, no bounds pass), into their `bins`, one per code from code
+/// 0, zeroed first. Each row's target and weight are read once for the `G` features, and
+/// every bin still sums its rows in their order. Unit weights (`unit`) are counted rather
+/// than summed: a bin's weight is set to its row count, the same number. Returns each
+/// feature's lowest and highest code met (`samples` is not empty).
+pub(crate) fn add_rows_at<T: Feature, C: Criterion, const G: usize>(
+    mut bins: [&mut [f64]; G],
+    columns: [&[T]; G],
     samples: &[u32],
-    (ys, ws): (&[C::Y], &[f64]),
+    (ys, ws, unit): (&[C::Y], &[f64], bool),
     crit: &C,
-) -> (usize, usize) {
+) -> [(usize, usize); G] {
     let stride = crit.stats_len() + 1;
-    bins.fill(0.0);
-    for ((&i, &y), &w) in samples.iter().zip(ys).zip(ws) {
-        let b = column[i as usize].code() * stride;
-        let stats = &mut bins[b..b + stride];
-        stats[0] += w;
-        crit.add_for_proxy(stats, y, w);
-        stats[stride - 1] += 1.0;
+    for b in bins.iter_mut() {
+        b.fill(0.0);
     }
-    let met = |stats: &[f64]| stats[stride - 1] > 0.0;
-    let lo = bins.chunks_exact(stride).position(met).unwrap_or(0);
-    let hi = bins.chunks_exact(stride).rposition(met).unwrap_or(0);
-    (lo, hi)
+    if unit {
+        for (&i, &y) in samples.iter().zip(ys) {
+            for (b, column) in bins.iter_mut().zip(&columns) {
+                let at = column[i as usize].code() * stride;
+                let stats = &mut b[at..at + stride];
+                crit.add_for_proxy(stats, y, 1.0);
+                stats[stride - 1] += 1.0;
+            }
+        }
+        for stats in bins.iter_mut().flat_map(|b| b.chunks_exact_mut(stride)) {
+            stats[0] = stats[stride - 1];
+        }
+    } else {
+        for ((&i, &y), &w) in samples.iter().zip(ys).zip(ws) {
+            for (b, column) in bins.iter_mut().zip(&columns) {
+                let at = column[i as usize].code() * stride;
+                let stats = &mut b[at..at + stride];
+                stats[0] += w;
+                crit.add_for_proxy(stats, y, w);
+                stats[stride - 1] += 1.0;
+            }
+        }
+    }
+    bins.map(|b| {
+        let met = |stats: &[f64]| stats[stride - 1] > 0.0;
+        let lo = b.chunks_exact(stride).position(met).unwrap_or(0);
+        let hi = b.chunks_exact(stride).rposition(met).unwrap_or(0);
+        (lo, hi)
+    })
 }
 
 /// [`add_rows`] of codes between `lo` and `lo + 63`, from the first bin, returning the

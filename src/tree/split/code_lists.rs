@@ -20,13 +20,23 @@ use crate::data::{Feature, Matrix, Packed};
 /// time, see BENCHMARKS.md). Larger nodes gather their candidates into histograms.
 const LIST_ROWS: usize = 1024;
 
+/// [`LIST_ROWS`] of best-first growth (the booster's), whose frontier interleaves subtrees:
+/// a subtree's lists are rebuilt whenever another's replaced them, so smaller nodes already
+/// pay for bins (see BENCHMARKS.md, gradient boosting).
+const BEST_FIRST_LIST_ROWS: usize = 256;
+
 /// The lists of a subtree take at most this many bytes (4 per row and feature), so wide
 /// data lists smaller subtrees.
 const LIST_BYTES: usize = 8 << 20;
 
-/// Rows of the largest node whose subtree is grown from lists, with `n_features` features.
-pub(crate) fn list_rows(n_features: usize) -> usize {
-    LIST_ROWS.min(LIST_BYTES / (4 * n_features.max(1)))
+/// Rows of the largest node whose subtree is grown from lists, with `n_features` features,
+/// growing depth first or (`best_first`) best first.
+pub(crate) fn list_rows(n_features: usize, best_first: bool) -> usize {
+    let rows = match best_first {
+        true => BEST_FIRST_LIST_ROWS,
+        false => LIST_ROWS,
+    };
+    rows.min(LIST_BYTES / (4 * n_features.max(1)))
 }
 
 /// Whether lists pay for a fit drawing `max_features` candidates among `n_features`: every

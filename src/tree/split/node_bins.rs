@@ -43,6 +43,11 @@ const PARALLEL_FILL_WORK: usize = 1 << 15;
 /// ([`add_rows_at`], which zeroes every code's bin, not only the node's range).
 const IN_PLACE_ROWS: usize = 4 * N_CODES;
 
+/// Features whose bins one pass over a node's rows fills in place: each row's target and
+/// weight are read once for all of them, and their bins (8 KB each for regression) stay in
+/// the core's first-level cache together.
+const IN_PLACE_GROUP: usize = 4;
+
 /// The bins of every varying feature of one node (rows `start..end` of the tree's
 /// sample buffer): feature slot `s`, code `c` at `(base[s] + c) · stride`, `base` being
 /// the [`BinStack`]'s. Only the codes `range[s]` (the node's min and max, or a superset) are
@@ -70,6 +75,9 @@ impl NodeBins {
         (lo, hi)
     }
 }
+
+/// One feature slot's bins in a node, and its range of codes.
+type SlotBins<'b> = (&'b mut [f64], &'b mut (usize, usize));
 
 /// Where a node's bins read the codes of its features: X itself (the histogram search's
 /// binned X), or the lossless codes of X's coded columns (the exact search's).
@@ -229,22 +237,16 @@ impl BinStack {
                 return nb;
             }
         };
-        if self.parallel
+        let parallel = self.parallel
             && samples.len() * fs.len() >= PARALLEL_FILL_WORK
             && fs.len() > 1
-            && !x.is_sparse()
-            && current_threads() > 1
-        {
-            self.fill_each(x, crit, (samples, ys, ws), fs, &mut nb);
+            && current_threads() > 1;
+        if samples.len() >= IN_PLACE_ROWS && fs.iter().all(|&f| x.column(f as usize).is_some()) {
+            self.fill_in_place(x, crit, (samples, ys, ws), fs, &mut nb, parallel);
             return nb;
         }
-        if samples.len() >= IN_PLACE_ROWS && fs.iter().all(|&f| x.column(f as usize).is_some()) {
-            for &f in fs {
-                let (sl, column) = (self.slot[f as usize] as usize, x.column(f as usize));
-                let bins = &mut nb.bins[self.base[sl] * stride..self.base[sl + 1] * stride];
-                let column = column.unwrap_or_default();
-                nb.range[sl] = add_rows_at(bins, column, samples, (ys, ws), crit);
-            }
+        if parallel && !x.is_sparse() {
+            self.fill_each(x, crit, (samples, ys, ws), fs, &mut nb);
             return nb;
         }
         let mut bounds = [(T::default(), T::default()); MAX_BATCH];
@@ -307,9 +309,67 @@ impl BinStack {
         bins
     }
 
-    /// [`BinStack::fill`] in parallel: one task per feature of `fs`, each gathering its
-    /// codes into its own buffer and summing them in the rows' order into the feature's own
-    /// bins, so every bin is the sequential fill's, bit for bit.
+    /// Each slot's bins and range in the node `nb`, borrowed apart (to fill them apart).
+    fn slots<'b>(&self, nb: &'b mut NodeBins) -> Vec<SlotBins<'b>> {
+        let mut slots = Vec::with_capacity(self.n_slots());
+        let mut rest = &mut nb.bins[..];
+        for (w, range) in self.base.windows(2).zip(nb.range.iter_mut()) {
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut((w[1] - w[0]) * self.stride);
+            slots.push((head, range));
+            rest = tail;
+        }
+        slots
+    }
+
+    /// [`BinStack::fill`] of a node of at least [`IN_PLACE_ROWS`] rows from X's code
+    /// columns in place ([`add_rows_at`]), [`IN_PLACE_GROUP`] features per pass over the
+    /// rows, the groups in parallel with `parallel`. Every bin sums its rows in their order,
+    /// however the features are grouped or the groups run.
+    fn fill_in_place<T: Feature, C: Criterion>(
+        &self,
+        x: &Matrix<'_, T>,
+        crit: &C,
+        (samples, ys, ws): (&[u32], &[C::Y], &[f64]),
+        fs: &[u32],
+        nb: &mut NodeBins,
+        parallel: bool,
+    ) {
+        let rows = (ys, ws, ws.iter().all(|&w| w == 1.0));
+        let mut slots: Vec<_> = self.slots(nb).into_iter().map(Some).collect();
+        let mut groups: Vec<Vec<_>> = fs
+            .chunks(IN_PLACE_GROUP)
+            .map(|group| {
+                let of = |f: &u32| slots[self.slot[*f as usize] as usize].take();
+                let columns = group
+                    .iter()
+                    .map(|&f| x.column(f as usize).unwrap_or_default());
+                columns
+                    .zip(group.iter().map(of))
+                    .filter_map(|(c, s)| Some((c, s?)))
+                    .collect()
+            })
+            .collect();
+        let sum = |_: usize, group: &mut Vec<(&[T], SlotBins<'_>)>| {
+            if let [(a, (ab, ar)), (b, (bb, br)), (c, (cb, cr)), (d, (db, dr))] = &mut group[..] {
+                let bins = [&mut **ab, &mut **bb, &mut **cb, &mut **db];
+                let [ra, rb, rc, rd] = add_rows_at(bins, [*a, *b, *c, *d], samples, rows, crit);
+                (**ar, **br, **cr, **dr) = (ra, rb, rc, rd);
+                return;
+            }
+            for (column, (bins, range)) in group.iter_mut() {
+                [**range] = add_rows_at([&mut **bins], [*column], samples, rows, crit);
+            }
+        };
+        match parallel {
+            true => drop(map_each_mut(&mut groups, sum)),
+            false => groups.iter_mut().enumerate().for_each(|(k, g)| sum(k, g)),
+        }
+    }
+
+    /// [`BinStack::fill`] in parallel, of a node smaller than [`IN_PLACE_ROWS`]: one task
+    /// per feature of `fs`, each gathering its codes into its own buffer and summing them
+    /// in the rows' order into the feature's own bins, so every bin is the sequential
+    /// fill's, bit for bit.
     fn fill_each<T: Feature, C: Criterion>(
         &self,
         x: &Matrix<'_, T>,
@@ -323,23 +383,10 @@ impl BinStack {
         for &f in fs {
             feature_of[self.slot[f as usize] as usize] = f;
         }
-        let mut slots: Vec<(&mut [f64], &mut (usize, usize))> = Vec::new();
-        let mut rest = &mut nb.bins[..];
-        for (w, range) in self.base.windows(2).zip(nb.range.iter_mut()) {
-            let (head, tail) = std::mem::take(&mut rest).split_at_mut((w[1] - w[0]) * stride);
-            slots.push((head, range));
-            rest = tail;
-        }
+        let mut slots = self.slots(nb);
         map_each_mut(&mut slots, |sl, (bins, range)| {
             let f = feature_of[sl];
             if f == u32::MAX {
-                return;
-            }
-            if let Some(column) = x
-                .column(f as usize)
-                .filter(|_| samples.len() >= IN_PLACE_ROWS)
-            {
-                **range = add_rows_at(bins, column, samples, (ys, ws), crit);
                 return;
             }
             let mut xf = Vec::new();

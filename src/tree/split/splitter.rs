@@ -84,13 +84,27 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
         max_features: usize,
         coded: Option<&Levels>,
     ) {
+        let list_rows = list_rows(features.len(), false);
+        self.prepare::<R>(features, n_cols, stats_len, max_features, coded, list_rows);
+    }
+
+    /// [`Splitter::depth_first`] with nodes of at most `list_rows` rows grown from lists.
+    fn prepare<R: ThresholdRule>(
+        &mut self,
+        features: &[u32],
+        n_cols: usize,
+        stats_len: usize,
+        max_features: usize,
+        coded: Option<&Levels>,
+        list_rows: usize,
+    ) {
         if let Some(levels) = coded.filter(|_| R::KEEPS_CODE_BINS) {
             self.bins = kept_stack(levels, features, n_cols, stats_len, max_features);
             self.code_bins = self.bins.is_some();
             return;
         }
         self.listed = R::LISTED && lists_pay(max_features, features.len());
-        self.list_rows = list_rows(features.len());
+        self.list_rows = list_rows;
         if self.listed {
             let parallel = self.parallel_bins;
             self.bins = BinStack::new(features, n_cols, stats_len, self.list_rows).map(|b| {
@@ -105,9 +119,10 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
 
     /// [`Splitter::depth_first`] for best-first growth, whose frontier nodes interleave:
     /// kept bins are then found by their rows among all pending ones, and the lists of a
-    /// subtree are rebuilt whenever another subtree's replaced them. The builder then keeps
-    /// bins for every feature (no node inherits a constant prefix). Asked for by the booster
-    /// only (`FitSession::grow_on`): forests keep their search, and their bytes.
+    /// subtree are rebuilt whenever another subtree's replaced them, so fewer nodes are
+    /// listed. The builder then keeps bins for every feature (no node inherits a constant
+    /// prefix). Asked for by the booster only (`FitSession::grow_on`): forests keep their
+    /// search, and their bytes.
     pub fn best_first<R: ThresholdRule>(
         &mut self,
         features: &[u32],
@@ -115,7 +130,8 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
         stats_len: usize,
         max_features: usize,
     ) {
-        self.depth_first::<R>(features, n_cols, stats_len, max_features, None);
+        let list_rows = list_rows(features.len(), true);
+        self.prepare::<R>(features, n_cols, stats_len, max_features, None, list_rows);
         self.any_order = true;
     }
 

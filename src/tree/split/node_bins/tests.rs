@@ -131,31 +131,46 @@ fn bins_filled_in_parallel_are_the_sequential_bins_bit_for_bit() {
 
 #[test]
 fn bins_summed_in_place_are_the_gathered_bins_bit_for_bit() {
-    // Nodes of IN_PLACE_ROWS rows or more read their codes in place: the same sums, in the
-    // same order, as the gathered codes summed by `add_rows` (as smaller nodes are).
-    let (n, p) = (3 * IN_PLACE_ROWS, 3);
+    // Nodes of IN_PLACE_ROWS rows or more read their codes in place, IN_PLACE_GROUP
+    // features per pass (6 features: a group and a remainder), unit weights counted: the
+    // same sums, in the same order, as the gathered codes summed by `add_rows` (as smaller
+    // nodes are), on one thread or in parallel over the groups.
+    let (n, p) = (8 * IN_PLACE_ROWS, 6);
     let mut rng = TreeRng::new(5);
     let codes: Vec<u8> = (0..n * p).map(|_| 30 + rng.below(90) as u8).collect();
     let x = Matrix::new(&codes, n, p, Layout::ColumnMajor).unwrap();
     let y: Vec<f64> = (0..n).map(|_| rng.unit() * 1e3 - 7.0).collect();
     let crit = SquaredError { y: &y };
     let samples: Vec<u32> = (0..n as u32).filter(|i| i % 5 != 2).collect();
-    assert!(samples.len() >= IN_PLACE_ROWS);
+    assert!(samples.len() * p >= PARALLEL_FILL_WORK);
     let ys: Vec<f64> = samples.iter().map(|&i| y[i as usize]).collect();
-    let ws: Vec<f64> = samples.iter().map(|_| 0.1 + rng.unit()).collect();
     let fs: Vec<u32> = (0..p as u32).collect();
-    let mut stack = BinStack::new(&fs, p, 3, 100).unwrap();
-    let mut got = direct(&mut stack, &x, &crit, (&samples, &ys, &ws), 0, &fs);
-    for f in 0..p {
-        let mut xf = Vec::new();
-        let (lo, hi) = gather(&x, f, &samples, &mut xf);
-        let (lo, hi) = (usize::from(lo), usize::from(hi));
-        assert_eq!(stack.trimmed(&mut got, f), (lo, hi));
-        let mut want = vec![0.0; (hi - lo + 1) * 4];
-        add_rows(&mut want, lo, &xf, &ys, &ws, &crit);
-        let bits = |b: &[f64]| b.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-        let in_place = &stack.bins_of(&got, f)[lo * 4..(hi + 1) * 4];
-        assert_eq!(bits(in_place), bits(&want), "feature {f}");
+    let bits = |b: &[f64]| b.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    for unit in [false, true] {
+        let ws: Vec<f64> = match unit {
+            true => vec![1.0; samples.len()],
+            false => samples.iter().map(|_| 0.1 + rng.unit()).collect(),
+        };
+        for parallel in [false, true] {
+            let mut stack = BinStack::new(&fs, p, 3, 100).unwrap();
+            if parallel {
+                stack = stack.in_parallel();
+            }
+            let node = (&samples[..], &ys[..], &ws[..]);
+            let mut got =
+                crate::parallel::install(2, || direct(&mut stack, &x, &crit, node, 0, &fs));
+            for f in 0..p {
+                let mut xf = Vec::new();
+                let (lo, hi) = gather(&x, f, &samples, &mut xf);
+                let (lo, hi) = (usize::from(lo), usize::from(hi));
+                assert_eq!(stack.trimmed(&mut got, f), (lo, hi));
+                let mut want = vec![0.0; (hi - lo + 1) * 4];
+                add_rows(&mut want, lo, &xf, &ys, &ws, &crit);
+                let in_place = &stack.bins_of(&got, f)[lo * 4..(hi + 1) * 4];
+                let case = format!("feature {f}, unit weights {unit}, parallel {parallel}");
+                assert_eq!(bits(in_place), bits(&want), "{case}");
+            }
+        }
     }
 }
 
