@@ -84,27 +84,13 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
         max_features: usize,
         coded: Option<&Levels>,
     ) {
-        let list_rows = list_rows(features.len(), false);
-        self.prepare::<R>(features, n_cols, stats_len, max_features, coded, list_rows);
-    }
-
-    /// [`Splitter::depth_first`] with nodes of at most `list_rows` rows grown from lists.
-    fn prepare<R: ThresholdRule>(
-        &mut self,
-        features: &[u32],
-        n_cols: usize,
-        stats_len: usize,
-        max_features: usize,
-        coded: Option<&Levels>,
-        list_rows: usize,
-    ) {
         if let Some(levels) = coded.filter(|_| R::KEEPS_CODE_BINS) {
             self.bins = kept_stack(levels, features, n_cols, stats_len, max_features);
             self.code_bins = self.bins.is_some();
             return;
         }
         self.listed = R::LISTED && lists_pay(max_features, features.len());
-        self.list_rows = list_rows;
+        self.list_rows = list_rows(features.len(), self.any_order);
         if self.listed {
             let parallel = self.parallel_bins;
             self.bins = BinStack::new(features, n_cols, stats_len, self.list_rows).map(|b| {
@@ -130,9 +116,8 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
         stats_len: usize,
         max_features: usize,
     ) {
-        let list_rows = list_rows(features.len(), true);
-        self.prepare::<R>(features, n_cols, stats_len, max_features, None, list_rows);
         self.any_order = true;
+        self.depth_first::<R>(features, n_cols, stats_len, max_features, None);
     }
 
     /// Starts the node `start..end`. Bins kept for it by its parent are the innermost
