@@ -27,11 +27,28 @@ pub(crate) fn add_rows<T: Feature, C: Criterion>(
     let stride = crit.stats_len() + 1;
     for ((v, &y), &w) in xf.iter().zip(ys).zip(ws) {
         let b = (v.code() - lo) * stride;
-        let stats = &mut bins[b..b + stride];
+        add_row::<C, false>(&mut bins[b..b + stride], y, w, crit);
+    }
+}
+
+/// Adds one row (target `y`, weight `w`) to its bin `stats`: the weight, the criterion's
+/// sums and the row count. With `UNIT` weights (all 1) the weight is left out: the caller
+/// sets it from the count, the same number.
+#[inline(always)]
+pub(crate) fn add_row<C: Criterion, const UNIT: bool>(
+    stats: &mut [f64],
+    y: C::Y,
+    w: f64,
+    crit: &C,
+) {
+    let count = stats.len() - 1;
+    if UNIT {
+        crit.add_for_proxy(stats, y, 1.0);
+    } else {
         stats[0] += w;
         crit.add_for_proxy(stats, y, w);
-        stats[stride - 1] += 1.0;
     }
+    stats[count] += 1.0;
 }
 
 /// [`add_rows`] of `G` features at once, their codes `columns` read at `samples` as they
@@ -51,27 +68,13 @@ pub(crate) fn add_rows_at<T: Feature, C: Criterion, const G: usize>(
     for b in bins.iter_mut() {
         b.fill(0.0);
     }
+    match unit {
+        true => add_rows_at_as::<T, C, G, true>(&mut bins, &columns, samples, (ys, ws), crit),
+        false => add_rows_at_as::<T, C, G, false>(&mut bins, &columns, samples, (ys, ws), crit),
+    }
     if unit {
-        for (&i, &y) in samples.iter().zip(ys) {
-            for (b, column) in bins.iter_mut().zip(&columns) {
-                let at = column[i as usize].code() * stride;
-                let stats = &mut b[at..at + stride];
-                crit.add_for_proxy(stats, y, 1.0);
-                stats[stride - 1] += 1.0;
-            }
-        }
         for stats in bins.iter_mut().flat_map(|b| b.chunks_exact_mut(stride)) {
             stats[0] = stats[stride - 1];
-        }
-    } else {
-        for ((&i, &y), &w) in samples.iter().zip(ys).zip(ws) {
-            for (b, column) in bins.iter_mut().zip(&columns) {
-                let at = column[i as usize].code() * stride;
-                let stats = &mut b[at..at + stride];
-                stats[0] += w;
-                crit.add_for_proxy(stats, y, w);
-                stats[stride - 1] += 1.0;
-            }
         }
     }
     bins.map(|b| {
@@ -80,6 +83,24 @@ pub(crate) fn add_rows_at<T: Feature, C: Criterion, const G: usize>(
         let hi = b.chunks_exact(stride).rposition(met).unwrap_or(0);
         (lo, hi)
     })
+}
+
+/// The summing pass of [`add_rows_at`], weights left out with `UNIT`.
+#[inline(always)]
+fn add_rows_at_as<T: Feature, C: Criterion, const G: usize, const UNIT: bool>(
+    bins: &mut [&mut [f64]; G],
+    columns: &[&[T]; G],
+    samples: &[u32],
+    (ys, ws): (&[C::Y], &[f64]),
+    crit: &C,
+) {
+    let stride = crit.stats_len() + 1;
+    for ((&i, &y), &w) in samples.iter().zip(ys).zip(ws) {
+        for (b, column) in bins.iter_mut().zip(columns) {
+            let at = column[i as usize].code() * stride;
+            add_row::<C, UNIT>(&mut b[at..at + stride], y, w, crit);
+        }
+    }
 }
 
 /// [`add_rows`] of codes between `lo` and `lo + 63`, from the first bin, returning the
@@ -98,10 +119,7 @@ fn add_rows_marked<T: Feature, C: Criterion>(
     for ((v, &y), &w) in xf.iter().zip(ys).zip(ws) {
         let c = v.code();
         bits |= 1 << (c - lo);
-        let stats = &mut bins[c * stride..(c + 1) * stride];
-        stats[0] += w;
-        crit.add_for_proxy(stats, y, w);
-        stats[stride - 1] += 1.0;
+        add_row::<C, false>(&mut bins[c * stride..(c + 1) * stride], y, w, crit);
     }
     bits
 }
@@ -329,14 +347,7 @@ fn add_rows_laned<T: Feature, C: Criterion, const UNIT: bool>(
     let xf = &xf[..ys.len()];
     by_lanes(ys, ws, |lane, j, y, w| {
         let b = ((xf[j].code() - lo) * LANES + lane) * stride;
-        let stats = &mut bins[b..b + stride];
-        if UNIT {
-            crit.add_for_proxy(stats, y, 1.0);
-        } else {
-            stats[0] += w;
-            crit.add_for_proxy(stats, y, w);
-        }
-        stats[stride - 1] += 1.0;
+        add_row::<C, UNIT>(&mut bins[b..b + stride], y, w, crit);
     });
 }
 

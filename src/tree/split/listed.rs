@@ -8,7 +8,7 @@
 //! from the gathered search's bins by rounding only: counts and integer weights add up
 //! exactly, so classification grows the same tree either way, bit for bit.
 
-use super::bin_scans::N_CODES;
+use super::bin_scans::{add_row, N_CODES};
 use super::code_lists::{CodeLists, Item};
 use super::draw::{draw_split, CandidateSource};
 use super::gather::{batch_len, set_len};
@@ -235,9 +235,7 @@ fn search_missing<C: Criterion>(
     for it in items {
         let (y, w) = (ys[it.local()], ws[it.local()]);
         let stats = &mut table[it.code() * stride..(it.code() + 1) * stride];
-        stats[0] += w;
-        ctx.crit.add_for_proxy(stats, y, w);
-        stats[stride - 1] += 1.0;
+        add_row::<C, false>(stats, y, w, ctx.crit);
     }
     let nan_at = usize::from(NAN_CODE) * stride;
     let (bins, nan) = table.split_at(nan_at);
