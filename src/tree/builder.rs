@@ -34,6 +34,9 @@ struct Pending {
     n_constant: usize,
     /// The children's bounds under the monotonic constraints (left, right).
     bounds: (Bounds, Bounds),
+    /// The left child's statistics, when its bins are kept only once the node is split
+    /// (`Grower::defer_children`; empty otherwise).
+    left: Vec<f64>,
 }
 
 /// The tree being grown and everything reused across its nodes.
@@ -53,6 +56,9 @@ pub(crate) struct Grower<'a, T: Feature, C: Criterion> {
     /// split, summed in the order its own node would sum them, so that node copies them.
     left_rows: (usize, usize),
     right: Vec<f64>,
+    /// The right child's statistics summed over its rows (as its node will sum them), for
+    /// scanning its bins as they are kept ([`Splitter::scans_children`]).
+    right_sums: Vec<f64>,
     value: Vec<f64>,
     root_weight: f64,
     min_weight_leaf: f64,
@@ -63,6 +69,9 @@ pub(crate) struct Grower<'a, T: Feature, C: Criterion> {
     /// Best-first growth keeps histogram bins as depth-first growth does (the booster's
     /// trees only: [`Grower::with_best_first_bins`]).
     best_first_bins: bool,
+    /// Best-first growth with kept bins keeps a node's children's bins only once the node
+    /// is split, not as soon as its split is chosen: most frontier nodes never are.
+    defer_children: bool,
     pub tree: GrowingTree,
 }
 
@@ -93,12 +102,14 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             left: vec![0.0; k],
             left_rows: (0, 0),
             right: vec![0.0; k],
+            right_sums: vec![0.0; k],
             value: vec![0.0; width],
             root_weight,
             min_weight_leaf: params.min_weight_fraction_leaf * root_weight,
             unit_weights,
             whole_sums,
             best_first_bins: false,
+            defer_children: false,
             tree: {
                 // No more than the depth and leaf limits allow (a booster's shallow trees).
                 let by_depth = 2usize << params.max_depth.min(40);
@@ -219,6 +230,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             let (n_cols, k) = (self.x.n_cols(), self.crit.stats_len());
             let max_features = self.params.max_features;
             (self.splitter).best_first::<R>(features, n_cols, k, max_features);
+            self.defer_children = true;
         }
         let mut frontier = BinaryHeap::new();
         let n = samples.len();
@@ -236,6 +248,15 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
                 p.split.missing_side(p.end - p.start),
             );
             let mid = p.start + p.split.n_left;
+            if self.defer_children {
+                self.left.copy_from_slice(&p.left);
+                self.left_rows = (p.start, mid);
+                self.splitter.resume_node(p.start, p.end);
+                let node_rows = (p.start, p.end, p.split.n_left);
+                let split_rows = self.split_rows(p.depth);
+                self.keep_children(samples, features, node_rows, 0, split_rows);
+                self.splitter.end_node();
+            }
             let (lb, rb) = p.bounds;
             for (is_left, s, e, b) in [(true, p.start, mid, lb), (false, mid, p.end, rb)] {
                 let child_rows = (s, e, p.depth + 1, 0);
@@ -281,6 +302,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         bounds: Bounds,
         rng: &mut TreeRng,
     ) -> (u32, Option<Pending>) {
+        let (rules, split_rows) = (self.rules(), self.split_rows(depth));
         let mut rows = NodeRows {
             samples: &mut samples[start..end],
             ys: &mut self.ys[start..end],
@@ -313,21 +335,9 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             return (node, None);
         }
         let ctx = NodeCtx {
-            crit: self.crit,
             total: &self.total,
-            min_samples_leaf: p.min_samples_leaf,
-            min_weight_leaf: self.min_weight_leaf,
-            unit_weights: self.unit_weights,
-            whole_sums: self.whole_sums,
             mono: mono.map(|cst| (cst, bounds)),
-            sign: 0,
-        };
-        // The fewest rows of a child that may be split (the others are leaves by size).
-        let split_rows = match depth + 1 >= p.max_depth {
-            true => usize::MAX,
-            false => p
-                .min_samples_split
-                .max(p.min_samples_leaf.saturating_mul(2)),
+            ..rules
         };
         let (split, n_constant) = self.splitter.find::<C, R>(
             &self.x,
@@ -371,21 +381,18 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             }
             None => (bounds, bounds),
         };
-        // Best-first children inherit no constant prefix: their bins cover every feature.
-        let varying = match self.best_first_bins {
-            true => &features[..],
-            false => &features[n_constant..],
+        let left = match self.defer_children {
+            // The children's bins are kept when the node is split, if it is.
+            true => {
+                self.splitter.defer_children();
+                self.left.clone()
+            }
+            false => {
+                let node_rows = (start, end, split.n_left);
+                self.keep_children(samples, features, node_rows, n_constant, split_rows);
+                Vec::new()
+            }
         };
-        let (x, levels) = (&self.x, self.levels);
-        (self.splitter).keep_children(
-            x,
-            levels,
-            self.crit,
-            &rows,
-            split.n_left,
-            varying,
-            split_rows,
-        );
         (
             node,
             Some(Pending {
@@ -397,8 +404,77 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
                 improvement,
                 n_constant,
                 bounds,
+                left,
             }),
         )
+    }
+
+    /// The fewest rows a child of a node at `depth` needs to be split (the others are
+    /// leaves by size).
+    fn split_rows(&self, depth: usize) -> usize {
+        let p = self.params;
+        match depth + 1 >= p.max_depth {
+            true => usize::MAX,
+            false => p
+                .min_samples_split
+                .max(p.min_samples_leaf.saturating_mul(2)),
+        }
+    }
+
+    /// Has the splitter keep the bins of the children of the node `start..end` just split
+    /// (`node_rows`: start, end and the left child's rows; the rows partitioned, the left
+    /// child's statistics in `self.left`) for the features after the constant prefix
+    /// `n_constant` (every feature in best-first growth, whose children inherit none). The
+    /// children are scanned as they are kept when the splitter does that
+    /// ([`Splitter::scans_children`]; not under monotonic constraints, whose children's
+    /// bounds follow from the split).
+    fn keep_children(
+        &mut self,
+        samples: &mut [u32],
+        features: &[u32],
+        (start, end, n_left): (usize, usize, usize),
+        n_constant: usize,
+        split_rows: usize,
+    ) {
+        let rules = self.rules();
+        let scanned = self.params.monotonic_cst.is_none() && self.splitter.scans_children();
+        if scanned {
+            // As the right child's own node will sum them.
+            let (ys, ws) = (&self.ys[start + n_left..end], &self.ws[start + n_left..end]);
+            self.crit.accumulate(&mut self.right_sums, ys, ws);
+        }
+        let child = |total| NodeCtx { total, ..rules };
+        let n = end - start;
+        let children =
+            scanned.then(|| [(child(&self.left), n_left), (child(&self.right_sums), n - n_left)]);
+        let varying = match self.best_first_bins {
+            true => features,
+            false => &features[n_constant..],
+        };
+        let rows = NodeRows {
+            samples: &mut samples[start..end],
+            ys: &mut self.ys[start..end],
+            ws: &mut self.ws[start..end],
+        };
+        let (x, levels) = (&self.x, self.levels);
+        (self.splitter).keep_children(
+            x, levels, self.crit, &rows, n_left, varying, split_rows, children,
+        );
+    }
+
+    /// The search context of every node, but for its statistics (`total`, empty here) and
+    /// bounds under the monotonic constraints (none here).
+    fn rules(&self) -> NodeCtx<'a, C> {
+        NodeCtx {
+            crit: self.crit,
+            total: &[],
+            min_samples_leaf: self.params.min_samples_leaf,
+            min_weight_leaf: self.min_weight_leaf,
+            unit_weights: self.unit_weights,
+            whole_sums: self.whole_sums,
+            mono: None,
+            sign: 0,
+        }
     }
 }
 

@@ -11,7 +11,7 @@ use super::bin_scans::scan_bins;
 use super::draw::{draw_split, CandidateSource};
 use super::gather::{batch_len, gather};
 use super::nan_bins::{code_value, nan_in_node, scan_missing};
-use super::node_bins::{BinStack, NodeBins};
+use super::node_bins::{trim, BinStack, NodeBins};
 use super::partition::partition_rows;
 use super::{ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
 use crate::data::{Feature, Matrix, NAN_CODE};
@@ -46,20 +46,9 @@ impl<T: Feature, C: Criterion> CandidateSource for Binned<'_, '_, T, C> {
     #[inline(always)]
     fn bounds(&mut self, _k: usize, f: u32) -> Option<Self::Bounds> {
         let sl = self.stack.slot[f as usize] as usize;
-        let stride = self.stack.stride;
-        let (lo, hi) = self.stack.trimmed(self.nb, sl);
-        let (lo, hi, nan) = match self.nan.is_some_and(|m| m[f as usize]) {
-            true => {
-                let bins = self.stack.bins_of(self.nb, sl);
-                let top =
-                    || (lo..usize::from(NAN_CODE)).rfind(|&c| bins[c * stride + stride - 1] > 0.0);
-                nan_in_node(lo, hi, top)
-            }
-            false => (lo, hi, false),
-        };
-        if hi <= lo {
-            return None;
-        }
+        let (bins, range) = self.stack.slot_of(self.nb, sl);
+        let nan = self.nan.is_some_and(|m| m[f as usize]);
+        let (lo, hi, nan) = slot_bounds(bins, range, self.stack.stride, nan)?;
         Some((sl, lo, hi, nan))
     }
 
@@ -72,18 +61,13 @@ impl<T: Feature, C: Criterion> CandidateSource for Binned<'_, '_, T, C> {
         bar: f64,
         _rng: &mut TreeRng,
     ) -> Option<Cut> {
-        let stride = self.stack.stride;
-        let feature = self.stack.bins_of(self.nb, sl);
-        let bins = &feature[lo * stride..(hi + 1) * stride];
-        let left = &mut self.s.search.left;
-        let constrained = self.ctx.for_feature(f);
-        let ctx = constrained.as_ref().unwrap_or(self.ctx);
-        if nan {
-            let nan_at = usize::from(NAN_CODE) * stride;
-            let nan = &feature[nan_at..nan_at + stride];
-            return scan_missing(bins, lo, nan, self.n, left, ctx, bar);
+        if let Some(cut) = self.nb.scanned(sl) {
+            return cut;
         }
-        scan_bins(bins, lo, hi - lo + 1, self.n, left, ctx, bar)
+        let bins = self.stack.bins_of(self.nb, sl);
+        let left = &mut self.s.search.left;
+        let stride = self.stack.stride;
+        slot_cut(bins, (lo, hi, nan), stride, self.ctx, self.n, f, bar, left)
     }
 
     fn apply(&mut self, feature: u32, cut: Cut, _varying: &[u32]) -> ChosenSplit {
@@ -107,6 +91,85 @@ impl<T: Feature, C: Criterion> CandidateSource for Binned<'_, '_, T, C> {
             missing: cut.missing,
         }
     }
+}
+
+/// A split's two children (left, right) as their searches will see them: their contexts
+/// and rows, and per feature whether its code [`NAN_CODE`] is the missing-values bin.
+/// Their bins may then be scanned as soon as they are kept
+/// ([`BinStack::keep_children`]), in the parallel task that makes them, instead of one
+/// candidate after another when each child is split: the search of a node whose bins were
+/// scanned returns those cuts ([`NodeBins::scanned`]).
+///
+/// Those scans skip no cut (no bar): where the draws' bar would have skipped a cut, that
+/// cut cannot beat the node's best (see [`super::floor`]), so the split is the same.
+pub(crate) struct ChildScans<'a, C> {
+    pub ctx: [NodeCtx<'a, C>; 2],
+    pub n: [usize; 2],
+    pub nan: Option<&'a [bool]>,
+}
+
+impl<C: Criterion> ChildScans<'_, C> {
+    /// The best cut of feature `f` in child `c` (0: left), from its slot's `bins` (from
+    /// code 0) over their `range`, which is trimmed.
+    pub(super) fn cut(
+        &self,
+        c: usize,
+        f: u32,
+        (bins, range): (&[f64], &mut (usize, usize)),
+        stride: usize,
+        left: &mut [f64],
+    ) -> Option<Cut> {
+        let nan = self.nan.is_some_and(|m| m[f as usize]);
+        let bounds = slot_bounds(bins, range, stride, nan)?;
+        let (ctx, n) = (&self.ctx[c], self.n[c]);
+        slot_cut(bins, bounds, stride, ctx, n, f, f64::NEG_INFINITY, left)
+    }
+}
+
+/// A candidate's non-empty non-missing codes and whether its missing-values bin (with
+/// `nan`) is not empty, from its slot's `bins` (from code 0) over their `range`, which is
+/// trimmed; None when it is constant in the node.
+#[inline(always)]
+fn slot_bounds(
+    bins: &[f64],
+    range: &mut (usize, usize),
+    stride: usize,
+    nan: bool,
+) -> Option<(usize, usize, bool)> {
+    let (lo, hi) = trim(bins, range, stride);
+    let (lo, hi, nan) = match nan {
+        true => {
+            let top = || (lo..usize::from(NAN_CODE)).rfind(|&c| bins[c * stride + stride - 1] > 0.0);
+            nan_in_node(lo, hi, top)
+        }
+        false => (lo, hi, false),
+    };
+    (hi > lo).then_some((lo, hi, nan))
+}
+
+/// The best cut above `bar` of feature `f` of a node of `n` rows, from its slot's `bins`
+/// (from code 0) between its codes `lo` and `hi`, and its missing-values bin with `nan`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn slot_cut<C: Criterion>(
+    feature: &[f64],
+    (lo, hi, nan): (usize, usize, bool),
+    stride: usize,
+    ctx: &NodeCtx<'_, C>,
+    n: usize,
+    f: u32,
+    bar: f64,
+    left: &mut [f64],
+) -> Option<Cut> {
+    let bins = &feature[lo * stride..(hi + 1) * stride];
+    let constrained = ctx.for_feature(f);
+    let ctx = constrained.as_ref().unwrap_or(ctx);
+    if nan {
+        let nan_at = usize::from(NAN_CODE) * stride;
+        let nan = &feature[nan_at..nan_at + stride];
+        return scan_missing(bins, lo, nan, n, left, ctx, bar);
+    }
+    scan_bins(bins, lo, hi - lo + 1, n, left, ctx, bar)
 }
 
 /// [`super::find_split`] for a node with bins `nb`: the same draws, every candidate

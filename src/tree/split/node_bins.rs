@@ -21,7 +21,8 @@
 
 use super::bin_scans::{add_rows, add_rows_at, add_whole_rows, N_CODES};
 use super::gather::{batch_len, gather, gather_many, node_codes, MAX_BATCH};
-use super::{NodeRows, SplitBufs};
+use super::histograms::ChildScans;
+use super::{Cut, NodeRows, SplitBufs};
 use crate::data::{Feature, Levels, Matrix};
 use crate::parallel::{current_threads, map_each_mut};
 use crate::tree::criterion::Criterion;
@@ -57,23 +58,38 @@ pub(crate) struct NodeBins {
     end: usize,
     bins: Vec<f64>,
     range: Vec<(usize, usize)>,
+    /// Per slot, its best cut, when the node's bins were scanned as they were kept
+    /// (`scanned`; [`ChildScans`]).
+    cuts: Vec<Option<Cut>>,
+    scanned: bool,
 }
 
 impl NodeBins {
     /// Feature slot `s`'s non-empty codes (its first bin at `at`), trimmed (a subtraction
     /// can empty the ends).
     fn trimmed(&mut self, s: usize, at: usize, stride: usize) -> (usize, usize) {
-        let (mut lo, mut hi) = self.range[s];
-        let count = |c: usize| self.bins[(at + c) * stride + stride - 1];
-        while lo < hi && count(lo) == 0.0 {
-            lo += 1;
-        }
-        while hi > lo && count(hi) == 0.0 {
-            hi -= 1;
-        }
-        self.range[s] = (lo, hi);
-        (lo, hi)
+        trim(&self.bins[at * stride..], &mut self.range[s], stride)
     }
+
+    /// Slot `sl`'s best cut, if the node's bins were scanned as they were kept.
+    pub(super) fn scanned(&self, sl: usize) -> Option<Option<Cut>> {
+        self.scanned.then(|| self.cuts[sl])
+    }
+}
+
+/// The non-empty codes of a slot's `bins` (from code 0) within `range`, which is trimmed to
+/// them (a subtraction can empty the ends).
+pub(super) fn trim(bins: &[f64], range: &mut (usize, usize), stride: usize) -> (usize, usize) {
+    let (mut lo, mut hi) = *range;
+    let count = |c: usize| bins[c * stride + stride - 1];
+    while lo < hi && count(lo) == 0.0 {
+        lo += 1;
+    }
+    while hi > lo && count(hi) == 0.0 {
+        hi -= 1;
+    }
+    *range = (lo, hi);
+    (lo, hi)
 }
 
 /// One feature slot's bins in a node, and its range of codes.
@@ -188,6 +204,16 @@ impl BinStack {
         nb.trimmed(sl, self.base[sl], self.stride)
     }
 
+    /// Slot `sl`'s bins in the node `nb`, from its code 0, and its range.
+    pub(super) fn slot_of<'b>(
+        &self,
+        nb: &'b mut NodeBins,
+        sl: usize,
+    ) -> (&'b [f64], &'b mut (usize, usize)) {
+        let bins = &nb.bins[self.base[sl] * self.stride..self.base[sl + 1] * self.stride];
+        (bins, &mut nb.range[sl])
+    }
+
     /// Slot `sl`'s bins in the node `nb`, from its code 0.
     pub(super) fn bins_of<'b>(&self, nb: &'b NodeBins, sl: usize) -> &'b [f64] {
         &nb.bins[self.base[sl] * self.stride..self.base[sl + 1] * self.stride]
@@ -201,6 +227,14 @@ impl BinStack {
     /// Nodes of at most this many rows keep no bins.
     pub fn list_rows(&self) -> usize {
         self.list_rows
+    }
+
+    /// Keeps the bins of a node whose split was chosen, until it is split, if they fit.
+    pub fn defer(&mut self, b: NodeBins) {
+        match self.pending.len() < self.max_pending {
+            true => self.pending.push(b),
+            false => self.recycle(b),
+        }
     }
 
     /// Gives back bins no longer needed.
@@ -228,8 +262,11 @@ impl BinStack {
             end: 0,
             bins: vec![0.0; self.base[self.n_slots()] * stride],
             range: vec![(0, 0); self.n_slots()],
+            cuts: vec![None; self.n_slots()],
+            scanned: false,
         });
         (nb.start, nb.end) = (start, start + samples.len());
+        nb.scanned = false;
         let x = match cols {
             CodeColumns::X(x) => x,
             CodeColumns::Levels(levels) => {
@@ -402,9 +439,10 @@ impl BinStack {
     /// Keeps the bins of the children of a node just split (`nb`; its rows `rows`, the
     /// left child their first `n_left`) that will be split from bins: those above the list
     /// size with at least `split_rows` rows (the fewest a node needs to split). The smaller
-    /// child's are filled for the features still `varying`,
-    /// the larger's are the parent's minus those. The right child's are pushed first: it
-    /// is split after the left child's whole subtree.
+    /// child's are filled for the features still `varying`, the larger's are the parent's
+    /// minus those. With `scans`, when the bins are filled in parallel, each feature's
+    /// subtraction and both children's scans of it run in one task ([`ChildScans`]). The
+    /// right child's are pushed first: it is split after the left child's whole subtree.
     #[allow(clippy::too_many_arguments)]
     pub fn keep_children<T: Feature, C: Criterion>(
         &mut self,
@@ -416,6 +454,7 @@ impl BinStack {
         n_left: usize,
         varying: &[u32],
         split_rows: usize,
+        scans: Option<&ChildScans<'_, C>>,
     ) {
         let (start, n) = (nb.start, rows.samples.len());
         let mid = start + n_left;
@@ -434,19 +473,16 @@ impl BinStack {
             &rows.ys[part.clone()],
             &rows.ws[part],
         );
-        let sb = self.fill(cols, crit, s, small, at, varying);
-        let stride = self.stride;
-        for &f in varying {
-            let sl = self.slot[f as usize];
-            if sl == u32::MAX {
-                continue; // not kept: an exact search's column without codes
+        let mut sb = self.fill(cols, crit, s, small, at, varying);
+        match scans.filter(|_| self.parallel && current_threads() > 1) {
+            Some(scans) => {
+                // Child 0 is the left one.
+                let children = [usize::from(left_smaller), usize::from(!left_smaller)];
+                self.subtract_and_scan(&mut nb, &mut sb, varying, scans, children);
             }
-            let sl = sl as usize;
-            let (lo, hi) = sb.range[sl];
-            let at = self.base[sl];
-            let codes = (at + lo) * stride..(at + hi + 1) * stride;
-            for (p, c) in nb.bins[codes.clone()].iter_mut().zip(&sb.bins[codes]) {
-                *p -= c;
+            None => {
+                nb.scanned = false;
+                self.subtract(&mut nb, &sb, varying);
             }
         }
         let (mut lb, mut rb) = match left_smaller {
@@ -461,6 +497,76 @@ impl BinStack {
                 false => self.recycle(b),
             }
         }
+    }
+
+    /// Subtracts the smaller child's bins `sb` from the parent's `nb` (for the features
+    /// `varying` that have a slot): `nb` becomes the larger child's.
+    fn subtract(&self, nb: &mut NodeBins, sb: &NodeBins, varying: &[u32]) {
+        let stride = self.stride;
+        for &f in varying {
+            let sl = self.slot[f as usize];
+            if sl == u32::MAX {
+                continue; // not kept: an exact search's column without codes
+            }
+            let sl = sl as usize;
+            let (lo, hi) = sb.range[sl];
+            let at = self.base[sl];
+            let codes = (at + lo) * stride..(at + hi + 1) * stride;
+            for (p, c) in nb.bins[codes.clone()].iter_mut().zip(&sb.bins[codes]) {
+                *p -= c;
+            }
+        }
+    }
+
+    /// [`BinStack::subtract`] and both children's scans ([`ChildScans`]), in parallel over
+    /// groups of [`IN_PLACE_GROUP`] features. `children[0]` is the child of `nb` (the
+    /// larger: 0 left, 1 right), `children[1]` that of `sb`.
+    fn subtract_and_scan<C: Criterion>(
+        &self,
+        nb: &mut NodeBins,
+        sb: &mut NodeBins,
+        varying: &[u32],
+        scans: &ChildScans<'_, C>,
+        children: [usize; 2],
+    ) {
+        let stride = self.stride;
+        let mut large: Vec<_> = self.slots(nb).into_iter().map(Some).collect();
+        let mut small: Vec<_> = self.slots(sb).into_iter().map(Some).collect();
+        let mut groups: Vec<Vec<_>> = Vec::new();
+        for &f in varying {
+            let Some(&sl) = self.slot.get(f as usize).filter(|&&sl| sl != u32::MAX) else {
+                continue;
+            };
+            let sl = sl as usize;
+            if groups.last().is_none_or(|g| g.len() == IN_PLACE_GROUP) {
+                groups.push(Vec::with_capacity(IN_PLACE_GROUP));
+            }
+            let slots = (large[sl].take(), small[sl].take());
+            groups.last_mut().map(|g| g.push((f, sl, slots)));
+        }
+        let cuts = map_each_mut(&mut groups, |_, group| {
+            let mut left = vec![0.0; stride - 1];
+            let mut cuts = Vec::with_capacity(group.len());
+            for (f, sl, slots) in group.iter_mut() {
+                let (Some((lb, lr)), Some((sb, sr))) = slots else {
+                    continue;
+                };
+                let (lo, hi) = **sr;
+                let codes = lo * stride..(hi + 1) * stride;
+                for (p, c) in lb[codes.clone()].iter_mut().zip(&sb[codes]) {
+                    *p -= c;
+                }
+                let large_cut = scans.cut(children[0], *f, (lb, lr), stride, &mut left);
+                let small_cut = scans.cut(children[1], *f, (sb, sr), stride, &mut left);
+                cuts.push((*sl, large_cut, small_cut));
+            }
+            cuts
+        });
+        drop(groups);
+        for (sl, large_cut, small_cut) in cuts.into_iter().flatten() {
+            (nb.cuts[sl], sb.cuts[sl]) = (large_cut, small_cut);
+        }
+        (nb.scanned, sb.scanned) = (true, true);
     }
 }
 

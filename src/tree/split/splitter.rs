@@ -5,12 +5,13 @@
 //! split is kept; which candidate source scores a node is decided here.
 
 use super::code_lists::{list_rows, lists_pay, CodeLists};
-use super::histograms::find_split_binned;
+use super::histograms::{find_split_binned, ChildScans};
 use super::kept_codes::{kept_stack, Kept};
 use super::listed::find_split_listed;
 use super::node_bins::{BinStack, CodeColumns, NodeBins};
 use super::{find_split, ChosenSplit, Columns, NodeCtx, NodeRows, SplitBufs, ThresholdRule};
 use crate::data::{Feature, Levels, Matrix};
+use crate::parallel::current_threads;
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
 use crate::tree::Word;
@@ -132,6 +133,20 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
             .and_then(|b| b.take(start, end, any_order));
     }
 
+    /// The node started last keeps its bins until it is split ([`Splitter::resume_node`]),
+    /// or while they fit.
+    pub fn defer_children(&mut self) {
+        if let (Some(stack), Some(b)) = (self.bins.as_mut(), self.node_bins.take()) {
+            stack.defer(b);
+        }
+    }
+
+    /// Takes back the bins of the node `start..end` that deferred its children's, if they
+    /// were kept, to split it ([`Splitter::keep_children`], then [`Splitter::end_node`]).
+    pub fn resume_node(&mut self, start: usize, end: usize) {
+        self.node_bins = self.bins.as_mut().and_then(|b| b.take(start, end, true));
+    }
+
     /// Ends the node started last: its bins, unless handed to its children, are recycled.
     pub fn end_node(&mut self) {
         if let (Some(stack), Some(b)) = (self.bins.as_mut(), self.node_bins.take()) {
@@ -228,8 +243,16 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
         }
     }
 
+    /// Whether the children of a split may be scanned as their bins are kept: when the
+    /// histogram search fills them in parallel ([`ChildScans`]).
+    pub fn scans_children(&self) -> bool {
+        self.parallel_bins && !self.code_bins && self.bins.is_some() && current_threads() > 1
+    }
+
     /// The builder keeps the split of the node: the bins of its children that will be
-    /// split from bins are kept (see [`BinStack::keep_children`]).
+    /// split from bins are kept (see [`BinStack::keep_children`]), and scanned with
+    /// `children`, their contexts and rows (left, right), when
+    /// [`Splitter::scans_children`].
     #[allow(clippy::too_many_arguments)]
     pub fn keep_children<C: Criterion<Y = Y>>(
         &mut self,
@@ -240,6 +263,7 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
         n_left: usize,
         varying: &[u32],
         split_rows: usize,
+        children: Option<[(NodeCtx<'_, C>, usize); 2]>,
     ) {
         if let (Some(stack), Some(nb)) = (self.bins.as_mut(), self.node_bins.take()) {
             let bufs = &mut self.bufs;
@@ -247,7 +271,14 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
                 (true, Some(levels)) => CodeColumns::Levels(levels),
                 _ => CodeColumns::X(x),
             };
-            stack.keep_children(cols, crit, bufs, nb, rows, n_left, varying, split_rows);
+            let nan = (!self.nan_bins.is_empty()).then_some(&self.nan_bins[..]);
+            let scans = children.map(|[(l, nl), (r, nr)]| ChildScans {
+                ctx: [l, r],
+                n: [nl, nr],
+                nan,
+            });
+            let scans = scans.as_ref();
+            stack.keep_children(cols, crit, bufs, nb, rows, n_left, varying, split_rows, scans);
         }
     }
 }
