@@ -95,3 +95,33 @@ def test_monitor_errors_propagate_and_a_false_monitor_keeps_every_round():
     assert _bytes(est.fit(X, y, monitor=lambda i, e, f: False)) == plain
     with pytest.raises(InvalidParameterError, match="monitor"):
         est.fit(X, y, monitor=3)
+
+
+# ------------------------------------------------------------ best-first hist trees
+def _tied_table(seed, n=3000):
+    # A continuous column, one with NaN, a 7-level integer column, a 600-level one: low
+    # cardinality columns turn constant in small nodes.
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-2, 2, (n, 7))
+    X[rng.random(n) < 0.1, 1] = np.nan
+    X[:, 2] = np.floor(rng.random(n) * 7)
+    X[:, 3] = np.floor(rng.random(n) * 600) / 10
+    y = X[:, 0] * 2 + np.nan_to_num(X[:, 1], nan=1.5) + np.abs(X[:, 2] - 3) + rng.random(n)
+    return X, (y > 3).astype(int) + (y > 5)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_best_first_hist_trees_route_rows_as_they_were_grown(seed):
+    # Best-first trees split small nodes from code lists. A column found constant in a node
+    # is left out of that node's list partition, and a later node of the subtree that does
+    # not draw it (max_features < p) must leave it out too: partitioning its stale list
+    # once crashed the fit or mixed rows up. The training loss, summed over the rows as
+    # growth left them in the leaves, must then equal the loss of the trees' own routing.
+    X, y = _tied_table(seed)
+    kw = {"splitter": "hist", "max_leaf_nodes": 9, "max_depth": None, "max_features": 5}
+    gb = fi.GradientBoostingClassifier(n_estimators=6, random_state=seed, **kw).fit(X, y)
+    proba = np.clip(gb.predict_proba(X), 1e-300, None)
+    log_loss = -np.mean(np.log(proba[np.arange(len(y)), y]))
+    np.testing.assert_allclose(gb.train_score_[-1], log_loss, rtol=1e-10)
+    two = fi.GradientBoostingClassifier(n_estimators=6, random_state=seed, n_jobs=2, **kw)
+    assert _bytes(two.fit(X, y)) == _bytes(gb)

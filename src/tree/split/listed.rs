@@ -51,19 +51,7 @@ impl<T: Feature, C: Criterion> CandidateSource for Listed<'_, '_, T, C> {
     fn bounds(&mut self, _k: usize, f: u32) -> Option<Self::Bounds> {
         let range = self.lists.list(f, self.start, self.n);
         let items = &self.lists.lists[range.clone()];
-        let (lo, hi) = (items[0].code(), items[self.n - 1].code());
-        let (lo, hi, present) = match self.nan.is_some_and(|m| m[f as usize]) {
-            true => {
-                let present = items.partition_point(|it| it.code() < usize::from(NAN_CODE));
-                let top = || present.checked_sub(1).map(|i| items[i].code());
-                let (lo, hi, _) = nan_in_node(lo, hi, top);
-                (lo, hi, present)
-            }
-            false => (lo, hi, self.n),
-        };
-        if hi <= lo {
-            return None;
-        }
+        let (lo, hi, present) = list_bounds(items, self.nan.is_some_and(|m| m[f as usize]))?;
         Some((range.start, lo, hi, present))
     }
 
@@ -143,12 +131,39 @@ impl<T: Feature, C: Criterion> CandidateSource for Listed<'_, '_, T, C> {
         // The best candidate's list is split already unless NaN rows, which end it, go left.
         let split_already = cut.missing != Missing::Left;
         for &f in varying.iter().filter(|&&f| f != feature || !split_already) {
+            // A list constant in the node stays so in the children's ranges without a
+            // partition. Its range may even hold other rows: a feature found constant in
+            // an ancestor was not partitioned there, and best-first growth, whose nodes
+            // inherit no constant prefix, lists it among the varying features again.
+            let with_nan = self.nan.is_some_and(|m| m[f as usize]);
+            if list_bounds(&all[range(f)], with_nan).is_none() {
+                continue;
+            }
             stable_partition(&mut all[range(f)], buf, n_left, |_, w| {
                 goes_left[Item::from_word(w).local()] != 0
             });
         }
         split
     }
+}
+
+/// A node's `items` of one list: its first and last non-missing codes and its rows that
+/// are not missing (with `nan`, the missing ones end the list), or None when the feature is
+/// constant in the node.
+#[inline(always)]
+fn list_bounds(items: &[Item], nan: bool) -> Option<(usize, usize, usize)> {
+    let n = items.len();
+    let (lo, hi) = (items[0].code(), items[n - 1].code());
+    let (lo, hi, present) = match nan {
+        true => {
+            let present = items.partition_point(|it| it.code() < usize::from(NAN_CODE));
+            let top = || present.checked_sub(1).map(|i| items[i].code());
+            let (lo, hi, _) = nan_in_node(lo, hi, top);
+            (lo, hi, present)
+        }
+        false => (lo, hi, n),
+    };
+    (hi > lo).then_some((lo, hi, present))
 }
 
 /// [`super::find_split`] for a node of the listed subtree (at `start` in the sample
