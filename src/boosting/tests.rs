@@ -200,9 +200,15 @@ fn best_first_histogram_trees_keep_bins_without_changing_the_tree() {
         params.max_leaf_nodes = Some(leaves);
         let targets = crate::Targets::regression(&y).unwrap();
         let session = crate::FitSession::new(&params, m, targets, None).unwrap();
-        let (with_bins, _) = session.grow_on(&y, (0..n as u32).collect(), vec![1.0; n], 0);
-        assert_eq!(with_bins, session.fit_tree(0), "max_leaf_nodes = {leaves}");
-        assert_eq!(with_bins.n_leaves(), leaves);
+        // On more than one thread, the children of a node are scanned as their bins are
+        // kept, in parallel, once the node is split.
+        for threads in [1, 3] {
+            let grow = || session.grow_on(&y, (0..n as u32).collect(), vec![1.0; n], 0);
+            let (with_bins, _) = crate::parallel::install(threads, grow);
+            let case = format!("max_leaf_nodes = {leaves}, {threads} threads");
+            assert_eq!(with_bins, session.fit_tree(0), "{case}");
+            assert_eq!(with_bins.n_leaves(), leaves);
+        }
     }
 }
 
@@ -308,10 +314,24 @@ fn the_model_bytes_do_not_depend_on_the_thread_count() {
         (Loss::Quantile { alpha: 0.3 }, &y, 0, 0.8, FeatureCount::All),
         (Loss::LogLoss, &classes, 3, 0.6, FeatureCount::Count(5)),
     ];
-    for (loss, target, n_classes, subsample, max_features) in cases {
+    let growths = [None, Some(9)];
+    let splitters = [
+        crate::SplitterKind::Best,
+        crate::SplitterKind::Histogram { max_bins: 255 },
+    ];
+    let settings = growths.into_iter().flat_map(|l| splitters.map(|s| (l, s)));
+    for ((loss, target, n_classes, subsample, max_features), (leaves, splitter)) in cases
+        .into_iter()
+        .flat_map(|case| settings.clone().map(move |setting| (case, setting)))
+    {
         let mut bp = params(loss, 4);
+        bp.tree.splitter = splitter;
         bp.subsample = subsample;
         bp.tree.max_features = max_features;
+        // Depth-first, or best-first (its nodes' children kept once they are split).
+        if leaves.is_some() {
+            (bp.tree.max_depth, bp.tree.max_leaf_nodes) = (None, leaves);
+        }
         let run = |threads: usize| {
             crate::parallel::install(threads, || {
                 let (stop, done) = (AtomicBool::new(false), AtomicUsize::new(0));
@@ -323,13 +343,15 @@ fn the_model_bytes_do_not_depend_on_the_thread_count() {
         };
         let one = run(1);
         assert!(
-            one.trees().iter().any(|t| t.n_leaves() == 8),
-            "{loss:?}: depth-3 trees"
+            one.trees()
+                .iter()
+                .any(|t| t.n_leaves() == leaves.unwrap_or(8)),
+            "{loss:?} {splitter:?}: depth-3 trees or {leaves:?} leaves"
         );
         for threads in [2, 4] {
             assert!(
                 run(threads) == one,
-                "{loss:?}: {threads} threads changed the model"
+                "{loss:?} {splitter:?} {leaves:?} leaves: {threads} threads changed the model"
             );
         }
     }

@@ -445,8 +445,12 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         }
         let child = |total| NodeCtx { total, ..rules };
         let n = end - start;
-        let children =
-            scanned.then(|| [(child(&self.left), n_left), (child(&self.right_sums), n - n_left)]);
+        let children = scanned.then(|| {
+            [
+                (child(&self.left), n_left),
+                (child(&self.right_sums), n - n_left),
+            ]
+        });
         let varying = match self.best_first_bins {
             true => features,
             false => &features[n_constant..],

@@ -139,7 +139,8 @@ fn slot_bounds(
     let (lo, hi) = trim(bins, range, stride);
     let (lo, hi, nan) = match nan {
         true => {
-            let top = || (lo..usize::from(NAN_CODE)).rfind(|&c| bins[c * stride + stride - 1] > 0.0);
+            let top =
+                || (lo..usize::from(NAN_CODE)).rfind(|&c| bins[c * stride + stride - 1] > 0.0);
             nan_in_node(lo, hi, top)
         }
         false => (lo, hi, false),

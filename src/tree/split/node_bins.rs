@@ -532,25 +532,16 @@ impl BinStack {
         let stride = self.stride;
         let mut large: Vec<_> = self.slots(nb).into_iter().map(Some).collect();
         let mut small: Vec<_> = self.slots(sb).into_iter().map(Some).collect();
-        let mut groups: Vec<Vec<_>> = Vec::new();
-        for &f in varying {
-            let Some(&sl) = self.slot.get(f as usize).filter(|&&sl| sl != u32::MAX) else {
-                continue;
-            };
-            let sl = sl as usize;
-            if groups.last().is_none_or(|g| g.len() == IN_PLACE_GROUP) {
-                groups.push(Vec::with_capacity(IN_PLACE_GROUP));
-            }
-            let slots = (large[sl].take(), small[sl].take());
-            groups.last_mut().map(|g| g.push((f, sl, slots)));
-        }
+        let mut work: Vec<_> = (varying.iter())
+            .filter_map(|&f| {
+                let sl = *self.slot.get(f as usize).filter(|&&sl| sl != u32::MAX)? as usize;
+                Some((f, sl, large[sl].take()?, small[sl].take()?))
+            })
+            .collect();
+        let mut groups: Vec<_> = work.chunks_mut(IN_PLACE_GROUP).collect();
         let cuts = map_each_mut(&mut groups, |_, group| {
             let mut left = vec![0.0; stride - 1];
-            let mut cuts = Vec::with_capacity(group.len());
-            for (f, sl, slots) in group.iter_mut() {
-                let (Some((lb, lr)), Some((sb, sr))) = slots else {
-                    continue;
-                };
+            let cuts = group.iter_mut().map(|(f, sl, (lb, lr), (sb, sr))| {
                 let (lo, hi) = **sr;
                 let codes = lo * stride..(hi + 1) * stride;
                 for (p, c) in lb[codes.clone()].iter_mut().zip(&sb[codes]) {
@@ -558,11 +549,13 @@ impl BinStack {
                 }
                 let large_cut = scans.cut(children[0], *f, (lb, lr), stride, &mut left);
                 let small_cut = scans.cut(children[1], *f, (sb, sr), stride, &mut left);
-                cuts.push((*sl, large_cut, small_cut));
-            }
-            cuts
+                (*sl, large_cut, small_cut)
+            });
+            cuts.collect::<Vec<_>>()
         });
-        drop(groups);
+        // Slots not scanned here (constant prefix) are never drawn in these children.
+        nb.cuts.fill(None);
+        sb.cuts.fill(None);
         for (sl, large_cut, small_cut) in cuts.into_iter().flatten() {
             (nb.cuts[sl], sb.cuts[sl]) = (large_cut, small_cut);
         }

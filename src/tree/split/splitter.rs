@@ -278,7 +278,9 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
                 nan,
             });
             let scans = scans.as_ref();
-            stack.keep_children(cols, crit, bufs, nb, rows, n_left, varying, split_rows, scans);
+            stack.keep_children(
+                cols, crit, bufs, nb, rows, n_left, varying, split_rows, scans,
+            );
         }
     }
 }

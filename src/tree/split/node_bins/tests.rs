@@ -60,6 +60,7 @@ fn subtracted_bins_match_the_bins_summed_over_the_rows() {
         n_left,
         &fs,
         2,
+        None,
     );
     let mut left = stack
         .take(10, 10 + n_left, false)
@@ -193,7 +194,17 @@ fn children_too_small_for_bins_keep_none() {
             ys: &mut ys[..],
             ws: &mut ws[..],
         };
-        stack.keep_children(cols, &crit, &mut s, parent, &rows, n_left, &[0], split_rows);
+        stack.keep_children(
+            cols,
+            &crit,
+            &mut s,
+            parent,
+            &rows,
+            n_left,
+            &[0],
+            split_rows,
+            None,
+        );
         let kept = stack.pending.len();
         stack.pending.clear();
         kept
