@@ -20,6 +20,7 @@ use crate::error::{invalid, ForestError, Result};
 use crate::forest::FitSession;
 use crate::parallel::{chunks_mut, map_ordered};
 use crate::params::{CriterionKind, FeatureCount, ForestParams, Resolved};
+use crate::tree::split::SpareBins;
 use crate::tree::Tree;
 
 /// Everything that defines how a booster is grown.
@@ -156,6 +157,8 @@ struct Run<'s, 'a, T> {
     /// in page by page every round (a fixed cost of small fits, BENCHMARKS.md).
     neg_g: Vec<f64>,
     every_row: Option<(Vec<u32>, Vec<f64>)>,
+    /// The trees' node bins buffers, kept from tree to tree for the same reason.
+    spare_bins: SpareBins,
 }
 
 /// A callback run after round `i` (0-based) with the model of its first `i + 1` rounds;
@@ -350,6 +353,7 @@ impl Booster {
             lr: params.learning_rate,
             neg_g: Vec::new(),
             every_row: None,
+            spare_bins: SpareBins::default(),
         };
         let mut history = vec![f64::INFINITY; params.n_iter_no_change.unwrap_or(0)];
         for r in model.n_rounds()..params.n_estimators {
@@ -478,9 +482,9 @@ impl<T: Feature> Run<'_, '_, T> {
         let this = &*self;
         let grown = map_ordered(k, |j| {
             let g = &neg_g[j * n..(j + 1) * n];
-            let (tree, by_leaf) = this
-                .session
-                .grow_on(g, samples.clone(), ws.clone(), r * k + j);
+            let (tree, by_leaf) =
+                this.session
+                    .grow_on(g, samples.clone(), ws.clone(), r * k + j, &this.spare_bins);
             let slots = this.leaf_slots(&tree, &by_leaf);
             let values = this.leaf_updates(&tree, &slots, g, j, &in_bag);
             (tree, values, slots)

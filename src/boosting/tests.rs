@@ -192,6 +192,8 @@ fn best_first_histogram_trees_keep_bins_without_changing_the_tree() {
         .map(|i| (x[i * p] * 6.0).sin() + x[i * p + 1] * x[i * p + 2] + 0.1 * next())
         .collect();
     let m = Matrix::new(&x, n, p, Layout::RowMajor).unwrap();
+    // Each tree reuses the bins buffers of the trees before it.
+    let spare = crate::tree::split::SpareBins::default();
     for leaves in [2, 9, 31, 200] {
         let mut params = ForestParams::random_forest(CriterionKind::SquaredError);
         params.splitter = crate::SplitterKind::Histogram { max_bins: 64 };
@@ -203,7 +205,7 @@ fn best_first_histogram_trees_keep_bins_without_changing_the_tree() {
         // On more than one thread, the children of a node are scanned as their bins are
         // kept, in parallel, once the node is split.
         for threads in [1, 3] {
-            let grow = || session.grow_on(&y, (0..n as u32).collect(), vec![1.0; n], 0);
+            let grow = || session.grow_on(&y, (0..n as u32).collect(), vec![1.0; n], 0, &spare);
             let (with_bins, _) = crate::parallel::install(threads, grow);
             let case = format!("max_leaf_nodes = {leaves}, {threads} threads");
             assert_eq!(with_bins, session.fit_tree(0), "{case}");
@@ -236,7 +238,7 @@ fn grown_rows_come_back_leaf_by_leaf() {
             let targets = crate::Targets::regression(&y).unwrap();
             let session = crate::FitSession::new(&params, m, targets, None).unwrap();
             let ws = vec![1.0; rows.len()];
-            let (tree, by_leaf) = session.grow_on(&y, rows.clone(), ws, 0);
+            let (tree, by_leaf) = session.grow_on(&y, rows.clone(), ws, 0, &Default::default());
             let mut rest = &by_leaf[..];
             let mut n_leaves = 0;
             for (slot, count) in tree.leaves_in_order() {

@@ -22,7 +22,7 @@ use crate::tree::criterion::{
 };
 use crate::tree::growing::GrowingTree;
 use crate::tree::multiway;
-use crate::tree::split::{BestThreshold, HistThreshold, RandomThreshold, ThresholdRule};
+use crate::tree::split::{BestThreshold, HistThreshold, RandomThreshold, SpareBins, ThresholdRule};
 use crate::tree::Tree;
 
 /// Trees grown between two waits in [`FitSession::fit_range_watched`].
@@ -358,7 +358,7 @@ impl<'a, T: Feature> FitSession<'a, T> {
                     p,
                     width,
                     &mut rng,
-                    false,
+                    None,
                 )
             };
         }
@@ -416,13 +416,15 @@ impl<'a, T: Feature> FitSession<'a, T> {
     /// best-first histogram trees keep node bins ([`Grower::with_best_first_bins`]) and its
     /// exact search bins coded columns ([`Grower::with_sums_in_any_order`]). Returns the
     /// tree, and `samples` as its growth left them: leaf after leaf, in the order of
-    /// [`Tree::leaves_in_order`].
+    /// [`Tree::leaves_in_order`]. The node bins reuse the buffers of earlier trees in
+    /// `spare`, and leave theirs there.
     pub(crate) fn grow_on(
         &self,
         y: &[f64],
         mut samples: Vec<u32>,
         ws: Vec<f64>,
         index: usize,
+        spare: &SpareBins,
     ) -> (Tree, Vec<u32>) {
         let p = &self.params;
         let mut features = tree_features(p, index);
@@ -443,7 +445,7 @@ impl<'a, T: Feature> FitSession<'a, T> {
             p,
             1,
             &mut rng,
-            true,
+            Some(spare),
         )
         .finish();
         let tree = match p.ccp_alpha > 0.0 {
@@ -467,7 +469,7 @@ fn grow<T: Feature, C: Criterion>(
     p: &Resolved,
     width: usize,
     rng: &mut crate::rng::TreeRng,
-    booster: bool,
+    booster: Option<&SpareBins>,
 ) -> GrowingTree {
     fn binary<T: Feature, C: Criterion, R: ThresholdRule>(
         x: Matrix<'_, T>,
@@ -479,16 +481,19 @@ fn grow<T: Feature, C: Criterion>(
         p: &Resolved,
         width: usize,
         rng: &mut crate::rng::TreeRng,
-        booster: bool,
+        booster: Option<&SpareBins>,
     ) -> GrowingTree {
         let mut g = Grower::new(x, levels, crit, ws, samples, p, width);
         if let Some(missing) = nan_bins {
             g = g.with_nan_bins(missing);
         }
-        if booster {
-            g = g.with_best_first_bins().with_sums_in_any_order();
+        if let Some(spare) = booster {
+            g = (g.with_best_first_bins().with_sums_in_any_order()).with_spare_bins(spare);
         }
         g.grow::<R>(samples, features, rng);
+        if let Some(spare) = booster {
+            g.give_back_bins(spare);
+        }
         g.tree
     }
     match (p.splitter, binned) {
@@ -522,7 +527,7 @@ fn grow<T: Feature, C: Criterion>(
             p,
             width,
             rng,
-            false,
+            None,
         ),
         (SplitterKind::Multiway, _) => {
             multiway::grow(x, crit, ws, samples, features, p, width, rng)

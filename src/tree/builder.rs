@@ -14,7 +14,7 @@ use std::collections::BinaryHeap;
 use super::criterion::Criterion;
 use super::growing::GrowingTree;
 use super::monotone::Bounds;
-use super::split::{ChosenSplit, NodeCtx, NodeRows, Splitter, ThresholdRule};
+use super::split::{ChosenSplit, NodeCtx, NodeRows, SpareBins, Splitter, ThresholdRule};
 use super::LEAF;
 use crate::data::{Feature, Levels, Matrix};
 use crate::params::Resolved;
@@ -136,6 +136,18 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         self.best_first_bins = true;
         self.splitter.fill_bins_in_parallel();
         self
+    }
+
+    /// Lets the tree's node bins reuse the buffers of earlier trees in `spare`
+    /// ([`Grower::give_back_bins`] returns them): for trees grown one after another.
+    pub fn with_spare_bins(mut self, spare: &SpareBins) -> Self {
+        self.splitter.reuse_bins(spare.take());
+        self
+    }
+
+    /// Gives the grown tree's bins buffers to `spare`, for a later tree.
+    pub fn give_back_bins(&mut self, spare: &SpareBins) {
+        spare.give(self.splitter.spare_bins());
     }
 
     /// Lets the exact search sum a coded column in bins (one pass over the node's codes)

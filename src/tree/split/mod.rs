@@ -57,6 +57,7 @@ mod splitter;
 pub(crate) use self::bin_scans::HistThreshold;
 pub(crate) use self::exact::{midpoint, BestThreshold};
 pub(crate) use self::gathered::{find_split, Columns, SplitBufs, ThresholdRule};
+pub(crate) use self::node_bins::SpareBins;
 pub use self::partition::Word;
 pub(crate) use self::random::RandomThreshold;
 pub(crate) use self::splitter::Splitter;

@@ -28,6 +28,8 @@ pub(crate) struct Splitter<T: Feature, Y> {
     bins: Option<BinStack>,
     /// The bins of the node being split, when kept.
     node_bins: Option<NodeBins>,
+    /// Bins buffers of an earlier tree, for this tree's stack once it is made.
+    spare: Vec<NodeBins>,
     /// The bins are the exact search's, of the columns with lossless codes
     /// ([`super::kept_codes`]), not the histogram search's.
     code_bins: bool,
@@ -51,6 +53,7 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
             list_rows: 0,
             bins: None,
             node_bins: None,
+            spare: Vec::new(),
             code_bins: false,
             any_order: false,
             parallel_bins: false,
@@ -88,20 +91,40 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
         if let Some(levels) = coded.filter(|_| R::KEEPS_CODE_BINS) {
             self.bins = kept_stack(levels, features, n_cols, stats_len, max_features);
             self.code_bins = self.bins.is_some();
-            return;
+        } else {
+            self.listed = R::LISTED && lists_pay(max_features, features.len());
+            self.list_rows = list_rows(features.len(), self.any_order);
+            if self.listed {
+                let parallel = self.parallel_bins;
+                self.bins = BinStack::new(features, n_cols, stats_len, self.list_rows).map(|b| {
+                    if parallel {
+                        b.in_parallel()
+                    } else {
+                        b
+                    }
+                });
+            }
         }
-        self.listed = R::LISTED && lists_pay(max_features, features.len());
-        self.list_rows = list_rows(features.len(), self.any_order);
-        if self.listed {
-            let parallel = self.parallel_bins;
-            self.bins = BinStack::new(features, n_cols, stats_len, self.list_rows).map(|b| {
-                if parallel {
-                    b.in_parallel()
-                } else {
-                    b
-                }
-            });
+        if let Some(stack) = self.bins.as_mut() {
+            stack.reuse(std::mem::take(&mut self.spare));
         }
+    }
+
+    /// Lets this tree's bins reuse `spare`, an earlier tree's buffers ([`super::SpareBins`]);
+    /// before [`Splitter::depth_first`] or [`Splitter::best_first`].
+    pub fn reuse_bins(&mut self, spare: Vec<NodeBins>) {
+        self.spare = spare;
+    }
+
+    /// The tree's bins buffers, for a later tree ([`Splitter::reuse_bins`]).
+    pub fn spare_bins(&mut self) -> Vec<NodeBins> {
+        let mut spare = self
+            .bins
+            .take()
+            .map(BinStack::into_spare)
+            .unwrap_or_default();
+        spare.extend(self.node_bins.take());
+        spare
     }
 
     /// [`Splitter::depth_first`] for best-first growth, whose frontier nodes interleave:
