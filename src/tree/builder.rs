@@ -56,9 +56,11 @@ pub(crate) struct Grower<'a, T: Feature, C: Criterion> {
     /// split, summed in the order its own node would sum them, so that node copies them.
     left_rows: (usize, usize),
     right: Vec<f64>,
-    /// The right child's statistics summed over its rows (as its node will sum them), for
-    /// scanning its bins as they are kept ([`Splitter::scans_children`]).
+    /// The right child's statistics summed over its rows `right_rows` (as its node will
+    /// sum them, so that node copies them too), for scanning its bins as they are kept
+    /// ([`Splitter::scans_children`]).
     right_sums: Vec<f64>,
+    right_rows: (usize, usize),
     value: Vec<f64>,
     root_weight: f64,
     min_weight_leaf: f64,
@@ -103,6 +105,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             left_rows: (0, 0),
             right: vec![0.0; k],
             right_sums: vec![0.0; k],
+            right_rows: (0, 0),
             value: vec![0.0; width],
             root_weight,
             min_weight_leaf: params.min_weight_fraction_leaf * root_weight,
@@ -323,6 +326,8 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         if self.left_rows == (start, end) {
             // Nothing has moved these rows since their parent summed them.
             self.total.copy_from_slice(&self.left);
+        } else if self.right_rows == (start, end) {
+            self.total.copy_from_slice(&self.right_sums);
         } else {
             self.crit.accumulate(&mut self.total, rows.ys, rows.ws);
         }
@@ -450,6 +455,10 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
     ) {
         let rules = self.rules();
         let scanned = self.params.monotonic_cst.is_none() && self.splitter.scans_children();
+        self.right_rows = match scanned {
+            true => (start + n_left, end),
+            false => (0, 0),
+        };
         if scanned {
             // As the right child's own node will sum them.
             let (ys, ws) = (&self.ys[start + n_left..end], &self.ws[start + n_left..end]);
