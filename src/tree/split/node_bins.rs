@@ -26,7 +26,6 @@ use super::{Cut, NodeRows, SplitBufs};
 use crate::data::{Feature, Levels, Matrix};
 use crate::parallel::{current_threads, map_each_mut};
 use crate::tree::criterion::Criterion;
-use std::sync::{Mutex, PoisonError};
 
 /// Bytes of node bins a tree may hold at once. Each [`NodeBins`] takes
 /// `p · 256 · (stats + 1) · 8` bytes (410 KB for 50 features and regression); a pending
@@ -95,26 +94,6 @@ pub(super) fn trim(bins: &[f64], range: &mut (usize, usize), stride: usize) -> (
 
 /// One feature slot's bins in a node, and its range of codes.
 type SlotBins<'b> = (&'b mut [f64], &'b mut (usize, usize));
-
-/// Node bins kept from one tree for the next: a booster grows hundreds of trees one after
-/// another, each holding dozens of node bins of hundreds of KB, which made afresh were
-/// zeroed or faulted in page by page every tree. Shared by the trees of a round grown in
-/// parallel; dropped with the fit.
-#[derive(Default)]
-pub(crate) struct SpareBins(Mutex<Vec<NodeBins>>);
-
-impl SpareBins {
-    /// Every spare bins buffer, for a tree about to grow.
-    pub fn take(&self) -> Vec<NodeBins> {
-        std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
-    }
-
-    /// Gives back a grown tree's bins buffers.
-    pub fn give(&self, mut bins: Vec<NodeBins>) {
-        let mut spare = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        spare.append(&mut bins);
-    }
-}
 
 /// Where a node's bins read the codes of its features: X itself (the histogram search's
 /// binned X), or the lossless codes of X's coded columns (the exact search's).
@@ -201,22 +180,6 @@ impl BinStack {
     pub fn in_parallel(mut self) -> Self {
         self.parallel = true;
         self
-    }
-
-    /// Takes, among `spare` (another tree's, [`SpareBins`]), the bins buffers of this
-    /// stack's node size, as many as it may hold.
-    pub fn reuse(&mut self, spare: Vec<NodeBins>) {
-        let (len, slots) = (self.base[self.n_slots()] * self.stride, self.n_slots());
-        let fits = spare
-            .into_iter()
-            .filter(|b| b.bins.len() == len && b.range.len() == slots);
-        self.spare.extend(fits.take(self.max_pending + 2));
-    }
-
-    /// Every bins buffer of the stack, for another tree ([`BinStack::reuse`]).
-    pub fn into_spare(mut self) -> Vec<NodeBins> {
-        self.spare.append(&mut self.pending);
-        self.spare
     }
 
     /// The bins kept for the node `start..end`, if it is the innermost pending one (or,
@@ -599,6 +562,9 @@ impl BinStack {
         (nb.scanned, sb.scanned) = (true, true);
     }
 }
+
+mod spare;
+pub(crate) use spare::SpareBins;
 
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,42 @@
+//! Node bins buffers kept from one tree for the next ([`SpareBins`]).
+
+use super::{BinStack, NodeBins};
+use std::sync::{Mutex, PoisonError};
+
+/// Node bins kept from one tree for the next: a booster grows hundreds of trees one after
+/// another, each holding dozens of node bins of hundreds of KB, which made afresh were
+/// zeroed or faulted in page by page every tree. Shared by the trees of a round grown in
+/// parallel; dropped with the fit.
+#[derive(Default)]
+pub(crate) struct SpareBins(Mutex<Vec<NodeBins>>);
+
+impl SpareBins {
+    /// Every spare bins buffer, for a tree about to grow.
+    pub fn take(&self) -> Vec<NodeBins> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Gives back a grown tree's bins buffers.
+    pub fn give(&self, mut bins: Vec<NodeBins>) {
+        let mut spare = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        spare.append(&mut bins);
+    }
+}
+
+impl BinStack {
+    /// Takes, among `spare` (another tree's, [`SpareBins`]), the bins buffers of this
+    /// stack's node size, as many as it may hold.
+    pub fn reuse(&mut self, spare: Vec<NodeBins>) {
+        let (len, slots) = (self.base[self.n_slots()] * self.stride, self.n_slots());
+        let fits = spare
+            .into_iter()
+            .filter(|b| b.bins.len() == len && b.range.len() == slots);
+        self.spare.extend(fits.take(self.max_pending + 2));
+    }
+
+    /// Every bins buffer of the stack, for another tree ([`BinStack::reuse`]).
+    pub fn into_spare(mut self) -> Vec<NodeBins> {
+        self.spare.append(&mut self.pending);
+        self.spare
+    }
+}
