@@ -14,6 +14,10 @@ digests were made by the engine before wide codes existed (sorted there). The la
 cases draw K >= p/2 candidates with whole sums, where the exact search keeps the coded
 columns' bins and subtracts them (``src/tree/split/kept_codes.rs``); their digests were
 made by the engine with those bins disabled (every node gathering its codes).
+The ``coded`` cases have a code for every column and sums that are not whole (real
+targets or weights), where the exact search grows subtrees of up to 1 024 rows from lists
+of the codes (``src/tree/split/listed.rs``); their digests were made by the engine before
+those lists (every node gathering its codes).
 
 Regenerate only for a change meant to change models:
 ``FORESTIMP_GOLDEN_WRITE=1 python -m pytest tests/python/test_lossless_codes.py``.
@@ -70,8 +74,20 @@ def _wide_table(n: int, seed: int) -> np.ndarray:
     )
 
 
+def _coded(variant: str):
+    """Only `_table`'s coded columns (a constant one among them), a real target."""
+    n = 3000 if "big" in variant else 900
+    X = _table(n, 5)[:, [0, 1, 2, 3, 5, 6, 7, 9]]
+    rng = np.random.default_rng(6)
+    s = X[:, 1] + 0.2 * X[:, 2] - 0.01 * X[:, 3] + X[:, 4] + X[:, 7] + rng.normal(size=n)
+    w = 0.3 + rng.random(n) if "realweights" in variant else None
+    return X, np.digitize(s, [-1.0, 0.5, 2.0]), s, w
+
+
 def _data(variant: str):
     rng = np.random.default_rng(4)
+    if variant.startswith("coded"):
+        return _coded(variant)
     if variant.startswith("wide"):
         n = 4000
         X = _wide_table(n, 3)
@@ -190,6 +206,69 @@ CASES = {
         {"max_features": 0.6, "bootstrap": False},
         "wide",
     ),
+    # Every column coded, sums not whole, K >= p/2: lists of codes in the exact search.
+    "rf-coded-reg-real": (fi.RandomForestRegressor, "real", {"max_features": 0.5}, "coded"),
+    "rf-coded-reg-real-big": (fi.RandomForestRegressor, "real", {"max_features": 0.5}, "coded-big"),
+    "rf-coded-reg-real-all-leaf3-big": (
+        fi.RandomForestRegressor,
+        "real",
+        {"max_features": None, "min_samples_leaf": 3},
+        "coded-big",
+    ),
+    "rf-coded-reg-real-depth7-nobootstrap": (
+        fi.RandomForestRegressor,
+        "real",
+        {"max_depth": 7, "bootstrap": False},
+        "coded-big",
+    ),
+    "rf-coded-reg-realweights": (
+        fi.RandomForestRegressor,
+        "real",
+        {"max_features": 0.6, "min_weight_fraction_leaf": 0.01},
+        "coded-realweights",
+    ),
+    "rf-coded-reg-bestfirst": (
+        fi.RandomForestRegressor,
+        "real",
+        {"max_leaf_nodes": 60, "max_features": 0.5},
+        "coded-big",
+    ),
+    "rf-coded-reg-poisson": (
+        fi.RandomForestRegressor,
+        "positive",
+        {"criterion": "poisson", "max_features": 0.5},
+        "coded",
+    ),
+    "rf-coded-reg-monotonic": (
+        fi.RandomForestRegressor,
+        "real",
+        {"max_features": 0.5, "monotonic_cst": [0, 1, 1, 0, 1, 0, 0, 0]},
+        "coded",
+    ),
+    "rf-coded-reg-two-outputs": (
+        fi.RandomForestRegressor,
+        "two",
+        {"max_features": 0.5},
+        "coded-big",
+    ),
+    "rf-coded-clf-realweights-big": (
+        fi.RandomForestClassifier,
+        "clf",
+        {"max_features": 0.6},
+        "coded-big-realweights",
+    ),
+    "rf-coded-clf-entropy-realweights": (
+        fi.RandomForestClassifier,
+        "clf",
+        {"criterion": "entropy", "max_features": None},
+        "coded-realweights",
+    ),
+    "rp-coded-best-reg": (
+        fi.RandomPatchesRegressor,
+        "real",
+        {"splitter": "best", "max_features": 0.75},
+        "coded-big",
+    ),
 }
 
 
@@ -207,7 +286,13 @@ def _digest(est, Xt) -> dict[str, str]:
 def _fit(case: str) -> dict[str, str]:
     cls, target, kwargs, variant = CASES[case]
     X, y_clf, y_real, w = _data(variant)
-    y = {"clf": y_clf, "int": y_clf.astype(np.float64) * 7 - 3, "real": y_real}[target]
+    y = {
+        "clf": y_clf,
+        "int": y_clf.astype(np.float64) * 7 - 3,
+        "real": y_real,
+        "positive": np.exp(y_real / 3),
+        "two": np.column_stack([y_real, np.sin(y_real)]),
+    }[target]
     if variant == "digits" and target != "clf":
         y = y_real
     est = cls(n_estimators=8, random_state=11, **kwargs).fit(

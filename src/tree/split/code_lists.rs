@@ -1,4 +1,5 @@
-//! The histogram splitter's small subtrees, grown from code-ordered row lists.
+//! Small subtrees grown from code-ordered row lists: the histogram search's (bin codes), and
+//! the exact search's when every column has lossless codes and the sums are not whole.
 //!
 //! Once a node has at most [`LIST_ROWS`] rows, its whole subtree is split from lists: for
 //! every feature that can still split it, the node's rows in (code, position) order, each
@@ -9,12 +10,15 @@
 //! most of a fully grown regression tree (K = p, leaves of one row).
 //!
 //! The nodes of a listed subtree are split by [`super::listed`], which reads these lists.
+//! A node's rows are in sample order (partitions are stable), so a list's (code, local
+//! index) order is the (code, position) order of the exact search's sorted scan: its rows
+//! are added in the same order, and the sums round the same.
 
 use super::gather::{gather, set_len};
 use super::partition::Word;
 use super::sort::sort_packed;
 use super::NodeRows;
-use crate::data::{Feature, Matrix, Packed};
+use crate::data::{Feature, Levels, Matrix, Packed};
 
 /// Rows of the largest node whose subtree is grown from lists (a broad optimum of the wall
 /// time, see BENCHMARKS.md). Larger nodes gather their candidates into histograms.
@@ -138,10 +142,13 @@ impl<T: Feature, Y: Word> CodeLists<T, Y> {
         self.start <= start && end <= self.end && start < end
     }
 
-    /// Lists the node `rows` (at `start` in the sample buffer) for the features `varying`.
+    /// Lists the node `rows` (at `start` in the sample buffer) for the features `varying`,
+    /// by their codes: X's (binned X), or with `lossless` their lossless codes, which every
+    /// feature of `varying` then has.
     pub fn build(
         &mut self,
         x: &Matrix<'_, T>,
+        lossless: Option<&Levels>,
         rows: &NodeRows<'_, Y>,
         start: usize,
         varying: &[u32],
@@ -164,10 +171,20 @@ impl<T: Feature, Y: Word> CodeLists<T, Y> {
             .enumerate()
         {
             self.slot[f as usize] = s as u32;
-            gather(x, f as usize, rows.samples, &mut self.column);
             self.keys.clear();
-            let items = self.column.iter().enumerate();
-            self.keys.extend(items.map(|(k, v)| Item::new(v.code(), k)));
+            match lossless {
+                None => {
+                    gather(x, f as usize, rows.samples, &mut self.column);
+                    let items = self.column.iter().enumerate();
+                    self.keys.extend(items.map(|(k, v)| Item::new(v.code(), k)));
+                }
+                Some(levels) => {
+                    let codes = levels.column(f as usize).map_or(&[][..], |c| &c.codes);
+                    let items = rows.samples.iter().enumerate();
+                    let code = |i: u32| usize::from(codes[i as usize]);
+                    self.keys.extend(items.map(|(k, &i)| Item::new(code(i), k)));
+                }
+            }
             sort_packed(&mut self.keys, &mut self.radix);
             list.copy_from_slice(&self.keys);
         }

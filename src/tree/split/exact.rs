@@ -8,7 +8,9 @@
 //! (sorted in tiny nodes), and the rows scanned in the order of the value sort. Either
 //! way the cuts, their scores and thresholds are the value search's, bit for bit. With
 //! whole sums and K ≥ p/2, larger nodes keep those bins, and subtract them
-//! ([`super::kept_codes`]).
+//! ([`super::kept_codes`]); with other sums, K ≥ p/2 and every column coded, small
+//! subtrees are grown from lists of the codes, in the order of these scans
+//! ([`super::listed`]).
 
 use super::bin_scans::{scan_occupied, scan_occupied_wide};
 use super::gathered::{SearchBufs, ThresholdRule};
@@ -44,6 +46,7 @@ pub(crate) fn last_code_left(levels: &[f64], t: f64) -> usize {
 
 impl ThresholdRule for BestThreshold {
     const KEEPS_CODE_BINS: bool = true;
+    const LISTS_CODES: bool = true;
 
     fn search<T: Feature, C: Criterion>(
         xf: &[T],

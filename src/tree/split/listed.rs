@@ -1,6 +1,10 @@
-//! The histogram search of the nodes of a listed subtree ([`super::code_lists`]): every
-//! candidate's rows read, in code order, from its list, with the cuts of the gathered
-//! histogram search.
+//! The search of the nodes of a listed subtree ([`super::code_lists`]): every candidate's
+//! rows read, in code order, from its list, with the cuts of the gathered histogram search,
+//! or of the exact search when the lists hold lossless codes.
+//!
+//! The exact search sums the rows one by one in list order, which is its sorted scan's
+//! (value, position) order, and cuts at the mid-points of the levels: the same sums, cuts
+//! and thresholds as the gathered search, bit for bit.
 //!
 //! Stable partitions keep local indices in the nodes' position order, so a search here
 //! sums each bin's rows in the order the gathered search would. Nodes with fewer rows
@@ -11,11 +15,12 @@
 use super::bin_scans::{add_row, N_CODES};
 use super::code_lists::{CodeLists, Item};
 use super::draw::{draw_split, CandidateSource};
+use super::exact::midpoint;
 use super::gather::{batch_len, set_len};
 use super::nan_bins::{self, nan_in_node};
 use super::partition::{partition_rows, stable_partition, Word};
 use super::{BestCut, ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
-use crate::data::{Feature, NAN_CODE};
+use crate::data::{Feature, Levels, NAN_CODE};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
 use crate::tree::Missing;
@@ -33,6 +38,9 @@ struct Listed<'a, 'r, T: Feature, C: Criterion> {
     split_rows: usize,
     /// Per feature, whether code [`NAN_CODE`] is its missing-values bin (None: no feature's).
     nan: Option<&'a [bool]>,
+    /// The lossless codes the lists hold, for the exact search (None: the histogram
+    /// search's bin codes).
+    exact: Option<&'a Levels>,
 }
 
 impl<T: Feature, C: Criterion> CandidateSource for Listed<'_, '_, T, C> {
@@ -75,7 +83,19 @@ impl<T: Feature, C: Criterion> CandidateSource for Listed<'_, '_, T, C> {
         }
         set_len(&mut lists.run, self.s.search.left.len(), 0.0);
         let sums = (&mut self.s.search.left[..], &mut lists.run[..]);
-        search(items, lo, hi, &lists.ys, &lists.ws, sums, ctx, bar)
+        let (ys, ws) = (&lists.ys[..], &lists.ws[..]);
+        match self.exact {
+            Some(levels) => {
+                let values = levels.column(f as usize).map_or(&[][..], |c| &c.values);
+                let cut = |a: usize, b: usize| midpoint(values[a], values[b]);
+                search(items, true, ys, ws, sums, ctx, bar, cut)
+            }
+            None => {
+                // The histogram search's threshold is the last code on the left.
+                let by_row = items.len() < hi - lo + 1;
+                search(items, by_row, ys, ws, sums, ctx, bar, |a, _| a as f64)
+            }
+        }
     }
 
     /// Applies the split to the rows, and to every list unless neither child reaches
@@ -181,6 +201,7 @@ pub(crate) fn find_split_listed<T: Feature, C: Criterion>(
     max_features: usize,
     split_rows: usize,
     nan: Option<&[bool]>,
+    exact: Option<&Levels>,
     rng: &mut TreeRng,
 ) -> (Option<ChosenSplit>, usize) {
     let mut source = Listed {
@@ -192,40 +213,41 @@ pub(crate) fn find_split_listed<T: Feature, C: Criterion>(
         start,
         split_rows,
         nan,
+        exact,
     };
     draw_split(&mut source, features, n_constant, max_features, rng)
 }
 
-/// The histogram search of one candidate's listed rows, codes `lo..=hi`: summed row by
-/// row into the left side when the node has fewer rows than bins, bin by bin otherwise
-/// (as the gathered search does).
-/// The rows of a bin are consecutive here, so one bin's sums (`run`) stand for the
-/// whole histogram.
+/// The search of one candidate's listed rows: summed row by row into the left side
+/// (`by_row`: the exact search, and the histogram search's nodes with fewer rows than
+/// bins) or bin by bin (as the gathered histogram search does), the cut between codes `a`
+/// and `b` at threshold `cut(a, b)`. The rows of a bin are consecutive here, so one bin's
+/// sums (`run`) stand for the whole histogram.
+#[allow(clippy::too_many_arguments)]
 #[inline(never)]
 fn search<C: Criterion>(
     items: &[Item],
-    lo: usize,
-    hi: usize,
+    by_row: bool,
     ys: &[C::Y],
     ws: &[f64],
     sums: (&mut [f64], &mut [f64]),
     ctx: &NodeCtx<'_, C>,
     bar: f64,
+    cut: impl Fn(usize, usize) -> f64,
 ) -> Option<Cut> {
-    let by_row = items.len() < hi - lo + 1;
     if sums.0.len() == 3 {
         // Regression and two classes: sums in local arrays, which the compiler keeps in
         // registers where the slices made every row's addition wait on the previous store.
         let (mut left, mut run) = ([0.0; 3], [0.0; 3]);
         let sums = (&mut left[..], &mut run[..]);
         return match by_row {
-            true => scan::<C, false>(items, ys, ws, sums, ctx, bar),
-            false => scan::<C, true>(items, ys, ws, sums, ctx, bar),
+            true => scan::<C, false>(items, ys, ws, sums, ctx, bar, cut),
+            false => scan::<C, true>(items, ys, ws, sums, ctx, bar, cut),
         };
     }
     match by_row {
-        true => scan::<C, false>(items, ys, ws, sums, ctx, bar),
-        false => scan::<C, true>(items, ys, ws, sums, ctx, bar),
+        true => scan::<C, false>(items, ys, ws, sums, ctx, bar, cut),
+        false => scan::<C, true>(items, ys, ws, sums, ctx, bar, cut),
     }
 }
 
@@ -271,6 +293,7 @@ fn scan<C: Criterion, const BY_BIN: bool>(
     (left, run): (&mut [f64], &mut [f64]),
     ctx: &NodeCtx<'_, C>,
     bar: f64,
+    cut: impl Fn(usize, usize) -> f64,
 ) -> Option<Cut> {
     let n = items.len();
     left.fill(0.0);
@@ -297,7 +320,7 @@ fn scan<C: Criterion, const BY_BIN: bool>(
             left[0] = wl;
         }
         if ends_bin & best.worth(ctx, i + 1, left) {
-            best.offer(ctx, left, item.code() as f64, i + 1);
+            best.offer(ctx, left, cut(item.code(), next), i + 1);
         }
     }
     best.cut()
@@ -327,7 +350,9 @@ mod tests {
     ) -> Option<Cut> {
         let (lo, hi) = (items[0].code(), items[items.len() - 1].code());
         let (mut left, mut run) = (vec![0.0; ctx.total.len()], vec![0.0; ctx.total.len()]);
-        search(items, lo, hi, ys, ws, (&mut left, &mut run), ctx, bar)
+        let by_row = items.len() < hi - lo + 1;
+        let sums = (&mut left[..], &mut run[..]);
+        search(items, by_row, ys, ws, sums, ctx, bar, |a, _| a as f64)
     }
 
     /// A scan that skips the cuts below the floor of the node's best `g` finds the same

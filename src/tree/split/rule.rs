@@ -14,8 +14,12 @@ use crate::tree::criterion::Criterion;
 /// Threshold search for one candidate feature; zero-sized, chosen once per fit.
 pub(crate) trait ThresholdRule: Sync {
     /// Whether small subtrees may be grown from code-ordered lists instead
-    /// ([`super::code_lists`]): for the histogram search only, which reads bin codes.
+    /// ([`super::code_lists`]): for the histogram search, which reads bin codes.
     const LISTED: bool = false;
+    /// Whether small subtrees of a tree whose every column has lossless codes, and whose
+    /// sums are not whole, may be grown from lists of those codes: for the exact search,
+    /// whose sorted scans the lists' order reproduces ([`super::listed`]).
+    const LISTS_CODES: bool = false;
     /// Whether the rule reads bin codes whose NaN rows hold the missing-values bin
     /// ([`crate::data::NAN_CODE`], in the columns flagged as holding NaN) rather than NaN
     /// values: the histogram search ([`super::nan_bins`]).

@@ -1,7 +1,7 @@
 //! The split search of one tree, and what it keeps from node to node: the buffers of
-//! every search and, for the histogram search, the code lists of the small subtree being
-//! grown ([`super::code_lists`]) and the bins kept for pending nodes
-//! ([`super::histograms`]). The builder only says which node to split and whether a
+//! every search, the code lists of the small subtree being grown ([`super::code_lists`];
+//! the histogram search's, and the exact search's of lossless codes) and the bins kept for
+//! pending nodes ([`super::histograms`], [`super::kept_codes`]). The builder only says which node to split and whether a
 //! split is kept; which candidate source scores a node is decided here.
 
 use super::code_lists::{list_rows, lists_pay, CodeLists};
@@ -19,10 +19,13 @@ use crate::tree::Word;
 /// The split search of one tree (rows of type `T`, targets of type `Y`).
 pub(crate) struct Splitter<T: Feature, Y> {
     bufs: SplitBufs<T>,
-    /// The listed subtree of the histogram search (unused by the other searches).
+    /// The listed subtree of the histogram search, or of the exact search (unused by the
+    /// other searches).
     lists: CodeLists<T, Y>,
     /// Whether nodes of at most `list_rows` rows are split from lists.
     listed: bool,
+    /// The lists hold lossless codes (the exact search's), not X's bin codes.
+    lossless_lists: bool,
     list_rows: usize,
     /// The bins of the histogram search's pending nodes, when they are subtracted.
     bins: Option<BinStack>,
@@ -50,6 +53,7 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
             bufs: SplitBufs::new(n, stats_len),
             lists: CodeLists::new(),
             listed: false,
+            lossless_lists: false,
             list_rows: 0,
             bins: None,
             node_bins: None,
@@ -79,7 +83,9 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
     /// `n_cols`): the histogram search then grows small subtrees from lists and keeps the
     /// bins of larger nodes, when K (`max_features`) is large enough for that to pay. The
     /// exact search keeps those of the columns with lossless codes `coded`, given only when
-    /// every sum of the tree is whole ([`super::kept_codes`]).
+    /// every sum of the tree is whole ([`super::kept_codes`]); with `listable` (every
+    /// feature has lossless codes, X no NaN, and the sums are not whole, so not
+    /// subtracted) it grows small subtrees from lists of the codes, without bins.
     pub fn depth_first<R: ThresholdRule>(
         &mut self,
         features: &[u32],
@@ -87,10 +93,15 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
         stats_len: usize,
         max_features: usize,
         coded: Option<&Levels>,
+        listable: bool,
     ) {
         if let Some(levels) = coded.filter(|_| R::KEEPS_CODE_BINS) {
             self.bins = kept_stack(levels, features, n_cols, stats_len, max_features);
             self.code_bins = self.bins.is_some();
+        } else if R::LISTS_CODES {
+            self.listed = listable && lists_pay(max_features, features.len());
+            self.lossless_lists = self.listed;
+            self.list_rows = list_rows(features.len(), self.any_order);
         } else {
             self.listed = R::LISTED && lists_pay(max_features, features.len());
             self.list_rows = list_rows(features.len(), self.any_order);
@@ -141,7 +152,7 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
         max_features: usize,
     ) {
         self.any_order = true;
-        self.depth_first::<R>(features, n_cols, stats_len, max_features, None);
+        self.depth_first::<R>(features, n_cols, stats_len, max_features, None, false);
     }
 
     /// Starts the node `start..end`. Bins kept for it by its parent are the innermost
@@ -201,8 +212,10 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
         let bufs = &mut self.bufs;
         let nan = (!self.nan_bins.is_empty()).then_some(&self.nan_bins[..]);
         if self.listed && n <= self.list_rows {
+            let lossless = levels.filter(|_| self.lossless_lists);
             if !self.lists.covers(start, start + n) {
-                self.lists.build(x, rows, start, &features[n_constant..]);
+                let varying = &features[n_constant..];
+                self.lists.build(x, lossless, rows, start, varying);
             }
             find_split_listed(
                 &mut self.lists,
@@ -215,6 +228,7 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
                 max_features,
                 split_rows,
                 nan,
+                lossless,
                 rng,
             )
         } else if let (Some(stack), false) = (self.bins.as_mut(), self.code_bins) {
