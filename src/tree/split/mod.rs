@@ -10,7 +10,9 @@
 //! [`sort`] and [`partition`] order and split its rows. The exact rule reads a column with
 //! at most 256 distinct values as its lossless codes ([`crate::data::Levels`]): binned or
 //! counted instead of sorted, with the same cuts, and when the sums are whole and K ≥ p/2
-//! from bins kept with the node ([`kept_codes`]). A gathered candidate whose node values
+//! from bins kept with the node ([`kept_codes`]); when they are not, every column is coded
+//! and K ≥ p/2, its small subtrees are split from code lists ([`listed`]) in the order of
+//! its sorted scans. A gathered candidate whose node values
 //! include NaN is searched by [`missing`] (scikit-learn's rules); complete data never
 //! reach it. A criterion ranked by order statistics (absolute error,
 //! [`Criterion::order_statistic`]) is searched by [`median`] under the exact and random
