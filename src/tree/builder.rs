@@ -199,11 +199,12 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         let coded = self.levels.filter(|_| self.whole_sums);
         // Otherwise the exact search may list the codes, when every feature has them (the
         // order-statistic search reads the rows' values, not sums: never listed).
-        let listable = self.levels.is_some_and(|l| {
-            let every = features.iter().all(|&f| l.column(f as usize).is_some());
-            every && l.missing().is_none() && self.crit.order_statistic(&self.ys).is_none()
-        });
-        let listable = listable && !self.whole_sums;
+        let listable = !self.whole_sums
+            && self.crit.order_statistic(&self.ys).is_none()
+            && self.levels.is_some_and(|l| {
+                let every = features.iter().all(|&f| l.column(f as usize).is_some());
+                every && l.missing().is_none()
+            });
         (self.splitter).depth_first::<R>(features, n_cols, k, max_features, coded, listable);
         // (start, end, depth, parent, is_left, n_constant, bounds)
         let root = (

@@ -355,6 +355,66 @@ mod tests {
         search(items, by_row, ys, ws, sums, ctx, bar, |a, _| a as f64)
     }
 
+    /// The exact search's scan of a list (row by row, cuts at the levels' mid-points)
+    /// against its sorted scan of the values: the same cut, bit for bit, with real
+    /// targets and fractional weights, whose sums round by their order.
+    #[test]
+    fn exact_lists_scan_as_the_sorted_values() {
+        use crate::tree::split::gathered::{SearchBufs, ThresholdRule};
+        use crate::tree::split::{midpoint, BestThreshold, NodeRows};
+        let mut rng = TreeRng::new(8);
+        for trial in 0..300 {
+            let n = 2 + rng.below(if trial % 2 == 0 { 30 } else { 700 });
+            let codes = 2 + rng.below(40);
+            let (items, _) = lists(&mut rng, n, codes, 1);
+            let levels: Vec<f64> = (0..256).map(|c| f64::from((c * c) as f32 * 0.37)).collect();
+            let mut values = vec![0f32; n];
+            for it in &items {
+                values[it.local()] = levels[it.code()] as f32;
+            }
+            let ys: Vec<f64> = (0..n).map(|_| rng.unit() * 9.0 - 3.0).collect();
+            let ws: Vec<f64> = (0..n).map(|_| 0.1 + rng.unit()).collect();
+            let crit = SquaredError { y: &[] };
+            let mut total = vec![0.0; crit.stats_len()];
+            crit.accumulate(&mut total, &ys, &ws);
+            let ctx = NodeCtx {
+                crit: &crit,
+                total: &total,
+                min_samples_leaf: 1 + trial % 3,
+                min_weight_leaf: 0.0,
+                unit_weights: false,
+                whole_sums: false,
+                mono: None,
+                sign: 0,
+            };
+            let cut = |a: usize, b: usize| midpoint(levels[a], levels[b]);
+            let (mut left, mut run) = (vec![0.0; 3], vec![0.0; 3]);
+            let sums = (&mut left[..], &mut run[..]);
+            let listed = search(&items, true, &ys, &ws, sums, &ctx, f64::NEG_INFINITY, cut);
+            let (mut samples, mut ys2, mut ws2) =
+                ((0..n as u32).collect::<Vec<_>>(), ys.clone(), ws.clone());
+            let rows = NodeRows {
+                samples: &mut samples,
+                ys: &mut ys2,
+                ws: &mut ws2,
+            };
+            let (lo, hi) = (levels[items[0].code()], levels[items[n - 1].code()]);
+            let sorted = BestThreshold::search(
+                &values,
+                &mut SearchBufs::<f32>::new(3),
+                &ctx,
+                &rows,
+                f64::NEG_INFINITY,
+                lo as f32,
+                hi as f32,
+                &mut TreeRng::new(0),
+            );
+            let bits =
+                |c: Option<Cut>| c.map(|c| (c.proxy.to_bits(), c.threshold.to_bits(), c.n_left));
+            assert_eq!(bits(listed), bits(sorted), "trial {trial}");
+        }
+    }
+
     /// A scan that skips the cuts below the floor of the node's best `g` finds the same
     /// cut as a full scan whenever that cut beats `g`, and none that beats it otherwise:
     /// with `g` at, just below and just above the full scan's best, and far from it.

@@ -1,7 +1,8 @@
 //! The split search of one tree, and what it keeps from node to node: the buffers of
 //! every search, the code lists of the small subtree being grown ([`super::code_lists`];
 //! the histogram search's, and the exact search's of lossless codes) and the bins kept for
-//! pending nodes ([`super::histograms`], [`super::kept_codes`]). The builder only says which node to split and whether a
+//! pending nodes ([`super::histograms`], [`super::kept_codes`]). The builder only says
+//! which node to split and whether a
 //! split is kept; which candidate source scores a node is decided here.
 
 use super::code_lists::{list_rows, lists_pay, CodeLists};
@@ -22,10 +23,9 @@ pub(crate) struct Splitter<T: Feature, Y> {
     /// The listed subtree of the histogram search, or of the exact search (unused by the
     /// other searches).
     lists: CodeLists<T, Y>,
-    /// Whether nodes of at most `list_rows` rows are split from lists.
+    /// Whether nodes of at most `list_rows` rows are split from lists (of lossless codes
+    /// for a rule that [`ThresholdRule::LISTS_CODES`], of X's bin codes otherwise).
     listed: bool,
-    /// The lists hold lossless codes (the exact search's), not X's bin codes.
-    lossless_lists: bool,
     list_rows: usize,
     /// The bins of the histogram search's pending nodes, when they are subtracted.
     bins: Option<BinStack>,
@@ -53,7 +53,6 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
             bufs: SplitBufs::new(n, stats_len),
             lists: CodeLists::new(),
             listed: false,
-            lossless_lists: false,
             list_rows: 0,
             bins: None,
             node_bins: None,
@@ -100,7 +99,6 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
             self.code_bins = self.bins.is_some();
         } else if R::LISTS_CODES {
             self.listed = listable && lists_pay(max_features, features.len());
-            self.lossless_lists = self.listed;
             self.list_rows = list_rows(features.len(), self.any_order);
         } else {
             self.listed = R::LISTED && lists_pay(max_features, features.len());
@@ -212,7 +210,7 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
         let bufs = &mut self.bufs;
         let nan = (!self.nan_bins.is_empty()).then_some(&self.nan_bins[..]);
         if self.listed && n <= self.list_rows {
-            let lossless = levels.filter(|_| self.lossless_lists);
+            let lossless = levels.filter(|_| R::LISTS_CODES);
             if !self.lists.covers(start, start + n) {
                 let varying = &features[n_constant..];
                 self.lists.build(x, lossless, rows, start, varying);
