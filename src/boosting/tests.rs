@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize};
 use super::loss::{percentile_linear, weighted_percentile, RoundLoss};
 use super::{BoostParams, Booster, Loss};
 use crate::params::{CriterionKind, FeatureCount, ForestParams};
+use crate::data::Levels;
 use crate::{Layout, Matrix};
 
 #[test]
@@ -259,6 +260,62 @@ fn grown_rows_come_back_leaf_by_leaf() {
             let mut sorted = by_leaf.clone();
             sorted.sort_unstable();
             assert_eq!(sorted, rows);
+        }
+    }
+}
+
+#[test]
+fn ranked_trees_are_the_sorted_search_trees() {
+    // A booster's depth-first exact trees read ranked columns from lists partitioned at
+    // each split; a forest's session sorts each node's values. The same rows in the same
+    // (value, row) order: the same trees, bit for bit. Columns with ties (more levels than
+    // byte or wide codes take) and without, every row or a subset, real weights, K = p and
+    // K = p/2 (below it, nothing is listed), leaves and depths, 1 and 3 threads.
+    let (n, p) = (2_500, 6);
+    let mut state = 5u64;
+    let mut next = move || {
+        state = crate::rng::splitmix64(state);
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut x = vec![0.0; n * p];
+    for (k, v) in x.iter_mut().enumerate() {
+        *v = match k % p {
+            1 => (next() * 900.0).floor() / 7.0,
+            3 => -(next() * 2000.0).floor(),
+            _ => next() * 4.0 - 2.0,
+        };
+    }
+    let y: Vec<f64> = (0..n)
+        .map(|i| (x[i * p] * 3.0).sin() + x[i * p + 1] * 0.01 + x[i * p + 3] * 0.002 + next())
+        .collect();
+    let m = Matrix::new(&x, n, p, Layout::RowMajor).unwrap();
+    let every: Vec<u32> = (0..n as u32).collect();
+    let some: Vec<u32> = (0..n as u32).filter(|i| i % 5 != 2).collect();
+    let spare = crate::tree::split::SpareBins::default();
+    for (max_depth, min_leaf, max_features) in [(3, 1, 6), (7, 3, 3), (40, 1, 6), (5, 20, 4)] {
+        let mut params = ForestParams::random_forest(CriterionKind::SquaredError);
+        (params.bootstrap, params.max_depth) = (false, Some(max_depth));
+        params.min_samples_leaf = min_leaf;
+        params.max_features = FeatureCount::Count(max_features);
+        let booster = crate::FitSession::for_booster(&params, m, &y, None).unwrap();
+        assert!(booster.levels().and_then(Levels::ranks).is_some());
+        let targets = crate::Targets::regression(&y).unwrap();
+        let forest = crate::FitSession::new(&params, m, targets, None).unwrap();
+        assert!(forest.levels().is_none());
+        for (rows, index) in [(&every, 0), (&some, 1), (&some, 2)] {
+            for threads in [1, 3] {
+                let ws: Vec<f64> = rows.iter().map(|&i| 0.5 + f64::from(i % 3)).collect();
+                let grow = |s: &crate::FitSession<'_, f64>| {
+                    s.grow_on(&y, rows.clone(), ws.clone(), index, &spare)
+                };
+                let ranked = crate::parallel::install(threads, || grow(&booster));
+                let sorted = crate::parallel::install(threads, || grow(&forest));
+                let case = format!("depth {max_depth} leaf {min_leaf} K {max_features}");
+                // (Not assert_eq: a tree and its rows print thousands of lines.)
+                let rows = rows.len();
+                assert!(ranked == sorted, "{case}, {rows} rows, {threads} threads");
+                assert!(ranked.0.n_leaves() > 4, "{case}");
+            }
         }
     }
 }

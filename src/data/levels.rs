@@ -20,6 +20,7 @@
 //! for them, and given up after `n / WIDE_REPEATS` levels.
 
 use super::bins::{block, read_row, BLOCK};
+use super::ranks::Ranks;
 use super::{Feature, Matrix};
 use crate::parallel::map_ordered;
 use std::ops::Range;
@@ -47,6 +48,9 @@ pub struct Levels {
     /// Per column, whether it holds NaN (empty when none does). A column with NaN is
     /// never coded: it is searched as values, where missing values are handled.
     missing: Vec<bool>,
+    /// Every column ranked, when asked for ([`Levels::with_ranks`]): a booster's exact
+    /// search of a table without byte codes.
+    ranks: Option<Ranks>,
 }
 
 /// One coded column: the code of every row and the increasing levels the codes index.
@@ -91,6 +95,7 @@ impl Levels {
             columns,
             wide,
             missing: Vec::new(),
+            ranks: None,
         })
     }
 
@@ -108,6 +113,31 @@ impl Levels {
         let mut l = levels.unwrap_or_default();
         l.missing = missing;
         Some(l)
+    }
+
+    /// `levels` with every column of `x` ranked ([`Ranks`]), when X has no NaN and no
+    /// column has lossless codes (those are binned instead) and [`Ranks::new`] ranks it;
+    /// `levels` unchanged otherwise.
+    pub fn with_ranks<T: Feature>(levels: Option<Levels>, x: &Matrix<'_, T>) -> Option<Levels> {
+        let coded = levels.as_ref().is_some_and(|l| {
+            l.missing().is_some() || l.n_coded() > 0 || l.wide.iter().any(Option::is_some)
+        });
+        if coded {
+            return levels;
+        }
+        match Ranks::new(x) {
+            Some(ranks) => Some(Levels {
+                ranks: Some(ranks),
+                ..levels.unwrap_or_default()
+            }),
+            None => levels,
+        }
+    }
+
+    /// Every column ranked, when [`Levels::with_ranks`] made them.
+    #[inline(always)]
+    pub fn ranks(&self) -> Option<&Ranks> {
+        self.ranks.as_ref()
     }
 
     /// Per column, whether it holds NaN; None when no column does.

@@ -13,13 +13,15 @@
 //! the fit then reads each candidate's stored entries at a node's rows, never a dense copy.
 //!
 //! Map: `matrix` (the view), `bins` (one-byte codes for the histogram splitter), `levels`
-//! (lossless one-byte codes of the columns with few distinct values), `targets`
+//! (lossless one-byte codes of the columns with few distinct values), `ranks` (every
+//! column's rows sorted once, for a booster's exact search), `targets`
 //! (class codes or real outputs); the [`Feature`] element types live here.
 
 mod bins;
 mod levels;
 mod matrix;
 mod missing;
+mod ranks;
 mod shadows;
 mod sparse;
 mod targets;
@@ -28,6 +30,7 @@ pub use bins::{Binned, NAN_CODE, SAMPLE_ROWS};
 pub use levels::{Coded, Levels, Wide, MAX_LEVELS};
 pub(crate) use matrix::prefetch;
 pub use matrix::{Layout, Matrix};
+pub use ranks::{Ranked, Ranks};
 pub use shadows::{shadow_permutation, Shadows};
 pub use sparse::{CscIndex, RowIndex};
 pub use targets::Targets;

@@ -207,7 +207,13 @@ impl<'a, T: Feature> FitSession<'a, T> {
                 && !matches!(targets, Targets::Regression(y) if !whole(y));
         // The median search sorts a candidate's values; it reads no codes.
         let codes = params.criterion != CriterionKind::AbsoluteError;
+        // A booster grows many trees on the same X: its depth-first exact trees read the
+        // columns without byte codes in an order sorted once ([`Levels::with_ranks`]).
+        let ranks = sums_in_any_order && params.max_leaf_nodes.is_none();
         let levels = match params.splitter {
+            SplitterKind::Best if codes && !x.is_sparse() && ranks => {
+                Levels::with_ranks(Levels::with_missing(Levels::new(&x, wide), missing), &x)
+            }
             SplitterKind::Best if codes && !x.is_sparse() => {
                 Levels::with_missing(Levels::new(&x, wide), missing)
             }
@@ -227,6 +233,12 @@ impl<'a, T: Feature> FitSession<'a, T> {
             levels,
             by_row,
         })
+    }
+
+    /// The lossless codes, ranks and NaN flags of X's columns (tests).
+    #[cfg(test)]
+    pub(crate) fn levels(&self) -> Option<&Levels> {
+        self.levels.as_ref()
     }
 
     /// The resolved parameters.

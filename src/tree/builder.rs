@@ -205,7 +205,14 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
                 let every = features.iter().all(|&f| l.column(f as usize).is_some());
                 every && l.missing().is_none()
             });
-        (self.splitter).depth_first::<R>(features, n_cols, k, max_features, coded, listable);
+        // A booster's exact search of ranked columns lists every node by their ranks.
+        let ranked = R::LISTS_CODES
+            && self.crit.order_statistic(&self.ys).is_none()
+            && self.levels.and_then(Levels::ranks).is_some()
+            && self.splitter.depth_first_ranked(features, max_features);
+        if !ranked {
+            (self.splitter).depth_first::<R>(features, n_cols, k, max_features, coded, listable);
+        }
         // (start, end, depth, parent, is_left, n_constant, bounds)
         let root = (
             0usize,

@@ -9,6 +9,10 @@
 //! sorting the codes of the nodes smaller than the bin count, for every candidate, were
 //! most of a fully grown regression tree (K = p, leaves of one row).
 //!
+//! A booster's exact search of a table without byte codes lists whole trees by their
+//! ranks ([`Ranks`]: every column sorted once per fit), eight bytes a row
+//! ([`RankItem`]): a tree's root lists are read off those, and no node sorts.
+//!
 //! The nodes of a listed subtree are split by [`super::listed`], which reads these lists.
 //! A node's rows are in sample order (partitions are stable), so a list's (code, local
 //! index) order is the (code, position) order of the exact search's sorted scan: its rows
@@ -18,7 +22,7 @@ use super::gather::{gather, set_len};
 use super::partition::Word;
 use super::sort::sort_packed;
 use super::NodeRows;
-use crate::data::{Feature, Levels, Matrix, Packed};
+use crate::data::{Feature, Levels, Matrix, Packed, Ranks};
 
 /// Rows of the largest node whose subtree is grown from lists (a broad optimum of the wall
 /// time, see BENCHMARKS.md). Larger nodes gather their candidates into histograms.
@@ -49,24 +53,38 @@ pub(crate) fn lists_pay(max_features: usize, n_features: usize) -> bool {
     2 * max_features >= n_features
 }
 
-/// One row of a list: its bin code above its local index.
+/// One row of a list: its code above its local index (its position in the subtree root).
+pub(crate) trait ListItem: Copy + Ord + Word + Packed {
+    fn new(code: usize, local: usize) -> Self;
+    fn code(self) -> usize;
+    fn local(self) -> usize;
+    /// Feature `f`'s increasing levels, which the codes of its list index, among `levels`
+    /// (the exact search's lists: lossless codes or ranks).
+    fn levels(levels: &Levels, f: usize) -> &[f64];
+}
+
+/// A row of a list of byte codes (bin codes or lossless codes): code above a 24-bit local
+/// index, four bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) struct Item(u32);
+pub(crate) struct Item(u32);
 
 const LOCAL_BITS: u32 = 24;
 
-impl Item {
+impl ListItem for Item {
     #[inline(always)]
-    pub(super) fn new(code: usize, local: usize) -> Item {
+    fn new(code: usize, local: usize) -> Item {
         Item((code as u32) << LOCAL_BITS | local as u32)
     }
     #[inline(always)]
-    pub(super) fn code(self) -> usize {
+    fn code(self) -> usize {
         (self.0 >> LOCAL_BITS) as usize
     }
     #[inline(always)]
-    pub(super) fn local(self) -> usize {
+    fn local(self) -> usize {
         (self.0 & ((1 << LOCAL_BITS) - 1)) as usize
+    }
+    fn levels(levels: &Levels, f: usize) -> &[f64] {
+        levels.column(f).map_or(&[][..], |c| &c.values)
     }
 }
 
@@ -93,14 +111,59 @@ impl Word for Item {
     }
 }
 
+/// A row of a list of ranks ([`Ranks`]): rank above a 32-bit local index, eight bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct RankItem(u64);
+
+impl ListItem for RankItem {
+    #[inline(always)]
+    fn new(code: usize, local: usize) -> RankItem {
+        RankItem((code as u64) << 32 | local as u64)
+    }
+    #[inline(always)]
+    fn code(self) -> usize {
+        (self.0 >> 32) as usize
+    }
+    #[inline(always)]
+    fn local(self) -> usize {
+        self.0 as u32 as usize
+    }
+    fn levels(levels: &Levels, f: usize) -> &[f64] {
+        levels.ranks().map_or(&[][..], |r| &r.column(f).values)
+    }
+}
+
+impl Packed for RankItem {
+    const KEY_BYTES: usize = 4;
+    #[inline(always)]
+    fn key_byte(self, b: usize) -> usize {
+        (self.0 >> (32 + 8 * b)) as usize & 255
+    }
+    #[inline(always)]
+    fn position(self) -> u32 {
+        self.0 as u32
+    }
+}
+
+impl Word for RankItem {
+    #[inline(always)]
+    fn to_word(self) -> u64 {
+        self.0
+    }
+    #[inline(always)]
+    fn from_word(w: u64) -> Self {
+        RankItem(w)
+    }
+}
+
 /// The lists of the subtree being grown, and the buffers reused from subtree to subtree.
-pub(crate) struct CodeLists<T, Y> {
+pub(crate) struct CodeLists<T, Y, I = Item> {
     /// The subtree root's rows `start..end` in the tree's sample buffer (empty: none).
     pub(super) start: usize,
     pub(super) end: usize,
     /// The list of feature `f` is `lists[s * n..(s + 1) * n]` with `s = slot[f]` and
     /// `n = end - start`.
-    pub(super) lists: Vec<Item>,
+    pub(super) lists: Vec<I>,
     pub(super) slot: Vec<u32>,
     /// The local index of each row, aligned with the node rows and partitioned with them.
     pub(super) locals: Vec<u32>,
@@ -112,11 +175,13 @@ pub(crate) struct CodeLists<T, Y> {
     /// The sums of the bin being scanned.
     pub(super) run: Vec<f64>,
     column: Vec<T>,
-    keys: Vec<Item>,
-    radix: Vec<Item>,
+    keys: Vec<I>,
+    radix: Vec<I>,
+    /// Per row of X, its local index in the subtree root (ranked lists only).
+    local_of: Vec<u32>,
 }
 
-impl<T: Feature, Y: Word> CodeLists<T, Y> {
+impl<T: Feature, Y: Word, I: ListItem> CodeLists<T, Y, I> {
     /// Empty: buffers are sized by the first subtree listed, so other splitters pay nothing.
     pub fn new() -> Self {
         CodeLists {
@@ -132,6 +197,7 @@ impl<T: Feature, Y: Word> CodeLists<T, Y> {
             column: Vec::new(),
             keys: Vec::new(),
             radix: Vec::new(),
+            local_of: Vec::new(),
         }
     }
 
@@ -155,16 +221,7 @@ impl<T: Feature, Y: Word> CodeLists<T, Y> {
     ) {
         let n = rows.samples.len();
         debug_assert!(n < 1 << LOCAL_BITS);
-        self.start = start;
-        self.end = start + n;
-        set_len(&mut self.lists, varying.len() * n, Item(0));
-        set_len(&mut self.slot, x.n_cols(), u32::MAX);
-        self.locals.clear();
-        self.locals.extend(0..n as u32);
-        self.ys.clear();
-        self.ys.extend_from_slice(rows.ys);
-        self.ws.clear();
-        self.ws.extend_from_slice(rows.ws);
+        self.begin(x.n_cols(), rows, start, varying.len());
         for (s, (&f, list)) in varying
             .iter()
             .zip(self.lists.chunks_exact_mut(n))
@@ -176,13 +233,13 @@ impl<T: Feature, Y: Word> CodeLists<T, Y> {
                 None => {
                     gather(x, f as usize, rows.samples, &mut self.column);
                     let items = self.column.iter().enumerate();
-                    self.keys.extend(items.map(|(k, v)| Item::new(v.code(), k)));
+                    self.keys.extend(items.map(|(k, v)| I::new(v.code(), k)));
                 }
                 Some(levels) => {
                     let codes = levels.column(f as usize).map_or(&[][..], |c| &c.codes);
                     let items = rows.samples.iter().enumerate();
                     let code = |i: u32| usize::from(codes[i as usize]);
-                    self.keys.extend(items.map(|(k, &i)| Item::new(code(i), k)));
+                    self.keys.extend(items.map(|(k, &i)| I::new(code(i), k)));
                 }
             }
             sort_packed(&mut self.keys, &mut self.radix);
@@ -190,10 +247,77 @@ impl<T: Feature, Y: Word> CodeLists<T, Y> {
         }
     }
 
+    /// Sizes the lists of the node `rows` (at `start`) for `n_listed` features of X's
+    /// `n_cols`, and copies its targets and weights by local index.
+    fn begin(&mut self, n_cols: usize, rows: &NodeRows<'_, Y>, start: usize, n_listed: usize) {
+        let n = rows.samples.len();
+        self.start = start;
+        self.end = start + n;
+        set_len(&mut self.lists, n_listed * n, I::new(0, 0));
+        set_len(&mut self.slot, n_cols, u32::MAX);
+        self.locals.clear();
+        self.locals.extend(0..n as u32);
+        self.ys.clear();
+        self.ys.extend_from_slice(rows.ys);
+        self.ws.clear();
+        self.ws.extend_from_slice(rows.ws);
+    }
+
     /// The rows of the node at `start..start + n`, in feature `f`'s list.
     pub(super) fn list(&self, f: u32, start: usize, n: usize) -> std::ops::Range<usize> {
         let (len, off) = (self.end - self.start, start - self.start);
         let s = self.slot[f as usize] as usize * len + off;
         s..s + n
+    }
+}
+
+impl<T: Feature, Y: Word> CodeLists<T, Y, RankItem> {
+    /// Lists the node `rows` (at `start` in the sample buffer; distinct rows, increasing,
+    /// as a booster's are) for the features `varying`, by their ranks: each list read off
+    /// the column's rows sorted once per fit, keeping the node's rows. Rows in increasing
+    /// order get increasing local indices, so (rank, row) order is (rank, local) order.
+    pub fn build_ranked(
+        &mut self,
+        ranks: &Ranks,
+        n_rows: usize,
+        rows: &NodeRows<'_, Y>,
+        start: usize,
+        varying: &[u32],
+    ) {
+        let n = rows.samples.len();
+        debug_assert!(rows.samples.windows(2).all(|w| w[0] < w[1]));
+        self.begin(ranks.n_cols(), rows, start, varying.len());
+        // Every row of X: each list is its sorted rows, as they are.
+        let every = n == n_rows;
+        if !every {
+            set_len(&mut self.local_of, n_rows, u32::MAX);
+            self.local_of.fill(u32::MAX);
+            for (k, &i) in rows.samples.iter().enumerate() {
+                self.local_of[i as usize] = k as u32;
+            }
+        }
+        for (s, (&f, list)) in varying
+            .iter()
+            .zip(self.lists.chunks_exact_mut(n))
+            .enumerate()
+        {
+            self.slot[f as usize] = s as u32;
+            let sorted = &ranks.column(f as usize).sorted;
+            if every {
+                for (item, &r) in list.iter_mut().zip(sorted) {
+                    *item = RankItem(r);
+                }
+                continue;
+            }
+            let mut at = 0;
+            for &r in sorted {
+                let local = self.local_of[r as u32 as usize];
+                if local != u32::MAX {
+                    list[at] = RankItem(r & !0xffff_ffff | u64::from(local));
+                    at += 1;
+                }
+            }
+            debug_assert_eq!(at, n);
+        }
     }
 }

@@ -13,12 +13,12 @@
 //! exactly, so classification grows the same tree either way, bit for bit.
 
 use super::bin_scans::{add_row, N_CODES};
-use super::code_lists::{CodeLists, Item};
+use super::code_lists::{CodeLists, ListItem};
 use super::draw::{draw_split, CandidateSource};
 use super::exact::midpoint;
 use super::gather::{batch_len, set_len};
 use super::nan_bins::{self, nan_in_node};
-use super::partition::{partition_rows, stable_partition, Word};
+use super::partition::{partition_rows, stable_partition};
 use super::{BestCut, ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
 use crate::data::{Feature, Levels, NAN_CODE};
 use crate::rng::TreeRng;
@@ -27,8 +27,8 @@ use crate::tree::Missing;
 
 /// A node of the listed subtree (at `start` in the sample buffer), its candidates scored
 /// from the lists.
-struct Listed<'a, 'r, T: Feature, C: Criterion> {
-    lists: &'a mut CodeLists<T, C::Y>,
+struct Listed<'a, 'r, T: Feature, C: Criterion, I> {
+    lists: &'a mut CodeLists<T, C::Y, I>,
     ctx: &'a NodeCtx<'a, C>,
     s: &'a mut SplitBufs<T>,
     rows: &'a mut NodeRows<'r, C::Y>,
@@ -38,12 +38,12 @@ struct Listed<'a, 'r, T: Feature, C: Criterion> {
     split_rows: usize,
     /// Per feature, whether code [`NAN_CODE`] is its missing-values bin (None: no feature's).
     nan: Option<&'a [bool]>,
-    /// The lossless codes the lists hold, for the exact search (None: the histogram
-    /// search's bin codes).
+    /// The lossless codes or ranks the lists hold, for the exact search (None: the
+    /// histogram search's bin codes).
     exact: Option<&'a Levels>,
 }
 
-impl<T: Feature, C: Criterion> CandidateSource for Listed<'_, '_, T, C> {
+impl<T: Feature, C: Criterion, I: ListItem> CandidateSource for Listed<'_, '_, T, C, I> {
     /// Where the candidate's rows start in the lists, its first and last non-missing codes,
     /// and its rows that are not missing (the others end its list).
     type Bounds = (usize, usize, usize, usize);
@@ -86,7 +86,7 @@ impl<T: Feature, C: Criterion> CandidateSource for Listed<'_, '_, T, C> {
         let (ys, ws) = (&lists.ys[..], &lists.ws[..]);
         match self.exact {
             Some(levels) => {
-                let values = levels.column(f as usize).map_or(&[][..], |c| &c.values);
+                let values = I::levels(levels, f as usize);
                 let cut = |a: usize, b: usize| midpoint(values[a], values[b]);
                 search(items, true, ys, ws, sums, ctx, bar, cut)
             }
@@ -160,7 +160,7 @@ impl<T: Feature, C: Criterion> CandidateSource for Listed<'_, '_, T, C> {
                 continue;
             }
             stable_partition(&mut all[range(f)], buf, n_left, |_, w| {
-                goes_left[Item::from_word(w).local()] != 0
+                goes_left[I::from_word(w).local()] != 0
             });
         }
         split
@@ -171,7 +171,7 @@ impl<T: Feature, C: Criterion> CandidateSource for Listed<'_, '_, T, C> {
 /// are not missing (with `nan`, the missing ones end the list), or None when the feature is
 /// constant in the node.
 #[inline(always)]
-fn list_bounds(items: &[Item], nan: bool) -> Option<(usize, usize, usize)> {
+fn list_bounds<I: ListItem>(items: &[I], nan: bool) -> Option<(usize, usize, usize)> {
     let n = items.len();
     let (lo, hi) = (items[0].code(), items[n - 1].code());
     let (lo, hi, present) = match nan {
@@ -190,8 +190,8 @@ fn list_bounds(items: &[Item], nan: bool) -> Option<(usize, usize, usize)> {
 /// buffer) with the histogram search: the same draws, the same cuts, read from the lists.
 /// Applies the split to the rows, and to the lists (see [`Listed::apply`]).
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn find_split_listed<T: Feature, C: Criterion>(
-    lists: &mut CodeLists<T, C::Y>,
+pub(crate) fn find_split_listed<T: Feature, C: Criterion, I: ListItem>(
+    lists: &mut CodeLists<T, C::Y, I>,
     ctx: &NodeCtx<'_, C>,
     s: &mut SplitBufs<T>,
     rows: &mut NodeRows<'_, C::Y>,
@@ -225,8 +225,8 @@ pub(crate) fn find_split_listed<T: Feature, C: Criterion>(
 /// sums (`run`) stand for the whole histogram.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
-fn search<C: Criterion>(
-    items: &[Item],
+fn search<C: Criterion, I: ListItem>(
+    items: &[I],
     by_row: bool,
     ys: &[C::Y],
     ws: &[f64],
@@ -241,13 +241,13 @@ fn search<C: Criterion>(
         let (mut left, mut run) = ([0.0; 3], [0.0; 3]);
         let sums = (&mut left[..], &mut run[..]);
         return match by_row {
-            true => scan::<C, false>(items, ys, ws, sums, ctx, bar, cut),
-            false => scan::<C, true>(items, ys, ws, sums, ctx, bar, cut),
+            true => scan::<C, I, false>(items, ys, ws, sums, ctx, bar, cut),
+            false => scan::<C, I, true>(items, ys, ws, sums, ctx, bar, cut),
         };
     }
     match by_row {
-        true => scan::<C, false>(items, ys, ws, sums, ctx, bar, cut),
-        false => scan::<C, true>(items, ys, ws, sums, ctx, bar, cut),
+        true => scan::<C, I, false>(items, ys, ws, sums, ctx, bar, cut),
+        false => scan::<C, I, true>(items, ys, ws, sums, ctx, bar, cut),
     }
 }
 
@@ -255,8 +255,8 @@ fn search<C: Criterion>(
 /// the codes of the others: the rows summed by code into `table` (zero between calls, and
 /// left so), each bin's in list order, then scanned by [`nan_bins::scan_missing`].
 #[allow(clippy::too_many_arguments)]
-fn search_missing<C: Criterion>(
-    items: &[Item],
+fn search_missing<C: Criterion, I: ListItem>(
+    items: &[I],
     (lo, hi): (usize, usize),
     ys: &[C::Y],
     ws: &[f64],
@@ -286,8 +286,8 @@ fn search_missing<C: Criterion>(
 /// [`search`] in one summation order: `BY_BIN`, or row by row. Only cuts above `bar` are
 /// scored (see [`BestCut`]).
 #[inline(always)]
-fn scan<C: Criterion, const BY_BIN: bool>(
-    items: &[Item],
+fn scan<C: Criterion, I: ListItem, const BY_BIN: bool>(
+    items: &[I],
     ys: &[C::Y],
     ws: &[f64],
     (left, run): (&mut [f64], &mut [f64]),
@@ -330,6 +330,7 @@ fn scan<C: Criterion, const BY_BIN: bool>(
 mod tests {
     use super::*;
     use crate::tree::criterion::{Gini, SquaredError};
+    use crate::tree::split::code_lists::Item;
     use crate::tree::split::{better, floor};
 
     /// Random lists of `n` rows over `codes` codes, by weights drawn from `wmax` values.

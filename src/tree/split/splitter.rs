@@ -5,7 +5,7 @@
 //! which node to split and whether a
 //! split is kept; which candidate source scores a node is decided here.
 
-use super::code_lists::{list_rows, lists_pay, CodeLists};
+use super::code_lists::{list_rows, lists_pay, CodeLists, RankItem};
 use super::histograms::{find_split_binned, ChildScans};
 use super::kept_codes::{kept_stack, Kept};
 use super::listed::find_split_listed;
@@ -27,6 +27,10 @@ pub(crate) struct Splitter<T: Feature, Y> {
     /// for a rule that [`ThresholdRule::LISTS_CODES`], of X's bin codes otherwise).
     listed: bool,
     list_rows: usize,
+    /// The lists of the exact search of ranked columns ([`crate::data::Ranks`]), which
+    /// list every node of the tree when `ranked`.
+    rank_lists: CodeLists<T, Y, RankItem>,
+    ranked: bool,
     /// The bins of the histogram search's pending nodes, when they are subtracted.
     bins: Option<BinStack>,
     /// The bins of the node being split, when kept.
@@ -54,6 +58,8 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
             lists: CodeLists::new(),
             listed: false,
             list_rows: 0,
+            rank_lists: CodeLists::new(),
+            ranked: false,
             bins: None,
             node_bins: None,
             spare: Vec::new(),
@@ -117,6 +123,15 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
         if let Some(stack) = self.bins.as_mut() {
             stack.reuse(std::mem::take(&mut self.spare));
         }
+    }
+
+    /// Prepares depth-first growth with the exact search of every column's ranks (X's
+    /// [`crate::data::Ranks`]), drawing `max_features` of `features`: every node is split
+    /// from the tree's rank lists, when K ≥ p/2 (every split partitions every list).
+    /// Returns whether it is; [`Splitter::depth_first`] is to be called otherwise.
+    pub fn depth_first_ranked(&mut self, features: &[u32], max_features: usize) -> bool {
+        self.ranked = lists_pay(max_features, features.len());
+        self.ranked
     }
 
     /// Lets this tree's bins reuse `spare`, an earlier tree's buffers ([`super::SpareBins`]);
@@ -188,8 +203,8 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
 
     /// Draws candidates for the node `rows` (at `start` in the sample buffer) and returns
     /// the best split found, already applied to the rows, with the new length of the
-    /// constant prefix of `features` (see [`super`]). Nodes of the listed subtree are
-    /// split from lists, nodes with kept bins from their bins, others from gathered
+    /// constant prefix of `features` (see [`super`]). Nodes of a ranked tree and of the
+    /// listed subtree are split from lists, nodes with kept bins from their bins, others from gathered
     /// columns (of X, or of the lossless codes `levels` for the columns that have them, or
     /// of their kept bins). `split_rows` is the fewest rows a child needs to be split.
     #[allow(clippy::too_many_arguments)]
@@ -209,7 +224,28 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
         let n = rows.samples.len();
         let bufs = &mut self.bufs;
         let nan = (!self.nan_bins.is_empty()).then_some(&self.nan_bins[..]);
-        if self.listed && n <= self.list_rows {
+        let ranked = levels.filter(|_| self.ranked);
+        if let Some((levels, ranks)) = ranked.and_then(|l| Some((l, l.ranks()?))) {
+            let lists = &mut self.rank_lists;
+            if !lists.covers(start, start + n) {
+                let varying = &features[n_constant..];
+                lists.build_ranked(ranks, x.n_rows(), rows, start, varying);
+            }
+            find_split_listed(
+                lists,
+                ctx,
+                bufs,
+                rows,
+                start,
+                features,
+                n_constant,
+                max_features,
+                split_rows,
+                None,
+                Some(levels),
+                rng,
+            )
+        } else if self.listed && n <= self.list_rows {
             let lossless = levels.filter(|_| R::LISTS_CODES);
             if !self.lists.covers(start, start + n) {
                 let varying = &features[n_constant..];
