@@ -564,7 +564,7 @@ impl BinStack {
 }
 
 mod spare;
-pub(crate) use spare::SpareBins;
+pub(crate) use spare::{Spare, SpareBins};
 
 #[cfg(test)]
 mod tests;

@@ -9,7 +9,7 @@ use super::code_lists::{list_rows, lists_pay, CodeLists, RankItem};
 use super::histograms::{find_split_binned, ChildScans};
 use super::kept_codes::{kept_stack, Kept};
 use super::listed::find_split_listed;
-use super::node_bins::{BinStack, CodeColumns, NodeBins};
+use super::node_bins::{BinStack, CodeColumns, NodeBins, Spare};
 use super::{find_split, ChosenSplit, Columns, NodeCtx, NodeRows, SplitBufs, ThresholdRule};
 use crate::data::{Feature, Levels, Matrix};
 use crate::parallel::current_threads;
@@ -134,21 +134,28 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
         self.ranked
     }
 
-    /// Lets this tree's bins reuse `spare`, an earlier tree's buffers ([`super::SpareBins`]);
-    /// before [`Splitter::depth_first`] or [`Splitter::best_first`].
-    pub fn reuse_bins(&mut self, spare: Vec<NodeBins>) {
-        self.spare = spare;
+    /// Lets this tree's bins and rank lists reuse `spare`, an earlier tree's buffers
+    /// ([`super::SpareBins`]); before [`Splitter::depth_first`] or [`Splitter::best_first`].
+    pub fn reuse_bins(&mut self, mut spare: Spare) {
+        self.spare = spare.bins;
+        if let Some(lists) = spare.lists.pop() {
+            self.rank_lists.lists = lists;
+        }
     }
 
-    /// The tree's bins buffers, for a later tree ([`Splitter::reuse_bins`]).
-    pub fn spare_bins(&mut self) -> Vec<NodeBins> {
-        let mut spare = self
+    /// The tree's bins and rank lists buffers, for a later tree ([`Splitter::reuse_bins`]).
+    pub fn spare_bins(&mut self) -> Spare {
+        let mut bins = self
             .bins
             .take()
             .map(BinStack::into_spare)
             .unwrap_or_default();
-        spare.extend(self.node_bins.take());
-        spare
+        bins.extend(self.node_bins.take());
+        let lists = std::mem::take(&mut self.rank_lists.lists);
+        Spare {
+            bins,
+            lists: (lists.capacity() > 0).then_some(lists).into_iter().collect(),
+        }
     }
 
     /// [`Splitter::depth_first`] for best-first growth, whose frontier nodes interleave:

@@ -1,25 +1,35 @@
-//! Node bins buffers kept from one tree for the next ([`SpareBins`]).
+//! Node bins and rank lists buffers kept from one tree for the next ([`SpareBins`]).
 
+use super::super::code_lists::RankItem;
 use super::{BinStack, NodeBins};
 use std::sync::{Mutex, PoisonError};
 
 /// Node bins kept from one tree for the next: a booster grows hundreds of trees one after
 /// another, each holding dozens of node bins of hundreds of KB, which made afresh were
-/// zeroed or faulted in page by page every tree. Shared by the trees of a round grown in
+/// zeroed or faulted in page by page every tree; so were the rank lists of its exact trees
+/// (8 bytes per row and column, [`RankItem`]). Shared by the trees of a round grown in
 /// parallel; dropped with the fit.
 #[derive(Default)]
-pub(crate) struct SpareBins(Mutex<Vec<NodeBins>>);
+pub(crate) struct SpareBins(Mutex<Spare>);
+
+/// The buffers of grown trees, for the next ones.
+#[derive(Default)]
+pub(crate) struct Spare {
+    pub bins: Vec<NodeBins>,
+    pub lists: Vec<Vec<RankItem>>,
+}
 
 impl SpareBins {
-    /// Every spare bins buffer, for a tree about to grow.
-    pub fn take(&self) -> Vec<NodeBins> {
+    /// Every spare buffer, for a tree about to grow.
+    pub fn take(&self) -> Spare {
         std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
-    /// Gives back a grown tree's bins buffers.
-    pub fn give(&self, mut bins: Vec<NodeBins>) {
+    /// Gives back a grown tree's buffers.
+    pub fn give(&self, mut grown: Spare) {
         let mut spare = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        spare.append(&mut bins);
+        spare.bins.append(&mut grown.bins);
+        spare.lists.append(&mut grown.lists);
     }
 }
 
