@@ -12,7 +12,8 @@
 //! counted instead of sorted, with the same cuts, and when the sums are whole and K ≥ p/2
 //! from bins kept with the node ([`kept_codes`]); when they are not, every column is coded
 //! and K ≥ p/2, its small subtrees are split from code lists ([`listed`]) in the order of
-//! its sorted scans. A gathered candidate whose node values
+//! its sorted scans; a booster's depth-first trees of columns ranked once per fit
+//! ([`crate::data::Ranks`]) are split from rank lists from the root. A gathered candidate whose node values
 //! include NaN is searched by [`missing`] (scikit-learn's rules); complete data never
 //! reach it. A criterion ranked by order statistics (absolute error,
 //! [`Criterion::order_statistic`]) is searched by [`median`] under the exact and random
