@@ -49,7 +49,7 @@ pub struct Levels {
     /// never coded: it is searched as values, where missing values are handled.
     missing: Vec<bool>,
     /// Every column ranked, when asked for ([`Levels::with_ranks`]): a booster's exact
-    /// search of a table without byte codes.
+    /// search of a table with columns that have no lossless codes.
     ranks: Option<Ranks>,
 }
 
@@ -115,14 +115,15 @@ impl Levels {
         Some(l)
     }
 
-    /// `levels` with every column of `x` ranked ([`Ranks`]), when X has no NaN and no
-    /// column has lossless codes (those are binned instead) and [`Ranks::new`] ranks it;
-    /// `levels` unchanged otherwise.
+    /// `levels` with every column of `x` ranked ([`Ranks`]), when X has no NaN, some
+    /// column has no lossless codes (a table of codes only is binned instead) and
+    /// [`Ranks::new`] ranks it; `levels` unchanged otherwise.
     pub fn with_ranks<T: Feature>(levels: Option<Levels>, x: &Matrix<'_, T>) -> Option<Levels> {
-        let coded = levels.as_ref().is_some_and(|l| {
-            l.missing().is_some() || l.n_coded() > 0 || l.wide.iter().any(Option::is_some)
+        let binned = levels.as_ref().is_some_and(|l| {
+            let coded = |f: usize| l.column(f).is_some() || l.wide(f).is_some();
+            l.missing().is_some() || (0..x.n_cols()).all(coded)
         });
-        if coded {
+        if binned {
             return levels;
         }
         match Ranks::new(x) {

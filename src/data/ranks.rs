@@ -8,8 +8,9 @@
 //! stably at each split (`tree::split::code_lists`): the same order as the sorted scan, so
 //! the same sums, cuts and trees, without a sort.
 //!
-//! Made only for a booster's exact search of a dense X without NaN and without lossless
-//! byte codes (those are binned instead), and only up to [`MAX_CELLS`] cells: the lists
+//! Made only for a booster's exact search of a dense X without NaN with columns that have
+//! no lossless codes (a table of codes only is binned instead; in a mixed table the coded
+//! columns are ranked too), and only up to [`MAX_CELLS`] cells: the lists
 //! take 8 bytes per row and column, here and in every tree being grown. A column holding
 //! both `-0.0` and `0.0` (equal values the sorted scan orders by their bits) is not ranked,
 //! and then neither is X.
@@ -44,9 +45,8 @@ impl Ranks {
         if x.is_sparse() || n == 0 || n >= 1 << 32 || n.saturating_mul(p) > MAX_CELLS {
             return None;
         }
-        let columns: Option<Vec<Ranked>> = map_ordered(p, |j| rank_column(x, j))
-            .into_iter()
-            .collect();
+        let columns: Option<Vec<Ranked>> =
+            map_ordered(p, |j| rank_column(x, j)).into_iter().collect();
         columns.map(|columns| Ranks { columns })
     }
 
@@ -82,7 +82,7 @@ fn rank_column<T: Feature>(x: &Matrix<'_, T>, j: usize) -> Option<Ranked> {
         }
         match last {
             // The sorted scan cuts only between values that compare greater.
-            Some(u) if !(v > u) => {
+            Some(u) if v <= u => {
                 if v.to_f64().to_bits() != u.to_f64().to_bits() {
                     return None; // -0.0 and 0.0
                 }
@@ -107,7 +107,11 @@ mod tests {
         let ranks = Ranks::new(&x).unwrap();
         let c = ranks.column(0);
         assert_eq!(c.values, vec![-2.0, 1.0, 3.0]);
-        let pairs: Vec<(u64, u64)> = c.sorted.iter().map(|&s| (s >> 32, s & 0xffff_ffff)).collect();
+        let pairs: Vec<(u64, u64)> = c
+            .sorted
+            .iter()
+            .map(|&s| (s >> 32, s & 0xffff_ffff))
+            .collect();
         assert_eq!(pairs, vec![(0, 3), (1, 1), (1, 4), (1, 5), (2, 0), (2, 2)]);
     }
 

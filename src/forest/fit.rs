@@ -208,7 +208,7 @@ impl<'a, T: Feature> FitSession<'a, T> {
         // The median search sorts a candidate's values; it reads no codes.
         let codes = params.criterion != CriterionKind::AbsoluteError;
         // A booster grows many trees on the same X: its depth-first exact trees read the
-        // columns without byte codes in an order sorted once ([`Levels::with_ranks`]).
+        // columns in an order sorted once ([`Levels::with_ranks`]).
         let ranks = sums_in_any_order && params.max_leaf_nodes.is_none();
         let levels = match params.splitter {
             SplitterKind::Best if codes && !x.is_sparse() && ranks => {

@@ -7,10 +7,12 @@ holds the digests of these fits made by the engine *before* ranks existed (every
 sorted), so this test checks that the models are the same, bit for bit.
 
 The data: continuous columns, columns of repeated values with more levels than codes take
-(300 to 600 of 700 rows), float64 and float32, C and Fortran order; every loss, subsample,
+(300 to 600 of 700 rows), tables mixing these with columns of lossless byte codes (ranked
+too; before ranks their bins were summed and subtracted), float64 and float32, C and Fortran
+order; every loss, subsample,
 real weights with zeros, max_features above and below p/2, per-tree feature subsets, leaf
 rules, deep trees, early stopping; and tables that are not ranked (a column holding both
--0.0 and 0.0, a constant column, NaN, best-first trees), whose models must not change either.
+-0.0 and 0.0, NaN, best-first trees), whose models must not change either.
 
 Regenerate only for a change meant to change models:
 ``FORESTIMP_GOLDEN_WRITE=1 python -m pytest tests/python/test_boosting_ranks.py``.
@@ -51,11 +53,15 @@ def _data() -> dict[str, Any]:
     w = rng.uniform(0, 2, n)
     w[::17] = 0.0
     classes3 = np.digitize(y, np.quantile(y, [0.33, 0.66]))
+    mixed = X.copy()
+    mixed[:, 0] = np.round(X[:, 0] * 3)  # about 20 levels: lossless byte codes
+    mixed[:, 5] = rng.integers(0, 3, n)
     return {
         "X": X,
         "zeros": zeros,
         "const": const,
         "nan": nan,
+        "mixed": mixed,
         "y": y,
         "y2": (y > np.median(y)).astype(int),
         "y3": classes3,
@@ -84,6 +90,9 @@ CASES: list[tuple[str, type, str, str, bool, dict[str, Any]]] = [
     ("weight_fraction", R, "X", "y", True, {"min_weight_fraction_leaf": 0.05}),
     ("deep", R, "X", "y", False, {"max_depth": None, "n_estimators": 3}),
     ("early", R, "X", "y", False, {"n_iter_no_change": 3, "validation_fraction": 0.2}),
+    ("mixed", R, "mixed", "y", False, {}),
+    ("mixed_weighted", R, "mixed", "y", True, {"subsample": 0.8}),
+    ("mixed_log_loss3", C, "mixed", "y3", False, {"n_estimators": 6}),
     ("both_zeros", R, "zeros", "y", False, {}),
     ("constant", R, "const", "y", False, {}),
     ("nan", R, "nan", "y", False, {"n_estimators": 6}),

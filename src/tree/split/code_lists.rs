@@ -9,7 +9,7 @@
 //! sorting the codes of the nodes smaller than the bin count, for every candidate, were
 //! most of a fully grown regression tree (K = p, leaves of one row).
 //!
-//! A booster's exact search of a table without byte codes lists whole trees by their
+//! A booster's exact search of a table not all of byte codes lists whole trees by their
 //! ranks ([`Ranks`]: every column sorted once per fit), eight bytes a row
 //! ([`RankItem`]): a tree's root lists are read off those, and no node sorts.
 //!

@@ -154,7 +154,10 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
         let lists = std::mem::take(&mut self.rank_lists.lists);
         Spare {
             bins,
-            lists: (lists.capacity() > 0).then_some(lists).into_iter().collect(),
+            lists: (lists.capacity() > 0)
+                .then_some(lists)
+                .into_iter()
+                .collect(),
         }
     }
 
