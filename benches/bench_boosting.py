@@ -3,6 +3,7 @@
 Exact mode: ``GradientBoosting*(splitter="best")`` against scikit-learn's
 ``GradientBoosting*`` (same parameters: 100 rounds, depth 3, learning rate 0.1, all rows and
 features, so the two fit the same trees) on ``make_classification`` / ``make_regression``,
+on ``make_regression`` with every other column quantized to 2-40 levels (``mixed``),
 and on statsmodels' ``randhie`` regression table, whose columns hold few values.
 
 Histogram mode: ``splitter="hist"`` with 100 rounds of 31-leaf trees (best-first,
@@ -12,7 +13,8 @@ no early stopping) on ``make_classification(100000, 50)`` / ``make_regression(10
 XGBoost (``tree_method="hist"``) when it is installed. Every fit is timed once, in this process,
 on an 80/20 split; held-out accuracy (classification) or R² (regression) is printed beside.
 
-Run: ``PYTHONPATH=python python benches/bench_boosting.py [--quick]``.
+Run: ``python benches/bench_boosting.py [--quick] [--exact-only | --sizes]`` (after
+``pip install .``).
 """
 
 from __future__ import annotations
@@ -46,6 +48,13 @@ def data(task: str, n: int, p: int) -> tuple[np.ndarray, ...]:
         X, y = make_classification(n, p, n_informative=10, n_redundant=5, random_state=0)
     else:
         X, y = make_regression(n, p, n_informative=10, noise=1.0, random_state=0)
+    if task == "mixed":
+        # Every other column quantized to 2-40 levels (lossless byte codes), the others
+        # continuous: the exact search ranks both kinds once per fit.
+        rng = np.random.default_rng(0)
+        for j in range(0, p, 2):
+            q = int(rng.integers(2, 41))
+            X[:, j] = np.digitize(X[:, j], np.quantile(X[:, j], np.linspace(0, 1, q + 1)[1:-1]))
     X = X.astype(np.float32)
     return tuple(train_test_split(X, y, test_size=0.2, random_state=0))
 
@@ -139,14 +148,37 @@ def hist(task: str, n: int, p: int) -> None:
     run(task, n, p, contenders)
 
 
+def sizes() -> None:
+    """The exact booster alone on larger and smaller shapes (depth 3, n_jobs=2), with the
+    process's peak RSS: the ranks and the lists of one tree take 16 bytes per cell."""
+    import resource
+
+    for n, p, rounds in ((100_000, 50, 20), (20_000, 400, 10), (5_000, 20, 100)):
+        X, y = make_regression(n, p, n_informative=10, noise=1.0, random_state=0)
+        X = X.astype(np.float32)
+        est = fi.GradientBoostingRegressor(
+            n_estimators=rounds, max_depth=3, random_state=0, n_jobs=THREADS
+        )
+        seconds, _ = timed(lambda est=est: est, X, y)
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"exact {n} x {p}, {rounds} rounds: {seconds:.2f} s, peak RSS so far {rss:.0f} MB")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="10x fewer rows")
+    ap.add_argument("--exact-only", action="store_true", help="skip the histogram mode")
+    ap.add_argument("--sizes", action="store_true", help="only the exact booster's sizes")
     args = ap.parse_args()
+    if args.sizes:
+        sizes()
+        return
     scale = 10 if args.quick else 1
-    for task in ("classification", "regression"):
+    for task in ("classification", "regression", "mixed"):
         exact(task, 20000 // scale, 20)
     exact("randhie", 0, 0)
+    if args.exact_only:
+        return
     for task in ("classification", "regression"):
         hist(task, 100000 // scale, 50)
 
