@@ -38,8 +38,9 @@ pub const MAX_WIDE_LEVELS: usize = 4096;
 /// for bins, and its codes would cost two bytes a row for nothing).
 pub const WIDE_REPEATS: usize = 4;
 
-/// The coded columns of a matrix, and which of its columns hold missing values (NaN),
-/// the two facts about whole columns that the gathered split search reads.
+/// The coded columns of a matrix, which of its columns hold missing values (NaN), and
+/// for a booster every column ranked: the facts about whole columns that the split search
+/// reads.
 #[derive(Clone, Debug, Default)]
 pub struct Levels {
     columns: Vec<Option<Coded>>,

@@ -65,7 +65,8 @@ impl Ranks {
 /// Column `j` of `x` ranked, or None (see [`Ranks::new`]).
 fn rank_column<T: Feature>(x: &Matrix<'_, T>, j: usize) -> Option<Ranked> {
     let n = x.n_rows();
-    let value = |i: usize| match x.column(j) {
+    let column = x.column(j);
+    let value = |i: usize| match column {
         Some(column) => column[i],
         None => x.get(i, j),
     };
