@@ -13,6 +13,13 @@
 //! ranks ([`Ranks`]: every column sorted once per fit), eight bytes a row
 //! ([`RankItem`]): a tree's root lists are read off those, and no node sorts.
 //!
+//! Lists of byte codes have two copies, and a node's lists are in one of them: a split
+//! writes its children's lists into the other, each over the node's range (left child
+//! first), one store per row and no copy back. A node's range in either copy is only ever
+//! written by its ancestors (before it is searched) and its descendants (after), so the
+//! copy a node reads is intact in any growth order. Rank lists, a whole tree's, are
+//! partitioned in place in one copy, as memory is the limit there.
+//!
 //! The nodes of a listed subtree are split by [`super::listed`], which reads these lists.
 //! A node's rows are in sample order (partitions are stable), so a list's (code, local
 //! index) order is the (code, position) order of the exact search's sorted scan: its rows
@@ -33,8 +40,8 @@ const LIST_ROWS: usize = 1024;
 /// pay for bins (see BENCHMARKS.md, gradient boosting).
 const BEST_FIRST_LIST_ROWS: usize = 256;
 
-/// The lists of a subtree take at most this many bytes (4 per row and feature), so wide
-/// data lists smaller subtrees.
+/// Each copy of the lists of a subtree takes at most this many bytes (4 per row and
+/// feature), so wide data lists smaller subtrees.
 const LIST_BYTES: usize = 8 << 20;
 
 /// Rows of the largest node whose subtree is grown from lists, with `n_features` features,
@@ -55,6 +62,8 @@ pub(crate) fn lists_pay(max_features: usize, n_features: usize) -> bool {
 
 /// One row of a list: its code above its local index (its position in the subtree root).
 pub(crate) trait ListItem: Copy + Ord + Word + Packed {
+    /// The copies of the lists (1 or 2, see the module's doc).
+    const COPIES: usize;
     fn new(code: usize, local: usize) -> Self;
     fn code(self) -> usize;
     fn local(self) -> usize;
@@ -71,6 +80,7 @@ pub(crate) struct Item(u32);
 const LOCAL_BITS: u32 = 24;
 
 impl ListItem for Item {
+    const COPIES: usize = 2;
     #[inline(always)]
     fn new(code: usize, local: usize) -> Item {
         Item((code as u32) << LOCAL_BITS | local as u32)
@@ -116,6 +126,7 @@ impl Word for Item {
 pub(crate) struct RankItem(u64);
 
 impl ListItem for RankItem {
+    const COPIES: usize = 1;
     #[inline(always)]
     fn new(code: usize, local: usize) -> RankItem {
         RankItem((code as u64) << 32 | local as u64)
@@ -161,10 +172,13 @@ pub(crate) struct CodeLists<T, Y, I = Item> {
     /// The subtree root's rows `start..end` in the tree's sample buffer (empty: none).
     pub(super) start: usize,
     pub(super) end: usize,
-    /// The list of feature `f` is `lists[s * n..(s + 1) * n]` with `s = slot[f]` and
-    /// `n = end - start`.
+    /// The list of feature `f` in copy `c` is `lists[h * c + s * n..][..n]`, with
+    /// `s = slot[f]`, `n = end - start` and `h` the length of a copy.
     pub(super) lists: Vec<I>,
     pub(super) slot: Vec<u32>,
+    /// The copy that holds the lists of the node starting at each local offset (the latest
+    /// node there to be split into, the others above it being split already).
+    pub(super) copy: Vec<u8>,
     /// The local index of each row, aligned with the node rows and partitioned with them.
     pub(super) locals: Vec<u32>,
     /// Targets and weights by local index.
@@ -189,6 +203,7 @@ impl<T: Feature, Y: Word, I: ListItem> CodeLists<T, Y, I> {
             end: 0,
             lists: Vec::new(),
             slot: Vec::new(),
+            copy: Vec::new(),
             locals: Vec::new(),
             ys: Vec::new(),
             ws: Vec::new(),
@@ -253,8 +268,10 @@ impl<T: Feature, Y: Word, I: ListItem> CodeLists<T, Y, I> {
         let n = rows.samples.len();
         self.start = start;
         self.end = start + n;
-        set_len(&mut self.lists, n_listed * n, I::new(0, 0));
+        set_len(&mut self.lists, I::COPIES * n_listed * n, I::new(0, 0));
         set_len(&mut self.slot, n_cols, u32::MAX);
+        set_len(&mut self.copy, n, 0);
+        self.copy[0] = 0;
         self.locals.clear();
         self.locals.extend(0..n as u32);
         self.ys.clear();
@@ -265,8 +282,9 @@ impl<T: Feature, Y: Word, I: ListItem> CodeLists<T, Y, I> {
 
     /// The rows of the node at `start..start + n`, in feature `f`'s list.
     pub(super) fn list(&self, f: u32, start: usize, n: usize) -> std::ops::Range<usize> {
-        let (len, off) = (self.end - self.start, start - self.start);
-        let s = self.slot[f as usize] as usize * len + off;
+        let off = start - self.start;
+        let copy = self.copy[off] as usize * self.lists.len() / I::COPIES;
+        let s = copy + self.slot[f as usize] as usize * (self.end - self.start) + off;
         s..s + n
     }
 }

@@ -39,9 +39,9 @@ pub(crate) trait CandidateSource {
     /// Candidate `k` of the current batch is the best so far, with `cut`.
     #[inline(always)]
     fn new_best(&mut self, _k: usize, _cut: &Cut) {}
-    /// Applies the best split (feature `f`, `cut`) to the node's rows; `varying` are the
-    /// features not constant in the node.
-    fn apply(&mut self, f: u32, cut: Cut, varying: &[u32]) -> ChosenSplit;
+    /// Applies the best split (feature `f`, `cut`) to the node's rows; `unsettled` are the
+    /// features not known constant before the node's draws (some may be found so there).
+    fn apply(&mut self, f: u32, cut: Cut, unsettled: &[u32]) -> ChosenSplit;
 }
 
 /// Draws candidate features for the node from `features` (the first `n_constant` known
@@ -81,9 +81,8 @@ pub(crate) fn draw_split<S: CandidateSource>(
             }
         }
     }
-    let (n_constant, varying) = draws.varying();
-    let split = best.map(|(f, cut)| source.apply(f, cut, varying));
-    (split, n_constant)
+    let split = best.map(|(f, cut)| source.apply(f, cut, draws.unsettled()));
+    (split, draws.constant)
 }
 
 /// The candidate draws of one node, in batches (see the module's invariants):
@@ -91,6 +90,8 @@ pub(crate) fn draw_split<S: CandidateSource>(
 /// drawn yet, and the current batch is `features[undrawn..batch_end]`.
 struct Draws<'f> {
     features: &'f mut [u32],
+    /// The constant prefix the draws started from.
+    known: usize,
     constant: usize,
     undrawn: usize,
     batch_end: usize,
@@ -103,6 +104,7 @@ impl<'f> Draws<'f> {
         let undrawn = features.len();
         Draws {
             features,
+            known: n_constant,
             constant: n_constant,
             undrawn,
             batch_end: undrawn,
@@ -149,9 +151,8 @@ impl<'f> Draws<'f> {
         self.visited += 1;
     }
 
-    /// The length of the constant prefix, and the features after it (which may still
-    /// split the node's descendants).
-    fn varying(&self) -> (usize, &[u32]) {
-        (self.constant, &self.features[self.constant..])
+    /// The features after the constant prefix the draws started from.
+    fn unsettled(&self) -> &[u32] {
+        &self.features[self.known..]
     }
 }

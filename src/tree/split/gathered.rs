@@ -305,7 +305,7 @@ impl<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool> CandidateSour
     }
 
     #[inline(always)]
-    fn apply(&mut self, feature: u32, cut: Cut, _varying: &[u32]) -> ChosenSplit {
+    fn apply(&mut self, feature: u32, cut: Cut, _unsettled: &[u32]) -> ChosenSplit {
         let (s, unit) = (&mut *self.s, self.ctx.unit_weights);
         let (buf, t, rows) = (&mut s.partition_buf, cut.threshold, &mut *self.rows);
         let ml = cut.missing == Missing::Left;

@@ -70,7 +70,7 @@ impl<T: Feature, C: Criterion> CandidateSource for Binned<'_, '_, T, C> {
         slot_cut(bins, (lo, hi, nan), stride, self.ctx, self.n, f, bar, left)
     }
 
-    fn apply(&mut self, feature: u32, cut: Cut, _varying: &[u32]) -> ChosenSplit {
+    fn apply(&mut self, feature: u32, cut: Cut, _unsettled: &[u32]) -> ChosenSplit {
         let s = &mut *self.s;
         gather(self.x, feature as usize, self.rows.samples, &mut s.batch[0]);
         let (col, buf, t) = (&s.batch[0], &mut s.partition_buf, cut.threshold);

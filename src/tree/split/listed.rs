@@ -24,6 +24,7 @@ use crate::data::{Feature, Levels, NAN_CODE};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
 use crate::tree::Missing;
+use std::ops::Range;
 
 /// A node of the listed subtree (at `start` in the sample buffer), its candidates scored
 /// from the lists.
@@ -99,8 +100,9 @@ impl<T: Feature, C: Criterion, I: ListItem> CandidateSource for Listed<'_, '_, T
     }
 
     /// Applies the split to the rows, and to every list unless neither child reaches
-    /// `split_rows`, the fewest rows a node needs to be split (no list of a leaf is read).
-    fn apply(&mut self, feature: u32, cut: Cut, varying: &[u32]) -> ChosenSplit {
+    /// `split_rows`, the fewest rows a node needs to be split (no list of a leaf is read):
+    /// the children's lists are written into the other copy ([`ListItem::COPIES`]).
+    fn apply(&mut self, feature: u32, cut: Cut, unsettled: &[u32]) -> ChosenSplit {
         let (n, start) = (self.n, self.start);
         let n_left = cut.n_left.expect("histogram cuts count their rows");
         let lists = &mut *self.lists;
@@ -108,25 +110,29 @@ impl<T: Feature, C: Criterion, I: ListItem> CandidateSource for Listed<'_, '_, T
         let CodeLists {
             lists: all,
             slot,
+            copy,
             locals,
             goes_left,
             ..
         } = lists;
-        let range = |f: u32| {
-            let s = slot[f as usize] as usize * len + off;
+        // The node's lists are in copy `from`, its children's go to copy `to`.
+        let (from, copy_len) = (copy[off] as usize, all.len() / I::COPIES);
+        let to = (from + 1) % I::COPIES;
+        let range = |f: u32, c: usize| {
+            let s = c * copy_len + slot[f as usize] as usize * len + off;
             s..s + n
         };
         set_len(goes_left, len, 0);
         if cut.missing == Missing::Unseen {
             // The best candidate's list is already split: its first n_left rows go left.
-            for (i, it) in all[range(feature)].iter().enumerate() {
+            for (i, it) in all[range(feature, from)].iter().enumerate() {
                 goes_left[it.local()] = u8::from(i < n_left);
             }
         } else {
             // Its missing-values bin ends the list and goes to the cut's side (the list is
             // then partitioned with the others').
             let (t, ml) = (cut.threshold, cut.missing == Missing::Left);
-            for it in &all[range(feature)] {
+            for it in &all[range(feature, from)] {
                 let v = nan_bins::code_value(it.code() as u8);
                 goes_left[it.local()] = u8::from(crate::tree::goes_left(v, t, ml));
             }
@@ -148,22 +154,59 @@ impl<T: Feature, C: Criterion, I: ListItem> CandidateSource for Listed<'_, '_, T
             return split;
         }
         stable_partition(node_locals, buf, n_left, |_, w| goes_left[w as usize] != 0);
+        copy[off] = to as u8;
+        copy[off + n_left] = to as u8;
         // The best candidate's list is split already unless NaN rows, which end it, go left.
         let split_already = cut.missing != Missing::Left;
-        for &f in varying.iter().filter(|&&f| f != feature || !split_already) {
-            // A list constant in the node stays so in the children's ranges without a
-            // partition. Its range may even hold other rows: a feature found constant in
-            // an ancestor was not partitioned there, and best-first growth, whose nodes
-            // inherit no constant prefix, lists it among the varying features again.
+        // The features found constant here too: best-first growth, whose nodes inherit no
+        // constant prefix, reads their lists again.
+        for &f in unsettled {
+            // A list split already or constant in the node goes to the children as it is
+            // (a constant one's children's ranges may then hold other rows of its one code).
             let with_nan = self.nan.is_some_and(|m| m[f as usize]);
-            if list_bounds(&all[range(f)], with_nan).is_none() {
+            let (src, dst) = (range(f, from), range(f, to));
+            let as_is = f == feature && split_already;
+            let as_is = as_is || list_bounds(&all[src.clone()], with_nan).is_none();
+            if I::COPIES == 1 {
+                if !as_is {
+                    stable_partition(&mut all[src], buf, n_left, |_, w| {
+                        goes_left[I::from_word(w).local()] != 0
+                    });
+                }
                 continue;
             }
-            stable_partition(&mut all[range(f)], buf, n_left, |_, w| {
-                goes_left[I::from_word(w).local()] != 0
-            });
+            let (src, dst) = read_write(all, src, dst);
+            match as_is {
+                true => dst.copy_from_slice(src),
+                false => partition_into(src, dst, n_left, goes_left),
+            }
         }
         split
+    }
+}
+
+/// The disjoint ranges `src` of `all`, to read, and `dst`, to write.
+fn read_write<I>(all: &mut [I], src: Range<usize>, dst: Range<usize>) -> (&[I], &mut [I]) {
+    if src.start < dst.start {
+        let (below, above) = all.split_at_mut(dst.start);
+        (&below[src], &mut above[..dst.len()])
+    } else {
+        let (below, above) = all.split_at_mut(src.start);
+        (&above[..src.len()], &mut below[dst])
+    }
+}
+
+/// Writes the `items` of a node's list into `dst`, the `n_left` whose local index
+/// `goes_left` first, both sides in their order: one store per row, to the next slot of
+/// its side (branch-free, as a row's side is unpredictable).
+#[inline(never)]
+fn partition_into<I: ListItem>(items: &[I], dst: &mut [I], n_left: usize, goes_left: &[u8]) {
+    let (mut l, mut r) = (0, n_left);
+    for &it in items {
+        let left = goes_left[it.local()] != 0;
+        dst[if left { l } else { r }] = it;
+        l += usize::from(left);
+        r += usize::from(!left);
     }
 }
 
@@ -354,6 +397,36 @@ mod tests {
         let by_row = items.len() < hi - lo + 1;
         let sums = (&mut left[..], &mut run[..]);
         search(items, by_row, ys, ws, sums, ctx, bar, |a, _| a as f64)
+    }
+
+    /// A list written into the other copy: its rows going left first, each side in list
+    /// order, whichever copy comes first in the buffer.
+    #[test]
+    fn partitions_into_the_other_copy_stably() {
+        let mut rng = TreeRng::new(3);
+        for trial in 0..200 {
+            let (n, codes) = (1 + rng.below(60), 1 + rng.below(9));
+            let (items, _) = lists(&mut rng, n, codes, 1);
+            let goes_left: Vec<u8> = (0..n).map(|_| rng.below(2) as u8).collect();
+            let side = |it: &&Item| goes_left[it.local()] == 1;
+            let want: Vec<Item> = (items.iter().filter(side))
+                .chain(items.iter().filter(|it| !side(it)))
+                .copied()
+                .collect();
+            let n_left = items.iter().filter(side).count();
+            let mut all = [items.clone(), vec![Item::new(0, 0); n]].concat();
+            let (from, to) = match trial % 2 {
+                0 => (0..n, n..2 * n),
+                _ => {
+                    all.rotate_left(n);
+                    (n..2 * n, 0..n)
+                }
+            };
+            let (src, dst) = read_write(&mut all, from.clone(), to.clone());
+            partition_into(src, dst, n_left, &goes_left);
+            assert_eq!(all[to], want[..], "trial {trial}");
+            assert_eq!(all[from], items[..], "trial {trial}: the source is kept");
+        }
     }
 
     /// The exact search's scan of a list (row by row, cuts at the levels' mid-points)
