@@ -1,6 +1,6 @@
 //! The engine alone on one workload of `bench_real_tables.py`: `Forest::fit` on its training
-//! arrays, one thread unless `THREADS` says, for profiles (`perf record`, callgrind) and CPU-time A/B of builds
-//! without Python around it (issue #20).
+//! arrays, one thread unless `THREADS` says, for profiles (`perf record`, callgrind) and
+//! CPU-time A/B of builds without Python around it (issue #20).
 //!
 //! Dump a workload's arrays first (X float32 C-order, y float64, from the same loader):
 //!
@@ -11,9 +11,9 @@
 //! ```
 //!
 //! `MODEL` is `RF` (exact, bootstrap) or `ET`; `TREES` (default 60), `REPEATS` (default 1,
-//! least CPU seconds printed, and least wall seconds). The parameters are those of the Python estimators with their
-//! defaults: K = sqrt(p) for classification, p for regression (`MAX_FEATURES=f` sets a
-//! fraction, as `quantized-reg`'s 0.5).
+//! least CPU seconds printed, and least wall seconds). The parameters are those of the
+//! Python estimators with their defaults: K = sqrt(p) for classification, p for regression
+//! (`MAX_FEATURES=f` sets a fraction, as `quantized-reg`'s 0.5).
 
 use std::time::Instant;
 
