@@ -4,9 +4,17 @@
 //! the columns forward. The arrays go through one shared buffer of 64-bit words, one after
 //! the other, and only the smaller side is buffered: the buffer holds half a node, where a
 //! buffer per array holding a whole node took 16 bytes per in-bag row of every thread.
+//! Nodes of at most [`ONE_PASS_ROWS`] rows move their sample ids, targets and weights in
+//! one pass instead, two or three words a buffered row: one side test and one loop per
+//! row rather than two or three.
 
 use super::gather::set_len;
 use super::NodeRows;
+
+/// The largest node whose arrays are partitioned in one pass: its buffer then holds up to
+/// three words a row, which for the largest nodes would triple the buffer's memory per
+/// thread (see BENCHMARKS.md, real tables).
+const ONE_PASS_ROWS: usize = 1 << 16;
 
 /// A value that travels through the partition buffer as a 64-bit word.
 pub trait Word: Copy {
@@ -14,17 +22,21 @@ pub trait Word: Copy {
     fn to_word(self) -> u64;
     /// The value back from [`Word::to_word`]'s bits.
     fn from_word(w: u64) -> Self;
-    /// [`stable_partition`] of sample ids and their values of this type: one array after
-    /// the other.
+    /// [`stable_partition`] of sample ids, their values of this type and their weights
+    /// (None: left as they are): one array after the other.
     fn partition_with_samples(
         samples: &mut [u32],
         values: &mut [Self],
+        ws: Option<&mut [f64]>,
         buf: &mut Vec<u64>,
         n_left: usize,
-        is_left: impl Fn(usize) -> bool,
+        is_left: impl Fn(usize) -> bool + Copy,
     ) {
         stable_partition(samples, buf, n_left, |k, _| is_left(k));
         stable_partition(values, buf, n_left, |k, _| is_left(k));
+        if let Some(ws) = ws {
+            stable_partition(ws, buf, n_left, |k, _| is_left(k));
+        }
     }
 }
 
@@ -37,15 +49,19 @@ impl Word for u32 {
     fn from_word(w: u64) -> Self {
         w as u32
     }
-    /// Both halves of one word: one pass instead of two.
+    /// Both halves of one word (and the weight beside it): one pass instead of two (three).
     fn partition_with_samples(
         samples: &mut [u32],
         values: &mut [u32],
+        ws: Option<&mut [f64]>,
         buf: &mut Vec<u64>,
         n_left: usize,
-        is_left: impl Fn(usize) -> bool,
+        is_left: impl Fn(usize) -> bool + Copy,
     ) {
-        stable_partition((samples, values), buf, n_left, |k, _| is_left(k));
+        match ws {
+            Some(ws) => stable_partition((samples, values, ws), buf, n_left, |k, _| is_left(k)),
+            None => stable_partition((samples, values), buf, n_left, |k, _| is_left(k)),
+        }
     }
 }
 
@@ -58,19 +74,55 @@ impl Word for f64 {
     fn from_word(w: u64) -> Self {
         f64::from_bits(w)
     }
+    /// With the weights, one pass over the three arrays.
+    fn partition_with_samples(
+        samples: &mut [u32],
+        values: &mut [f64],
+        ws: Option<&mut [f64]>,
+        buf: &mut Vec<u64>,
+        n_left: usize,
+        is_left: impl Fn(usize) -> bool + Copy,
+    ) {
+        match ws {
+            Some(ws) => stable_partition((samples, values, ws), buf, n_left, |k, _| is_left(k)),
+            None => {
+                stable_partition(samples, buf, n_left, |k, _| is_left(k));
+                stable_partition(values, buf, n_left, |k, _| is_left(k));
+            }
+        }
+    }
 }
 
-/// Aligned arrays partitioned together: each row's values travel as one 64-bit word.
+/// Aligned arrays partitioned together: each row's values travel as one 64-bit word, or
+/// as two ([`Rows::Row`]).
 pub(crate) trait Rows {
+    /// A row's values.
+    type Row: Copy + Default;
     /// Number of rows.
     fn len(&self) -> usize;
-    /// Row `k` as a word.
-    fn word(&self, k: usize) -> u64;
-    /// Overwrites row `k` with a word from [`Rows::word`].
-    fn set(&mut self, k: usize, w: u64);
+    /// Row `k`.
+    fn word(&self, k: usize) -> Self::Row;
+    /// Overwrites row `k` with a row from [`Rows::word`].
+    fn set(&mut self, k: usize, w: Self::Row);
+    /// The buffered row `r` of `buf` (the buffer is of 64-bit words).
+    fn load(buf: &[u64], r: usize) -> Self::Row;
+    /// Buffers `w` as row `r` of `buf`.
+    fn store(buf: &mut [u64], r: usize, w: Self::Row);
+    /// Words per buffered row.
+    const WORDS: usize;
 }
 
 impl<V: Word> Rows for &mut [V] {
+    type Row = u64;
+    const WORDS: usize = 1;
+    #[inline(always)]
+    fn load(buf: &[u64], r: usize) -> u64 {
+        buf[r]
+    }
+    #[inline(always)]
+    fn store(buf: &mut [u64], r: usize, w: u64) {
+        buf[r] = w;
+    }
     #[inline(always)]
     fn len(&self) -> usize {
         <[V]>::len(self)
@@ -87,6 +139,16 @@ impl<V: Word> Rows for &mut [V] {
 
 /// Two arrays of 32-bit values (sample ids and class codes): one pass moves both.
 impl Rows for (&mut [u32], &mut [u32]) {
+    type Row = u64;
+    const WORDS: usize = 1;
+    #[inline(always)]
+    fn load(buf: &[u64], r: usize) -> u64 {
+        buf[r]
+    }
+    #[inline(always)]
+    fn store(buf: &mut [u64], r: usize, w: u64) {
+        buf[r] = w;
+    }
     #[inline(always)]
     fn len(&self) -> usize {
         self.0.len().min(self.1.len())
@@ -102,6 +164,72 @@ impl Rows for (&mut [u32], &mut [u32]) {
     }
 }
 
+/// Sample ids, class codes and weights: one pass moves all three, in two words a row.
+impl Rows for (&mut [u32], &mut [u32], &mut [f64]) {
+    type Row = (u64, u64);
+    const WORDS: usize = 2;
+    #[inline(always)]
+    fn load(buf: &[u64], r: usize) -> (u64, u64) {
+        (buf[2 * r], buf[2 * r + 1])
+    }
+    #[inline(always)]
+    fn store(buf: &mut [u64], r: usize, (a, b): (u64, u64)) {
+        buf[2 * r] = a;
+        buf[2 * r + 1] = b;
+    }
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.0.len().min(self.1.len()).min(self.2.len())
+    }
+    #[inline(always)]
+    fn word(&self, k: usize) -> (u64, u64) {
+        (
+            u64::from(self.0[k]) << 32 | u64::from(self.1[k]),
+            self.2[k].to_bits(),
+        )
+    }
+    #[inline(always)]
+    fn set(&mut self, k: usize, (a, b): (u64, u64)) {
+        self.0[k] = (a >> 32) as u32;
+        self.1[k] = a as u32;
+        self.2[k] = f64::from_bits(b);
+    }
+}
+
+/// Sample ids, real targets and weights: one pass moves all three, in three words a row.
+impl Rows for (&mut [u32], &mut [f64], &mut [f64]) {
+    type Row = (u64, u64, u64);
+    const WORDS: usize = 3;
+    #[inline(always)]
+    fn load(buf: &[u64], r: usize) -> (u64, u64, u64) {
+        (buf[3 * r], buf[3 * r + 1], buf[3 * r + 2])
+    }
+    #[inline(always)]
+    fn store(buf: &mut [u64], r: usize, (a, b, c): (u64, u64, u64)) {
+        buf[3 * r] = a;
+        buf[3 * r + 1] = b;
+        buf[3 * r + 2] = c;
+    }
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.0.len().min(self.1.len()).min(self.2.len())
+    }
+    #[inline(always)]
+    fn word(&self, k: usize) -> (u64, u64, u64) {
+        (
+            u64::from(self.0[k]),
+            self.1[k].to_bits(),
+            self.2[k].to_bits(),
+        )
+    }
+    #[inline(always)]
+    fn set(&mut self, k: usize, (a, b, c): (u64, u64, u64)) {
+        self.0[k] = a as u32;
+        self.1[k] = f64::from_bits(b);
+        self.2[k] = f64::from_bits(c);
+    }
+}
+
 /// Reorders `data` so that the `n_left` rows with `is_left(k, word)` come first, both
 /// sides in their previous order (`word` is row `k`'s [`Rows::word`], for rows that say
 /// themselves which side they go to).
@@ -110,45 +238,45 @@ impl Rows for (&mut [u32], &mut [u32]) {
 /// run in place and to the buffer, and only its side's count advances. The in-place run
 /// grows from the end the scan starts at, so it only overwrites rows already read; the
 /// other side (the smaller one) waits in `buf`.
-pub(crate) fn stable_partition(
-    mut data: impl Rows,
+pub(crate) fn stable_partition<D: Rows>(
+    mut data: D,
     buf: &mut Vec<u64>,
     n_left: usize,
-    is_left: impl Fn(usize, u64) -> bool,
+    is_left: impl Fn(usize, D::Row) -> bool,
 ) {
     let n = data.len();
     let n_right = n - n_left;
     // One slot more than the buffered side: the last write of a row staying in place
     // lands past the buffered values.
     if n_right <= n_left {
-        set_len(buf, n_right + 1, 0);
+        set_len(buf, (n_right + 1) * D::WORDS, 0);
         let (mut l, mut r) = (0, 0);
         for k in 0..n {
             let v = data.word(k);
             let left = is_left(k, v);
             data.set(l, v);
-            buf[r] = v;
+            D::store(buf, r, v);
             l += usize::from(left);
             r += usize::from(!left);
         }
-        for (k, &w) in (n_left..n).zip(buf.iter()) {
-            data.set(k, w);
+        for (r, k) in (n_left..n).enumerate() {
+            data.set(k, D::load(buf, r));
         }
     } else {
         // Mirror image: the right side is packed at the end, scanning backwards, and the
         // left side waits in the buffer in reverse order.
-        set_len(buf, n_left + 1, 0);
+        set_len(buf, (n_left + 1) * D::WORDS, 0);
         let (mut l, mut r) = (0, 0);
         for k in (0..n).rev() {
             let v = data.word(k);
             let left = is_left(k, v);
             data.set(n - 1 - r, v);
-            buf[l] = v;
+            D::store(buf, l, v);
             l += usize::from(left);
             r += usize::from(!left);
         }
-        for (k, &w) in (0..n_left).zip(buf[..n_left].iter().rev()) {
-            data.set(k, w);
+        for k in 0..n_left {
+            data.set(k, D::load(buf, n_left - 1 - k));
         }
     }
 }
@@ -166,9 +294,14 @@ pub(crate) fn partition_rows<Y: Word>(
     let count = || (0..rows.samples.len()).filter(|&k| is_left(k)).count();
     let n_left = n_left.unwrap_or_else(count);
     debug_assert_eq!(n_left, count());
-    Y::partition_with_samples(rows.samples, rows.ys, buf, n_left, is_left);
-    if !unit_weights {
-        stable_partition(&mut rows.ws[..], buf, n_left, |k, _| is_left(k));
+    let (samples, ys, ws) = (&mut *rows.samples, &mut *rows.ys, &mut rows.ws[..]);
+    match (unit_weights, samples.len() <= ONE_PASS_ROWS) {
+        (true, _) => Y::partition_with_samples(samples, ys, None, buf, n_left, is_left),
+        (false, true) => Y::partition_with_samples(samples, ys, Some(ws), buf, n_left, is_left),
+        (false, false) => {
+            Y::partition_with_samples(samples, ys, None, buf, n_left, is_left);
+            stable_partition(ws, buf, n_left, |k, _| is_left(k));
+        }
     }
     n_left
 }
@@ -201,6 +334,18 @@ mod tests {
                 stable_partition((&mut a[..], &mut b[..]), &mut buf, n_left, |k, _| side[k]);
                 assert_eq!(a, reference(&data, &side), "pair n={n} mask={mask:b}");
                 assert_eq!(b, reference(&codes, &side), "pair n={n} mask={mask:b}");
+                // And a third, of weights, in the same pass.
+                let ws: Vec<f64> = data.iter().map(|&v| f64::from(v) * 0.5 - 3.0).collect();
+                let (mut a, mut b, mut c) = (data.clone(), codes.clone(), ws.clone());
+                let triple = (&mut a[..], &mut b[..], &mut c[..]);
+                stable_partition(triple, &mut buf, n_left, |k, _| side[k]);
+                let want: Vec<u64> = reference(&data, &side)
+                    .iter()
+                    .map(|&v| (f64::from(v) * 0.5 - 3.0).to_bits())
+                    .collect();
+                assert_eq!(a, reference(&data, &side), "triple n={n} mask={mask:b}");
+                assert_eq!(b, reference(&codes, &side), "triple n={n} mask={mask:b}");
+                assert_eq!(c.iter().map(|w| w.to_bits()).collect::<Vec<_>>(), want);
             }
         }
     }
