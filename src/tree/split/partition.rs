@@ -5,14 +5,14 @@
 //! the other, and only the smaller side is buffered: the buffer holds half a node, where a
 //! buffer per array holding a whole node took 16 bytes per in-bag row of every thread.
 //! Nodes of at most [`ONE_PASS_ROWS`] rows move their sample ids, targets and weights in
-//! one pass instead, two or three words a buffered row: one side test and one loop per
-//! row rather than two or three.
+//! one pass instead, three words a buffered row: one side test and one loop per row
+//! rather than two or three.
 
 use super::gather::set_len;
 use super::NodeRows;
 
-/// The largest node whose arrays are partitioned in one pass: its buffer then holds up to
-/// three words a row, which for the largest nodes would triple the buffer's memory per
+/// The largest node whose arrays are partitioned in one pass: its buffer then holds three
+/// words a row, which for the largest nodes would triple the buffer's memory per
 /// thread (see BENCHMARKS.md, real tables).
 const ONE_PASS_ROWS: usize = 1 << 16;
 
@@ -22,21 +22,17 @@ pub trait Word: Copy {
     fn to_word(self) -> u64;
     /// The value back from [`Word::to_word`]'s bits.
     fn from_word(w: u64) -> Self;
-    /// [`stable_partition`] of sample ids, their values of this type and their weights
-    /// (None: left as they are): one array after the other.
+    /// [`stable_partition`] of sample ids and their values of this type: one array after
+    /// the other.
     fn partition_with_samples(
         samples: &mut [u32],
         values: &mut [Self],
-        ws: Option<&mut [f64]>,
         buf: &mut Vec<u64>,
         n_left: usize,
-        is_left: impl Fn(usize) -> bool + Copy,
+        is_left: impl Fn(usize) -> bool,
     ) {
         stable_partition(samples, buf, n_left, |k, _| is_left(k));
         stable_partition(values, buf, n_left, |k, _| is_left(k));
-        if let Some(ws) = ws {
-            stable_partition(ws, buf, n_left, |k, _| is_left(k));
-        }
     }
 }
 
@@ -49,19 +45,15 @@ impl Word for u32 {
     fn from_word(w: u64) -> Self {
         w as u32
     }
-    /// Both halves of one word (and the weight beside it): one pass instead of two (three).
+    /// Both halves of one word: one pass instead of two.
     fn partition_with_samples(
         samples: &mut [u32],
         values: &mut [u32],
-        ws: Option<&mut [f64]>,
         buf: &mut Vec<u64>,
         n_left: usize,
-        is_left: impl Fn(usize) -> bool + Copy,
+        is_left: impl Fn(usize) -> bool,
     ) {
-        match ws {
-            Some(ws) => stable_partition((samples, values, ws), buf, n_left, |k, _| is_left(k)),
-            None => stable_partition((samples, values), buf, n_left, |k, _| is_left(k)),
-        }
+        stable_partition((samples, values), buf, n_left, |k, _| is_left(k));
     }
 }
 
@@ -74,55 +66,57 @@ impl Word for f64 {
     fn from_word(w: u64) -> Self {
         f64::from_bits(w)
     }
-    /// With the weights, one pass over the three arrays.
-    fn partition_with_samples(
-        samples: &mut [u32],
-        values: &mut [f64],
-        ws: Option<&mut [f64]>,
-        buf: &mut Vec<u64>,
-        n_left: usize,
-        is_left: impl Fn(usize) -> bool + Copy,
-    ) {
-        match ws {
-            Some(ws) => stable_partition((samples, values, ws), buf, n_left, |k, _| is_left(k)),
-            None => {
-                stable_partition(samples, buf, n_left, |k, _| is_left(k));
-                stable_partition(values, buf, n_left, |k, _| is_left(k));
-            }
-        }
-    }
 }
 
-/// Aligned arrays partitioned together: each row's values travel as one 64-bit word, or
-/// as two ([`Rows::Row`]).
-pub(crate) trait Rows {
-    /// A row's values.
-    type Row: Copy + Default;
-    /// Number of rows.
-    fn len(&self) -> usize;
-    /// Row `k`.
-    fn word(&self, k: usize) -> Self::Row;
-    /// Overwrites row `k` with a row from [`Rows::word`].
-    fn set(&mut self, k: usize, w: Self::Row);
-    /// The buffered row `r` of `buf` (the buffer is of 64-bit words).
-    fn load(buf: &[u64], r: usize) -> Self::Row;
-    /// Buffers `w` as row `r` of `buf`.
-    fn store(buf: &mut [u64], r: usize, w: Self::Row);
-    /// Words per buffered row.
+/// A row of aligned arrays as it travels through the partition buffer, of 64-bit words.
+pub(crate) trait Buffered: Copy {
+    /// Words per row.
     const WORDS: usize;
+    /// Row `r` of `buf`.
+    fn load(buf: &[u64], r: usize) -> Self;
+    /// Writes the row as row `r` of `buf`.
+    fn store(self, buf: &mut [u64], r: usize);
 }
 
-impl<V: Word> Rows for &mut [V] {
-    type Row = u64;
+impl Buffered for u64 {
     const WORDS: usize = 1;
     #[inline(always)]
     fn load(buf: &[u64], r: usize) -> u64 {
         buf[r]
     }
     #[inline(always)]
-    fn store(buf: &mut [u64], r: usize, w: u64) {
-        buf[r] = w;
+    fn store(self, buf: &mut [u64], r: usize) {
+        buf[r] = self;
     }
+}
+
+impl Buffered for [u64; 3] {
+    const WORDS: usize = 3;
+    #[inline(always)]
+    fn load(buf: &[u64], r: usize) -> [u64; 3] {
+        [buf[3 * r], buf[3 * r + 1], buf[3 * r + 2]]
+    }
+    #[inline(always)]
+    fn store(self, buf: &mut [u64], r: usize) {
+        buf[3 * r..3 * r + 3].copy_from_slice(&self);
+    }
+}
+
+/// Aligned arrays partitioned together: each row's values travel as one 64-bit word, or
+/// as three ([`Rows::Row`]).
+pub(crate) trait Rows {
+    /// A row's values.
+    type Row: Buffered;
+    /// Number of rows.
+    fn len(&self) -> usize;
+    /// Row `k`.
+    fn word(&self, k: usize) -> Self::Row;
+    /// Overwrites row `k` with a row from [`Rows::word`].
+    fn set(&mut self, k: usize, w: Self::Row);
+}
+
+impl<V: Word> Rows for &mut [V] {
+    type Row = u64;
     #[inline(always)]
     fn len(&self) -> usize {
         <[V]>::len(self)
@@ -140,15 +134,6 @@ impl<V: Word> Rows for &mut [V] {
 /// Two arrays of 32-bit values (sample ids and class codes): one pass moves both.
 impl Rows for (&mut [u32], &mut [u32]) {
     type Row = u64;
-    const WORDS: usize = 1;
-    #[inline(always)]
-    fn load(buf: &[u64], r: usize) -> u64 {
-        buf[r]
-    }
-    #[inline(always)]
-    fn store(buf: &mut [u64], r: usize, w: u64) {
-        buf[r] = w;
-    }
     #[inline(always)]
     fn len(&self) -> usize {
         self.0.len().min(self.1.len())
@@ -164,68 +149,25 @@ impl Rows for (&mut [u32], &mut [u32]) {
     }
 }
 
-/// Sample ids, class codes and weights: one pass moves all three, in two words a row.
-impl Rows for (&mut [u32], &mut [u32], &mut [f64]) {
-    type Row = (u64, u64);
-    const WORDS: usize = 2;
-    #[inline(always)]
-    fn load(buf: &[u64], r: usize) -> (u64, u64) {
-        (buf[2 * r], buf[2 * r + 1])
-    }
-    #[inline(always)]
-    fn store(buf: &mut [u64], r: usize, (a, b): (u64, u64)) {
-        buf[2 * r] = a;
-        buf[2 * r + 1] = b;
-    }
+/// Sample ids, targets and weights: one pass moves all three, three words a row.
+impl<V: Word> Rows for (&mut [u32], &mut [V], &mut [f64]) {
+    type Row = [u64; 3];
     #[inline(always)]
     fn len(&self) -> usize {
         self.0.len().min(self.1.len()).min(self.2.len())
     }
     #[inline(always)]
-    fn word(&self, k: usize) -> (u64, u64) {
-        (
-            u64::from(self.0[k]) << 32 | u64::from(self.1[k]),
-            self.2[k].to_bits(),
-        )
-    }
-    #[inline(always)]
-    fn set(&mut self, k: usize, (a, b): (u64, u64)) {
-        self.0[k] = (a >> 32) as u32;
-        self.1[k] = a as u32;
-        self.2[k] = f64::from_bits(b);
-    }
-}
-
-/// Sample ids, real targets and weights: one pass moves all three, in three words a row.
-impl Rows for (&mut [u32], &mut [f64], &mut [f64]) {
-    type Row = (u64, u64, u64);
-    const WORDS: usize = 3;
-    #[inline(always)]
-    fn load(buf: &[u64], r: usize) -> (u64, u64, u64) {
-        (buf[3 * r], buf[3 * r + 1], buf[3 * r + 2])
-    }
-    #[inline(always)]
-    fn store(buf: &mut [u64], r: usize, (a, b, c): (u64, u64, u64)) {
-        buf[3 * r] = a;
-        buf[3 * r + 1] = b;
-        buf[3 * r + 2] = c;
-    }
-    #[inline(always)]
-    fn len(&self) -> usize {
-        self.0.len().min(self.1.len()).min(self.2.len())
-    }
-    #[inline(always)]
-    fn word(&self, k: usize) -> (u64, u64, u64) {
-        (
+    fn word(&self, k: usize) -> [u64; 3] {
+        [
             u64::from(self.0[k]),
-            self.1[k].to_bits(),
+            self.1[k].to_word(),
             self.2[k].to_bits(),
-        )
+        ]
     }
     #[inline(always)]
-    fn set(&mut self, k: usize, (a, b, c): (u64, u64, u64)) {
+    fn set(&mut self, k: usize, [a, b, c]: [u64; 3]) {
         self.0[k] = a as u32;
-        self.1[k] = f64::from_bits(b);
+        self.1[k] = V::from_word(b);
         self.2[k] = f64::from_bits(c);
     }
 }
@@ -249,34 +191,34 @@ pub(crate) fn stable_partition<D: Rows>(
     // One slot more than the buffered side: the last write of a row staying in place
     // lands past the buffered values.
     if n_right <= n_left {
-        set_len(buf, (n_right + 1) * D::WORDS, 0);
+        set_len(buf, (n_right + 1) * D::Row::WORDS, 0);
         let (mut l, mut r) = (0, 0);
         for k in 0..n {
             let v = data.word(k);
             let left = is_left(k, v);
             data.set(l, v);
-            D::store(buf, r, v);
+            v.store(buf, r);
             l += usize::from(left);
             r += usize::from(!left);
         }
         for (r, k) in (n_left..n).enumerate() {
-            data.set(k, D::load(buf, r));
+            data.set(k, D::Row::load(buf, r));
         }
     } else {
         // Mirror image: the right side is packed at the end, scanning backwards, and the
         // left side waits in the buffer in reverse order.
-        set_len(buf, (n_left + 1) * D::WORDS, 0);
+        set_len(buf, (n_left + 1) * D::Row::WORDS, 0);
         let (mut l, mut r) = (0, 0);
         for k in (0..n).rev() {
             let v = data.word(k);
             let left = is_left(k, v);
             data.set(n - 1 - r, v);
-            D::store(buf, l, v);
+            v.store(buf, l);
             l += usize::from(left);
             r += usize::from(!left);
         }
         for k in 0..n_left {
-            data.set(k, D::load(buf, n_left - 1 - k));
+            data.set(k, D::Row::load(buf, n_left - 1 - k));
         }
     }
 }
@@ -296,10 +238,10 @@ pub(crate) fn partition_rows<Y: Word>(
     debug_assert_eq!(n_left, count());
     let (samples, ys, ws) = (&mut *rows.samples, &mut *rows.ys, &mut rows.ws[..]);
     match (unit_weights, samples.len() <= ONE_PASS_ROWS) {
-        (true, _) => Y::partition_with_samples(samples, ys, None, buf, n_left, is_left),
-        (false, true) => Y::partition_with_samples(samples, ys, Some(ws), buf, n_left, is_left),
+        (true, _) => Y::partition_with_samples(samples, ys, buf, n_left, is_left),
+        (false, true) => stable_partition((samples, ys, ws), buf, n_left, |k, _| is_left(k)),
         (false, false) => {
-            Y::partition_with_samples(samples, ys, None, buf, n_left, is_left);
+            Y::partition_with_samples(samples, ys, buf, n_left, is_left);
             stable_partition(ws, buf, n_left, |k, _| is_left(k));
         }
     }
