@@ -31,6 +31,7 @@ pub fn resolve_n_jobs(n_jobs: Option<i64>) -> Result<usize> {
 #[cfg(feature = "parallel")]
 mod imp {
     use rayon::prelude::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::{Arc, Mutex};
 
     /// The pools of this process, least recently used first, and how many times work was
@@ -125,6 +126,50 @@ mod imp {
         rayon::join(a, b)
     }
 
+    pub fn keep_awake<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+        let Some(owner) = rayon::current_thread_index() else {
+            return f();
+        };
+        let others = rayon::current_num_threads() - 1;
+        if others == 0 {
+            return f();
+        }
+        // Set when `f` returns or unwinds, so that the waiters end either way.
+        struct Done<'a>(&'a AtomicBool);
+        impl Drop for Done<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::Release);
+            }
+        }
+        let (done, waiting) = (AtomicBool::new(false), Mutex::new(Vec::new()));
+        let mut out = None;
+        rayon::scope(|s| {
+            for _ in 0..others {
+                s.spawn(|_| {
+                    // A waiter popped by `f`'s own thread (while it waits for a stolen
+                    // task), or by a thread that already waits here, would wait for
+                    // itself: it ends at once.
+                    let me = rayon::current_thread_index();
+                    {
+                        let mut w = waiting.lock().unwrap_or_else(|e| e.into_inner());
+                        if me == Some(owner) || w.contains(&me) {
+                            return;
+                        }
+                        w.push(me);
+                    }
+                    while !done.load(Ordering::Acquire) {
+                        if rayon::yield_now() != Some(rayon::Yield::Executed) {
+                            std::thread::yield_now();
+                        }
+                    }
+                });
+            }
+            let _done = Done(&done);
+            out = Some(f());
+        });
+        out.expect("keep_awake's work ran")
+    }
+
     pub fn map_each_mut<T: Send, R: Send>(
         items: &mut [T],
         f: impl Fn(usize, &mut T) -> R + Sync + Send,
@@ -172,6 +217,10 @@ mod imp {
         (a(), b())
     }
 
+    pub fn keep_awake<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+        f()
+    }
+
     pub fn map_each_mut<T: Send, R: Send>(
         items: &mut [T],
         f: impl Fn(usize, &mut T) -> R + Sync + Send,
@@ -214,6 +263,16 @@ pub fn map_each_mut<T: Send, R: Send>(
     imp::map_each_mut(items, f)
 }
 
+/// Runs `f` on this thread while the pool's other threads wait for its parallel tasks
+/// awake, polling for them, instead of going to sleep between them: for work that
+/// alternates short sequential steps with many small parallel loops (a boosting round's
+/// best-first tree), where each loop would otherwise pay for waking a sleeping thread, and
+/// wait for it. The other threads stay busy until `f` returns, so it suits a fit that
+/// asked for them, not work that leaves them to others. Results do not change.
+pub fn keep_awake<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    imp::keep_awake(f)
+}
+
 /// `(a(), b())`, the two possibly in parallel.
 pub fn join<A: Send, B: Send>(
     a: impl FnOnce() -> A + Send,
@@ -225,4 +284,51 @@ pub fn join<A: Send, B: Send>(
 /// Calls `f(k, chunk)` on the `k`-th chunk of `chunk` items of `out`, in parallel.
 pub fn chunks_mut<T: Send>(out: &mut [T], chunk: usize, f: impl Fn(usize, &mut [T]) + Sync + Send) {
     imp::chunks_mut(out, chunk, f)
+}
+
+#[cfg(all(test, feature = "parallel"))]
+mod tests {
+    use super::*;
+
+    /// Many small parallel loops, as a boosting round runs them.
+    fn loops() -> Vec<u64> {
+        (0..200u64)
+            .map(|r| map_ordered(8, |k| r * 8 + k as u64).iter().sum())
+            .collect()
+    }
+
+    #[test]
+    fn keep_awake_returns_the_work_of_any_pool() {
+        let want = loops();
+        for threads in [1, 2, 4] {
+            assert_eq!(
+                install(threads, || keep_awake(loops)),
+                want,
+                "{threads} threads"
+            );
+            // Nested, and its parallel loops within others.
+            let nested = install(threads, || {
+                keep_awake(|| map_ordered(3, |_| keep_awake(loops)))
+            });
+            assert!(
+                nested.iter().all(|got| *got == want),
+                "{threads} threads, nested"
+            );
+        }
+        // Outside any pool: run as is.
+        assert_eq!(keep_awake(|| 7), 7);
+    }
+
+    #[test]
+    fn keep_awake_lets_a_panic_through_and_the_pool_go_on() {
+        for threads in [2, 4] {
+            let caught = std::panic::catch_unwind(|| {
+                install(threads, || {
+                    keep_awake(|| map_ordered(4, |k| assert!(k < 2)))
+                })
+            });
+            assert!(caught.is_err(), "{threads} threads");
+            assert_eq!(install(threads, || keep_awake(loops)), loops());
+        }
+    }
 }

@@ -18,7 +18,7 @@ use super::Booster;
 use crate::data::{Feature, Matrix, Targets};
 use crate::error::{invalid, ForestError, Result};
 use crate::forest::FitSession;
-use crate::parallel::{chunks_mut, map_ordered};
+use crate::parallel::{chunks_mut, keep_awake, map_ordered};
 use crate::params::{CriterionKind, FeatureCount, ForestParams, Resolved};
 use crate::tree::split::SpareBins;
 use crate::tree::Tree;
@@ -220,6 +220,36 @@ impl Booster {
     /// `monitor`), when `control` has one.
     #[allow(clippy::too_many_arguments)]
     pub fn fit_controlled<T: Feature>(
+        params: &BoostParams,
+        x: Matrix<'_, T>,
+        y: &[f64],
+        n_classes: usize,
+        sample_weight: Option<&[f64]>,
+        offset: Option<&[f64]>,
+        validation: Option<Validation<'_, T>>,
+        previous: Option<&Booster>,
+        control: Control<'_>,
+    ) -> Result<Booster> {
+        // A round is short sequential steps between small parallel loops (a node's bins,
+        // its children's scans): the pool's other threads wait for them awake.
+        keep_awake(|| {
+            Self::fit_awake(
+                params,
+                x,
+                y,
+                n_classes,
+                sample_weight,
+                offset,
+                validation,
+                previous,
+                control,
+            )
+        })
+    }
+
+    /// [`Booster::fit_controlled`], run by it with the pool kept awake.
+    #[allow(clippy::too_many_arguments)]
+    fn fit_awake<T: Feature>(
         params: &BoostParams,
         x: Matrix<'_, T>,
         y: &[f64],
