@@ -12,7 +12,7 @@ use super::draw::{draw_split, CandidateSource};
 use super::gather::{batch_len, gather};
 use super::nan_bins::{code_value, nan_in_node, scan_missing};
 use super::node_bins::{trim, BinStack, NodeBins};
-use super::partition::partition_rows;
+use super::partition::{partition_rows, partition_rows_by_sample};
 use super::{ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
 use crate::data::{Feature, Matrix, NAN_CODE};
 use crate::rng::TreeRng;
@@ -72,6 +72,25 @@ impl<T: Feature, C: Criterion> CandidateSource for Binned<'_, '_, T, C> {
 
     fn apply(&mut self, feature: u32, cut: Cut, _unsettled: &[u32]) -> ChosenSplit {
         let s = &mut *self.s;
+        let (buf, t, unit) = (&mut s.partition_buf, cut.threshold, self.ctx.unit_weights);
+        if let (Some(column), Some(n_left)) = (self.x.column(feature as usize), cut.n_left) {
+            // The column read at each row's sample id as the row moves: no gathered copy.
+            let side = cut.missing;
+            match side {
+                Missing::Unseen => partition_rows_by_sample(n_left, self.rows, buf, unit, |i| {
+                    goes_left(column[i as usize].to_f64(), t, false)
+                }),
+                _ => partition_rows_by_sample(n_left, self.rows, buf, unit, |i| {
+                    goes_left(code_value(column[i as usize]), t, side == Missing::Left)
+                }),
+            }
+            return ChosenSplit {
+                feature,
+                threshold: t,
+                n_left,
+                missing: side,
+            };
+        }
         gather(self.x, feature as usize, self.rows.samples, &mut s.batch[0]);
         let (col, buf, t) = (&s.batch[0], &mut s.partition_buf, cut.threshold);
         let unit = self.ctx.unit_weights;

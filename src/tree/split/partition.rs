@@ -90,15 +90,15 @@ impl Buffered for u64 {
     }
 }
 
-impl Buffered for [u64; 3] {
-    const WORDS: usize = 3;
+impl<const N: usize> Buffered for [u64; N] {
+    const WORDS: usize = N;
     #[inline(always)]
-    fn load(buf: &[u64], r: usize) -> [u64; 3] {
-        [buf[3 * r], buf[3 * r + 1], buf[3 * r + 2]]
+    fn load(buf: &[u64], r: usize) -> [u64; N] {
+        std::array::from_fn(|k| buf[N * r + k])
     }
     #[inline(always)]
     fn store(self, buf: &mut [u64], r: usize) {
-        buf[3 * r..3 * r + 3].copy_from_slice(&self);
+        buf[N * r..N * r + N].copy_from_slice(&self);
     }
 }
 
@@ -146,6 +146,28 @@ impl Rows for (&mut [u32], &mut [u32]) {
     fn set(&mut self, k: usize, w: u64) {
         self.0[k] = (w >> 32) as u32;
         self.1[k] = w as u32;
+    }
+}
+
+/// Sample ids and targets (weights all 1, left in place), one pass moving both, two words
+/// a row with the sample id first, for sides read from the id (class codes too: the pair
+/// above packs them with the id in one word).
+struct IdsAnd<'a, V>(&'a mut [u32], &'a mut [V]);
+
+impl<V: Word> Rows for IdsAnd<'_, V> {
+    type Row = [u64; 2];
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.0.len().min(self.1.len())
+    }
+    #[inline(always)]
+    fn word(&self, k: usize) -> [u64; 2] {
+        [u64::from(self.0[k]), self.1[k].to_word()]
+    }
+    #[inline(always)]
+    fn set(&mut self, k: usize, [a, b]: [u64; 2]) {
+        self.0[k] = a as u32;
+        self.1[k] = V::from_word(b);
     }
 }
 
@@ -248,6 +270,37 @@ pub(crate) fn partition_rows<Y: Word>(
     n_left
 }
 
+/// [`partition_rows`] where a row's side follows from its sample id alone
+/// (`sample_left`, e.g. the split column read at the id), so the column needs no gathered
+/// copy: nodes of up to [`ONE_PASS_ROWS`] rows move their ids, targets and (unless all 1)
+/// weights in one pass, each row's side read from the id it carries; larger ones move
+/// weights and targets first, their sides read at the ids still in place, then the ids.
+pub(crate) fn partition_rows_by_sample<Y: Word>(
+    n_left: usize,
+    rows: &mut NodeRows<'_, Y>,
+    buf: &mut Vec<u64>,
+    unit_weights: bool,
+    sample_left: impl Fn(u32) -> bool + Copy,
+) {
+    let (samples, ys, ws) = (&mut *rows.samples, &mut *rows.ys, &mut rows.ws[..]);
+    debug_assert_eq!(samples.iter().filter(|&&i| sample_left(i)).count(), n_left);
+    let by_id = |_: usize, row: [u64; 2]| sample_left(row[0] as u32);
+    match (unit_weights, samples.len() <= ONE_PASS_ROWS) {
+        (true, true) => stable_partition(IdsAnd(samples, ys), buf, n_left, by_id),
+        (false, true) => stable_partition((samples, ys, ws), buf, n_left, |_, row| {
+            sample_left(row[0] as u32)
+        }),
+        (unit, false) => {
+            let ids = &*samples;
+            if !unit {
+                stable_partition(ws, buf, n_left, |k, _| sample_left(ids[k]));
+            }
+            stable_partition(ys, buf, n_left, |k, _| sample_left(ids[k]));
+            stable_partition(samples, buf, n_left, |_, id| sample_left(id as u32));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,6 +341,52 @@ mod tests {
                 assert_eq!(a, reference(&data, &side), "triple n={n} mask={mask:b}");
                 assert_eq!(b, reference(&codes, &side), "triple n={n} mask={mask:b}");
                 assert_eq!(c.iter().map(|w| w.to_bits()).collect::<Vec<_>>(), want);
+            }
+        }
+    }
+
+    #[test]
+    fn sides_read_from_the_sample_ids_move_the_rows_as_gathered_sides_do() {
+        let mut buf = Vec::new();
+        // Nodes in one pass and above it, left side the smaller and the larger.
+        for (n, cut) in [
+            (9, 3),
+            (9, 6),
+            (ONE_PASS_ROWS + 5, 21),
+            (ONE_PASS_ROWS + 5, 87),
+        ] {
+            let column: Vec<u32> = (0..2 * n as u32)
+                .map(|i| i.wrapping_mul(2_654_435_761) % 97)
+                .collect();
+            let left = |i: u32| column[i as usize] < cut;
+            for unit in [true, false] {
+                let samples: Vec<u32> = (0..n as u32).map(|k| 2 * k + k % 3 % 2).collect();
+                let ys: Vec<f64> = samples.iter().map(|&i| f64::from(i) * 0.25 - 7.0).collect();
+                let ws: Vec<f64> = match unit {
+                    true => vec![1.0; n],
+                    false => samples.iter().map(|&i| f64::from(i % 5)).collect(),
+                };
+                let n_left = samples.iter().filter(|&&i| left(i)).count();
+                let (mut a, mut b) = (
+                    (samples.clone(), ys.clone(), ws.clone()),
+                    (samples.clone(), ys, ws),
+                );
+                let side: Vec<bool> = samples.iter().map(|&i| left(i)).collect();
+                let mut rows = NodeRows {
+                    samples: &mut a.0,
+                    ys: &mut a.1,
+                    ws: &mut a.2,
+                };
+                partition_rows(Some(n_left), &mut rows, &mut buf, unit, |k| side[k]);
+                let mut rows = NodeRows {
+                    samples: &mut b.0,
+                    ys: &mut b.1,
+                    ws: &mut b.2,
+                };
+                partition_rows_by_sample(n_left, &mut rows, &mut buf, unit, left);
+                assert_eq!(a.0, b.0, "n={n} cut={cut} unit={unit}");
+                assert_eq!(a.1, b.1, "n={n} cut={cut} unit={unit}");
+                assert_eq!(a.2, b.2, "n={n} cut={cut} unit={unit}");
             }
         }
     }
