@@ -33,12 +33,12 @@ use crate::tree::criterion::Criterion;
 const BINS_BYTES: usize = 32 << 20;
 
 /// Rows × features from which a node's bins are filled in parallel over features (when
-/// asked for), about 60 µs of sequential summing. Measured on 80 000 × 50 codes, two
-/// threads: 512 rows × 50 features (25 600) already fill 1.9× faster when the second core
-/// is free (50 → 26 µs), and the parallel fill costs about 2 % more when it is not (one
-/// buffer per feature); much smaller nodes would pay rayon's wake-up instead. See
-/// `BENCHMARKS.md` (gradient boosting, "Parallel histograms").
-const PARALLEL_FILL_WORK: usize = 1 << 15;
+/// asked for), about 15 µs of sequential summing. A boosting fit keeps the pool's other
+/// threads awake ([`crate::parallel::keep_awake`]), so a parallel fill pays no wake-up and
+/// pays off down to nodes of about 160 rows × 50 features; with threads woken per fill the
+/// bar was four times higher. See `BENCHMARKS.md` (gradient boosting, "Parallel
+/// histograms" and "The second thread kept awake").
+const PARALLEL_FILL_WORK: usize = 1 << 13;
 
 /// Rows from which a node's bins of X's codes are summed from the columns in place
 /// ([`add_rows_at`], which zeroes every code's bin, not only the node's range).
