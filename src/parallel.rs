@@ -33,6 +33,7 @@ mod imp {
     use rayon::prelude::*;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::{Arc, Mutex};
+    use std::time::Instant;
 
     /// The pools of this process, least recently used first, and how many times work was
     /// installed on a pool of each size.
@@ -157,8 +158,13 @@ mod imp {
                         }
                         w.push(me);
                     }
+                    let mut idle_since = Instant::now();
                     while !done.load(Ordering::Acquire) {
-                        if rayon::yield_now() != Some(rayon::Yield::Executed) {
+                        if rayon::yield_now() == Some(rayon::Yield::Executed) {
+                            idle_since = Instant::now();
+                        } else if idle_since.elapsed() > super::IDLE_WAIT {
+                            return;
+                        } else {
                             std::thread::yield_now();
                         }
                     }
@@ -263,12 +269,20 @@ pub fn map_each_mut<T: Send, R: Send>(
     imp::map_each_mut(items, f)
 }
 
+/// How long a waiter of [`keep_awake`] polls without finding a task before it ends, its
+/// thread then going to sleep as rayon's idle threads do: longer than the sequential steps
+/// between a boosting round's parallel loops, and a bound on what a waiter picked up by a
+/// thread in the middle of other work (which it suspends) can delay that work once no
+/// task comes.
+#[cfg(feature = "parallel")]
+const IDLE_WAIT: std::time::Duration = std::time::Duration::from_millis(1);
+
 /// Runs `f` on this thread while the pool's other threads wait for its parallel tasks
 /// awake, polling for them, instead of going to sleep between them: for work that
 /// alternates short sequential steps with many small parallel loops (a boosting round's
 /// best-first tree), where each loop would otherwise pay for waking a sleeping thread, and
-/// wait for it. The other threads stay busy until `f` returns, so it suits a fit that
-/// asked for them, not work that leaves them to others. Results do not change.
+/// wait for it. The other threads stay busy until `f` returns or no task came for
+/// [`IDLE_WAIT`], so it suits work that asked for them. Results do not change.
 pub fn keep_awake<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     imp::keep_awake(f)
 }
@@ -290,10 +304,14 @@ pub fn chunks_mut<T: Send>(out: &mut [T], chunk: usize, f: impl Fn(usize, &mut [
 mod tests {
     use super::*;
 
-    /// Many small parallel loops, as a boosting round runs them.
+    /// Many small parallel loops, as a boosting round runs them, each task a few
+    /// microseconds of work so that idle threads steal them.
     fn loops() -> Vec<u64> {
+        let task = |r: u64, k: usize| {
+            (0..2_000u64).fold(r * 8 + k as u64, |a, i| a ^ (a >> 3).wrapping_add(i))
+        };
         (0..200u64)
-            .map(|r| map_ordered(8, |k| r * 8 + k as u64).iter().sum())
+            .map(|r| map_ordered(8, |k| task(r, k)).iter().fold(0, |a, &b| a ^ b))
             .collect()
     }
 
@@ -317,6 +335,27 @@ mod tests {
         }
         // Outside any pool: run as is.
         assert_eq!(keep_awake(|| 7), 7);
+    }
+
+    #[test]
+    fn keep_awake_fits_sharing_a_pool_all_end() {
+        // Two callers on one pool, as two Python threads fitting boosters with the same
+        // n_jobs: each one's waiter may be picked up by the thread running the other's
+        // work, which must not wait there for the other fit to end.
+        let want = loops();
+        let (tx, rx) = std::sync::mpsc::channel();
+        for _ in 0..4 {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for _ in 0..50 {
+                    tx.send(install(2, || keep_awake(loops))).unwrap();
+                }
+            });
+        }
+        for _ in 0..200 {
+            let got = rx.recv_timeout(std::time::Duration::from_secs(60));
+            assert_eq!(got.expect("every fit ends"), want);
+        }
     }
 
     #[test]

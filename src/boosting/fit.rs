@@ -230,36 +230,6 @@ impl Booster {
         previous: Option<&Booster>,
         control: Control<'_>,
     ) -> Result<Booster> {
-        // A round is short sequential steps between small parallel loops (a node's bins,
-        // its children's scans): the pool's other threads wait for them awake.
-        keep_awake(|| {
-            Self::fit_awake(
-                params,
-                x,
-                y,
-                n_classes,
-                sample_weight,
-                offset,
-                validation,
-                previous,
-                control,
-            )
-        })
-    }
-
-    /// [`Booster::fit_controlled`], run by it with the pool kept awake.
-    #[allow(clippy::too_many_arguments)]
-    fn fit_awake<T: Feature>(
-        params: &BoostParams,
-        x: Matrix<'_, T>,
-        y: &[f64],
-        n_classes: usize,
-        sample_weight: Option<&[f64]>,
-        offset: Option<&[f64]>,
-        validation: Option<Validation<'_, T>>,
-        previous: Option<&Booster>,
-        control: Control<'_>,
-    ) -> Result<Booster> {
         let Control {
             stop,
             done,
@@ -401,7 +371,9 @@ impl Booster {
                 }
                 _ => None,
             };
-            let grown = run.round_trees(mask.as_deref(), r);
+            // A round is short sequential steps between small parallel loops (a node's
+            // bins, its children's scans): the pool's other threads wait for them awake.
+            let grown = keep_awake(|| run.round_trees(mask.as_deref(), r));
             for (tree, values) in grown {
                 model.trees.push(tree);
                 model.leaf_values.push(values);
