@@ -339,9 +339,9 @@ mod tests {
 
     #[test]
     fn keep_awake_fits_sharing_a_pool_all_end() {
-        // Two callers on one pool, as two Python threads fitting boosters with the same
-        // n_jobs: each one's waiter may be picked up by the thread running the other's
-        // work, which must not wait there for the other fit to end.
+        // Callers sharing one pool, as Python threads fitting boosters with the same
+        // n_jobs: a waiter may be picked up by a thread running another caller's work,
+        // which must not wait there for good.
         let want = loops();
         let (tx, rx) = std::sync::mpsc::channel();
         for _ in 0..4 {

@@ -150,8 +150,8 @@ impl Rows for (&mut [u32], &mut [u32]) {
 }
 
 /// Sample ids and targets (weights all 1, left in place), one pass moving both, two words
-/// a row with the sample id first, for sides read from the id (class codes too: the pair
-/// above packs them with the id in one word).
+/// a row with the sample id first, for sides read from the id: any target type, where the
+/// pair above packs ids and class codes into one word.
 struct IdsAnd<'a, V>(&'a mut [u32], &'a mut [V]);
 
 impl<V: Word> Rows for IdsAnd<'_, V> {
