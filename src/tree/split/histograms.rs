@@ -91,9 +91,9 @@ impl<T: Feature, C: Criterion> CandidateSource for Binned<'_, '_, T, C> {
                 missing: side,
             };
         }
+        // A column that is not a slice (row-major or sparse X): gathered first.
         gather(self.x, feature as usize, self.rows.samples, &mut s.batch[0]);
-        let (col, buf, t) = (&s.batch[0], &mut s.partition_buf, cut.threshold);
-        let unit = self.ctx.unit_weights;
+        let col = &s.batch[0];
         let n_left = match cut.missing {
             Missing::Unseen => partition_rows(cut.n_left, self.rows, buf, unit, |r| {
                 goes_left(col[r].to_f64(), t, false)

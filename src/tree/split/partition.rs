@@ -11,8 +11,8 @@
 use super::gather::set_len;
 use super::NodeRows;
 
-/// The largest node whose arrays are partitioned in one pass: its buffer then holds three
-/// words a row, which for the largest nodes would triple the buffer's memory per
+/// The largest node whose arrays are partitioned in one pass: its buffer then holds two or
+/// three words a row, which for the largest nodes would triple the buffer's memory per
 /// thread (see BENCHMARKS.md, real tables).
 const ONE_PASS_ROWS: usize = 1 << 16;
 
@@ -102,8 +102,8 @@ impl<const N: usize> Buffered for [u64; N] {
     }
 }
 
-/// Aligned arrays partitioned together: each row's values travel as one 64-bit word, or
-/// as three ([`Rows::Row`]).
+/// Aligned arrays partitioned together: each row's values travel as one, two or three
+/// 64-bit words ([`Rows::Row`]).
 pub(crate) trait Rows {
     /// A row's values.
     type Row: Buffered;
@@ -284,9 +284,10 @@ pub(crate) fn partition_rows_by_sample<Y: Word>(
 ) {
     let (samples, ys, ws) = (&mut *rows.samples, &mut *rows.ys, &mut rows.ws[..]);
     debug_assert_eq!(samples.iter().filter(|&&i| sample_left(i)).count(), n_left);
-    let by_id = |_: usize, row: [u64; 2]| sample_left(row[0] as u32);
     match (unit_weights, samples.len() <= ONE_PASS_ROWS) {
-        (true, true) => stable_partition(IdsAnd(samples, ys), buf, n_left, by_id),
+        (true, true) => stable_partition(IdsAnd(samples, ys), buf, n_left, |_, row| {
+            sample_left(row[0] as u32)
+        }),
         (false, true) => stable_partition((samples, ys, ws), buf, n_left, |_, row| {
             sample_left(row[0] as u32)
         }),
