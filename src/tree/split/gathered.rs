@@ -7,6 +7,7 @@
 //! candidate's column is needed again to partition the rows, so before a new gather
 //! overwrites it, its rows' sides are kept as one flag a row.
 
+use super::direct::{find_split_direct, reads_directly};
 use super::draw::{draw_split, CandidateSource};
 use super::exact::last_code_left;
 use super::gather::{batch_len, gather_codes, gather_many, MAX_BATCH};
@@ -385,6 +386,10 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
     kept: Option<Kept<'_>>,
     rng: &mut TreeRng,
 ) -> (Option<ChosenSplit>, usize) {
+    if R::READS_X_DIRECTLY && kept.is_none() && reads_directly(cols, ctx, rows) {
+        let (n, k) = (n_constant, max_features);
+        return find_split_direct(cols.x, ctx, s, rows, features, n, k, rng);
+    }
     s.node_features.mark(cols.x, rows.samples);
     if cols.x.is_sparse() {
         s.node_rows.mark(cols.x.n_rows(), rows.samples);
@@ -416,7 +421,7 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
 
 /// [`find_split`]'s draw, from the source with (`KEPT`) or without kept bins.
 #[allow(clippy::too_many_arguments)]
-fn draw_gathered<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool>(
+pub(super) fn draw_gathered<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool>(
     cols: Columns<'_, T>,
     ctx: &NodeCtx<'_, C>,
     s: &mut SplitBufs<T>,

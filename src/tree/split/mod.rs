@@ -39,6 +39,7 @@
 
 mod bin_scans;
 pub(crate) mod code_lists;
+mod direct;
 mod draw;
 mod exact;
 mod gather;

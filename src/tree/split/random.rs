@@ -26,7 +26,57 @@ pub(super) fn draw_threshold(lo: f64, hi: f64, rng: &mut TreeRng) -> f64 {
     t
 }
 
+/// The Extra-Trees cut of a candidate whose value at the node's row `j` is `value(j)`,
+/// between `lo` and `hi`: one threshold drawn, the left sums, the leaf constraints and the
+/// proxy. Values gathered into a column ([`RandomThreshold::search`]) and values read
+/// straight from X ([`super::direct`]) share it, so both draw and sum alike.
+#[inline(always)]
+pub(super) fn random_cut<T: Feature, C: Criterion>(
+    value: impl Fn(usize) -> f64,
+    s: &mut SearchBufs<T>,
+    ctx: &NodeCtx<'_, C>,
+    rows: &NodeRows<'_, C::Y>,
+    (lo, hi): (f64, f64),
+    rng: &mut TreeRng,
+) -> Option<Cut> {
+    let t = draw_threshold(lo, hi, rng);
+    if ctx.unit_weights {
+        // The same sums (w = 1 exactly), without loading the weights.
+        ctx.crit.count_left(&mut s.left, rows.ys, rows.ws, |j| {
+            goes_left(value(j), t, false)
+        });
+    } else {
+        ctx.crit
+            .accumulate_weighted(&mut s.left, rows.ys, rows.ws, |j, w| {
+                weight_if_le(value(j), t, w)
+            });
+    }
+    // Unit weights sum to the left count exactly. Otherwise: t is in [min, max), so the
+    // minimum goes left and the maximum right, and the count matters only when leaves need
+    // more than one sample.
+    let n = rows.samples.len();
+    let n_left = if ctx.unit_weights {
+        Some(s.left[0] as usize)
+    } else if ctx.min_samples_leaf > 1 {
+        Some((0..n).filter(|&j| goes_left(value(j), t, false)).count())
+    } else {
+        None
+    };
+    if !ctx.admissible(n_left.unwrap_or(1), n, &s.left) {
+        return None;
+    }
+    let proxy = ctx.crit.proxy(ctx.total, &s.left);
+    C::allows(proxy).then_some(Cut {
+        proxy,
+        threshold: t,
+        n_left,
+        missing: Missing::Unseen,
+    })
+}
+
 impl ThresholdRule for RandomThreshold {
+    const READS_X_DIRECTLY: bool = true;
+
     // LLVM stopped inlining it into the draw loop once the impl grew the sparse and
     // absolute-error searches (BENCHMARKS.md, issue #20 guard rail).
     #[inline(always)]
@@ -43,42 +93,8 @@ impl ThresholdRule for RandomThreshold {
         if let Some(ys) = ctx.crit.order_statistic(rows.ys) {
             return super::median::random(xf, ys, rows.ws, s, ctx, (lo, hi, false), rng);
         }
-        let t = draw_threshold(lo.to_f64(), hi.to_f64(), rng);
-        if ctx.unit_weights {
-            // The same sums (w = 1 exactly), without loading the weights.
-            ctx.crit.count_left(&mut s.left, rows.ys, rows.ws, |j| {
-                goes_left(xf[j].to_f64(), t, false)
-            });
-        } else {
-            ctx.crit
-                .accumulate_weighted(&mut s.left, rows.ys, rows.ws, |j, w| {
-                    weight_if_le(xf[j].to_f64(), t, w)
-                });
-        }
-        // Unit weights sum to the left count exactly. Otherwise: t is in [min, max), so the
-        // minimum goes left and the maximum right, and the count matters only when leaves
-        // need more than one sample.
-        let n_left = if ctx.unit_weights {
-            Some(s.left[0] as usize)
-        } else if ctx.min_samples_leaf > 1 {
-            Some(
-                xf.iter()
-                    .filter(|v| goes_left(v.to_f64(), t, false))
-                    .count(),
-            )
-        } else {
-            None
-        };
-        if !ctx.admissible(n_left.unwrap_or(1), rows.samples.len(), &s.left) {
-            return None;
-        }
-        let proxy = ctx.crit.proxy(ctx.total, &s.left);
-        C::allows(proxy).then_some(Cut {
-            proxy,
-            threshold: t,
-            n_left,
-            missing: Missing::Unseen,
-        })
+        let value = |j: usize| xf[j].to_f64();
+        random_cut(value, s, ctx, rows, (lo.to_f64(), hi.to_f64()), rng)
     }
 
     /// Reads only the entries when every sum is whole: the zeros' sums are the node's

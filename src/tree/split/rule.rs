@@ -28,6 +28,10 @@ pub(crate) trait ThresholdRule: Sync {
     /// with lossless codes ([`super::kept_codes`]): for the exact search, which reads them
     /// as it reads its gathered codes.
     const KEEPS_CODE_BINS: bool = false;
+    /// Whether the candidates of small nodes of complete dense data may be read straight
+    /// from X instead of gathered ([`super::direct`]): for the random-threshold search,
+    /// which reads a candidate's values twice (bounds, sums) and never sorts them.
+    const READS_X_DIRECTLY: bool = false;
     /// Best cut of the gathered values `xf` of the node, or None when no threshold
     /// satisfies the leaf constraints. Searches that scan many cuts may skip those not
     /// above `bar` (see [`super::floor`]).

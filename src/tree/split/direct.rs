@@ -1,0 +1,300 @@
+//! Small nodes of the Extra-Trees search, their candidates read straight from X.
+//!
+//! Most nodes of a fully grown tree are small: a third of the internal nodes of an
+//! Extra-Trees regression tree have two rows. Gathering such a node's candidates into
+//! columns (a batch of buffers resized and written, bounds kept per candidate) costs more
+//! than the reads it saves, so the random-threshold search of a node of at most
+//! [`DIRECT_ROWS`] rows reads a candidate's values at the node's rows from X itself: once
+//! for its bounds, once for its cut's sums, and the best's once more to partition the
+//! rows. The draws ([`draw_split`]), the threshold and the sums ([`random_cut`]) are those
+//! of the gathered search, in the same order: the same trees, bit for bit.
+
+use super::draw::{draw_split, CandidateSource};
+use super::gather::batch_len;
+use super::gathered::Columns;
+use super::partition::partition_rows_by_sample;
+use super::random::random_cut;
+use super::{ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
+use crate::data::{Feature, Matrix};
+use crate::rng::TreeRng;
+use crate::tree::criterion::Criterion;
+use crate::tree::{goes_left, Missing};
+
+/// Rows of the largest node whose candidates are read straight from X (see
+/// BENCHMARKS.md, real tables).
+const DIRECT_ROWS: usize = 48;
+
+/// Whether a node of the random-threshold search reads its candidates from X: a small
+/// node of a dense X whose columns are slices or rows, without NaN, lossless codes,
+/// monotonic constraints, or a criterion of order statistics (searched by
+/// [`super::median`]).
+#[inline(always)]
+pub(super) fn reads_directly<T: Feature, C: Criterion>(
+    cols: Columns<'_, T>,
+    ctx: &NodeCtx<'_, C>,
+    rows: &NodeRows<'_, C::Y>,
+) -> bool {
+    let x = cols.x;
+    rows.samples.len() <= DIRECT_ROWS
+        && cols.missing.is_none()
+        && cols.levels.is_none()
+        && ctx.mono.is_none()
+        && (x.row_major_data().is_some() || x.columns_are_slices())
+        && ctx.crit.order_statistic(rows.ys).is_none()
+}
+
+/// [`super::find_split`] of a node that [`reads_directly`], with the random-threshold
+/// search: the best split found (already applied to `rows`) and the new length of the
+/// constant prefix of `features`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn find_split_direct<T: Feature, C: Criterion>(
+    x: &Matrix<'_, T>,
+    ctx: &NodeCtx<'_, C>,
+    s: &mut SplitBufs<T>,
+    rows: &mut NodeRows<'_, C::Y>,
+    features: &mut [u32],
+    n_constant: usize,
+    max_features: usize,
+    rng: &mut TreeRng,
+) -> (Option<ChosenSplit>, usize) {
+    let mut source = Direct {
+        rows_data: x.row_major_data(),
+        x,
+        ctx,
+        s,
+        rows,
+    };
+    draw_split(&mut source, features, n_constant, max_features, rng)
+}
+
+/// A small node's candidates, read from X at its rows.
+struct Direct<'a, 'r, T: Feature, C: Criterion> {
+    x: &'a Matrix<'a, T>,
+    /// X's rows one after another, when it is row-major (else its columns are slices).
+    rows_data: Option<&'a [T]>,
+    ctx: &'a NodeCtx<'a, C>,
+    s: &'a mut SplitBufs<T>,
+    rows: &'a mut NodeRows<'r, C::Y>,
+}
+
+impl<'a, T: Feature, C: Criterion> Direct<'a, '_, T, C> {
+    /// Feature `f` of X as a strided slice: `x[i, f]` is `base[i * stride]`.
+    #[inline(always)]
+    fn column(&self, f: u32) -> (&'a [T], usize) {
+        match self.rows_data {
+            Some(data) => (&data[f as usize..], self.x.n_cols()),
+            None => (self.x.column(f as usize).unwrap_or_default(), 1),
+        }
+    }
+}
+
+impl<T: Feature, C: Criterion> CandidateSource for Direct<'_, '_, T, C> {
+    /// The candidate's min and max in the node.
+    type Bounds = (T, T);
+
+    /// The gathered search's, so that the draws come in the same batches.
+    #[inline(always)]
+    fn batch_len(&self) -> usize {
+        batch_len::<T>(self.rows.samples.len())
+    }
+
+    #[inline(always)]
+    fn bounds(&mut self, _k: usize, f: u32) -> Option<(T, T)> {
+        let (base, stride) = self.column(f);
+        let samples = &*self.rows.samples;
+        let first = base[samples[0] as usize * stride];
+        let (mut lo, mut hi) = (first, first);
+        // (The gather's comparisons, so that the bounds keep the same bits.)
+        for &i in &samples[1..] {
+            let v = base[i as usize * stride];
+            lo = if v < lo { v } else { lo };
+            hi = if v > hi { v } else { hi };
+        }
+        (hi > lo).then_some((lo, hi))
+    }
+
+    #[inline(always)]
+    fn search(
+        &mut self,
+        _k: usize,
+        f: u32,
+        (lo, hi): (T, T),
+        _bar: f64,
+        rng: &mut TreeRng,
+    ) -> Option<Cut> {
+        let (base, stride) = self.column(f);
+        let rows = &*self.rows;
+        let value = |j: usize| base[rows.samples[j] as usize * stride].to_f64();
+        let bounds = (lo.to_f64(), hi.to_f64());
+        random_cut(value, &mut self.s.search, self.ctx, rows, bounds, rng)
+    }
+
+    fn apply(&mut self, feature: u32, cut: Cut, _unsettled: &[u32]) -> ChosenSplit {
+        let (base, stride) = self.column(feature);
+        let t = cut.threshold;
+        let left = |i: u32| goes_left(base[i as usize * stride].to_f64(), t, false);
+        let count = || self.rows.samples.iter().filter(|&&i| left(i)).count();
+        let n_left = cut.n_left.unwrap_or_else(count);
+        let (buf, unit) = (&mut self.s.partition_buf, self.ctx.unit_weights);
+        partition_rows_by_sample(n_left, self.rows, buf, unit, left);
+        ChosenSplit {
+            feature,
+            threshold: t,
+            n_left,
+            missing: Missing::Unseen,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::gathered::draw_gathered;
+    use super::super::RandomThreshold;
+    use super::*;
+    use crate::data::Layout;
+    use crate::tree::criterion::{Gini, SquaredError};
+
+    /// Random small nodes (ties, constant columns, rows of X that are not the node's), in
+    /// both layouts, with and without weights, leaf sizes 1 to 3: the direct read draws,
+    /// splits and partitions as the gathered search, bit for bit, and leaves the RNG and
+    /// the feature order as it does.
+    #[test]
+    fn direct_reads_split_as_the_gathered_search() {
+        let mut rng = TreeRng::new(11);
+        for trial in 0..600 {
+            let n_rows = 3 + rng.below(70);
+            let n_cols = 1 + rng.below(9);
+            let n = 2 + rng.below(n_rows.min(DIRECT_ROWS) - 1);
+            let levels: Vec<usize> = (0..n_cols).map(|_| 1 + rng.below(6)).collect();
+            let mut data = vec![0f32; n_rows * n_cols];
+            for i in 0..n_rows {
+                for (j, &k) in levels.iter().enumerate() {
+                    data[i * n_cols + j] = (rng.below(k) as f32) * 0.75 - 1.0;
+                }
+            }
+            let mut samples: Vec<u32> = (0..n_rows as u32).collect();
+            for k in 0..n {
+                samples.swap(k, k + rng.below(n_rows - k));
+            }
+            samples.truncate(n);
+            samples.sort_unstable();
+            let unit = trial % 2 == 0;
+            let ws: Vec<f64> = (0..n)
+                .map(|_| {
+                    if unit {
+                        1.0
+                    } else {
+                        f64::from(1 + rng.below(3) as u32)
+                    }
+                })
+                .collect();
+            let yr: Vec<f64> = (0..n).map(|_| rng.unit() * 4.0 - 1.0).collect();
+            let yc: Vec<u32> = (0..n).map(|_| rng.below(3) as u32).collect();
+            let column_major: Vec<f32> = (0..n_cols)
+                .flat_map(|j| (0..n_rows).map(move |i| (i, j)))
+                .map(|(i, j)| data[i * n_cols + j])
+                .collect();
+            let (k, leaf) = (1 + rng.below(n_cols), 1 + trial % 3);
+            for x in [
+                Matrix::new(&data, n_rows, n_cols, Layout::RowMajor).unwrap(),
+                Matrix::new(&column_major, n_rows, n_cols, Layout::ColumnMajor).unwrap(),
+            ] {
+                let seed = rng.below(1 << 30) as u64;
+                let case = Case {
+                    x: &x,
+                    samples: &samples,
+                    ws: &ws,
+                    k,
+                    leaf,
+                    unit,
+                    seed,
+                };
+                case.check(&SquaredError { y: &yr }, &yr, trial);
+                case.check(&Gini::new(&yc, 3), &yc, trial);
+            }
+        }
+    }
+
+    struct Case<'a> {
+        x: &'a Matrix<'a, f32>,
+        samples: &'a [u32],
+        ws: &'a [f64],
+        k: usize,
+        leaf: usize,
+        unit: bool,
+        seed: u64,
+    }
+
+    impl Case<'_> {
+        fn check<C: Criterion>(&self, crit: &C, ys: &[C::Y], trial: usize) {
+            let mut total = vec![0.0; crit.stats_len()];
+            crit.accumulate(&mut total, ys, self.ws);
+            let ctx = NodeCtx {
+                crit,
+                total: &total,
+                min_samples_leaf: self.leaf,
+                min_weight_leaf: 0.0,
+                unit_weights: self.unit,
+                whole_sums: false,
+                mono: None,
+                sign: 0,
+            };
+            let cols = Columns {
+                x: self.x,
+                levels: None,
+                missing: None,
+            };
+            let run = |direct: bool| {
+                let (mut samples, mut ys, mut ws) =
+                    (self.samples.to_vec(), ys.to_vec(), self.ws.to_vec());
+                let mut rows = NodeRows {
+                    samples: &mut samples,
+                    ys: &mut ys,
+                    ws: &mut ws,
+                };
+                assert!(reads_directly(cols, &ctx, &rows));
+                let mut features: Vec<u32> = (0..self.x.n_cols() as u32).collect();
+                let mut s = SplitBufs::new(self.x.n_rows(), crit.stats_len());
+                let mut rng = TreeRng::new(self.seed);
+                let (split, n_constant) = match direct {
+                    true => find_split_direct(
+                        self.x,
+                        &ctx,
+                        &mut s,
+                        &mut rows,
+                        &mut features,
+                        0,
+                        self.k,
+                        &mut rng,
+                    ),
+                    false => draw_gathered::<f32, C, RandomThreshold, false>(
+                        cols,
+                        &ctx,
+                        &mut s,
+                        &mut rows,
+                        None,
+                        &mut features,
+                        (0, self.k),
+                        &mut rng,
+                    ),
+                };
+                let split = split.map(|s| (s.feature, s.threshold.to_bits(), s.n_left));
+                let ys: Vec<u64> = ys
+                    .iter()
+                    .map(|&y| crate::tree::split::Word::to_word(y))
+                    .collect();
+                let ws: Vec<u64> = ws.iter().map(|w| w.to_bits()).collect();
+                (
+                    split,
+                    n_constant,
+                    features,
+                    samples,
+                    ys,
+                    ws,
+                    rng.unit().to_bits(),
+                )
+            };
+            assert_eq!(run(true), run(false), "trial {trial}");
+        }
+    }
+}
