@@ -36,13 +36,6 @@ pub(crate) trait CandidateSource {
         bar: f64,
         rng: &mut TreeRng,
     ) -> Option<Cut>;
-    /// Whether candidate `k` of the batch is searched with the bar of the node's best so
-    /// far rather than the batch's: for searches of many cuts, which the latest bar lets
-    /// skip more than the wait on the previous candidate costs.
-    #[inline(always)]
-    fn latest_bar(&self, _k: usize) -> bool {
-        false
-    }
     /// Candidate `k` of the current batch is the best so far, with `cut`.
     #[inline(always)]
     fn new_best(&mut self, _k: usize, _cut: &Cut) {}
@@ -72,20 +65,13 @@ pub(crate) fn draw_split<S: CandidateSource>(
             break;
         }
         source.prepare(&drawn[..b]);
-        // The floor of the best before the batch: a lower bar than the best so far, so the
-        // same cut wins ([`floor`]), and the batch's searches do not wait on each other's
-        // results (see BENCHMARKS.md, real tables), unless the source asks for the latest.
-        let batch_bar = floor(best.map(|(_, b)| b.proxy));
         for (k, &f) in drawn[..b].iter().enumerate() {
             let Some(bounds) = source.bounds(k, f) else {
                 draws.constant(f);
                 continue;
             };
             draws.visited();
-            let bar = match source.latest_bar(k) {
-                true => floor(best.map(|(_, b)| b.proxy)),
-                false => batch_bar,
-            };
+            let bar = floor(best.map(|(_, b)| b.proxy));
             let Some(cut) = source.search(k, f, bounds, bar, rng) else {
                 continue;
             };

@@ -297,12 +297,6 @@ impl<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool> CandidateSour
         }
     }
 
-    /// Values (sorted scans, one cut per distinct value) and wide codes.
-    #[inline(always)]
-    fn latest_bar(&self, k: usize) -> bool {
-        matches!(self.spans[k], Span::Values { .. } | Span::Wide { .. })
-    }
-
     #[inline(always)]
     fn new_best(&mut self, k: usize, cut: &Cut) {
         self.best_in_batch = Some(k);
