@@ -10,7 +10,7 @@
 //! of the gathered search, in the same order: the same trees, bit for bit.
 
 use super::draw::{draw_split, CandidateSource};
-use super::gather::batch_len;
+use super::gather::{batch_len, widen};
 use super::gathered::Columns;
 use super::partition::partition_rows_by_sample;
 use super::random::random_cut;
@@ -104,11 +104,8 @@ impl<T: Feature, C: Criterion> CandidateSource for Direct<'_, '_, T, C> {
         let samples = &*self.rows.samples;
         let first = base[samples[0] as usize * stride];
         let (mut lo, mut hi) = (first, first);
-        // (The gather's comparisons, so that the bounds keep the same bits.)
         for &i in &samples[1..] {
-            let v = base[i as usize * stride];
-            lo = if v < lo { v } else { lo };
-            hi = if v > hi { v } else { hi };
+            widen(&mut lo, &mut hi, base[i as usize * stride]);
         }
         (hi > lo).then_some((lo, hi))
     }

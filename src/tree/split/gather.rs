@@ -59,6 +59,15 @@ pub(crate) fn node_codes<'c, K: Copy + Ord + Default>(
     (out, lo, hi)
 }
 
+/// Widens the bounds `lo`, `hi` to `v`: the comparisons of every gather, which a source
+/// reading X in place ([`super::direct`]) repeats so that its bounds keep the same bits (of
+/// `-0.0` against `0.0`, the first met stays).
+#[inline(always)]
+pub(crate) fn widen<T: Feature>(lo: &mut T, hi: &mut T, v: T) {
+    *lo = if v < *lo { v } else { *lo };
+    *hi = if v > *hi { v } else { *hi };
+}
+
 /// How many samples ahead the gather asks for a value.
 const PREFETCH_AHEAD: usize = 32;
 
@@ -169,8 +178,7 @@ fn put_row<T: Feature, const B: usize>(
     for k in 0..B {
         let v = r[fs[k]];
         out[k][j] = v;
-        lo[k] = if v < lo[k] { v } else { lo[k] };
-        hi[k] = if v > hi[k] { v } else { hi[k] };
+        widen(&mut lo[k], &mut hi[k], v);
     }
 }
 
@@ -210,14 +218,12 @@ fn gather_column<T: Feature>(column: &[T], samples: &[u32], xf: &mut Vec<T>) -> 
         }
         let v = column[i as usize];
         *dst = v;
-        lo = if v < lo { v } else { lo };
-        hi = if v > hi { v } else { hi };
+        widen(&mut lo, &mut hi, v);
     }
     for (dst, &i) in out_tail.iter_mut().zip(&samples[head..]) {
         let v = column[i as usize];
         *dst = v;
-        lo = if v < lo { v } else { lo };
-        hi = if v > hi { v } else { hi };
+        widen(&mut lo, &mut hi, v);
     }
     (lo, hi)
 }
@@ -244,8 +250,7 @@ fn gather_view<T: Feature>(
         }
         let v = x.get(i as usize, f);
         *dst = v;
-        lo = if v < lo { v } else { lo };
-        hi = if v > hi { v } else { hi };
+        widen(&mut lo, &mut hi, v);
     }
     (lo, hi)
 }
