@@ -59,9 +59,10 @@ pub(crate) fn node_codes<'c, K: Copy + Ord + Default>(
     (out, lo, hi)
 }
 
-/// Widens the bounds `lo`, `hi` to `v`: the comparisons of every gather, which a source
-/// reading X in place ([`super::direct`]) repeats so that its bounds keep the same bits (of
-/// `-0.0` against `0.0`, the first met stays).
+/// Widens the bounds `lo`, `hi` to `v`: the one comparison step of every bounds pass (the
+/// gathers, the NaN-aware and sparse bounds, and the source reading X in place,
+/// [`super::direct`], whose bounds must keep the gathers' bits: of `-0.0` against `0.0`,
+/// the first met stays).
 #[inline(always)]
 pub(crate) fn widen<T: Feature>(lo: &mut T, hi: &mut T, v: T) {
     *lo = if v < *lo { v } else { *lo };

@@ -16,6 +16,7 @@
 //! scikit-learn: "missing or not" alone is never a split.
 
 use super::exact::midpoint;
+use super::gather::widen;
 use super::gathered::SearchBufs;
 use super::random::draw_threshold;
 use super::sort::sort_packed;
@@ -34,8 +35,7 @@ pub(super) fn bounds<T: Feature>(xf: &[T]) -> (T, T, bool) {
     };
     let (mut lo, mut hi) = (first, first);
     for v in it {
-        lo = if v < lo { v } else { lo };
-        hi = if v > hi { v } else { hi };
+        widen(&mut lo, &mut hi, v);
     }
     let any = xf.iter().any(|v| v.to_f64().is_nan());
     (lo, hi, any)

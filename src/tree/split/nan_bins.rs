@@ -14,6 +14,7 @@
 //! their searches never come here.
 
 use super::bin_scans::{add_rows, N_CODES};
+use super::gather::widen;
 use super::{better, BestCut, Cut, NodeCtx};
 use crate::data::{Feature, NAN_CODE};
 use crate::tree::criterion::Criterion;
@@ -59,8 +60,7 @@ pub(crate) fn code_bounds<T: Feature>(xf: &[T]) -> (T, T, bool) {
     };
     let (mut lo, mut hi) = (first, first);
     for v in it {
-        lo = if v < lo { v } else { lo };
-        hi = if v > hi { v } else { hi };
+        widen(&mut lo, &mut hi, v);
     }
     let any = xf.iter().any(|v| v.code() == nan);
     (lo, hi, any)

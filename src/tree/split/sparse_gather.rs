@@ -16,7 +16,7 @@
 //! is known constant in `O(1)`. The draws and the trees are unchanged: only how a constant
 //! column is recognized.
 
-use super::gather::set_len;
+use super::gather::{set_len, widen};
 use crate::data::{Feature, Matrix};
 use crate::tree::criterion::Criterion;
 use crate::tree::goes_left;
@@ -174,8 +174,7 @@ pub(crate) fn gather_entries<T: Feature>(
             if out.pos.is_empty() {
                 (lo, hi) = (v, v);
             } else {
-                lo = if v < lo { v } else { lo };
-                hi = if v > hi { v } else { hi };
+                widen(&mut lo, &mut hi, v);
             }
             out.pos.push(j as u32);
             out.vals.push(v);
@@ -260,8 +259,7 @@ fn intersect<T: Feature>(
         if found == 0 {
             (lo, hi) = (v, v);
         } else {
-            lo = if v < lo { v } else { lo };
-            hi = if v > hi { v } else { hi };
+            widen(&mut lo, &mut hi, v);
         }
         found += 1;
     };
