@@ -24,7 +24,7 @@ import numpy as np
 from sklearn.base import clone
 
 from ._core import InvalidParameterError
-from .dask import _FIT_LOCK, _worker_threads
+from .dask import _FIT_LOCK, _worker_addresses, _worker_threads
 from .selection._columns import ColumnSource, open_source
 from .selection._srs import SequentialRandomSubspace
 from .selection._srs_rounds import FitSpec, SubspaceFit, SubspaceTask, fit_subspace
@@ -57,10 +57,7 @@ class DaskExecutor:
 
     def __init__(self, client: Client, X: Any, target: str | None, y: Any, spec: Any) -> None:
         self.client = client
-        workers = client.scheduler_info()["workers"]
-        if not workers:
-            raise RuntimeError("the Dask cluster has no workers")
-        self.addresses = sorted(workers)
+        self.addresses = _worker_addresses(client)
         path = isinstance(X, (str, os.PathLike))
         self.X = os.fspath(X) if path else client.scatter(X, broadcast=True, hash=False)
         self.target = target

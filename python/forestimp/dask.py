@@ -111,15 +111,13 @@ def fit(
         one machine (out-of-bag scores included, computed on one worker).
     """
     client = client or default_client()
-    workers = client.scheduler_info()["workers"]
-    if not workers:
-        raise RuntimeError("the Dask cluster has no workers")
+    workers = _worker_addresses(client)
     n_estimators = estimator.get_params()["n_estimators"]
     ranges = tree_ranges(n_estimators, n_tasks or len(workers))
     data = _data_on_workers(client, X, y, sample_weight)
     kind, params = type(estimator), estimator.get_params()
     # Spread round-robin; Dask may still move a task (to a live worker when one dies).
-    addresses = sorted(workers)
+    addresses = workers
     futures = [
         client.submit(
             _fit_part,
@@ -200,6 +198,24 @@ def _read_path(path: Any, column: str | None, y: Any) -> tuple[Any, Any]:
     import zarr  # .zarr, the only other suffix _data_on_workers lets through
 
     return np.asarray(zarr.open(str(path), mode="r")), y
+
+
+# Seconds a fit waits for a first worker when the cluster has none registered (starting, or
+# a worker process being restarted by its nanny) before it gives up.
+_WORKER_WAIT_S = 10.0
+
+
+def _worker_addresses(client: Client) -> list[str]:
+    """The cluster's worker addresses, sorted; waits up to ``_WORKER_WAIT_S`` seconds for a
+    first worker to register, then raises ``RuntimeError``."""
+    workers = client.scheduler_info()["workers"]
+    if not workers:
+        try:
+            client.wait_for_workers(1, timeout=_WORKER_WAIT_S)
+        except TimeoutError:
+            raise RuntimeError("the Dask cluster has no workers") from None
+        workers = client.scheduler_info()["workers"]
+    return sorted(workers)
 
 
 def _worker_threads() -> int | None:

@@ -4,9 +4,12 @@ and prediction maps over blocks, empty ones included."""
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import clone
 
 import forestimp as fi
 from forestimp.exceptions import InvalidParameterError
@@ -247,3 +250,18 @@ def test_patches_assemble_into_one_forest(client, data, tmp_path):
         fdask.fit_patches(make(), X, y, n_patches=100, client=client)
     with pytest.raises(InvalidParameterError):
         fdask.fit_patches(make(), X, y, max_features=0, client=client)
+
+
+def test_a_fit_waits_briefly_for_a_first_worker(data, monkeypatch):
+    X, y = data
+    local = fi.RandomForestClassifier(n_estimators=2, random_state=0).fit(X, y)
+    monkeypatch.setattr(fdask, "_WORKER_WAIT_S", 0.5)
+    cluster = distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None)
+    with distributed.Client(cluster) as c:
+        with pytest.raises(RuntimeError, match="no workers"):
+            fdask.fit(clone(local), X, y, client=c)
+        # A worker that registers during the wait is used.
+        monkeypatch.setattr(fdask, "_WORKER_WAIT_S", 30.0)
+        threading.Timer(1.0, lambda: cluster.scale(1)).start()
+        assert _bytes(fdask.fit(clone(local), X, y, client=c)) == _bytes(local)
+    cluster.close()
