@@ -13,7 +13,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use super::loss::{initial_raw, weighted_percentile, LeafRows, Loss, RoundLoss};
+use super::loss::{initial_raw, weighted_percentile, LeafRows, Loss, NewtonSums, RoundLoss};
 use super::Booster;
 use crate::data::{Feature, Matrix, Targets};
 use crate::error::{invalid, ForestError, Result};
@@ -537,7 +537,7 @@ impl<T: Feature> Run<'_, '_, T> {
     }
 
     /// The line-searched value of every leaf of `tree` (column `j`), from its in-bag rows
-    /// in row order.
+    /// in row order: one pass of sums for a Newton step, else the rows grouped by leaf.
     fn leaf_updates(
         &self,
         tree: &Tree,
@@ -549,6 +549,14 @@ impl<T: Feature> Run<'_, '_, T> {
         let (k, n_leaves) = (self.round.k, tree.n_leaves());
         if self.round.loss == Loss::SquaredError {
             return (0..n_leaves).map(|s| tree.slot_value(s)[0]).collect();
+        }
+        if self.round.is_newton() {
+            let mut sums = vec![NewtonSums::default(); n_leaves];
+            for (i, &s) in slots.iter().enumerate().filter(|&(i, _)| in_bag(i)) {
+                let sums = &mut sums[s as usize];
+                self.round.add_newton(sums, self.y[i], g[i], self.w[i], j);
+            }
+            return sums.iter().map(|s| self.round.newton_value(s)).collect();
         }
         // Rows grouped by leaf, in row order within a leaf (a counting sort).
         let mut start = vec![0usize; n_leaves + 1];

@@ -255,6 +255,18 @@ fn average(x: impl Iterator<Item = f64>, w: &[f64]) -> f64 {
     }
 }
 
+/// A leaf's weighted sums for the Newton-step losses (log and exponential): their leaf
+/// value is a ratio of two weighted means, so one pass over the rows in row order gives
+/// it, with no grouping of the rows by leaf ([`RoundLoss::add_newton`]).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct NewtonSums {
+    /// `Σ w g` (negative gradients).
+    num: f64,
+    /// `Σ w h` (the loss's second-order term).
+    den: f64,
+    w: f64,
+}
+
 /// Rows whose losses one task sums ([`RoundLoss::mean_loss`]): a fixed size, so that the
 /// sum does not depend on the number of threads.
 const LOSS_BLOCK: usize = 4096;
@@ -310,33 +322,55 @@ impl RoundLoss {
                 });
                 m + average(term, rows.w)
             }
-            Loss::LogLoss => {
-                let target = |y: f64| match self.k {
+            Loss::LogLoss | Loss::Exponential => {
+                let mut sums = NewtonSums::default();
+                for ((&y, &g), &w) in rows.y.iter().zip(rows.neg_g).zip(rows.w) {
+                    self.add_newton(&mut sums, y, g, w, class);
+                }
+                self.newton_value(&sums)
+            }
+        }
+    }
+
+    /// Whether the leaf value is a Newton step ([`NewtonSums`]) rather than a percentile.
+    pub fn is_newton(&self) -> bool {
+        matches!(self.loss, Loss::LogLoss | Loss::Exponential)
+    }
+
+    /// Adds a row (target `y`, negative gradient `g` of tree column `class`, weight `w`)
+    /// to a leaf's [`NewtonSums`].
+    pub fn add_newton(&self, sums: &mut NewtonSums, y: f64, g: f64, w: f64, class: usize) {
+        let hess = match self.loss {
+            Loss::Exponential => match y > 0.5 {
+                true => g,
+                false => -g,
+            },
+            _ => {
+                let target = match self.k {
                     1 => y,
                     _ => f64::from(u8::from(y as usize == class)),
                 };
-                let num = average(rows.neg_g.iter().copied(), rows.w);
-                let hess = rows.y.iter().zip(rows.neg_g).map(|(&y, &g)| {
-                    let p = target(y) - g;
-                    p * (1.0 - p)
-                });
-                let den = average(hess, rows.w);
-                let k = self.k as f64;
-                let num = match self.k {
-                    1 => num,
-                    _ => num * ((k - 1.0) / k),
-                };
-                safe_divide(num, den)
+                let p = target - g;
+                p * (1.0 - p)
             }
-            Loss::Exponential => {
-                let num = average(rows.neg_g.iter().copied(), rows.w);
-                let hess = rows.y.iter().zip(rows.neg_g).map(|(&y, &g)| match y > 0.5 {
-                    true => g,
-                    false => -g,
-                });
-                safe_divide(num, average(hess, rows.w))
-            }
-        }
+        };
+        sums.num += g * w;
+        sums.den += hess * w;
+        sums.w += w;
+    }
+
+    /// The Newton step of a leaf's sums: `Σ w g / Σ w h`, times `(K − 1) / K` for the
+    /// multinomial log-loss; 0 for a leaf of weight 0 or of vanishing curvature.
+    pub fn newton_value(&self, sums: &NewtonSums) -> f64 {
+        let mean = |s: f64| match sums.w > 0.0 {
+            true => s / sums.w,
+            false => 0.0,
+        };
+        let num = match (self.loss, self.k) {
+            (Loss::LogLoss, k) if k > 1 => mean(sums.num) * ((k as f64 - 1.0) / k as f64),
+            _ => mean(sums.num),
+        };
+        safe_divide(num, mean(sums.den))
     }
 }
 
