@@ -111,13 +111,12 @@ def fit(
         one machine (out-of-bag scores included, computed on one worker).
     """
     client = client or default_client()
-    workers = _worker_addresses(client)
+    addresses = _worker_addresses(client)
     n_estimators = estimator.get_params()["n_estimators"]
-    ranges = tree_ranges(n_estimators, n_tasks or len(workers))
+    ranges = tree_ranges(n_estimators, n_tasks or len(addresses))
     data = _data_on_workers(client, X, y, sample_weight)
     kind, params = type(estimator), estimator.get_params()
     # Spread round-robin; Dask may still move a task (to a live worker when one dies).
-    addresses = workers
     futures = [
         client.submit(
             _fit_part,

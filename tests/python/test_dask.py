@@ -256,12 +256,11 @@ def test_a_fit_waits_briefly_for_a_first_worker(data, monkeypatch):
     X, y = data
     local = fi.RandomForestClassifier(n_estimators=2, random_state=0).fit(X, y)
     monkeypatch.setattr(fdask, "_WORKER_WAIT_S", 0.5)
-    cluster = distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None)
-    with distributed.Client(cluster) as c:
+    empty = distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None)
+    with empty as cluster, distributed.Client(cluster) as c:
         with pytest.raises(RuntimeError, match="no workers"):
             fdask.fit(clone(local), X, y, client=c)
         # A worker that registers during the wait is used.
         monkeypatch.setattr(fdask, "_WORKER_WAIT_S", 30.0)
         threading.Timer(1.0, lambda: cluster.scale(1)).start()
         assert _bytes(fdask.fit(clone(local), X, y, client=c)) == _bytes(local)
-    cluster.close()
