@@ -126,6 +126,7 @@ impl ClassImpurity for ShannonEntropy {
 
 impl<M: ClassImpurity> Criterion for ClassCounts<'_, M> {
     type Y = u32;
+    const WEIGHT_IS_SUM: bool = true;
     #[inline(always)]
     fn target(&self, i: usize) -> u32 {
         self.y[i]

@@ -128,6 +128,9 @@ pub trait Criterion: Sync {
     /// (`split::bin_scans::scan_occupied`): for criteria whose rows all add to the same
     /// slots. Class-indexed slots made the lanes slower than one bin (BENCHMARKS.md).
     const LANED_BINS: bool = false;
+    /// Whether the weight (slot 0 of the statistics) is the sum of the other slots (class
+    /// counts), so that a search of whole sums may add those only and sum them per bin.
+    const WEIGHT_IS_SUM: bool = false;
     /// Target of sample `i`.
     fn target(&self, i: usize) -> Self::Y;
     /// Length of a statistics vector.

@@ -104,9 +104,10 @@ fn add_rows_at_as<T: Feature, C: Criterion, const G: usize, const UNIT: bool>(
 }
 
 /// [`add_rows`] of codes between `lo` and `lo + 63`, from the first bin, returning the
-/// bitmap of the codes met (bit `c - lo` for code `c`).
+/// bitmap of the codes met (bit `c - lo` for code `c`). Without `COUNTED`, only the
+/// criterion's sums are added: no weight, no row count (see [`scan_occupied`]).
 #[inline(always)]
-fn add_rows_marked<T: Feature, C: Criterion>(
+fn add_rows_marked<T: Feature, C: Criterion, const COUNTED: bool>(
     bins: &mut [f64],
     lo: usize,
     xf: &[T],
@@ -119,7 +120,11 @@ fn add_rows_marked<T: Feature, C: Criterion>(
     for ((v, &y), &w) in xf.iter().zip(ys).zip(ws) {
         let c = v.code();
         bits |= 1 << (c - lo);
-        add_row::<C, false>(&mut bins[c * stride..(c + 1) * stride], y, w, crit);
+        let stats = &mut bins[c * stride..(c + 1) * stride];
+        match COUNTED {
+            true => add_row::<C, false>(stats, y, w, crit),
+            false => crit.add_for_proxy(stats, y, w),
+        }
     }
     bits
 }
@@ -181,12 +186,28 @@ pub(crate) fn scan_occupied<T: Feature, C: Criterion>(
         if table.len() < size {
             table.resize(size, 0.0);
         }
-        let bits = [add_rows_marked(table, lo, xf, ys, ws, ctx.crit)];
+        // Whole class counts, and any cut may leave a single row on a side: each row adds
+        // to its class's count only. A code's weight is then the sum of its counts (exact,
+        // being whole), and the partition counts the rows that go left.
+        if C::WEIGHT_IS_SUM && ctx.whole_sums && ctx.min_samples_leaf <= 1 {
+            let bits = [add_rows_marked::<T, C, false>(
+                table, lo, xf, ys, ws, ctx.crit,
+            )];
+            let occupied = (&bits[..], lo);
+            return if left.len() == 3 {
+                scan_occupied_into::<C, 1, false>(table, occupied, n, &mut [0.0; 3], ctx, bar, cut)
+            } else {
+                scan_occupied_into::<C, 1, false>(table, occupied, n, left, ctx, bar, cut)
+            };
+        }
+        let bits = [add_rows_marked::<T, C, true>(
+            table, lo, xf, ys, ws, ctx.crit,
+        )];
         let occupied = (&bits[..], lo);
         return if left.len() == 3 {
-            scan_occupied_into::<C, 1>(table, occupied, n, &mut [0.0; 3], ctx, bar, cut)
+            scan_occupied_into::<C, 1, true>(table, occupied, n, &mut [0.0; 3], ctx, bar, cut)
         } else {
-            scan_occupied_into::<C, 1>(table, occupied, n, left, ctx, bar, cut)
+            scan_occupied_into::<C, 1, true>(table, occupied, n, left, ctx, bar, cut)
         };
     }
     // The bitmap of codes `lo..=hi`, bit `c - lo` for code `c`.
@@ -217,19 +238,19 @@ pub(crate) fn scan_occupied<T: Feature, C: Criterion>(
     match (laned, left.len() == 3) {
         (true, true) => {
             add_rows_laned::<T, C, false>(table, 0, xf, ys, ws, ctx.crit);
-            scan_occupied_into::<C, LANES>(table, occupied, n, &mut [0.0; 3], ctx, bar, cut)
+            scan_occupied_into::<C, LANES, true>(table, occupied, n, &mut [0.0; 3], ctx, bar, cut)
         }
         (true, false) => {
             add_rows_laned::<T, C, false>(table, 0, xf, ys, ws, ctx.crit);
-            scan_occupied_into::<C, LANES>(table, occupied, n, left, ctx, bar, cut)
+            scan_occupied_into::<C, LANES, true>(table, occupied, n, left, ctx, bar, cut)
         }
         (false, true) => {
             add_rows(table, 0, xf, ys, ws, ctx.crit);
-            scan_occupied_into::<C, 1>(table, occupied, n, &mut [0.0; 3], ctx, bar, cut)
+            scan_occupied_into::<C, 1, true>(table, occupied, n, &mut [0.0; 3], ctx, bar, cut)
         }
         (false, false) => {
             add_rows(table, 0, xf, ys, ws, ctx.crit);
-            scan_occupied_into::<C, 1>(table, occupied, n, left, ctx, bar, cut)
+            scan_occupied_into::<C, 1, true>(table, occupied, n, left, ctx, bar, cut)
         }
     }
 }
@@ -269,19 +290,19 @@ pub(crate) fn scan_occupied_wide<C: Criterion>(
     match (laned, left.len() == 3) {
         (true, true) => {
             add_rows_laned::<u16, C, false>(table, 0, xf, ys, ws, ctx.crit);
-            scan_occupied_into::<C, LANES>(table, occupied, n, &mut [0.0; 3], ctx, bar, cut)
+            scan_occupied_into::<C, LANES, true>(table, occupied, n, &mut [0.0; 3], ctx, bar, cut)
         }
         (true, false) => {
             add_rows_laned::<u16, C, false>(table, 0, xf, ys, ws, ctx.crit);
-            scan_occupied_into::<C, LANES>(table, occupied, n, left, ctx, bar, cut)
+            scan_occupied_into::<C, LANES, true>(table, occupied, n, left, ctx, bar, cut)
         }
         (false, true) => {
             add_rows(table, 0, xf, ys, ws, ctx.crit);
-            scan_occupied_into::<C, 1>(table, occupied, n, &mut [0.0; 3], ctx, bar, cut)
+            scan_occupied_into::<C, 1, true>(table, occupied, n, &mut [0.0; 3], ctx, bar, cut)
         }
         (false, false) => {
             add_rows(table, 0, xf, ys, ws, ctx.crit);
-            scan_occupied_into::<C, 1>(table, occupied, n, left, ctx, bar, cut)
+            scan_occupied_into::<C, 1, true>(table, occupied, n, left, ctx, bar, cut)
         }
     }
 }
@@ -354,9 +375,12 @@ fn add_rows_laned<T: Feature, C: Criterion, const UNIT: bool>(
 /// [`scan_occupied`] with the left sums in `left`, from `L` lanes of bins per code: the
 /// occupied codes in order, the lanes of each added to the left sums and cleared; the cut
 /// below each code but the first is scored as [`scan_bins`] does, once the code above it
-/// is known. `occupied` is a bitmap of the codes from `base` on.
+/// is known. `occupied` is a bitmap of the codes from `base` on. Without `COUNTED`, the
+/// bins hold the criterion's sums only: a code's weight is their sum
+/// ([`Criterion::WEIGHT_IS_SUM`]), every cut leaves a row on each side (which is all a
+/// `min_samples_leaf` of 1 asks), and the partition counts the cut's left rows.
 #[inline(always)]
-fn scan_occupied_into<C: Criterion, const L: usize>(
+fn scan_occupied_into<C: Criterion, const L: usize, const COUNTED: bool>(
     table: &mut [f64],
     (occupied, base): (&[u64], usize),
     n: usize,
@@ -378,11 +402,27 @@ fn scan_occupied_into<C: Criterion, const L: usize>(
         while bits != 0 {
             let code = base + word * 64 + bits.trailing_zeros() as usize;
             bits &= bits - 1;
-            if (below != usize::MAX) & (n - n_left >= right_rows) & best.worth(ctx, n_left, left) {
+            // Uncounted, both sides have rows: all that `min_samples_leaf` (1) asks.
+            let (rows_left, rows_right) = match COUNTED {
+                true => (n_left, n - n_left),
+                false => (ctx.min_samples_leaf, right_rows),
+            };
+            if (below != usize::MAX) & (rows_right >= right_rows) & best.worth(ctx, rows_left, left)
+            {
                 best.offer(ctx, left, cut(below, code), n_left);
             }
             let lanes = &mut table[code * L * stride..(code + 1) * L * stride];
             for stats in lanes.chunks_exact_mut(stride) {
+                if !COUNTED {
+                    let mut w = 0.0;
+                    for (l, h) in left[1..].iter_mut().zip(&mut stats[1..k]) {
+                        w += *h;
+                        *l += *h;
+                        *h = 0.0;
+                    }
+                    left[0] += w;
+                    continue;
+                }
                 n_left += stats[k] as usize;
                 // Added and cleared in one pass (a `fill` was a call to memset per bin).
                 for (l, h) in left.iter_mut().zip(stats.iter_mut()) {
@@ -394,7 +434,10 @@ fn scan_occupied_into<C: Criterion, const L: usize>(
             below = code;
         }
     }
-    best.cut()
+    best.cut().map(|c| Cut {
+        n_left: c.n_left.filter(|_| COUNTED),
+        ..c
+    })
 }
 
 /// [`scan_bins`] with the left sums in `left`. Empty bins are folded in times 0 rather
@@ -571,8 +614,11 @@ mod tests {
                         f64::NEG_INFINITY,
                         |a, _| a as f64,
                     )
-                    .map(|c| (c.proxy, c.threshold, c.n_left.expect("counted")));
+                    .map(|c| (c.proxy, c.threshold, c.n_left));
                     let want = best_cut_by_brute_force(&codes, &ys, &ws, &ctx);
+                    // The left rows are counted unless the partition may count them.
+                    let uncounted = whole_sums && msl == 1 && C::WEIGHT_IS_SUM && hi - lo < 64;
+                    let want = want.map(|(p, t, n)| (p, t, (!uncounted).then_some(n)));
                     let case =
                         format!("n {n} spread {spread} msl {msl} min_w {min_w} whole {whole_sums}");
                     assert_eq!(got, want, "{case}");

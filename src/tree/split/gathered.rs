@@ -122,12 +122,12 @@ impl<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool> CandidateSour
                 }
                 Span::Values { column, .. } => mark_left(&s.batch[column], T::to_f64, t, ml, flags),
                 Span::Codes { .. } => {
-                    let levels = cols.levels(self.drawn[k]);
-                    mark_left(&s.codes[k], |c| levels[c as usize], t, ml, flags);
+                    let last = last_code_left(cols.levels(self.drawn[k]), t) as u8;
+                    mark_codes_left(&s.codes[k], last, flags);
                 }
                 Span::Wide { .. } => {
-                    let levels = cols.wide_levels(self.drawn[k]);
-                    mark_left(&s.wide[k], |c| levels[c as usize], t, ml, flags);
+                    let last = last_code_left(cols.wide_levels(self.drawn[k]), t) as u16;
+                    mark_codes_left(&s.wide[k], last, flags);
                 }
                 Span::Entries { .. } => {
                     let n = self.rows.samples.len();
@@ -500,6 +500,13 @@ fn wide_at<'a, T: Feature, C: Criterion>(
 ) -> Option<&'a Wide> {
     let wide = cols.levels?.wide(f as usize)?;
     ctx.whole_sums.then_some(wide)
+}
+
+/// Flags the rows whose code is at most `last`: those that go left, as [`Gathered`]'s
+/// `apply` partitions coded rows (no level lookup, no float compare).
+fn mark_codes_left<K: Copy + Ord>(codes: &[K], last: K, flags: &mut Vec<u8>) {
+    flags.clear();
+    flags.extend(codes.iter().map(|&c| u8::from(c <= last)));
 }
 
 /// Flags the rows that go left (by [`goes_left`]).
