@@ -167,7 +167,7 @@ pub(crate) fn scan_bins<C: Criterion>(
 /// row's store. Whole sums are exact in any order, so the lanes merged give the one bin's
 /// sums, bit for bit.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn scan_occupied<T: Feature, C: Criterion>(
+pub(crate) fn scan_occupied<T: Feature, C: Criterion, const PARTITION_COUNTS: bool>(
     table: &mut Vec<f64>,
     xf: &[T],
     (lo, hi): (usize, usize),
@@ -186,10 +186,11 @@ pub(crate) fn scan_occupied<T: Feature, C: Criterion>(
         if table.len() < size {
             table.resize(size, 0.0);
         }
-        // Whole class counts, and any cut may leave a single row on a side: each row adds
-        // to its class's count only. A code's weight is then the sum of its counts (exact,
-        // being whole), and the partition counts the rows that go left.
-        if C::WEIGHT_IS_SUM && ctx.whole_sums && ctx.min_samples_leaf <= 1 {
+        // Whole class counts, any cut may leave a single row on a side, and the caller's
+        // partition counts the rows that go left (a pass over codes, in the exact search:
+        // `PARTITION_COUNTS`): each row adds to its class's count only. A code's weight is
+        // then the sum of its counts (exact, being whole).
+        if PARTITION_COUNTS && C::WEIGHT_IS_SUM && ctx.whole_sums && ctx.min_samples_leaf <= 1 {
             let bits = [add_rows_marked::<T, C, false>(
                 table, lo, xf, ys, ws, ctx.crit,
             )];
@@ -496,7 +497,8 @@ impl ThresholdRule for HistThreshold {
         let (ys, ws) = (&*rows.ys, &*rows.ws);
         let code_below = |a: usize, _| a as f64;
         let bounds = (lo.code(), hi.code());
-        scan_occupied(
+        // (The histogram search's partition would count the left rows from values.)
+        scan_occupied::<T, C, false>(
             &mut s.bins,
             xf,
             bounds,
@@ -603,24 +605,33 @@ mod tests {
                     let mut left = vec![0.0; total.len()];
                     let lo = usize::from(*codes.iter().min().unwrap());
                     let hi = usize::from(*codes.iter().max().unwrap());
-                    let got = scan_occupied(
-                        &mut table,
-                        &codes,
-                        (lo, hi),
-                        &ys,
-                        &ws,
-                        &mut left,
-                        &ctx,
-                        f64::NEG_INFINITY,
-                        |a, _| a as f64,
-                    )
-                    .map(|c| (c.proxy, c.threshold, c.n_left));
+                    let mut scan = |partition_counts: bool| {
+                        let scan = match partition_counts {
+                            true => scan_occupied::<u8, C, true>,
+                            false => scan_occupied::<u8, C, false>,
+                        };
+                        let (bounds, no_bar) = ((lo, hi), f64::NEG_INFINITY);
+                        scan(
+                            &mut table,
+                            &codes,
+                            bounds,
+                            &ys,
+                            &ws,
+                            &mut left,
+                            &ctx,
+                            no_bar,
+                            |a, _| a as f64,
+                        )
+                        .map(|c| (c.proxy, c.threshold, c.n_left))
+                    };
+                    let (got, counted) = (scan(true), scan(false));
                     let want = best_cut_by_brute_force(&codes, &ys, &ws, &ctx);
+                    let case =
+                        format!("n {n} spread {spread} msl {msl} min_w {min_w} whole {whole_sums}");
+                    assert_eq!(counted, want.map(|(p, t, n)| (p, t, Some(n))), "{case}");
                     // The left rows are counted unless the partition may count them.
                     let uncounted = whole_sums && msl == 1 && C::WEIGHT_IS_SUM && hi - lo < 64;
                     let want = want.map(|(p, t, n)| (p, t, (!uncounted).then_some(n)));
-                    let case =
-                        format!("n {n} spread {spread} msl {msl} min_w {min_w} whole {whole_sums}");
                     assert_eq!(got, want, "{case}");
                     assert!(table.iter().all(|&b| b == 0.0), "bins left behind");
                 }

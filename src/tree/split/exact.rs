@@ -81,7 +81,7 @@ impl ThresholdRule for BestThreshold {
         if ctx.whole_sums {
             let (ys, ws) = (&*rows.ys, &*rows.ws);
             let bounds = (usize::from(lo), usize::from(hi));
-            return scan_occupied(
+            return scan_occupied::<u8, C, true>(
                 &mut s.bins,
                 codes,
                 bounds,
