@@ -41,6 +41,27 @@ pub(crate) fn gather_codes<K: Copy + Ord + Default>(
     (lo, hi)
 }
 
+/// [`gather_codes`] of a column of at most 64 levels (codes `0..64`): the bounds come from
+/// a bitmap of the codes met, made in the copying pass, instead of a min and a max pass
+/// (which cost most, for the few rows of a deep node, in their set-up and tails).
+#[inline(never)]
+pub(crate) fn gather_few_codes(column: &[u8], samples: &[u32], out: &mut Vec<u8>) -> (u8, u8) {
+    set_len(out, samples.len(), 0);
+    let mut bits = 0u64;
+    for (o, &i) in out.iter_mut().zip(samples) {
+        let c = column[i as usize];
+        *o = c;
+        bits |= 1 << (c % 64);
+    }
+    match bits {
+        0 => (0, 0),
+        _ => (
+            bits.trailing_zeros() as u8,
+            (63 - bits.leading_zeros()) as u8,
+        ),
+    }
+}
+
 /// The codes `column` of `samples` with their (min, max): the column itself when the
 /// samples are every row (a root of all rows: the samples of a node are increasing, so
 /// they are then `0..n`), else gathered into `out` ([`gather_codes`]).
@@ -269,5 +290,19 @@ mod tests {
         assert_eq!(batch_len::<f32>(4 << 20), 2);
         assert_eq!(batch_len::<f32>(8 << 20), 1);
         assert_eq!(batch_len::<f64>(100 << 20), 1);
+    }
+
+    #[test]
+    fn few_codes_gather_as_any_codes() {
+        let column: Vec<u8> = (0..500u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 7) as u8 % 64)
+            .collect();
+        let (mut few, mut any) = (Vec::new(), Vec::new());
+        for (start, step, len) in [(0, 1, 500), (3, 7, 60), (10, 1, 1), (499, 1, 1), (5, 3, 2)] {
+            let samples: Vec<u32> = (0..len).map(|k| (start + k * step) as u32).collect();
+            let want = gather_codes(&column, &samples, &mut any);
+            assert_eq!(gather_few_codes(&column, &samples, &mut few), want);
+            assert_eq!(few, any);
+        }
     }
 }

@@ -10,7 +10,7 @@
 use super::direct::{find_split_direct, reads_directly};
 use super::draw::{draw_split, CandidateSource};
 use super::exact::last_code_left;
-use super::gather::{batch_len, gather_codes, gather_many, MAX_BATCH};
+use super::gather::{batch_len, gather_codes, gather_few_codes, gather_many, MAX_BATCH};
 use super::kept_codes::{kept_levels, mark_kept_left, Kept};
 use super::missing;
 use super::nan_bins;
@@ -164,7 +164,11 @@ impl<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool> CandidateSour
             let coded = cols.levels.and_then(|l| l.column(f as usize));
             self.spans[k] = match coded {
                 Some(coded) => {
-                    let (lo, hi) = gather_codes(&coded.codes, samples, &mut s.codes[k]);
+                    let (column, out) = (&coded.codes, &mut s.codes[k]);
+                    let (lo, hi) = match coded.values.len() <= 64 {
+                        true => gather_few_codes(column, samples, out),
+                        false => gather_codes(column, samples, out),
+                    };
                     Span::Codes { lo, hi }
                 }
                 None => match sparse
