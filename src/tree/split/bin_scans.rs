@@ -166,6 +166,10 @@ pub(crate) fn scan_bins<C: Criterion>(
 /// of few values) then add to different bins instead of each waiting for the previous
 /// row's store. Whole sums are exact in any order, so the lanes merged give the one bin's
 /// sums, bit for bit.
+///
+/// With `PARTITION_COUNTS` (the caller's partition counts the left rows of a cut whose
+/// [`Cut::n_left`] is None), whole class counts ([`Criterion::WEIGHT_IS_SUM`]) with
+/// leaves of one row allowed add each row's class count only: no weight, no row count.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn scan_occupied<T: Feature, C: Criterion, const PARTITION_COUNTS: bool>(
     table: &mut Vec<f64>,
@@ -186,10 +190,9 @@ pub(crate) fn scan_occupied<T: Feature, C: Criterion, const PARTITION_COUNTS: bo
         if table.len() < size {
             table.resize(size, 0.0);
         }
-        // Whole class counts, any cut may leave a single row on a side, and the caller's
-        // partition counts the rows that go left (a pass over codes, in the exact search:
-        // `PARTITION_COUNTS`): each row adds to its class's count only. A code's weight is
-        // then the sum of its counts (exact, being whole).
+        // Each row adds to its class's count only; a code's weight is then the sum of its
+        // counts (exact, being whole). The exact search's partition counts the left rows
+        // in a pass over one column's codes.
         if PARTITION_COUNTS && C::WEIGHT_IS_SUM && ctx.whole_sums && ctx.min_samples_leaf <= 1 {
             let bits = [add_rows_marked::<T, C, false>(
                 table, lo, xf, ys, ws, ctx.crit,
