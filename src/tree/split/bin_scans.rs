@@ -129,6 +129,38 @@ fn add_rows_marked<T: Feature, C: Criterion, const COUNTED: bool>(
     bits
 }
 
+/// [`scan_occupied`] of codes between `lo` and `lo + 63` (`rows`: codes, targets,
+/// weights), the bitmap made in the pass that fills the bins; without `COUNTED`, the bins
+/// hold the criterion's sums only ([`add_rows_marked`]).
+#[inline(always)]
+fn scan_marked<T: Feature, C: Criterion, const COUNTED: bool>(
+    table: &mut [f64],
+    lo: usize,
+    (xf, ys, ws): (&[T], &[C::Y], &[f64]),
+    left: &mut [f64],
+    ctx: &NodeCtx<'_, C>,
+    bar: f64,
+    cut: impl Fn(usize, usize) -> f64,
+) -> Option<Cut> {
+    let bits = [add_rows_marked::<T, C, COUNTED>(
+        table, lo, xf, ys, ws, ctx.crit,
+    )];
+    let (occupied, n) = ((&bits[..], lo), xf.len());
+    if left.len() == 3 {
+        // Regression and two classes: the sums in registers (see `listed::search`).
+        return scan_occupied_into::<C, 1, COUNTED>(
+            table,
+            occupied,
+            n,
+            &mut [0.0; 3],
+            ctx,
+            bar,
+            cut,
+        );
+    }
+    scan_occupied_into::<C, 1, COUNTED>(table, occupied, n, left, ctx, bar, cut)
+}
+
 /// The best cut between the `n_bins` bins of one feature (codes `lo..`) of a node of `n`
 /// rows: every boundary between non-empty bins is scored, and the threshold is the code
 /// below it.
@@ -193,25 +225,12 @@ pub(crate) fn scan_occupied<T: Feature, C: Criterion, const PARTITION_COUNTS: bo
         // Each row adds to its class's count only; a code's weight is then the sum of its
         // counts (exact, being whole). The exact search's partition counts the left rows
         // in a pass over one column's codes.
-        if PARTITION_COUNTS && C::WEIGHT_IS_SUM && ctx.whole_sums && ctx.min_samples_leaf <= 1 {
-            let bits = [add_rows_marked::<T, C, false>(
-                table, lo, xf, ys, ws, ctx.crit,
-            )];
-            let occupied = (&bits[..], lo);
-            return if left.len() == 3 {
-                scan_occupied_into::<C, 1, false>(table, occupied, n, &mut [0.0; 3], ctx, bar, cut)
-            } else {
-                scan_occupied_into::<C, 1, false>(table, occupied, n, left, ctx, bar, cut)
-            };
-        }
-        let bits = [add_rows_marked::<T, C, true>(
-            table, lo, xf, ys, ws, ctx.crit,
-        )];
-        let occupied = (&bits[..], lo);
-        return if left.len() == 3 {
-            scan_occupied_into::<C, 1, true>(table, occupied, n, &mut [0.0; 3], ctx, bar, cut)
-        } else {
-            scan_occupied_into::<C, 1, true>(table, occupied, n, left, ctx, bar, cut)
+        let counts_only =
+            PARTITION_COUNTS && C::WEIGHT_IS_SUM && ctx.whole_sums && ctx.min_samples_leaf <= 1;
+        let rows = (xf, ys, ws);
+        return match counts_only {
+            true => scan_marked::<T, C, false>(table, lo, rows, left, ctx, bar, cut),
+            false => scan_marked::<T, C, true>(table, lo, rows, left, ctx, bar, cut),
         };
     }
     // The bitmap of codes `lo..=hi`, bit `c - lo` for code `c`.
