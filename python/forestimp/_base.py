@@ -7,6 +7,7 @@ Subclasses only choose defaults and how their parameters map onto the engine
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import warnings
@@ -21,7 +22,7 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from . import _outputs, _sparse, _state
+from . import _core, _outputs, _sparse, _state
 from . import _params as P
 from ._core import DataError, Forest, InvalidParameterError
 from ._sklearn_forest import SklearnEnsembleMixin
@@ -47,7 +48,7 @@ def _fingerprint(X: Any, y: np.ndarray) -> tuple[int, int, int]:
     spaced rows of X (as float64, so the memory order and a float32/float64 round trip do not
     matter) and of all of y (class codes or values, as float64). O(p + n), no copy of X."""
     n = X.shape[0]
-    rows = np.unique(np.linspace(0, n - 1, num=min(n, _FINGERPRINT_ROWS)).astype(np.intp))
+    rows = _fingerprint_rows(n)
     if issparse(X):
         # The CRC of its dense twin, a few rows at a time (CRC-32 runs on): a dense copy of
         # 1024 rows of a wide sparse X would take more memory than X.
@@ -58,9 +59,18 @@ def _fingerprint(X: Any, y: np.ndarray) -> tuple[int, int, int]:
             block = X[rows[k : k + step]].toarray().astype(np.float64)
             crc = zlib.crc32(np.ascontiguousarray(block).tobytes(), crc)
     else:
-        crc = zlib.crc32(np.ascontiguousarray(X[rows], dtype=np.float64).tobytes())
-    crc = zlib.crc32(np.ascontiguousarray(y, dtype=np.float64).tobytes(), crc)
+        crc = _core.rows_crc32(X, rows)
+    crc = zlib.crc32(np.ascontiguousarray(y, dtype=np.float64), crc)
     return n, X.shape[1], crc
+
+
+@functools.lru_cache(maxsize=16)
+def _fingerprint_rows(n: int) -> np.ndarray:
+    """The rows of an X of ``n`` rows that :func:`_fingerprint` hashes (read-only: shared
+    between calls)."""
+    rows = np.unique(np.linspace(0, n - 1, num=min(n, _FINGERPRINT_ROWS)).astype(np.int64))
+    rows.flags.writeable = False
+    return rows
 
 
 def _as_engine_matrix(X: Any) -> Any:

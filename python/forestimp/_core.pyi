@@ -483,6 +483,11 @@ def booster_oob_indices(booster: Booster, n_samples: int, round: int) -> npt.NDA
 def in_bag_counts(forest: Forest, tree: int) -> npt.NDArray[np.uint32]:
     """How many times tree ``tree`` drew each training row (0: out of bag)."""
 
+def rows_crc32(x: npt.NDArray[Any], rows: npt.NDArray[np.int64], crc: int = 0) -> int:
+    """Zlib's CRC-32 of ``rows`` of a dense float32 or float64 ``x`` as float64 values, row
+    after row, continued from ``crc``: ``zlib.crc32(np.ascontiguousarray(x[rows],
+    dtype=np.float64), crc)`` without copying the rows."""
+
 def _install_counts() -> list[tuple[int, int]]:
     """``(threads, count)``: how many times work ran on a pool of each size in this process
     (for tests that ``n_jobs`` is honoured)."""

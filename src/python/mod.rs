@@ -35,6 +35,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<bins::PyBins>()?;
     m.add_class::<boosting::PyBooster>()?;
     m.add_function(wrap_pyfunction!(context::context_importances_py, m)?)?;
+    m.add_function(wrap_pyfunction!(arrays::rows_crc32, m)?)?;
     m.add_function(wrap_pyfunction!(doorway::_install_counts, m)?)?;
     m.add_function(wrap_pyfunction!(importance::local_mdi, m)?)?;
     m.add_function(wrap_pyfunction!(importance::mdi_oob, m)?)?;

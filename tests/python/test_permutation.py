@@ -5,6 +5,7 @@ across thread counts, a ranking sanity check and input validation."""
 from __future__ import annotations
 
 import pickle
+import zlib
 
 import numpy as np
 import pytest
@@ -332,3 +333,29 @@ def test_oob_measures_refuse_data_other_than_the_training_data(clf):
     )
     with pytest.raises(DataError, match="399 rows given, 400 at fit"):
         permutation(twin, X[1:], y[1:], oob=True)
+
+
+@pytest.mark.parametrize("n", [1, 7, 1024, 1025, 3000])
+def test_the_training_fingerprint_is_the_crc_of_its_rows_as_float64(n):
+    """Saved models keep the fingerprint: it must stay zlib's CRC-32 of up to 1024 evenly
+    spaced rows of X as C-ordered float64, then of y as float64, whatever X's dtype, memory
+    order or strides (the engine hashes the rows in place)."""
+    from forestimp._base import _fingerprint
+
+    rng = np.random.default_rng(n)
+    base = rng.normal(size=(n, 9))
+    base[0, 0] = np.nan
+    y = rng.integers(0, 3, n).astype(np.uint32)
+    rows = np.unique(np.linspace(0, n - 1, num=min(n, 1024)).astype(np.intp))
+    for dtype in (np.float32, np.float64):
+        X = base.astype(dtype)
+        crc = zlib.crc32(np.ascontiguousarray(X[rows], dtype=np.float64).tobytes())
+        want = (n, 9, zlib.crc32(y.astype(np.float64).tobytes(), crc))
+        for view in (X, np.asfortranarray(X)):
+            assert _fingerprint(view, y) == want
+        wider = np.repeat(X, 2, axis=1)[:, ::2]  # strided columns, the same values
+        assert _fingerprint(wider, y) == want
+    with pytest.raises(IndexError, match="out of range"):
+        _core.rows_crc32(base, np.array([n], dtype=np.int64))
+    with pytest.raises(TypeError, match="float32 or float64"):
+        _core.rows_crc32(base.astype(np.int64), rows.astype(np.int64))
