@@ -36,6 +36,9 @@ struct Listed<'a, 'r, T: Feature, C: Criterion, I> {
     start: usize,
     /// The node's rows.
     n: usize,
+    /// The fewest rows a child needs for its lists to be read: the fewest a node needs to
+    /// be split, or more when nodes of two rows are split without lists
+    /// ([`super::pair`]).
     split_rows: usize,
     /// Per feature, whether code [`NAN_CODE`] is its missing-values bin (None: no feature's).
     nan: Option<&'a [bool]>,
@@ -100,8 +103,8 @@ impl<T: Feature, C: Criterion, I: ListItem> CandidateSource for Listed<'_, '_, T
     }
 
     /// Applies the split to the rows, and to every list unless neither child reaches
-    /// `split_rows`, the fewest rows a node needs to be split (no list of a leaf is read):
-    /// the children's lists are written into the other copy ([`ListItem::COPIES`]).
+    /// `split_rows` (no list of a leaf, or of a node of two rows split from its codes, is
+    /// read): the children's lists are written into the other copy ([`ListItem::COPIES`]).
     fn apply(&mut self, feature: u32, cut: Cut, unsettled: &[u32]) -> ChosenSplit {
         let (n, start) = (self.n, self.start);
         let n_left = cut.n_left.expect("histogram cuts count their rows");

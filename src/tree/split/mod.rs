@@ -52,6 +52,7 @@ mod median;
 mod missing;
 mod nan_bins;
 mod node_bins;
+mod pair;
 mod partition;
 mod random;
 mod rule;

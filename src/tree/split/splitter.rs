@@ -10,6 +10,7 @@ use super::histograms::{find_split_binned, ChildScans};
 use super::kept_codes::{kept_stack, Kept};
 use super::listed::find_split_listed;
 use super::node_bins::{BinStack, CodeColumns, NodeBins, Spare};
+use super::pair::find_split_pair;
 use super::{find_split, ChosenSplit, Columns, NodeCtx, NodeRows, SplitBufs, ThresholdRule};
 use crate::data::{Feature, Levels, Matrix};
 use crate::parallel::current_threads;
@@ -257,10 +258,27 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
             )
         } else if self.listed && n <= self.list_rows {
             let lossless = levels.filter(|_| R::LISTS_CODES);
+            if let Some(levels) = lossless.filter(|_| n == 2) {
+                return find_split_pair(
+                    levels,
+                    ctx,
+                    bufs,
+                    rows,
+                    features,
+                    n_constant,
+                    max_features,
+                    rng,
+                );
+            }
             if !self.lists.covers(start, start + n) {
                 let varying = &features[n_constant..];
                 self.lists.build(x, lossless, rows, start, varying);
             }
+            // Children of two rows read no lists either (`find_split_pair`).
+            let list_rows = match lossless {
+                Some(_) => split_rows.max(3),
+                None => split_rows,
+            };
             find_split_listed(
                 &mut self.lists,
                 ctx,
@@ -270,7 +288,7 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
                 features,
                 n_constant,
                 max_features,
-                split_rows,
+                list_rows,
                 nan,
                 lossless,
                 rng,

@@ -1,0 +1,264 @@
+//! A node of two rows in a subtree listed with lossless codes ([`super::listed`]): each
+//! candidate's two codes read at the rows' sample ids, from no list. Its children are
+//! leaves by size, so a split whose children are such nodes or leaves writes no lists
+//! for them (`Listed::apply`).
+//!
+//! A candidate's one cut leaves the row of the lesser code left, at the mid-point of the
+//! two levels: the listed scan's cut, scored from the same sums of that one row, with the
+//! same leaf constraints, so the node splits the same way, bit for bit. Each row's cut is
+//! scored once (see `CandidateSource::scored_alike`): the two rows' proxies are the same up
+//! to rounding only, which can tip a proxy near 0 (or one of weights 2⁵³ apart) past the
+//! tie rule, so both are offered.
+
+use super::draw::{draw_split, CandidateSource};
+use super::exact::midpoint;
+use super::gather::batch_len;
+use super::partition::partition_rows;
+use super::{BestCut, ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
+use crate::data::{Feature, Levels};
+use crate::rng::TreeRng;
+use crate::tree::criterion::Criterion;
+use std::cmp::Ordering;
+
+/// The node's two rows, their candidates read from the lossless codes `levels`.
+struct Pair<'a, 'r, T: Feature, C: Criterion> {
+    levels: &'a Levels,
+    ctx: &'a NodeCtx<'a, C>,
+    s: &'a mut SplitBufs<T>,
+    rows: &'a mut NodeRows<'r, C::Y>,
+    /// Per row, whether the cut that leaves it alone on the left was scored.
+    scored: [bool; 2],
+}
+
+impl<T: Feature, C: Criterion> Pair<'_, '_, T, C> {
+    /// Feature `f`'s codes at the node's two rows.
+    #[inline(always)]
+    fn codes(&self, f: u32) -> Option<(u8, u8)> {
+        let codes = &self.levels.column(f as usize)?.codes;
+        let row = |j: usize| codes[self.rows.samples[j] as usize];
+        Some((row(0), row(1)))
+    }
+}
+
+impl<T: Feature, C: Criterion> CandidateSource for Pair<'_, '_, T, C> {
+    /// The row of the lesser code (0 or 1), and the lesser and greater codes.
+    type Bounds = (usize, u8, u8);
+
+    /// The listed source's batches, so that the draws are the same.
+    #[inline(always)]
+    fn batch_len(&self) -> usize {
+        batch_len::<T>(2)
+    }
+
+    /// Every candidate that leaves the same row left sums that row alone; only monotonic
+    /// constraints, which differ by feature, tell them apart.
+    #[inline(always)]
+    fn scored_alike(&self, &(first, _, _): &Self::Bounds) -> bool {
+        self.scored[first] && self.ctx.mono.is_none()
+    }
+
+    #[inline(always)]
+    fn bounds(&mut self, _k: usize, f: u32) -> Option<Self::Bounds> {
+        let (a, b) = self.codes(f)?;
+        match a.cmp(&b) {
+            Ordering::Less => Some((0, a, b)),
+            Ordering::Greater => Some((1, b, a)),
+            Ordering::Equal => None,
+        }
+    }
+
+    #[inline(always)]
+    fn search(
+        &mut self,
+        _k: usize,
+        f: u32,
+        (first, lo, hi): Self::Bounds,
+        bar: f64,
+        _rng: &mut TreeRng,
+    ) -> Option<Cut> {
+        self.scored[first] = true;
+        let constrained = self.ctx.for_feature(f);
+        let ctx = constrained.as_ref().unwrap_or(self.ctx);
+        if ctx.min_samples_leaf > 1 {
+            return None; // (a node of two rows is then never searched)
+        }
+        let left = &mut self.s.search.left[..];
+        left.fill(0.0);
+        let (y, w) = (self.rows.ys[first], self.rows.ws[first]);
+        // As the listed scan sums its first row.
+        let mut wl = 0.0;
+        wl += w;
+        ctx.crit.add_for_proxy(left, y, w);
+        left[0] = wl;
+        let mut best = BestCut::above(bar);
+        if best.worth(ctx, 1, left) {
+            let values = &self.levels.column(f as usize)?.values;
+            let (lo, hi) = (usize::from(lo), usize::from(hi));
+            best.offer(ctx, left, midpoint(values[lo], values[hi]), 1);
+        }
+        best.cut()
+    }
+
+    fn apply(&mut self, feature: u32, cut: Cut, _unsettled: &[u32]) -> ChosenSplit {
+        let first_left = self.codes(feature).is_some_and(|(a, b)| a < b);
+        let (buf, unit) = (&mut self.s.partition_buf, self.ctx.unit_weights);
+        partition_rows(Some(1), self.rows, buf, unit, |r| (r == 0) == first_left);
+        ChosenSplit {
+            feature,
+            threshold: cut.threshold,
+            n_left: 1,
+            missing: cut.missing,
+        }
+    }
+}
+
+/// [`super::find_split`] for a node of two rows of a subtree listed with the lossless
+/// codes `levels` (every feature has them): the same draws and cuts as from its lists.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn find_split_pair<T: Feature, C: Criterion>(
+    levels: &Levels,
+    ctx: &NodeCtx<'_, C>,
+    s: &mut SplitBufs<T>,
+    rows: &mut NodeRows<'_, C::Y>,
+    features: &mut [u32],
+    n_constant: usize,
+    max_features: usize,
+    rng: &mut TreeRng,
+) -> (Option<ChosenSplit>, usize) {
+    debug_assert_eq!(rows.samples.len(), 2);
+    let mut source = Pair {
+        levels,
+        ctx,
+        s,
+        rows,
+        scored: [false; 2],
+    };
+    draw_split(&mut source, features, n_constant, max_features, rng)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{Layout, Matrix};
+    use crate::tree::criterion::{Entropy, Gini, SquaredError};
+    use crate::tree::split::{find_split, BestThreshold, Columns};
+
+    /// What a node's search leaves: the split, the constant prefix, the drawn order of
+    /// the features, the rows' order and the RNG's next draw.
+    type Outcome = (Option<(u32, u64, usize)>, usize, Vec<u32>, Vec<u32>, u64);
+
+    /// Searches the node of `samples` of `x` with `crit` (targets `ys`, weights `ws` of
+    /// those rows), from the pair's codes or else from the gathered values.
+    #[allow(clippy::too_many_arguments)]
+    fn search<C: Criterion>(
+        pair: bool,
+        x: &Matrix<'_, f32>,
+        levels: &Levels,
+        crit: &C,
+        (samples, ys, ws): (&[u32], &[C::Y], &[f64]),
+        k: usize,
+        features: &[u32],
+        seed: u64,
+    ) -> Outcome {
+        let mut total = vec![0.0; crit.stats_len()];
+        crit.accumulate(&mut total, ys, ws);
+        let ctx = NodeCtx {
+            crit,
+            total: &total,
+            min_samples_leaf: 1,
+            min_weight_leaf: 0.0,
+            unit_weights: false,
+            whole_sums: false,
+            mono: None,
+            sign: 0,
+        };
+        let (mut samples, mut ys, mut ws) = (samples.to_vec(), ys.to_vec(), ws.to_vec());
+        let mut rows = NodeRows {
+            samples: &mut samples,
+            ys: &mut ys,
+            ws: &mut ws,
+        };
+        let (mut s, mut features) = (SplitBufs::new(2, crit.stats_len()), features.to_vec());
+        let mut rng = TreeRng::new(seed);
+        let (split, n_constant) = match pair {
+            true => find_split_pair(
+                levels,
+                &ctx,
+                &mut s,
+                &mut rows,
+                &mut features,
+                0,
+                k,
+                &mut rng,
+            ),
+            false => {
+                let cols = Columns {
+                    x,
+                    levels: None,
+                    missing: None,
+                };
+                let (f, r) = (&mut features, &mut rng);
+                find_split::<f32, C, BestThreshold>(cols, &ctx, &mut s, &mut rows, f, 0, k, None, r)
+            }
+        };
+        let split = split.map(|s| (s.feature, s.threshold.to_bits(), s.n_left));
+        (
+            split,
+            n_constant,
+            features,
+            samples,
+            rng.below(1 << 30) as u64,
+        )
+    }
+
+    /// A node of two rows split from their codes as the sorted search of their values
+    /// splits it, bit for bit, draws and rows included: with targets and weights whose
+    /// proxies tie up to rounding only (zeros, tiny and huge targets, weights 10⁴⁰ apart),
+    /// regression, Gini and entropy.
+    #[test]
+    fn pairs_split_as_the_sorted_search() {
+        let mut rng = TreeRng::new(11);
+        let targets = [0.0, -0.0, 1e-300, -3e-310, 1.5, -2.25, 1e200, 7.0];
+        let weights = [1.0, 0.3, 1e-20, 1e20, 7.0, 2.0];
+        for trial in 0..3000 {
+            let (n, p) = (12, 1 + rng.below(6));
+            let levels_of = |j: usize| 1 + j % 4;
+            let data: Vec<f32> = (0..n * p)
+                .map(|i| (rng.below(levels_of(i % p)) as f32) * 0.7 - 1.0)
+                .collect();
+            let x = Matrix::new(&data, n, p, Layout::RowMajor).unwrap();
+            let Some(levels) = Levels::new(&x, false) else {
+                continue;
+            };
+            let a = rng.below(n) as u32;
+            let samples = [a, (a + 1 + rng.below(n - 1) as u32) % n as u32];
+            let ws = [weights[rng.below(6)], weights[rng.below(6)]];
+            let mut features: Vec<u32> = (0..p as u32).collect();
+            for j in (1..p).rev() {
+                features.swap(j, rng.below(j + 1));
+            }
+            let (k, seed) = (1 + rng.below(p), trial as u64);
+            let both = |f: &dyn Fn(bool) -> Outcome| assert_eq!(f(true), f(false), "{trial}");
+            let ys = [targets[rng.below(8)], targets[rng.below(8)]];
+            let mse = SquaredError { y: &[] };
+            both(&|pair| {
+                search(
+                    pair,
+                    &x,
+                    &levels,
+                    &mse,
+                    (&samples, &ys, &ws),
+                    k,
+                    &features,
+                    seed,
+                )
+            });
+            let classes = [rng.below(3) as u32, rng.below(3) as u32];
+            let gini = Gini::new(&[], 3);
+            let rows = (&samples[..], &classes[..], &ws[..]);
+            both(&|pair| search(pair, &x, &levels, &gini, rows, k, &features, seed));
+            let entropy = Entropy::new(&[], 3);
+            both(&|pair| search(pair, &x, &levels, &entropy, rows, k, &features, seed));
+        }
+    }
+}
