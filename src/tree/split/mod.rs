@@ -3,7 +3,8 @@
 //! One draw loop ([`draw`]) serves every candidate source: the gathered one ([`gathered`],
 //! searched by a threshold rule ([`rule`]): the [`exact`], [`random`] or histogram-code
 //! one of [`bin_scans`]), a node's
-//! kept bins ([`histograms`]), the code lists of small subtrees ([`code_lists`]), and X
+//! kept bins ([`histograms`]), the code lists of small subtrees ([`code_lists`]; their
+//! nodes of two rows read their codes in place: [`pair`]), and X
 //! read in place at the small nodes of the random-threshold search ([`direct`]).
 //! [`Splitter`] holds what the search keeps from node to node, among it the bins of
 //! pending nodes ([`node_bins`]: a split sums its smaller child's, the larger's are
