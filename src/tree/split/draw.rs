@@ -39,9 +39,10 @@ pub(crate) trait CandidateSource {
     /// Whether the search of a candidate with `bounds` would score the very sums of a cut
     /// already scored in this node (so the same proxy, bit for bit), under the same leaf
     /// constraints: such a cut cannot beat the best, so the candidate is not searched.
-    /// (A cut offered earlier either became the best, which only better cuts replace since,
-    /// or was no better than the best then; the tie rule keeps it so against any best
-    /// since, as each replacement rose by more than the rule's tolerance.)
+    /// (The earlier cut failed the constraints or the bar, as this one would under a bar
+    /// no lower; or it became the best, which only better cuts replaced since; or it was
+    /// no better than the best then, and the tie rule keeps it so against any best since,
+    /// as each replacement rose by more than the rule's tolerance.)
     #[inline(always)]
     fn scored_alike(&self, _bounds: &Self::Bounds) -> bool {
         false
