@@ -60,7 +60,7 @@ def _fingerprint(X: Any, y: np.ndarray) -> tuple[int, int, int]:
             crc = zlib.crc32(np.ascontiguousarray(block).tobytes(), crc)
     else:
         crc = _core.rows_crc32(X, rows)
-    crc = zlib.crc32(np.ascontiguousarray(y, dtype=np.float64), crc)
+    crc = zlib.crc32(np.ascontiguousarray(y, dtype=np.float64).data, crc)
     return n, X.shape[1], crc
 
 

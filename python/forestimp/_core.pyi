@@ -36,6 +36,7 @@ __all__ = [
     "oob_permutation_importance",
     "permutation_indices",
     "permuted_predictions",
+    "rows_crc32",
     "tree_mdi_by_depth",
     "tree_mdi_by_output",
     "tree_shap",
