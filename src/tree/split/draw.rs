@@ -36,17 +36,6 @@ pub(crate) trait CandidateSource {
         bar: f64,
         rng: &mut TreeRng,
     ) -> Option<Cut>;
-    /// Whether the search of a candidate with `bounds` would score the very sums of a cut
-    /// already scored in this node (so the same proxy, bit for bit), under the same leaf
-    /// constraints: such a cut cannot beat the best, so the candidate is not searched.
-    /// (The earlier cut failed the constraints or the bar, as this one would under a bar
-    /// no lower; or it became the best, which only better cuts replaced since; or it was
-    /// no better than the best then, and the tie rule keeps it so against any best since,
-    /// as each replacement rose by more than the rule's tolerance.)
-    #[inline(always)]
-    fn scored_alike(&self, _bounds: &Self::Bounds) -> bool {
-        false
-    }
     /// Candidate `k` of the current batch is the best so far, with `cut`.
     #[inline(always)]
     fn new_best(&mut self, _k: usize, _cut: &Cut) {}
@@ -82,9 +71,6 @@ pub(crate) fn draw_split<S: CandidateSource>(
                 continue;
             };
             draws.visited();
-            if source.scored_alike(&bounds) {
-                continue;
-            }
             let bar = floor(best.map(|(_, b)| b.proxy));
             let Some(cut) = source.search(k, f, bounds, bar, rng) else {
                 continue;

@@ -6,9 +6,9 @@
 //! A candidate's one cut leaves the row of the lesser code left, at the mid-point of the
 //! two levels: the listed scan's cut, scored from the same sums of that one row, with the
 //! same leaf constraints, so the node splits the same way, bit for bit. Each row's cut is
-//! scored once (see `CandidateSource::scored_alike`): the two rows' proxies are the same up
-//! to rounding only, which can tip a proxy near 0 (or one of weights 2⁵³ apart) past the
-//! tie rule, so both are offered.
+//! scored once (see `Pair::search`): the two rows' proxies are the same up to rounding
+//! only, which can tip a proxy near 0 (or one of weights 2⁵³ apart) past the tie rule, so
+//! both are offered.
 
 use super::draw::{draw_split, CandidateSource};
 use super::exact::midpoint;
@@ -19,6 +19,9 @@ use crate::data::{Feature, Levels};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
 use std::cmp::Ordering;
+
+/// The rows of the nodes split here; their children are leaves.
+pub(crate) const PAIR_ROWS: usize = 2;
 
 /// The node's two rows, their candidates read from the lossless codes `levels`.
 struct Pair<'a, 'r, T: Feature, C: Criterion> {
@@ -47,14 +50,7 @@ impl<T: Feature, C: Criterion> CandidateSource for Pair<'_, '_, T, C> {
     /// The listed source's batches, so that the draws are the same.
     #[inline(always)]
     fn batch_len(&self) -> usize {
-        batch_len::<T>(2)
-    }
-
-    /// Every candidate that leaves the same row left sums that row alone; only monotonic
-    /// constraints, which differ by feature, tell them apart.
-    #[inline(always)]
-    fn scored_alike(&self, &(first, _, _): &Self::Bounds) -> bool {
-        self.scored[first] && self.ctx.mono.is_none()
+        batch_len::<T>(PAIR_ROWS)
     }
 
     #[inline(always)]
@@ -76,7 +72,16 @@ impl<T: Feature, C: Criterion> CandidateSource for Pair<'_, '_, T, C> {
         bar: f64,
         _rng: &mut TreeRng,
     ) -> Option<Cut> {
-        self.scored[first] = true;
+        // A cut that leaves the same row left as one scored already sums that row alone
+        // again (only monotonic constraints, which differ by feature, tell them apart): the
+        // same proxy, bit for bit, which cannot beat the best. That cut failed the
+        // constraints or the bar, as this one would under a bar no lower; or it became the
+        // best, which only better cuts replaced since; or it was no better than the best
+        // then, and the tie rule keeps it so against any best since, as each replacement
+        // rose by more than the rule's tolerance.
+        if std::mem::replace(&mut self.scored[first], true) && self.ctx.mono.is_none() {
+            return None;
+        }
         let constrained = self.ctx.for_feature(f);
         let ctx = constrained.as_ref().unwrap_or(self.ctx);
         if ctx.min_samples_leaf > 1 {
@@ -125,7 +130,7 @@ pub(crate) fn find_split_pair<T: Feature, C: Criterion>(
     max_features: usize,
     rng: &mut TreeRng,
 ) -> (Option<ChosenSplit>, usize) {
-    debug_assert_eq!(rows.samples.len(), 2);
+    debug_assert_eq!(rows.samples.len(), PAIR_ROWS);
     let mut source = Pair {
         levels,
         ctx,

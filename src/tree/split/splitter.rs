@@ -10,7 +10,7 @@ use super::histograms::{find_split_binned, ChildScans};
 use super::kept_codes::{kept_stack, Kept};
 use super::listed::find_split_listed;
 use super::node_bins::{BinStack, CodeColumns, NodeBins, Spare};
-use super::pair::find_split_pair;
+use super::pair::{find_split_pair, PAIR_ROWS};
 use super::{find_split, ChosenSplit, Columns, NodeCtx, NodeRows, SplitBufs, ThresholdRule};
 use crate::data::{Feature, Levels, Matrix};
 use crate::parallel::current_threads;
@@ -258,7 +258,7 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
             )
         } else if self.listed && n <= self.list_rows {
             let lossless = levels.filter(|_| R::LISTS_CODES);
-            if let Some(levels) = lossless.filter(|_| n == 2) {
+            if let Some(levels) = lossless.filter(|_| n == PAIR_ROWS) {
                 return find_split_pair(
                     levels,
                     ctx,
@@ -274,9 +274,10 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
                 let varying = &features[n_constant..];
                 self.lists.build(x, lossless, rows, start, varying);
             }
-            // Children of two rows read no lists either (`find_split_pair`).
-            let list_rows = match lossless {
-                Some(_) => split_rows.max(3),
+            // The fewest rows a child needs for its lists to be written: children split
+            // by `find_split_pair` read none either.
+            let listed_child_rows = match lossless {
+                Some(_) => split_rows.max(PAIR_ROWS + 1),
                 None => split_rows,
             };
             find_split_listed(
@@ -288,7 +289,7 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
                 features,
                 n_constant,
                 max_features,
-                list_rows,
+                listed_child_rows,
                 nan,
                 lossless,
                 rng,
