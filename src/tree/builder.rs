@@ -191,7 +191,8 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         features: &mut [u32],
         rng: &mut TreeRng,
     ) {
-        let (n_cols, k) = (self.x.n_cols(), self.crit.stats_len());
+        // Bins hold the sums the proxy reads.
+        let (n_cols, k) = (self.x.n_cols(), self.crit.proxy_len());
         let max_features = self.params.max_features;
         // The exact search's kept bins: whole sums subtract exactly, so the forests' trees
         // are unchanged; a booster that sums in any order accepts the subtraction's
@@ -257,7 +258,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         // reordered by another: constants are rediscovered instead of inherited (n_constant
         // = 0), which changes the work done, never the drawing rule.
         if self.best_first_bins {
-            let (n_cols, k) = (self.x.n_cols(), self.crit.stats_len());
+            let (n_cols, k) = (self.x.n_cols(), self.crit.proxy_len());
             let max_features = self.params.max_features;
             (self.splitter).best_first::<R>(features, n_cols, k, max_features);
             self.defer_children = true;

@@ -145,6 +145,15 @@ pub trait Criterion: Sync {
     fn add_for_proxy(&self, stats: &mut [f64], y: Self::Y, w: f64) {
         self.add(stats, y, w);
     }
+    /// The leading slots of a statistics vector that [`Criterion::proxy`] reads (and
+    /// [`Criterion::add_for_proxy`] adds to, with the weight), when fewer than all and
+    /// fixed: a split search's sums and bins keep only these ([`Criterion::proxy_len`]).
+    const PROXY_LEN: Option<usize> = None;
+    /// The slots a split search's sums and bins keep: [`Criterion::PROXY_LEN`], or all.
+    #[inline(always)]
+    fn proxy_len(&self) -> usize {
+        Self::PROXY_LEN.unwrap_or_else(|| self.stats_len())
+    }
     /// Statistics of the samples with targets `ys` and weights `ws` into `stats`.
     #[inline]
     fn accumulate(&self, stats: &mut [f64], ys: &[Self::Y], ws: &[f64]) {

@@ -15,6 +15,8 @@ pub struct SquaredError<'a> {
 impl Criterion for SquaredError<'_> {
     type Y = f64;
     const LANED_BINS: bool = true;
+    /// The weight and `Σ w·y`.
+    const PROXY_LEN: Option<usize> = Some(2);
     #[inline(always)]
     fn target(&self, i: usize) -> f64 {
         self.y[i]
@@ -32,6 +34,7 @@ impl Criterion for SquaredError<'_> {
     fn add_for_proxy(&self, stats: &mut [f64], y: f64, w: f64) {
         stats[1] += w * y;
     }
+
     #[inline(always)]
     fn accumulate_weighted(
         &self,

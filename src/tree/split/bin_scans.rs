@@ -1,12 +1,13 @@
 //! Scoring one feature's cuts from bins of its codes: [`add_rows`] sums rows into bins
 //! (the summing passes are in [`sums`]), [`scan_occupied`] scores a gathered candidate
 //! from the bins its rows occupy, and [`scan_bins`] scans a node's own bins
-//! ([`super::node_bins::NodeBins`]). A bin is the
-//! weight, the criterion's sums and the row count of the rows with one code; every
-//! boundary between non-empty bins is a cut, and its threshold is the code below it.
+//! ([`super::node_bins::NodeBins`]). A bin is the weight, the criterion's sums that its
+//! proxy reads ([`Criterion::proxy_len`] slots with the weight) and the row count of the
+//! rows with one code; every boundary between non-empty bins is a cut, and its threshold
+//! is the code below it.
 
 use super::gathered::{SearchBufs, ThresholdRule};
-use super::{BestCut, Cut, NodeCtx, NodeRows};
+use super::{with_left_sums, BestCut, Cut, NodeCtx, NodeRows};
 use crate::data::Feature;
 use crate::rng::TreeRng;
 use crate::tree::criterion::{Criterion, LANES};
@@ -36,19 +37,9 @@ fn scan_marked<T: Feature, C: Criterion, const COUNTED: bool>(
         table, lo, xf, ys, ws, ctx.crit,
     )];
     let (occupied, n) = ((&bits[..], lo), xf.len());
-    if left.len() == 3 {
-        // Regression and two classes: the sums in registers (see `listed::search`).
-        return scan_occupied_into::<C, 1, COUNTED>(
-            table,
-            occupied,
-            n,
-            &mut [0.0; 3],
-            ctx,
-            bar,
-            cut,
-        );
-    }
-    scan_occupied_into::<C, 1, COUNTED>(table, occupied, n, left, ctx, bar, cut)
+    with_left_sums!(ctx.crit, left => {
+        scan_occupied_into::<C, 1, COUNTED>(table, occupied, n, left, ctx, bar, cut)
+    })
 }
 
 /// The best cut between the `n_bins` bins of one feature (codes `lo..`) of a node of `n`
@@ -63,11 +54,9 @@ pub(crate) fn scan_bins<C: Criterion>(
     ctx: &NodeCtx<'_, C>,
     bar: f64,
 ) -> Option<Cut> {
-    if left.len() == 3 {
-        // Regression and two classes: the sums in registers (see `listed::search`).
-        return scan_bins_into(bins, lo, n_bins, n, &mut [0.0; 3], ctx, bar);
-    }
-    scan_bins_into(bins, lo, n_bins, n, left, ctx, bar)
+    with_left_sums!(ctx.crit, left => {
+        scan_bins_into(bins, lo, n_bins, n, left, ctx, bar)
+    })
 }
 
 /// The best cut of one feature of a node from its gathered codes `xf`: the rows are summed
@@ -105,6 +94,7 @@ pub(crate) fn scan_occupied<T: Feature, C: Criterion, const PARTITION_COUNTS: bo
     cut: impl Fn(usize, usize) -> f64,
 ) -> Option<Cut> {
     let n = xf.len();
+    let left = &mut left[..ctx.crit.proxy_len()];
     if !C::LANED_BINS && hi - lo < 64 {
         // Never laned (classification), codes within one word: the bitmap is made in the
         // pass that fills the bins.
@@ -146,24 +136,19 @@ pub(crate) fn scan_occupied<T: Feature, C: Criterion, const PARTITION_COUNTS: bo
     if table.len() < size {
         table.resize(size, 0.0);
     }
-    // Regression and two classes: the sums in registers (see `listed::search`).
     let occupied = (&occupied[..], lo);
-    match (laned, left.len() == 3) {
-        (true, true) => {
+    match laned {
+        true => {
             add_rows_laned::<T, C, false>(table, 0, xf, ys, ws, ctx.crit);
-            scan_occupied_into::<C, LANES, true>(table, occupied, n, &mut [0.0; 3], ctx, bar, cut)
+            with_left_sums!(ctx.crit, left => {
+                scan_occupied_into::<C, LANES, true>(table, occupied, n, left, ctx, bar, cut)
+            })
         }
-        (true, false) => {
-            add_rows_laned::<T, C, false>(table, 0, xf, ys, ws, ctx.crit);
-            scan_occupied_into::<C, LANES, true>(table, occupied, n, left, ctx, bar, cut)
-        }
-        (false, true) => {
+        false => {
             add_rows(table, 0, xf, ys, ws, ctx.crit);
-            scan_occupied_into::<C, 1, true>(table, occupied, n, &mut [0.0; 3], ctx, bar, cut)
-        }
-        (false, false) => {
-            add_rows(table, 0, xf, ys, ws, ctx.crit);
-            scan_occupied_into::<C, 1, true>(table, occupied, n, left, ctx, bar, cut)
+            with_left_sums!(ctx.crit, left => {
+                scan_occupied_into::<C, 1, true>(table, occupied, n, left, ctx, bar, cut)
+            })
         }
     }
 }
@@ -184,6 +169,7 @@ pub(crate) fn scan_occupied_wide<C: Criterion>(
     bar: f64,
     cut: impl Fn(usize, usize) -> f64,
 ) -> Option<Cut> {
+    let left = &mut left[..ctx.crit.proxy_len()];
     let first = usize::from(lo);
     bitmap.clear();
     bitmap.resize((usize::from(hi) - first) / 64 + 1, 0);
@@ -200,22 +186,18 @@ pub(crate) fn scan_occupied_wide<C: Criterion>(
         table.resize(size, 0.0);
     }
     let occupied = (&bitmap[..], first);
-    match (laned, left.len() == 3) {
-        (true, true) => {
+    match laned {
+        true => {
             add_rows_laned::<u16, C, false>(table, 0, xf, ys, ws, ctx.crit);
-            scan_occupied_into::<C, LANES, true>(table, occupied, n, &mut [0.0; 3], ctx, bar, cut)
+            with_left_sums!(ctx.crit, left => {
+                scan_occupied_into::<C, LANES, true>(table, occupied, n, left, ctx, bar, cut)
+            })
         }
-        (true, false) => {
-            add_rows_laned::<u16, C, false>(table, 0, xf, ys, ws, ctx.crit);
-            scan_occupied_into::<C, LANES, true>(table, occupied, n, left, ctx, bar, cut)
-        }
-        (false, true) => {
+        false => {
             add_rows(table, 0, xf, ys, ws, ctx.crit);
-            scan_occupied_into::<C, 1, true>(table, occupied, n, &mut [0.0; 3], ctx, bar, cut)
-        }
-        (false, false) => {
-            add_rows(table, 0, xf, ys, ws, ctx.crit);
-            scan_occupied_into::<C, 1, true>(table, occupied, n, left, ctx, bar, cut)
+            with_left_sums!(ctx.crit, left => {
+                scan_occupied_into::<C, 1, true>(table, occupied, n, left, ctx, bar, cut)
+            })
         }
     }
 }

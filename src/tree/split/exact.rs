@@ -15,7 +15,7 @@
 use super::bin_scans::{scan_occupied, scan_occupied_wide};
 use super::gathered::{SearchBufs, ThresholdRule};
 use super::sort::sort_packed;
-use super::{BestCut, Cut, NodeCtx, NodeRows};
+use super::{with_left_sums, BestCut, Cut, NodeCtx, NodeRows};
 use crate::data::{Feature, Packed};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
@@ -184,13 +184,9 @@ fn best_sorted<V: Feature, C: Criterion>(
         (xf[k], k)
     };
     let n = xf.len();
-    if left.len() == 3 {
-        // Regression and two classes: the sums in a local array, kept in registers (see
-        // `listed::search`).
-        let mut left = [0.0; 3];
-        return scan_sorted(n, at, rows.ys, rows.ws, &mut left, ctx, bar, cut);
-    }
-    scan_sorted(n, at, rows.ys, rows.ws, left, ctx, bar, cut)
+    with_left_sums!(ctx.crit, left => {
+        scan_sorted(n, at, rows.ys, rows.ws, left, ctx, bar, cut)
+    })
 }
 
 /// [`best_sorted`] of codes between `lo` and `hi`, ordered by [`counting_sort`] (with
@@ -214,11 +210,9 @@ fn best_counted<V: Feature, C: Criterion>(
         (xf[k], k)
     };
     let n = xf.len();
-    if left.len() == 3 {
-        let mut left = [0.0; 3];
-        return scan_sorted(n, at, rows.ys, rows.ws, &mut left, ctx, bar, cut);
-    }
-    scan_sorted(n, at, rows.ys, rows.ws, left, ctx, bar, cut)
+    with_left_sums!(ctx.crit, left => {
+        scan_sorted(n, at, rows.ys, rows.ws, left, ctx, bar, cut)
+    })
 }
 
 /// Codes whose sums are not whole are ordered by a counting pass over the node's code

@@ -182,6 +182,7 @@ fn slot_cut<C: Criterion>(
     left: &mut [f64],
 ) -> Option<Cut> {
     let bins = &feature[lo * stride..(hi + 1) * stride];
+    let left = &mut left[..stride - 1];
     let constrained = ctx.for_feature(f);
     let ctx = constrained.as_ref().unwrap_or(ctx);
     if nan {

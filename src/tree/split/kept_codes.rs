@@ -18,7 +18,7 @@
 use super::code_lists::lists_pay;
 use super::exact::last_code_left;
 use super::node_bins::{BinStack, NodeBins};
-use super::{midpoint, BestCut, Cut, NodeCtx};
+use super::{midpoint, with_left_sums, BestCut, Cut, NodeCtx};
 use crate::data::{Feature, Levels};
 use crate::tree::criterion::Criterion;
 
@@ -30,15 +30,15 @@ pub(crate) const KEPT_MIN_ROWS: usize = 32;
 /// rows costs less than visiting every code.
 const KEPT_LEVELS_PER_ROW: usize = 2;
 
-/// The bins of the exact search for a tree over `features` (of X's `n_cols`) with
-/// `stats_len` statistics, drawing `max_features` candidates a node: for the columns
-/// with lossless codes, when K ≥ p/2 (below it, most bins would never be read) and some
-/// column has codes. The caller asks only when every sum of the tree is whole.
+/// The bins of the exact search for a tree over `features` (of X's `n_cols`) with the
+/// criterion's `proxy_len` sums, drawing `max_features` candidates a node: for the
+/// columns with lossless codes, when K ≥ p/2 (below it, most bins would never be read) and
+/// some column has codes. The caller asks only when every sum of the tree is whole.
 pub(crate) fn kept_stack(
     levels: &Levels,
     features: &[u32],
     n_cols: usize,
-    stats_len: usize,
+    proxy_len: usize,
     max_features: usize,
 ) -> Option<BinStack> {
     if !lists_pay(max_features, features.len()) {
@@ -50,7 +50,7 @@ pub(crate) fn kept_stack(
     if coded.is_empty() {
         return None;
     }
-    BinStack::with_widths(&coded, &widths, n_cols, stats_len, KEPT_MIN_ROWS)
+    BinStack::with_widths(&coded, &widths, n_cols, proxy_len, KEPT_MIN_ROWS)
 }
 
 /// The increasing levels of feature `f`, when it has lossless codes (bytes or wide).
@@ -105,11 +105,9 @@ impl<'a> Kept<'a> {
         let (lo, hi) = (usize::from(lo), usize::from(hi));
         let bins = &self.stack.bins_of(self.nb, sl as usize)[lo * stride..(hi + 1) * stride];
         let cut = |a: usize, b: usize| midpoint(levels[a], levels[b]);
-        if left.len() == 3 {
-            // Regression and two classes: the sums in registers (see `listed::search`).
-            return scan_kept(bins, lo, n, &mut [0.0; 3], ctx, bar, cut);
-        }
-        scan_kept(bins, lo, n, left, ctx, bar, cut)
+        with_left_sums!(ctx.crit, left => {
+            scan_kept(bins, lo, n, left, ctx, bar, cut)
+        })
     }
 }
 

@@ -19,7 +19,7 @@ use super::exact::midpoint;
 use super::gather::{batch_len, set_len};
 use super::nan_bins::{self, nan_in_node};
 use super::partition::{partition_rows, stable_partition};
-use super::{BestCut, ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
+use super::{with_left_sums, BestCut, ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
 use crate::data::{Feature, Levels, NAN_CODE};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
@@ -281,20 +281,12 @@ fn search<C: Criterion, I: ListItem>(
     bar: f64,
     cut: impl Fn(usize, usize) -> f64,
 ) -> Option<Cut> {
-    if sums.0.len() == 3 {
-        // Regression and two classes: sums in local arrays, which the compiler keeps in
-        // registers where the slices made every row's addition wait on the previous store.
-        let (mut left, mut run) = ([0.0; 3], [0.0; 3]);
-        let sums = (&mut left[..], &mut run[..]);
-        return match by_row {
-            true => scan::<C, I, false>(items, ys, ws, sums, ctx, bar, cut),
-            false => scan::<C, I, true>(items, ys, ws, sums, ctx, bar, cut),
-        };
-    }
-    match by_row {
-        true => scan::<C, I, false>(items, ys, ws, sums, ctx, bar, cut),
-        false => scan::<C, I, true>(items, ys, ws, sums, ctx, bar, cut),
-    }
+    // The left side's sums and the bin's (`run`): local arrays when few.
+    let (left, run) = sums;
+    with_left_sums!(ctx.crit, left, run => match by_row {
+        true => scan::<C, I, false>(items, ys, ws, (left, run), ctx, bar, cut),
+        false => scan::<C, I, true>(items, ys, ws, (left, run), ctx, bar, cut),
+    })
 }
 
 /// The search of a candidate whose listed rows end with the missing-values bin, `lo..=hi`
@@ -311,6 +303,7 @@ fn search_missing<C: Criterion, I: ListItem>(
     ctx: &NodeCtx<'_, C>,
     bar: f64,
 ) -> Option<Cut> {
+    let left = &mut left[..ctx.crit.proxy_len()];
     let stride = left.len() + 1;
     if table.len() < N_CODES * stride {
         table.resize(N_CODES * stride, 0.0);

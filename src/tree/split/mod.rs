@@ -209,6 +209,40 @@ pub(crate) fn floor(best: Option<f64>) -> f64 {
     }
 }
 
+/// `with_left_sums!(crit, left, … => scan)` runs `scan` with its sums buffers (`left`,
+/// …) cut to `crit`'s [`Criterion::proxy_len`] (the sums bins hold), or replaced by local
+/// arrays when the sums are few (regression's two, two classes' three): the compiler keeps
+/// those in registers, where sums in a slice made every row's addition wait on the
+/// previous store. A macro, so that each arm's scan is compiled in place (a closure was
+/// compiled once, apart, and took the arrays by address); a fixed length
+/// ([`Criterion::PROXY_LEN`]) leaves one arm.
+macro_rules! with_left_sums {
+    ($crit:expr, $($sums:ident),+ => $scan:expr) => {{
+        let crit = $crit;
+        match ($crate::tree::split::fixed_proxy_len(crit), crit.proxy_len()) {
+            (Some(2), _) => {
+                $(let mut $sums = [0.0; 2]; let $sums = &mut $sums[..];)+
+                $scan
+            }
+            (None, 3) => {
+                $(let mut $sums = [0.0; 3]; let $sums = &mut $sums[..];)+
+                $scan
+            }
+            (_, len) => {
+                $(let $sums = &mut $sums[..len];)+
+                $scan
+            }
+        }
+    }};
+}
+pub(crate) use with_left_sums;
+
+/// `C`'s [`Criterion::PROXY_LEN`], for [`with_left_sums!`].
+#[inline(always)]
+pub(crate) fn fixed_proxy_len<C: Criterion>(_: &C) -> Option<usize> {
+    C::PROXY_LEN
+}
+
 /// The best cut of one candidate's scan, and the bar a cut must pass to be scored: the
 /// best's proxy, or before any the node's [`floor`]. Scans test every cut with
 /// [`BestCut::worth`], branch-free, and score only those that pass: whether a row ends a

@@ -67,10 +67,10 @@ pub(crate) fn code_bounds<T: Feature>(xf: &[T]) -> (T, T, bool) {
 }
 
 /// The best cut of one candidate of a node of `n` rows from its bins: `bins` holds the
-/// non-missing codes `lo..=hi` (`stride` = criterion sums + weight + row count, as
+/// non-missing codes `lo..=hi` (`stride` = the proxy's sums + row count, as
 /// [`super::bin_scans::add_rows`] fills them), `nan` the missing-values bin. The cuts and
 /// their order are the exact search's with NaN ([`super::missing`]); empty bins are not
-/// cuts. `left` is scratch of the criterion's length.
+/// cuts. `left` is scratch of the bins' sums' length (`stride - 1`).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn scan_missing<C: Criterion>(
     bins: &[f64],
@@ -150,6 +150,7 @@ pub(crate) fn search_gathered<T: Feature, C: Criterion>(
     ctx: &NodeCtx<'_, C>,
     bar: f64,
 ) -> Option<Cut> {
+    let left = &mut left[..ctx.crit.proxy_len()];
     let stride = left.len() + 1;
     let size = N_CODES * stride;
     if table.len() < size {
@@ -247,12 +248,12 @@ mod tests {
             if !any || hi <= lo {
                 continue;
             }
-            let stride = total.len() + 1;
+            let stride = crit.proxy_len() + 1;
             let mut table = vec![0.0; 256 * stride];
             add_rows(&mut table, 0, &codes, &ys, &ws, crit);
             let nan = &table[255 * stride..];
             let bins = &table[lo * stride..(hi + 1) * stride];
-            let mut left = vec![0.0; total.len()];
+            let mut left = vec![0.0; crit.proxy_len()];
             let got = scan_missing(bins, lo, nan, n, &mut left, &ctx, f64::NEG_INFINITY)
                 .map(|c| (c.proxy, c.threshold, c.n_left.unwrap_or(0), c.missing));
             let want = brute_force(&codes, &ys, &ws, &ctx);

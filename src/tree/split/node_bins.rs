@@ -1,6 +1,6 @@
 //! The bins of a node kept for its children: per feature, per bin code, the weight, the
-//! criterion's sums and the row count ([`NodeBins`]), and the stack of those of the pending
-//! nodes of one tree ([`BinStack`]).
+//! criterion's sums that its proxy reads and the row count ([`NodeBins`]), and the stack
+//! of those of the pending nodes of one tree ([`BinStack`]).
 //!
 //! A split fills only its smaller child's bins; the larger child's are its parent's minus
 //! its sibling's, bin by bin (LightGBM's subtraction), which saves gathering the larger
@@ -124,17 +124,17 @@ pub(crate) struct BinStack {
 }
 
 impl BinStack {
-    /// Bins for the tree's `features` (of X's `n_cols`) with `stats_len` statistics, for
-    /// the nodes of more than `list_rows` rows, or None when fewer than three node bins
-    /// fit in [`BINS_BYTES`] (very wide data).
+    /// Bins for the tree's `features` (of X's `n_cols`) with the criterion's `proxy_len`
+    /// sums, for the nodes of more than `list_rows` rows, or None when fewer than three
+    /// node bins fit in [`BINS_BYTES`] (very wide data).
     pub fn new(
         features: &[u32],
         n_cols: usize,
-        stats_len: usize,
+        proxy_len: usize,
         list_rows: usize,
     ) -> Option<Self> {
         let widths = vec![N_CODES; features.len()];
-        Self::with_widths(features, &widths, n_cols, stats_len, list_rows)
+        Self::with_widths(features, &widths, n_cols, proxy_len, list_rows)
     }
 
     /// [`BinStack::new`] with `widths[s]` codes for the `s`-th feature.
@@ -142,10 +142,10 @@ impl BinStack {
         features: &[u32],
         widths: &[usize],
         n_cols: usize,
-        stats_len: usize,
+        proxy_len: usize,
         list_rows: usize,
     ) -> Option<Self> {
-        let stride = stats_len + 1;
+        let stride = proxy_len + 1;
         let mut base = vec![0];
         base.extend(widths.iter().scan(0, |at, &w| {
             *at += w;

@@ -96,13 +96,13 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
         &mut self,
         features: &[u32],
         n_cols: usize,
-        stats_len: usize,
+        proxy_len: usize,
         max_features: usize,
         coded: Option<&Levels>,
         listable: bool,
     ) {
         if let Some(levels) = coded.filter(|_| R::KEEPS_CODE_BINS) {
-            self.bins = kept_stack(levels, features, n_cols, stats_len, max_features);
+            self.bins = kept_stack(levels, features, n_cols, proxy_len, max_features);
             self.code_bins = self.bins.is_some();
         } else if R::LISTS_CODES {
             self.listed = listable && lists_pay(max_features, features.len());
@@ -112,7 +112,7 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
             self.list_rows = list_rows(features.len(), self.any_order);
             if self.listed {
                 let parallel = self.parallel_bins;
-                self.bins = BinStack::new(features, n_cols, stats_len, self.list_rows).map(|b| {
+                self.bins = BinStack::new(features, n_cols, proxy_len, self.list_rows).map(|b| {
                     if parallel {
                         b.in_parallel()
                     } else {
@@ -172,11 +172,11 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
         &mut self,
         features: &[u32],
         n_cols: usize,
-        stats_len: usize,
+        proxy_len: usize,
         max_features: usize,
     ) {
         self.any_order = true;
-        self.depth_first::<R>(features, n_cols, stats_len, max_features, None, false);
+        self.depth_first::<R>(features, n_cols, proxy_len, max_features, None, false);
     }
 
     /// Starts the node `start..end`. Bins kept for it by its parent are the innermost

@@ -5,7 +5,8 @@ use crate::data::Feature;
 use crate::tree::criterion::{by_lanes, Criterion, LANES};
 
 /// Adds rows (codes `xf`, targets `ys`, weights `ws`) to one feature's bins, the first of
-/// which holds code `lo`. A bin is `stride` values: weight, criterion sums, row count.
+/// which holds code `lo`. A bin is `stride` values: the weight and the proxy's sums
+/// ([`Criterion::proxy_len`] slots), then the row count.
 #[inline(always)]
 pub(crate) fn add_rows<T: Feature, C: Criterion>(
     bins: &mut [f64],
@@ -15,7 +16,7 @@ pub(crate) fn add_rows<T: Feature, C: Criterion>(
     ws: &[f64],
     crit: &C,
 ) {
-    let stride = crit.stats_len() + 1;
+    let stride = crit.proxy_len() + 1;
     for ((v, &y), &w) in xf.iter().zip(ys).zip(ws) {
         let b = (v.code() - lo) * stride;
         add_row::<C, false>(&mut bins[b..b + stride], y, w, crit);
@@ -55,7 +56,7 @@ pub(crate) fn add_rows_at<T: Feature, C: Criterion, const G: usize>(
     (ys, ws, unit): (&[C::Y], &[f64], bool),
     crit: &C,
 ) -> [(usize, usize); G] {
-    let stride = crit.stats_len() + 1;
+    let stride = crit.proxy_len() + 1;
     for b in bins.iter_mut() {
         b.fill(0.0);
     }
@@ -85,7 +86,7 @@ fn add_rows_at_as<T: Feature, C: Criterion, const G: usize, const UNIT: bool>(
     (ys, ws): (&[C::Y], &[f64]),
     crit: &C,
 ) {
-    let stride = crit.stats_len() + 1;
+    let stride = crit.proxy_len() + 1;
     for ((&i, &y), &w) in samples.iter().zip(ys).zip(ws) {
         for (b, column) in bins.iter_mut().zip(columns) {
             let at = column[i as usize].code() * stride;
@@ -107,7 +108,7 @@ pub(super) fn add_rows_marked<T: Feature, C: Criterion, const COUNTED: bool>(
     ws: &[f64],
     crit: &C,
 ) -> u64 {
-    let stride = crit.stats_len() + 1;
+    let stride = crit.proxy_len() + 1;
     let mut bits = 0u64;
     for ((v, &y), &w) in xf.iter().zip(ys).zip(ws) {
         let c = v.code();
@@ -139,7 +140,7 @@ pub(crate) fn add_whole_rows<T: Feature, C: Criterion>(
     (ys, ws, unit): (&[C::Y], &[f64], bool),
     crit: &C,
 ) {
-    let stride = crit.stats_len() + 1;
+    let stride = crit.proxy_len() + 1;
     let n_codes = bins.len() / stride;
     if !C::LANED_BINS || ys.len() < LANED_ROWS_PER_CODE * n_codes {
         add_rows(bins, lo, xf, ys, ws, crit);
@@ -179,7 +180,7 @@ pub(super) fn add_rows_laned<T: Feature, C: Criterion, const UNIT: bool>(
     ws: &[f64],
     crit: &C,
 ) {
-    let stride = crit.stats_len() + 1;
+    let stride = crit.proxy_len() + 1;
     let xf = &xf[..ys.len()];
     by_lanes(ys, ws, |lane, j, y, w| {
         let b = ((xf[j].code() - lo) * LANES + lane) * stride;

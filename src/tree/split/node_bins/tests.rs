@@ -19,6 +19,9 @@ fn direct(
     stack.fill(CodeColumns::X(x), crit, &mut s, rows, start, fs)
 }
 
+/// A squared-error bin: the weight, `Σ w·y` and the row count.
+const STRIDE: usize = 3;
+
 #[test]
 fn subtracted_bins_match_the_bins_summed_over_the_rows() {
     let (n, p) = (3000, 4);
@@ -28,7 +31,7 @@ fn subtracted_bins_match_the_bins_summed_over_the_rows() {
     let y: Vec<f64> = (0..n).map(|_| rng.unit() * 10.0 - 3.0).collect();
     let crit = SquaredError { y: &y };
     let fs: Vec<u32> = (0..p as u32).collect();
-    let mut stack = BinStack::new(&fs, p, 3, 100).unwrap();
+    let mut stack = BinStack::new(&fs, p, STRIDE - 1, 100).unwrap();
     // The node: every row, split on feature 0 at code 12 (the left rows first, each side
     // in its previous order, as the partition leaves them).
     let (mut samples, rest): (Vec<u32>, Vec<u32>) =
@@ -82,10 +85,10 @@ fn subtracted_bins_match_the_bins_summed_over_the_rows() {
         // rounding.
         let (lo, hi) = stack.trimmed(&mut want_r, f);
         assert_eq!(stack.trimmed(&mut right, f), (lo, hi));
-        let got = &stack.bins_of(&right, f)[lo * 4..(hi + 1) * 4];
-        let want = &stack.bins_of(&want_r, f)[lo * 4..(hi + 1) * 4];
-        for (b, (g, w)) in got.chunks(4).zip(want.chunks(4)).enumerate() {
-            assert_eq!((g[0], g[3]), (w[0], w[3]), "feature {f} bin {b}");
+        let got = &stack.bins_of(&right, f)[lo * STRIDE..(hi + 1) * STRIDE];
+        let want = &stack.bins_of(&want_r, f)[lo * STRIDE..(hi + 1) * STRIDE];
+        for (b, (g, w)) in got.chunks(STRIDE).zip(want.chunks(STRIDE)).enumerate() {
+            assert_eq!((g[0], g[2]), (w[0], w[2]), "feature {f} bin {b}");
             assert!(
                 (g[1] - w[1]).abs() <= 1e-9 * (1.0 + w[1].abs()),
                 "{g:?} {w:?}"
@@ -111,9 +114,11 @@ fn bins_filled_in_parallel_are_the_sequential_bins_bit_for_bit() {
     let all: Vec<u32> = (0..p as u32).collect();
     let fs = [5, 0, 2, 3];
     let rows = (&samples[..], &ys[..], &ws[..]);
-    let mut one = BinStack::new(&all, p, 3, 100).unwrap();
+    let mut one = BinStack::new(&all, p, STRIDE - 1, 100).unwrap();
     let mut want = direct(&mut one, &x, &crit, rows, 0, &fs);
-    let mut many = BinStack::new(&all, p, 3, 100).unwrap().in_parallel();
+    let mut many = BinStack::new(&all, p, STRIDE - 1, 100)
+        .unwrap()
+        .in_parallel();
     let mut got = crate::parallel::install(3, || {
         #[cfg(feature = "parallel")]
         assert_eq!(current_threads(), 3, "the parallel fill is exercised");
@@ -123,7 +128,7 @@ fn bins_filled_in_parallel_are_the_sequential_bins_bit_for_bit() {
         let (lo, hi) = one.trimmed(&mut want, f);
         assert_eq!(many.trimmed(&mut got, f), (lo, hi));
         let bits = |b: &NodeBins| -> Vec<u64> {
-            let codes = &one.bins_of(b, f)[lo * 4..(hi + 1) * 4];
+            let codes = &one.bins_of(b, f)[lo * STRIDE..(hi + 1) * STRIDE];
             codes.iter().map(|v| v.to_bits()).collect()
         };
         assert_eq!(bits(&got), bits(&want), "feature {f}");
@@ -153,7 +158,7 @@ fn bins_summed_in_place_are_the_gathered_bins_bit_for_bit() {
             false => samples.iter().map(|_| 0.1 + rng.unit()).collect(),
         };
         for parallel in [false, true] {
-            let mut stack = BinStack::new(&fs, p, 3, 100).unwrap();
+            let mut stack = BinStack::new(&fs, p, STRIDE - 1, 100).unwrap();
             if parallel {
                 stack = stack.in_parallel();
             }
@@ -165,9 +170,9 @@ fn bins_summed_in_place_are_the_gathered_bins_bit_for_bit() {
                 let (lo, hi) = gather(&x, f, &samples, &mut xf);
                 let (lo, hi) = (usize::from(lo), usize::from(hi));
                 assert_eq!(stack.trimmed(&mut got, f), (lo, hi));
-                let mut want = vec![0.0; (hi - lo + 1) * 4];
+                let mut want = vec![0.0; (hi - lo + 1) * STRIDE];
                 add_rows(&mut want, lo, &xf, &ys, &ws, &crit);
-                let in_place = &stack.bins_of(&got, f)[lo * 4..(hi + 1) * 4];
+                let in_place = &stack.bins_of(&got, f)[lo * STRIDE..(hi + 1) * STRIDE];
                 let case = format!("feature {f}, unit weights {unit}, parallel {parallel}");
                 assert_eq!(bits(in_place), bits(&want), "{case}");
             }
@@ -181,7 +186,7 @@ fn children_too_small_for_bins_keep_none() {
     let x = Matrix::new(&codes, 400, 1, Layout::ColumnMajor).unwrap();
     let y = vec![1.0; 400];
     let crit = SquaredError { y: &y };
-    let mut stack = BinStack::new(&[0], 1, 3, 150).unwrap();
+    let mut stack = BinStack::new(&[0], 1, STRIDE - 1, 150).unwrap();
     let mut samples: Vec<u32> = (0..400).collect();
     let (mut ys, mut ws) = (y.clone(), vec![1.0; 400]);
     let mut s = SplitBufs::new(400, 3);
