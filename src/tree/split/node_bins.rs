@@ -45,7 +45,7 @@ const PARALLEL_FILL_WORK: usize = 1 << 13;
 const IN_PLACE_ROWS: usize = 4 * N_CODES;
 
 /// Features whose bins one pass over a node's rows fills in place: each row's target and
-/// weight are read once for all of them, and their bins (8 KB each for regression) stay in
+/// weight are read once for all of them, and their bins (6 KB each for regression) stay in
 /// the core's first-level cache together.
 const IN_PLACE_GROUP: usize = 4;
 
