@@ -37,8 +37,8 @@ struct Listed<'a, 'r, T: Feature, C: Criterion, I> {
     /// The node's rows.
     n: usize,
     /// The fewest rows a child needs for its lists to be read: the fewest a node needs to
-    /// be split, or more when nodes of two rows are split without lists
-    /// ([`super::pair`]).
+    /// be split, or more when nodes of two to four rows are split without lists
+    /// ([`super::pair`], [`super::few`]).
     split_rows: usize,
     /// Per feature, whether code [`NAN_CODE`] is its missing-values bin (None: no feature's).
     nan: Option<&'a [bool]>,
@@ -286,6 +286,25 @@ fn search<C: Criterion, I: ListItem>(
     with_left_sums!(ctx.crit, left, run => match by_row {
         true => scan::<C, I, false>(items, ys, ws, (left, run), ctx, bar, cut),
         false => scan::<C, I, true>(items, ys, ws, (left, run), ctx, bar, cut),
+    })
+}
+
+/// The exact search's scan of a list ([`search`] row by row) of rows `items` in (code,
+/// local index) order, their targets and weights `ys` and `ws` by local index, with the
+/// left sums in `left` (or in registers).
+#[inline(always)]
+pub(super) fn search_rows<C: Criterion, I: ListItem>(
+    items: &[I],
+    ys: &[C::Y],
+    ws: &[f64],
+    left: &mut [f64],
+    ctx: &NodeCtx<'_, C>,
+    bar: f64,
+    cut: impl Fn(usize, usize) -> f64,
+) -> Option<Cut> {
+    // Row by row, the bin's sums are never read.
+    with_left_sums!(ctx.crit, left => {
+        scan::<C, I, false>(items, ys, ws, (left, &mut []), ctx, bar, cut)
     })
 }
 

@@ -4,7 +4,7 @@
 //! searched by a threshold rule ([`rule`]): the [`exact`], [`random`] or histogram-code
 //! one of [`bin_scans`]), a node's
 //! kept bins ([`histograms`]), the code lists of small subtrees ([`code_lists`]; their
-//! nodes of two rows read their codes in place: [`pair`]), and X
+//! nodes of two rows read their codes in place: [`pair`], of three or four: [`few`]), and X
 //! read in place at the small nodes of the random-threshold search ([`direct`]).
 //! [`Splitter`] holds what the search keeps from node to node, among it the bins of
 //! pending nodes ([`node_bins`]: a split sums its smaller child's, the larger's are
@@ -44,6 +44,7 @@ pub(crate) mod code_lists;
 mod direct;
 mod draw;
 mod exact;
+mod few;
 mod gather;
 mod gathered;
 pub(crate) mod histograms;

@@ -142,7 +142,7 @@ pub(crate) fn find_split_pair<T: Feature, C: Criterion>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::data::{Layout, Matrix};
     use crate::tree::criterion::{Entropy, Gini, SquaredError};
@@ -150,13 +150,15 @@ mod tests {
 
     /// What a node's search leaves: the split, the constant prefix, the drawn order of
     /// the features, the rows' order and the RNG's next draw.
-    type Outcome = (Option<(u32, u64, usize)>, usize, Vec<u32>, Vec<u32>, u64);
+    pub(in crate::tree::split) type Outcome =
+        (Option<(u32, u64, usize)>, usize, Vec<u32>, Vec<u32>, u64);
 
     /// Searches the node of `samples` of `x` with `crit` (targets `ys`, weights `ws` of
-    /// those rows), from the pair's codes or else from the gathered values.
+    /// those rows), from the rows' codes (`from_codes`: [`find_split_pair`] for two rows,
+    /// [`super::super::few`]'s for more) or else from the gathered values.
     #[allow(clippy::too_many_arguments)]
-    fn search<C: Criterion>(
-        pair: bool,
+    pub(in crate::tree::split) fn search<C: Criterion>(
+        from_codes: bool,
         x: &Matrix<'_, f32>,
         levels: &Levels,
         crit: &C,
@@ -185,8 +187,12 @@ mod tests {
         };
         let (mut s, mut features) = (SplitBufs::new(2, crit.stats_len()), features.to_vec());
         let mut rng = TreeRng::new(seed);
-        let (split, n_constant) = match pair {
-            true => find_split_pair(
+        let find = match rows.samples.len() {
+            PAIR_ROWS => find_split_pair,
+            _ => super::super::few::find_split_few,
+        };
+        let (split, n_constant) = match from_codes {
+            true => find(
                 levels,
                 &ctx,
                 &mut s,

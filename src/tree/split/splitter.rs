@@ -6,6 +6,7 @@
 //! split is kept; which candidate source scores a node is decided here.
 
 use super::code_lists::{list_rows, lists_pay, CodeLists, RankItem};
+use super::few::{find_split_few, FEW_ROWS};
 use super::histograms::{find_split_binned, ChildScans};
 use super::kept_codes::{kept_stack, Kept};
 use super::listed::find_split_listed;
@@ -258,8 +259,12 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
             )
         } else if self.listed && n <= self.list_rows {
             let lossless = levels.filter(|_| R::LISTS_CODES);
-            if let Some(levels) = lossless.filter(|_| n == PAIR_ROWS) {
-                return find_split_pair(
+            if let Some(levels) = lossless.filter(|_| (PAIR_ROWS..=FEW_ROWS).contains(&n)) {
+                let find = match n == PAIR_ROWS {
+                    true => find_split_pair,
+                    false => find_split_few,
+                };
+                return find(
                     levels,
                     ctx,
                     bufs,
@@ -275,9 +280,9 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
                 self.lists.build(x, lossless, rows, start, varying);
             }
             // The fewest rows a child needs for its lists to be written: children split
-            // by `find_split_pair` read none either.
+            // by `find_split_pair` or `find_split_few` read none either.
             let listed_child_rows = match lossless {
-                Some(_) => split_rows.max(PAIR_ROWS + 1),
+                Some(_) => split_rows.max(FEW_ROWS + 1),
                 None => split_rows,
             };
             find_split_listed(
