@@ -80,7 +80,6 @@ impl Criterion for Poisson<'_> {
     fn add_for_proxy(&self, stats: &mut [f64], y: f64, w: f64) {
         stats[1] += w * y;
     }
-
     #[inline(always)]
     fn accumulate_weighted(
         &self,
