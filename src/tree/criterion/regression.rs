@@ -69,8 +69,10 @@ impl Criterion for SquaredError<'_> {
     }
     /// The proxy's sums: of `w` and of `w·y`.
     fn whole_sums(&self, ys: &[f64], ws: &[f64]) -> bool {
-        whole_terms(ws.iter().copied())
-            && whole_terms(ys.iter().zip(ws).map(|(&y, &w)| (w * y).abs()))
+        // The targets first: a booster's residuals are rarely whole, and the first that is
+        // not ends the test, where whole weights (all 1) were each read first.
+        whole_terms(ys.iter().zip(ws).map(|(&y, &w)| (w * y).abs()))
+            && whole_terms(ws.iter().copied())
     }
     fn impurity(&self, stats: &[f64]) -> f64 {
         let w = stats[0];
