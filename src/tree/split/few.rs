@@ -1,7 +1,8 @@
 //! A node of three or four rows ([`FEW_ROWS`]) in a subtree listed with lossless codes
 //! ([`super::listed`]): each candidate's codes read at the rows' sample ids and sorted
 //! there, from no list. So a split whose children have at most [`FEW_ROWS`] rows writes
-//! no lists for them (`Listed::apply`), and nodes of two rows are [`super::pair`]'s.
+//! no lists for them (`Listed::apply`). [`find_split_few`] splits nodes of two rows too,
+//! with [`super::pair`]'s source.
 //!
 //! The codes are sorted by (code, position in the node). A node's positions are in the
 //! order of its local indices (partitions are stable), so that is its list's order, and
@@ -14,7 +15,7 @@ use super::draw::{draw_split, CandidateSource};
 use super::exact::midpoint;
 use super::gather::batch_len;
 use super::listed::search_rows;
-use super::pair::PAIR_ROWS;
+use super::pair::{Pair, PAIR_ROWS};
 use super::partition::partition_rows_by_sample;
 use super::{ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
 use crate::data::{Feature, Levels};
@@ -116,9 +117,9 @@ fn sorted(items: &mut Rows, n: usize) -> &[Item] {
     &items[..n]
 }
 
-/// [`super::find_split`] for a node of more than [`PAIR_ROWS`] and at most [`FEW_ROWS`]
-/// rows of a subtree listed with the lossless codes `levels` (every feature has them):
-/// the same draws and cuts as from its lists.
+/// [`super::find_split`] for a node of [`PAIR_ROWS`] to [`FEW_ROWS`] rows of a subtree
+/// listed with the lossless codes `levels` (every feature has them): the same draws and
+/// cuts as from its lists.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn find_split_few<T: Feature, C: Criterion>(
     levels: &Levels,
@@ -130,7 +131,11 @@ pub(crate) fn find_split_few<T: Feature, C: Criterion>(
     max_features: usize,
     rng: &mut TreeRng,
 ) -> (Option<ChosenSplit>, usize) {
-    debug_assert!((PAIR_ROWS + 1..=FEW_ROWS).contains(&rows.samples.len()));
+    debug_assert!((PAIR_ROWS..=FEW_ROWS).contains(&rows.samples.len()));
+    if rows.samples.len() == PAIR_ROWS {
+        let mut source = Pair::new(levels, ctx, s, rows);
+        return draw_split(&mut source, features, n_constant, max_features, rng);
+    }
     let mut source = Few {
         levels,
         ctx,

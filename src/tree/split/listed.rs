@@ -85,16 +85,16 @@ impl<T: Feature, C: Criterion, I: ListItem> CandidateSource for Listed<'_, '_, T
             let (ys, ws) = (&lists.ys[..], &lists.ws[..]);
             return search_missing(items, (lo, hi), ys, ws, table, left, ctx, bar);
         }
-        set_len(&mut lists.run, self.s.search.left.len(), 0.0);
-        let sums = (&mut self.s.search.left[..], &mut lists.run[..]);
         let (ys, ws) = (&lists.ys[..], &lists.ws[..]);
         match self.exact {
             Some(levels) => {
                 let values = I::levels(levels, f as usize);
                 let cut = |a: usize, b: usize| midpoint(values[a], values[b]);
-                search(items, true, ys, ws, sums, ctx, bar, cut)
+                search_rows(items, ys, ws, &mut self.s.search.left, ctx, bar, cut)
             }
             None => {
+                set_len(&mut lists.run, self.s.search.left.len(), 0.0);
+                let sums = (&mut self.s.search.left[..], &mut lists.run[..]);
                 // The histogram search's threshold is the last code on the left.
                 let by_row = items.len() < hi - lo + 1;
                 search(items, by_row, ys, ws, sums, ctx, bar, |a, _| a as f64)

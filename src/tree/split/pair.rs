@@ -10,7 +10,7 @@
 //! only, which can tip a proxy near 0 (or one of weights 2⁵³ apart) past the tie rule, so
 //! both are offered.
 
-use super::draw::{draw_split, CandidateSource};
+use super::draw::CandidateSource;
 use super::exact::midpoint;
 use super::gather::batch_len;
 use super::partition::partition_rows;
@@ -24,7 +24,7 @@ use std::cmp::Ordering;
 pub(crate) const PAIR_ROWS: usize = 2;
 
 /// The node's two rows, their candidates read from the lossless codes `levels`.
-struct Pair<'a, 'r, T: Feature, C: Criterion> {
+pub(super) struct Pair<'a, 'r, T: Feature, C: Criterion> {
     levels: &'a Levels,
     ctx: &'a NodeCtx<'a, C>,
     s: &'a mut SplitBufs<T>,
@@ -117,28 +117,25 @@ impl<T: Feature, C: Criterion> CandidateSource for Pair<'_, '_, T, C> {
     }
 }
 
-/// [`super::find_split`] for a node of two rows of a subtree listed with the lossless
-/// codes `levels` (every feature has them): the same draws and cuts as from its lists.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn find_split_pair<T: Feature, C: Criterion>(
-    levels: &Levels,
-    ctx: &NodeCtx<'_, C>,
-    s: &mut SplitBufs<T>,
-    rows: &mut NodeRows<'_, C::Y>,
-    features: &mut [u32],
-    n_constant: usize,
-    max_features: usize,
-    rng: &mut TreeRng,
-) -> (Option<ChosenSplit>, usize) {
-    debug_assert_eq!(rows.samples.len(), PAIR_ROWS);
-    let mut source = Pair {
-        levels,
-        ctx,
-        s,
-        rows,
-        scored: [false; 2],
-    };
-    draw_split(&mut source, features, n_constant, max_features, rng)
+impl<'a, 'r, T: Feature, C: Criterion> Pair<'a, 'r, T, C> {
+    /// The source of a node of two `rows` of a subtree listed with the lossless codes
+    /// `levels` (every feature has them), for [`super::few::find_split_few`]: the same
+    /// draws and cuts as from its lists.
+    pub(super) fn new(
+        levels: &'a Levels,
+        ctx: &'a NodeCtx<'a, C>,
+        s: &'a mut SplitBufs<T>,
+        rows: &'a mut NodeRows<'r, C::Y>,
+    ) -> Self {
+        debug_assert_eq!(rows.samples.len(), PAIR_ROWS);
+        Pair {
+            levels,
+            ctx,
+            s,
+            rows,
+            scored: [false; 2],
+        }
+    }
 }
 
 #[cfg(test)]
@@ -154,8 +151,8 @@ pub(super) mod tests {
         (Option<(u32, u64, usize)>, usize, Vec<u32>, Vec<u32>, u64);
 
     /// Searches the node of `samples` of `x` with `crit` (targets `ys`, weights `ws` of
-    /// those rows), from the rows' codes (`from_codes`: [`find_split_pair`] for two rows,
-    /// [`super::super::few`]'s for more) or else from the gathered values.
+    /// those rows), from the rows' codes (`from_codes`:
+    /// [`super::super::few::find_split_few`]) or else from the gathered values.
     #[allow(clippy::too_many_arguments)]
     pub(in crate::tree::split) fn search<C: Criterion>(
         from_codes: bool,
@@ -187,12 +184,8 @@ pub(super) mod tests {
         };
         let (mut s, mut features) = (SplitBufs::new(2, crit.stats_len()), features.to_vec());
         let mut rng = TreeRng::new(seed);
-        let find = match rows.samples.len() {
-            PAIR_ROWS => find_split_pair,
-            _ => super::super::few::find_split_few,
-        };
         let (split, n_constant) = match from_codes {
-            true => find(
+            true => super::super::few::find_split_few(
                 levels,
                 &ctx,
                 &mut s,

@@ -11,7 +11,7 @@ use super::histograms::{find_split_binned, ChildScans};
 use super::kept_codes::{kept_stack, Kept};
 use super::listed::find_split_listed;
 use super::node_bins::{BinStack, CodeColumns, NodeBins, Spare};
-use super::pair::{find_split_pair, PAIR_ROWS};
+use super::pair::PAIR_ROWS;
 use super::{find_split, ChosenSplit, Columns, NodeCtx, NodeRows, SplitBufs, ThresholdRule};
 use crate::data::{Feature, Levels, Matrix};
 use crate::parallel::current_threads;
@@ -260,11 +260,7 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
         } else if self.listed && n <= self.list_rows {
             let lossless = levels.filter(|_| R::LISTS_CODES);
             if let Some(levels) = lossless.filter(|_| (PAIR_ROWS..=FEW_ROWS).contains(&n)) {
-                let find = match n == PAIR_ROWS {
-                    true => find_split_pair,
-                    false => find_split_few,
-                };
-                return find(
+                return find_split_few(
                     levels,
                     ctx,
                     bufs,
@@ -280,7 +276,7 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
                 self.lists.build(x, lossless, rows, start, varying);
             }
             // The fewest rows a child needs for its lists to be written: children split
-            // by `find_split_pair` or `find_split_few` read none either.
+            // by `find_split_few` read none either.
             let listed_child_rows = match lossless {
                 Some(_) => split_rows.max(FEW_ROWS + 1),
                 None => split_rows,
