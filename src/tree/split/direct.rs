@@ -1,4 +1,4 @@
-//! Small nodes of the Extra-Trees search, their candidates read straight from X.
+//! Extra-Trees nodes whose candidates are read straight from X.
 //!
 //! Most nodes of a fully grown tree are small: a third of the internal nodes of an
 //! Extra-Trees regression tree have two rows. Gathering such a node's candidates into
@@ -6,11 +6,19 @@
 //! than the reads it saves, so the random-threshold search of a node of at most
 //! [`DIRECT_ROWS`] rows reads a candidate's values at the node's rows from X itself: once
 //! for its bounds, once for its cut's sums, and the best's once more to partition the
-//! rows. The draws ([`draw_split`]), the threshold and the sums ([`random_cut`]) are those
-//! of the gathered search, in the same order: the same trees, bit for bit.
+//! rows.
+//!
+//! Larger nodes of a narrow row-major X read X in place too, when they draw more than one
+//! batch of candidates and their rows stay in the cache ([`reads_whole_rows`]). A row of
+//! at most [`MAX_ROW_COLS`] values is one or two cache lines, so one pass takes every
+//! column's bounds ([`row_bounds`]) where the gathers took a pass per batch of four; each
+//! candidate's sums then read its values at the node's rows.
+//!
+//! The draws ([`draw_split`]), the threshold and the sums ([`random_cut`]) are those of the
+//! gathered search, in the same order: the same trees, bit for bit.
 
 use super::draw::{draw_split, CandidateSource};
-use super::gather::{batch_len, widen};
+use super::gather::{batch_len, row_bounds, widen, MAX_BATCH, MAX_ROW_COLS};
 use super::gathered::Columns;
 use super::partition::partition_rows_by_sample;
 use super::random::random_cut;
@@ -24,23 +32,40 @@ use crate::tree::{goes_left, Missing};
 /// BENCHMARKS.md, real tables).
 const DIRECT_ROWS: usize = 48;
 
-/// Whether a node of the random-threshold search reads its candidates from X: a small
-/// node of a dense X whose columns are slices or rows, without NaN, lossless codes,
-/// monotonic constraints, or a criterion of order statistics (searched by
-/// [`super::median`]).
+/// The most bytes of X's rows a node may read whole ([`reads_whole_rows`]): its rows then
+/// stay in the second-level cache between its passes (see BENCHMARKS.md, real tables).
+const WHOLE_ROWS_BYTES: usize = 1 << 20;
+
+/// Whether a node of the random-threshold search, drawing `max_features` candidates,
+/// reads them from X: a node that is small, or [`reads_whole_rows`], of a dense X without
+/// NaN, lossless codes, monotonic constraints, or a criterion of order statistics
+/// (searched by [`super::median`]).
 #[inline(always)]
 pub(super) fn reads_directly<T: Feature, C: Criterion>(
     cols: Columns<'_, T>,
     ctx: &NodeCtx<'_, C>,
     rows: &NodeRows<'_, C::Y>,
+    max_features: usize,
 ) -> bool {
-    let x = cols.x;
-    rows.samples.len() <= DIRECT_ROWS
+    let (x, n) = (cols.x, rows.samples.len());
+    let small = n <= DIRECT_ROWS && (x.row_major_data().is_some() || x.columns_are_slices());
+    (small || reads_whole_rows(x, n, max_features))
         && cols.missing.is_none()
         && cols.levels.is_none()
         && ctx.mono.is_none()
-        && (x.row_major_data().is_some() || x.columns_are_slices())
         && ctx.crit.order_statistic(rows.ys).is_none()
+}
+
+/// Whether a node of `n` rows drawing `max_features` candidates takes their bounds from
+/// X's rows read whole: X is row-major with at most [`MAX_ROW_COLS`] columns, the node's
+/// rows fit in [`WHOLE_ROWS_BYTES`], and the gathers would pass over them more than once.
+#[inline(always)]
+fn reads_whole_rows<T: Feature>(x: &Matrix<'_, T>, n: usize, max_features: usize) -> bool {
+    let row_bytes = x.n_cols() * std::mem::size_of::<T>();
+    max_features > MAX_BATCH
+        && x.n_cols() <= MAX_ROW_COLS
+        && n * row_bytes <= WHOLE_ROWS_BYTES
+        && x.row_major_data().is_some()
 }
 
 /// [`super::find_split`] of a node that [`reads_directly`], with the random-threshold
@@ -57,7 +82,12 @@ pub(super) fn find_split_direct<T: Feature, C: Criterion>(
     max_features: usize,
     rng: &mut TreeRng,
 ) -> (Option<ChosenSplit>, usize) {
+    let whole = x
+        .row_major_data()
+        .filter(|_| rows.samples.len() > DIRECT_ROWS)
+        .map(|data| row_bounds(data, x.n_cols(), rows.samples));
     let mut source = Direct {
+        whole,
         rows_data: x.row_major_data(),
         x,
         ctx,
@@ -72,6 +102,8 @@ struct Direct<'a, 'r, T: Feature, C: Criterion> {
     x: &'a Matrix<'a, T>,
     /// X's rows one after another, when it is row-major (else its columns are slices).
     rows_data: Option<&'a [T]>,
+    /// Every column's (min, max) in the node, when its rows were read whole.
+    whole: Option<([T; MAX_ROW_COLS], [T; MAX_ROW_COLS])>,
     ctx: &'a NodeCtx<'a, C>,
     s: &'a mut SplitBufs<T>,
     rows: &'a mut NodeRows<'r, C::Y>,
@@ -100,6 +132,10 @@ impl<T: Feature, C: Criterion> CandidateSource for Direct<'_, '_, T, C> {
 
     #[inline(always)]
     fn bounds(&mut self, _k: usize, f: u32) -> Option<(T, T)> {
+        if let Some((lo, hi)) = &self.whole {
+            let (lo, hi) = (lo[f as usize], hi[f as usize]);
+            return (hi > lo).then_some((lo, hi));
+        }
         let (base, stride) = self.column(f);
         let samples = &*self.rows.samples;
         let first = base[samples[0] as usize * stride];
@@ -151,22 +187,37 @@ mod tests {
     use crate::data::Layout;
     use crate::tree::criterion::{Gini, SquaredError};
 
-    /// Random small nodes (ties, constant columns, rows of X that are not the node's), in
-    /// both layouts, with and without weights, leaf sizes 1 to 3: the direct read draws,
-    /// splits and partitions as the gathered search, bit for bit, and leaves the RNG and
-    /// the feature order as it does.
+    /// Random small nodes (ties, signed zeros, constant columns, rows of X that are not
+    /// the node's), in both layouts, and larger nodes of row-major X read whole, with and
+    /// without weights, leaf sizes 1 to 3: the direct read draws, splits and partitions as
+    /// the gathered search, bit for bit, and leaves the RNG and the feature order as it
+    /// does.
     #[test]
     fn direct_reads_split_as_the_gathered_search() {
         let mut rng = TreeRng::new(11);
-        for trial in 0..600 {
-            let n_rows = 3 + rng.below(70);
-            let n_cols = 1 + rng.below(9);
-            let n = 2 + rng.below(n_rows.min(DIRECT_ROWS) - 1);
+        for trial in 0..900 {
+            let whole = trial % 3 == 2;
+            let n_rows = 3 + rng.below(if whole { 170 } else { 70 });
+            let n_cols = match whole {
+                true => MAX_BATCH + 1 + rng.below(MAX_ROW_COLS - MAX_BATCH),
+                false => 1 + rng.below(9),
+            };
+            let n = 2 + rng.below(
+                if whole {
+                    n_rows
+                } else {
+                    n_rows.min(DIRECT_ROWS)
+                } - 1,
+            );
             let levels: Vec<usize> = (0..n_cols).map(|_| 1 + rng.below(6)).collect();
             let mut data = vec![0f32; n_rows * n_cols];
             for i in 0..n_rows {
                 for (j, &k) in levels.iter().enumerate() {
-                    data[i * n_cols + j] = (rng.below(k) as f32) * 0.75 - 1.0;
+                    data[i * n_cols + j] = match rng.below(k) {
+                        0 if rng.below(2) == 0 => -0.0,
+                        0 => 0.0,
+                        level => (level as f32) * 0.75 - 1.0,
+                    };
                 }
             }
             let mut samples: Vec<u32> = (0..n_rows as u32).collect();
@@ -191,12 +242,19 @@ mod tests {
                 .flat_map(|j| (0..n_rows).map(move |i| (i, j)))
                 .map(|(i, j)| data[i * n_cols + j])
                 .collect();
-            let (k, leaf) = (1 + rng.below(n_cols), 1 + trial % 3);
+            let k = match whole {
+                true => MAX_BATCH + 1 + rng.below(n_cols - MAX_BATCH),
+                false => 1 + rng.below(n_cols),
+            };
+            let leaf = 1 + trial / 3 % 3;
             for x in [
                 Matrix::new(&data, n_rows, n_cols, Layout::RowMajor).unwrap(),
                 Matrix::new(&column_major, n_rows, n_cols, Layout::ColumnMajor).unwrap(),
             ] {
                 let seed = rng.below(1 << 30) as u64;
+                if n > DIRECT_ROWS && x.row_major_data().is_none() {
+                    continue; // gathered
+                }
                 let case = Case {
                     x: &x,
                     samples: &samples,
@@ -249,7 +307,7 @@ mod tests {
                     ys: &mut ys,
                     ws: &mut ws,
                 };
-                assert!(reads_directly(cols, &ctx, &rows));
+                assert!(reads_directly(cols, &ctx, &rows, self.k));
                 let mut features: Vec<u32> = (0..self.x.n_cols() as u32).collect();
                 let mut s = SplitBufs::new(self.x.n_rows(), crit.stats_len());
                 let mut rng = TreeRng::new(self.seed);

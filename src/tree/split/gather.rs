@@ -204,6 +204,60 @@ fn put_row<T: Feature, const B: usize>(
     }
 }
 
+/// The widest rows [`row_bounds`] reads.
+pub(crate) const MAX_ROW_COLS: usize = 16;
+
+/// The (min, max) of each of the `stride` columns of a plain row-major X (row `i` is
+/// `data[i * stride..][..stride]`, `stride` at most [`MAX_ROW_COLS`]) at rows `samples`,
+/// with the gathers' bounds ([`widen`], row after row). Each row is read whole: its
+/// values share one or two cache lines.
+pub(crate) fn row_bounds<T: Feature>(
+    data: &[T],
+    stride: usize,
+    samples: &[u32],
+) -> ([T; MAX_ROW_COLS], [T; MAX_ROW_COLS]) {
+    match stride {
+        0..=4 => row_bounds_in::<T, 4>(data, stride, samples),
+        5..=8 => row_bounds_in::<T, 8>(data, stride, samples),
+        _ => row_bounds_in::<T, MAX_ROW_COLS>(data, stride, samples),
+    }
+}
+
+/// [`row_bounds`] reading `N >= stride` values a row, so that the bounds of a row are a
+/// few vector instructions. The values past a row's `stride` (the next row's, or a
+/// default past the end of X) widen bounds that are not returned.
+#[inline(never)]
+fn row_bounds_in<T: Feature, const N: usize>(
+    data: &[T],
+    stride: usize,
+    samples: &[u32],
+) -> ([T; MAX_ROW_COLS], [T; MAX_ROW_COLS]) {
+    let read = |i: u32| -> [T; N] {
+        let at = i as usize * stride;
+        match data.get(at..at + N) {
+            Some(r) => std::array::from_fn(|f| r[f]),
+            None => std::array::from_fn(|f| data.get(at + f).copied().unwrap_or_default()),
+        }
+    };
+    let mut lo = read(samples[0]);
+    let mut hi = lo;
+    for (j, &i) in samples.iter().enumerate() {
+        if let Some(&a) = samples.get(j + PREFETCH_AHEAD) {
+            if let Some(v) = data.get(a as usize * stride) {
+                prefetch(v);
+            }
+        }
+        let v = read(i);
+        for f in 0..N {
+            widen(&mut lo[f], &mut hi[f], v[f]);
+        }
+    }
+    let mut bounds = ([T::default(); MAX_ROW_COLS], [T::default(); MAX_ROW_COLS]);
+    bounds.0[..stride].copy_from_slice(&lo[..stride]);
+    bounds.1[..stride].copy_from_slice(&hi[..stride]);
+    bounds
+}
+
 /// Copies feature `f` of `samples` into `xf`; returns its (min, max).
 #[inline]
 pub(crate) fn gather<T: Feature>(

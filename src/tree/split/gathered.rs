@@ -390,7 +390,7 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
     kept: Option<Kept<'_>>,
     rng: &mut TreeRng,
 ) -> (Option<ChosenSplit>, usize) {
-    if R::READS_X_DIRECTLY && kept.is_none() && reads_directly(cols, ctx, rows) {
+    if R::READS_X_DIRECTLY && kept.is_none() && reads_directly(cols, ctx, rows, max_features) {
         let (n, k) = (n_constant, max_features);
         return find_split_direct(cols.x, ctx, s, rows, features, n, k, rng);
     }
