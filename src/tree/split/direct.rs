@@ -202,13 +202,12 @@ mod tests {
                 true => MAX_BATCH + 1 + rng.below(MAX_ROW_COLS - MAX_BATCH),
                 false => 1 + rng.below(9),
             };
-            let n = 2 + rng.below(
-                if whole {
-                    n_rows
-                } else {
-                    n_rows.min(DIRECT_ROWS)
-                } - 1,
-            );
+            let most = if whole {
+                n_rows
+            } else {
+                n_rows.min(DIRECT_ROWS)
+            };
+            let n = 2 + rng.below(most - 1);
             let levels: Vec<usize> = (0..n_cols).map(|_| 1 + rng.below(6)).collect();
             let mut data = vec![0f32; n_rows * n_cols];
             for i in 0..n_rows {
