@@ -82,6 +82,7 @@ pub(super) fn find_split_direct<T: Feature, C: Criterion>(
     max_features: usize,
     rng: &mut TreeRng,
 ) -> (Option<ChosenSplit>, usize) {
+    // A node above DIRECT_ROWS is here because `reads_whole_rows`.
     let whole = x
         .row_major_data()
         .filter(|_| rows.samples.len() > DIRECT_ROWS)
@@ -97,7 +98,7 @@ pub(super) fn find_split_direct<T: Feature, C: Criterion>(
     draw_split(&mut source, features, n_constant, max_features, rng)
 }
 
-/// A small node's candidates, read from X at its rows.
+/// A node's candidates, read from X at its rows.
 struct Direct<'a, 'r, T: Feature, C: Criterion> {
     x: &'a Matrix<'a, T>,
     /// X's rows one after another, when it is row-major (else its columns are slices).
