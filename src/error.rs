@@ -80,6 +80,15 @@ pub enum ForestError {
     /// An invariant of the engine does not hold: a bug in forestimp, never the input.
     #[error("internal error (please report it): {0}")]
     Internal(String),
+    /// Memory for the work could not be reserved ([`ensure_allocatable`]): the work was
+    /// refused before it started, rather than aborting the process halfway.
+    #[error("not enough memory for {what}: {bytes} bytes could not be reserved")]
+    OutOfMemory {
+        /// What the memory was for.
+        what: &'static str,
+        /// How much was asked for (saturated at `u128::MAX`).
+        bytes: u128,
+    },
 }
 
 /// Shorthand for results of this crate.
@@ -89,5 +98,65 @@ pub(crate) fn invalid(name: &'static str, reason: impl Into<String>) -> ForestEr
     ForestError::InvalidParameter {
         name,
         reason: reason.into(),
+    }
+}
+
+/// Refuses work whose memory cannot be had, before it starts: `count` values of `size`
+/// bytes must fit in the memory the system has available (on Linux, `MemAvailable` and free
+/// swap; checked from 64 MiB on), and a reservation of them (given back at once) must
+/// succeed; otherwise [`ForestError::OutOfMemory`].
+///
+/// Why: Rust aborts the process when an allocation fails, and the kernel kills it when
+/// memory it lent runs out; sizes that come from parameters or model files (trees,
+/// features, rows) can ask for more than the machine has. An untouched reservation costs
+/// no memory (large blocks are fresh mappings).
+pub fn ensure_allocatable(count: usize, size: usize, what: &'static str) -> Result<()> {
+    let refuse = || ForestError::OutOfMemory {
+        what,
+        bytes: count as u128 * size as u128,
+    };
+    let bytes = count
+        .checked_mul(size)
+        .filter(|&b| b <= isize::MAX as usize)
+        .ok_or_else(refuse)?;
+    if bytes >= 1 << 26 && available_memory().is_some_and(|a| bytes as u64 > a) {
+        return Err(refuse());
+    }
+    let mut probe: Vec<u8> = Vec::new();
+    probe.try_reserve_exact(bytes).map_err(|_| refuse())
+}
+
+/// Bytes of memory the system can give without killing anything: available memory and
+/// free swap (Linux's `/proc/meminfo`); None where it cannot be read.
+fn available_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kib = |key: &str| -> Option<u64> {
+        let line = info.lines().find(|l| l.starts_with(key))?;
+        line[key.len()..]
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .ok()
+    };
+    Some((kib("MemAvailable:")? + kib("SwapFree:").unwrap_or(0)) * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reservations_beyond_memory_are_refused_not_aborted() {
+        assert!(ensure_allocatable(1 << 20, 8, "a test").is_ok());
+        let e = ensure_allocatable(usize::MAX / 2, 8, "a test").unwrap_err();
+        assert!(matches!(e, ForestError::OutOfMemory { .. }));
+        // 2**60 bytes: no machine has that much, nor maps it.
+        let e = ensure_allocatable(1 << 57, 8, "a test").unwrap_err();
+        assert!(e.to_string().contains("not enough memory for a test"));
+        if let Some(free) = available_memory() {
+            let more = usize::try_from(free).unwrap_or(usize::MAX) / 2 + 1;
+            assert!(ensure_allocatable(more, 2, "a test").is_err());
+        }
     }
 }

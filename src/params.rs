@@ -237,9 +237,7 @@ impl ForestParams {
             }
             _ => {}
         }
-        if self.n_estimators == 0 {
-            return Err(invalid("n_estimators", "must be at least 1"));
-        }
+        check_n_estimators(self.n_estimators)?;
         if self.max_depth == Some(0) {
             return Err(invalid("max_depth", "must be at least 1 (or None)"));
         }
@@ -337,8 +335,14 @@ impl ForestParams {
                 format!("must be between 1 and n_samples = {n_samples}, got {n_draws}"),
             ));
         }
-        if n_draws >= u32::MAX as usize {
-            return Err(invalid("max_samples", "must be below 2^32"));
+        if !draws_in_bounds(n_draws, n_samples) {
+            return Err(invalid(
+                "max_samples",
+                format!(
+                    "must be below 2^32 and at most {MAX_DRAWS_PER_ROW} draws per training \
+                     row ({n_samples} rows), got {n_draws}"
+                ),
+            ));
         }
         Ok(Resolved {
             criterion: self.criterion,
@@ -433,4 +437,35 @@ impl Resolved {
     pub fn has_oob(&self) -> bool {
         !self.assembled && (self.bootstrap || self.n_draws < self.n_samples)
     }
+}
+
+/// The most rows a tree may draw per training row. More draws add nothing to a bootstrap
+/// sample but time, here and in every out-of-bag pass, which replays the draws: the bound
+/// keeps a model file from asking for hours of work it holds nothing for.
+pub const MAX_DRAWS_PER_ROW: usize = 1024;
+
+/// Whether `n_draws` rows drawn per tree from `n_samples` are within the bounds a fit takes
+/// (and a model file is checked against).
+pub(crate) fn draws_in_bounds(n_draws: usize, n_samples: usize) -> bool {
+    n_draws < u32::MAX as usize && n_draws <= n_samples.saturating_mul(MAX_DRAWS_PER_ROW)
+}
+
+/// The most trees a forest or a booster may have: the model format and the seeds' streams
+/// index trees with `u32`.
+pub const MAX_TREES: usize = u32::MAX as usize - 1;
+
+/// `n_estimators` in `[1, MAX_TREES]`, and as many trees as memory can hold at the least (a
+/// tree's record, before any node): more is refused before the fit starts, not after hours.
+pub(crate) fn check_n_estimators(n_estimators: usize) -> Result<()> {
+    if !(1..=MAX_TREES).contains(&n_estimators) {
+        return Err(invalid(
+            "n_estimators",
+            format!("must be in [1, {MAX_TREES}], got {n_estimators}"),
+        ));
+    }
+    crate::error::ensure_allocatable(
+        n_estimators,
+        std::mem::size_of::<crate::tree::Tree>(),
+        "the trees (n_estimators)",
+    )
 }

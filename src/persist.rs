@@ -152,7 +152,7 @@ fn check_params(p: &Resolved, n_classes: usize, n_trees: usize) -> Result<()> {
         && p.n_features <= u32::MAX as usize
         && p.n_samples > 0
         && p.n_samples < u32::MAX as usize
-        && p.n_draws < u32::MAX as usize
+        && crate::params::draws_in_bounds(p.n_draws, p.n_samples)
         && p.tree_features >= 1
         && p.tree_features <= p.n_features
         && p.max_features >= 1

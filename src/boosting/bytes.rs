@@ -141,11 +141,12 @@ impl Booster {
             && r.init.len() == k
             && params.learning_rate.is_finite()
             && r.init.iter().all(|v| v.is_finite())
+            && params.n_estimators <= crate::params::MAX_TREES
             && r.leaf_values.len() == trees.len()
             && trees
                 .iter()
                 .zip(&r.leaf_values)
-                .all(|(t, v)| v.len() == t.n_leaves())
+                .all(|(t, v)| v.len() == t.n_leaves() && v.iter().all(|x| x.is_finite()))
             && scores_ok(&r.train_score, false)
             && scores_ok(&r.oob_scores, true)
             && r.oob_improvement.len() == r.oob_scores.len();

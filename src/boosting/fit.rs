@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::loss::{initial_raw, weighted_percentile, LeafRows, Loss, NewtonSums, RoundLoss};
 use super::Booster;
-use crate::data::{Feature, Matrix, Targets};
+use crate::data::{check_weights, Feature, Matrix, Targets};
 use crate::error::{invalid, ForestError, Result};
 use crate::forest::FitSession;
 use crate::parallel::{chunks_mut, keep_awake, map_ordered};
@@ -92,9 +92,7 @@ impl BoostParams {
         if !(self.learning_rate >= 0.0 && self.learning_rate.is_finite()) {
             return Err(invalid("learning_rate", "must be a finite value >= 0"));
         }
-        if self.n_estimators == 0 {
-            return Err(invalid("n_estimators", "must be at least 1"));
-        }
+        crate::params::check_n_estimators(self.n_estimators)?;
         if !(self.subsample > 0.0 && self.subsample <= 1.0) {
             return Err(invalid("subsample", "must be in (0, 1]"));
         }
@@ -261,12 +259,7 @@ impl Booster {
             if v.x.n_cols() != x.n_cols() || v.y.len() != v.x.n_rows() || v.w.len() != v.y.len() {
                 return Err(ForestError::Shape("validation rows do not match X".into()));
             }
-            if let Some(i) = v.w.iter().position(|w| !(w.is_finite() && *w >= 0.0)) {
-                return Err(ForestError::InvalidTarget(format!(
-                    "validation sample_weight[{i}] = {} is not a finite non-negative number",
-                    v.w[i]
-                )));
-            }
+            check_weights(v.w, "validation sample_weight")?;
             if n_classes == 0 {
                 Targets::regression(v.y)?;
             }

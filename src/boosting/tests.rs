@@ -175,6 +175,13 @@ fn model_bytes_round_trip_and_refuse_damage() {
     let mut flipped = bytes.clone();
     flipped[bytes.len() / 2] ^= 0x40;
     assert!(Booster::from_bytes(&flipped).is_err());
+    // Sealed with a valid checksum, a NaN or infinite leaf value is still refused.
+    for bad in [f64::NAN, f64::INFINITY] {
+        let mut lying = b.clone();
+        lying.leaf_values[1][0] = bad;
+        let err = Booster::from_bytes(&lying.to_bytes().unwrap()).unwrap_err();
+        assert!(matches!(err, crate::ForestError::Decode(_)), "{err}");
+    }
 }
 
 #[test]

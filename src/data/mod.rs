@@ -33,7 +33,7 @@ pub use matrix::{Layout, Matrix};
 pub use ranks::{Ranked, Ranks};
 pub use shadows::{shadow_permutation, Shadows};
 pub use sparse::{CscIndex, RowIndex};
-pub use targets::Targets;
+pub use targets::{check_sums, check_weights, Targets};
 
 /// A feature type the engine reads directly: `f32` or `f64` inputs, `u8` bin codes.
 pub trait Feature: Copy + Default + PartialOrd + Send + Sync + std::fmt::Debug + 'static {

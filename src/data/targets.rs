@@ -3,6 +3,62 @@
 
 use crate::error::{ForestError, Result};
 
+/// Checks sample weights (`what` names them in the error): finite, non-negative, not all
+/// zero.
+pub fn check_weights(w: &[f64], what: &str) -> Result<()> {
+    if let Some(i) = w.iter().position(|v| !(v.is_finite() && *v >= 0.0)) {
+        return Err(ForestError::InvalidTarget(format!(
+            "{what}[{i}] = {} is not a finite non-negative number",
+            w[i]
+        )));
+    }
+    if !w.iter().any(|&v| v > 0.0) {
+        return Err(ForestError::InvalidTarget(format!(
+            "{what}: the weights are all zero"
+        )));
+    }
+    Ok(())
+}
+
+/// Checks that the sums the criteria form over the learning set stay finite, for targets
+/// and weights (`None`: unit weights) each checked already: the total weight and its
+/// square (class proportions are squared and divided), and for real targets `Σ w|y|`, its
+/// square and `Σ w y²` (the variance proxies). Values each finite but whose sums overflow
+/// made every split or prediction wrong, silently; dividing `y` or the weights by a
+/// constant keeps their meaning.
+pub fn check_sums(targets: &Targets<'_>, w: Option<&[f64]>) -> Result<()> {
+    let weight = |i: usize| w.map_or(1.0, |w| w[i]);
+    let total: f64 = (0..targets.len()).map(weight).sum();
+    if !(total * total).is_finite() {
+        return Err(ForestError::InvalidTarget(
+            "sample_weight sums past the largest float64 (once squared): divide the weights \
+             by a constant"
+                .into(),
+        ));
+    }
+    let values = match *targets {
+        Targets::Regression(y) => Some((y, 1)),
+        Targets::MultiRegression { y, n_outputs } => Some((y, n_outputs)),
+        _ => None,
+    };
+    if let Some((y, m)) = values {
+        let (mut abs, mut squares) = (0.0, 0.0);
+        for (k, v) in y.iter().enumerate() {
+            let wi = weight(k / m);
+            abs += wi * v.abs();
+            squares += wi * v * v;
+        }
+        if !(abs * abs).is_finite() || !squares.is_finite() {
+            return Err(ForestError::InvalidTarget(
+                "the weighted sums of y and of its squares pass the largest float64: divide \
+                 y (or sample_weight) by a constant"
+                    .into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The target column of a learning set.
 ///
 /// Built only through [`Targets::classes`] and [`Targets::regression`] (the variants are

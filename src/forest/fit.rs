@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::sampling::{in_bag_counts, split_rng, tree_features};
 use super::Forest;
-use crate::data::{Binned, Feature, Levels, Matrix, RowIndex, Targets};
+use crate::data::{check_sums, check_weights, Binned, Feature, Levels, Matrix, RowIndex, Targets};
 use crate::error::{invalid, ForestError, Result};
 use crate::parallel::map_ordered;
 use crate::params::{CriterionKind, ForestParams, Resolved, SplitterKind};
@@ -172,18 +172,9 @@ impl<'a, T: Feature> FitSession<'a, T> {
                     w.len()
                 )));
             }
-            if let Some(i) = w.iter().position(|v| !(v.is_finite() && *v >= 0.0)) {
-                return Err(ForestError::InvalidTarget(format!(
-                    "sample_weight[{i}] = {} is not a finite non-negative number",
-                    w[i]
-                )));
-            }
-            if !w.iter().any(|&v| v > 0.0) {
-                return Err(ForestError::InvalidTarget(
-                    "sample weights are all zero".into(),
-                ));
-            }
+            check_weights(w, "sample_weight")?;
         }
+        check_sums(&targets, sample_weight)?;
         let (binned, nan_bins) = match params.splitter {
             SplitterKind::Histogram { max_bins } => {
                 let max_bins = usize::from(max_bins);

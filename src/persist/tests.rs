@@ -245,3 +245,52 @@ fn outputs_round_trip_and_are_checked() {
     as_v3[4..6].copy_from_slice(&SINGLE_OUTPUT_VERSION.to_le_bytes());
     assert!(Forest::from_bytes(&as_v3).is_err());
 }
+
+/// A tree draws at most `MAX_DRAWS_PER_ROW` rows per training row: a file of 40 rows
+/// claiming 2^31 draws a tree (each out-of-bag pass would replay them) is refused.
+#[test]
+fn draws_beyond_the_per_row_bound_are_refused() {
+    let f = tiny_forest();
+    let with_draws = |n_draws: usize| {
+        let mut params = f.params.clone();
+        params.n_draws = n_draws;
+        let repr = ForestRepr {
+            crate_version: "0.1.0".into(),
+            params,
+            n_classes: 2,
+            trees: f.trees.iter().map(TreeRepr::from_tree).collect(),
+        };
+        Forest::from_bytes(&file(SINGLE_OUTPUT_VERSION, &repr))
+    };
+    let most = 40 * crate::params::MAX_DRAWS_PER_ROW;
+    assert!(with_draws(most).is_ok());
+    for n_draws in [most + 1, 1 << 31] {
+        assert!(matches!(with_draws(n_draws), Err(ForestError::Decode(_))));
+    }
+}
+
+/// Leaf values mean something, and a file is held to it: class counts are non-negative
+/// with a positive total (negated counts made `predict_proba` rows sum to -1), and a
+/// tree's leaf weights sum to a finite number (weights of 1e308 made MDI and SHAP NaN).
+#[test]
+fn leaf_values_that_mean_nothing_are_refused() {
+    let f = tiny_forest();
+    let base = || ForestRepr {
+        crate_version: "0.1.0".into(),
+        params: f.params.clone(),
+        n_classes: 2,
+        trees: f.trees.iter().map(TreeRepr::from_tree).collect(),
+    };
+    assert!(Forest::from_bytes(&file(SINGLE_OUTPUT_VERSION, &base())).is_ok());
+    let edits: [&dyn Fn(&mut TreeRepr); 3] = [
+        &|t| t.leaf_value.iter_mut().for_each(|v| *v = -*v),
+        &|t| t.leaf_value[..2].fill(0.0),
+        &|t| t.leaf_weight.fill(1e308),
+    ];
+    for edit in edits {
+        let mut repr = base();
+        edit(&mut repr.trees[0]);
+        let err = Forest::from_bytes(&file(SINGLE_OUTPUT_VERSION, &repr)).unwrap_err();
+        assert!(matches!(err, ForestError::Decode(_)), "{err}");
+    }
+}

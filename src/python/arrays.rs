@@ -300,6 +300,15 @@ pub fn vector<'a, T: numpy::Element>(
         .map_err(|_| binding_error(format!("{name} must be a contiguous 1-D array")))
 }
 
+/// Refuses, before the work, a result of `dims` float64 values (their product) that memory
+/// cannot hold: sizes read from a model file (features, trees, depths) are checked this way
+/// by every result that takes no X, since the core builds per-tree rows and then joins them
+/// (two copies).
+pub fn ensure_result_fits(dims: &[usize], what: &'static str) -> Result<()> {
+    let values = dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+    crate::error::ensure_allocatable(values.unwrap_or(usize::MAX), 16, what)
+}
+
 /// `v` as an `(n, w)` NumPy array (row-major).
 pub fn to_rows<T: numpy::Element>(
     py: Python<'_>,

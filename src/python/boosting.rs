@@ -7,7 +7,7 @@ use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayDyn, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use super::arrays::{to_rows, to_shape, vector, with_matrix, XArray};
+use super::arrays::{ensure_result_fits, to_rows, to_shape, vector, with_matrix, XArray};
 use super::doorway::{run, run_watched};
 use super::model::SklearnArrays;
 use crate::boosting::{BoostParams, Booster, Control, Loss, Monitor, Validation};
@@ -306,20 +306,25 @@ impl PyBooster {
     }
 
     /// scikit-learn's normalized `feature_importances_`.
-    fn feature_importances<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        self.inner.feature_importances().into_pyarray(py)
+    fn feature_importances<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let b = &self.inner;
+        ensure_result_fits(&[b.trees().len(), b.n_features()], "the importances")?;
+        Ok(b.feature_importances().into_pyarray(py))
     }
 
     /// Unnormalized MDI of every tree, shape (n_trees, n_features), round-major.
     fn tree_importances<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let b = &self.inner;
+        ensure_result_fits(&[b.trees().len(), b.n_features()], "the importances")?;
         to_rows(py, b.tree_importances(), b.trees().len(), b.n_features())
     }
 
     /// Per tree: total gain, split count and cover of every feature, (n_trees, 3, p).
     fn split_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
         let b = &self.inner;
-        to_shape(py, b.split_stats(), &[b.trees().len(), 3, b.n_features()])
+        let dims = [b.trees().len(), 3, b.n_features()];
+        ensure_result_fits(&dims, "the split statistics")?;
+        to_shape(py, b.split_stats(), &dims)
     }
 
     #[getter]

@@ -2,7 +2,9 @@
 //! a new variant of [`ForestError`] does not compile until it is mapped here).
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{
+    PyKeyboardInterrupt, PyMemoryError, PyRuntimeError, PyTypeError, PyValueError,
+};
 use pyo3::PyErr;
 
 use crate::error::ForestError;
@@ -43,6 +45,7 @@ impl From<ForestError> for PyErr {
             // Only the doorway sets a stop flag, and it raises the reason (the interrupt or
             // the callback's error) before this.
             ForestError::Stopped => PyKeyboardInterrupt::new_err(msg),
+            ForestError::OutOfMemory { .. } => PyMemoryError::new_err(msg),
             ForestError::Encode(_) | ForestError::Internal(_) => PyRuntimeError::new_err(msg),
         }
     }

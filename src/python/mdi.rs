@@ -5,7 +5,7 @@
 use numpy::{PyArray2, PyArrayDyn};
 use pyo3::prelude::*;
 
-use super::arrays::{to_rows, to_shape};
+use super::arrays::{ensure_result_fits, to_rows, to_shape};
 use super::doorway::run;
 use super::model::PyForest;
 
@@ -18,6 +18,8 @@ fn mdi_by_depth<'py>(
     n_jobs: Option<i64>,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let f = &forest.inner;
+    let dims = [f.trees().len(), f.n_features(), f.mdi_depth_count()];
+    ensure_result_fits(&dims, "the importances by depth")?;
     let (values, d) = run(py, n_jobs, || Ok((f.mdi_by_depth(), f.mdi_depth_count())))?;
     to_rows(py, values, f.n_features(), d)
 }
@@ -31,6 +33,8 @@ fn tree_mdi_by_depth<'py>(
     n_jobs: Option<i64>,
 ) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
     let f = &forest.inner;
+    let dims = [f.trees().len(), f.n_features(), f.mdi_depth_count()];
+    ensure_result_fits(&dims, "the importances by depth")?;
     let (rows, d) = run(py, n_jobs, || {
         Ok((f.tree_mdi_by_depth().concat(), f.mdi_depth_count()))
     })?;
@@ -58,6 +62,8 @@ fn tree_mdi_by_output<'py>(
                 .into(),
         )));
     }
+    let dims = [f.trees().len(), f.n_outputs(), f.n_features()];
+    ensure_result_fits(&dims, "the importances by output")?;
     let rows = run(py, n_jobs, || Ok(f.tree_importances_by_output().concat()))?;
     let shape = [f.trees().len(), f.n_outputs(), f.n_features()];
     to_shape(py, rows, &shape)

@@ -9,7 +9,7 @@ use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use super::arrays::{to_rows, vector, with_matrix, XArray, YArray};
+use super::arrays::{ensure_result_fits, to_rows, vector, with_matrix, XArray, YArray};
 use super::doorway::{run, run_watched};
 use crate::data::{Feature, Matrix, Shadows};
 use crate::error::ForestError;
@@ -337,6 +337,7 @@ impl PyForest {
         n_jobs: Option<i64>,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let f = &self.inner;
+        ensure_result_fits(&[f.trees().len(), f.n_features()], "the importances")?;
         Ok(run(py, n_jobs, || Ok(f.importances(normalize)))?.into_pyarray(py))
     }
 
@@ -348,6 +349,7 @@ impl PyForest {
         n_jobs: Option<i64>,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let f = &self.inner;
+        ensure_result_fits(&[f.trees().len(), f.n_features()], "the importances")?;
         let rows = run(py, n_jobs, || Ok(f.tree_importances().concat()))?;
         to_rows(py, rows, f.trees().len(), f.n_features())
     }

@@ -86,13 +86,41 @@ impl TreeRepr {
             return Err(decode_error("impurity not a finite non-negative number"));
         }
         check_preorder(&self.right)?;
+        // A classification leaf holds class counts (of each output): non-negative, with a
+        // positive total per output, or its probabilities would not be probabilities.
+        let single = [width];
+        let counts_per_output: &[usize] = if outputs.is_empty() { &single } else { outputs };
+        let counts_ok = |v: &[f64]| {
+            let mut rest = v;
+            counts_per_output.iter().all(|&c| {
+                let (counts, tail) = rest.split_at(c.min(rest.len()));
+                rest = tail;
+                counts.iter().all(|&x| x >= 0.0) && counts.iter().sum::<f64>() > 0.0
+            })
+        };
         let leaf_ok = |k: usize| {
             let v = &self.leaf_value[k * width..(k + 1) * width];
             let w = self.leaf_weight[k];
-            w.is_finite() && w >= 0.0 && v.iter().all(|x| x.is_finite())
+            w.is_finite()
+                && w >= 0.0
+                && v.iter().all(|x| x.is_finite())
+                && (regression || counts_ok(v))
         };
         if !(0..n_leaves).all(leaf_ok) {
-            return Err(decode_error("non-finite leaf statistics"));
+            return Err(decode_error(
+                "leaf statistics not finite, or not class counts",
+            ));
+        }
+        // Every importance sums weights, and weights times impurities, over a tree: a file
+        // must not be able to make those sums overflow into NaN.
+        let weighted =
+            |k: usize| self.leaf_weight[k] * self.impurity.get(k).copied().unwrap_or(0.0);
+        let total_ok = self.leaf_weight.iter().sum::<f64>().is_finite()
+            && (version == 1 || (0..n_leaves).map(weighted).sum::<f64>().is_finite());
+        if !total_ok {
+            return Err(decode_error(
+                "leaf weights or impurities summing past float64",
+            ));
         }
         let (mut k_int, mut k_leaf) = (0, 0);
         let mut nodes = Vec::with_capacity(n);

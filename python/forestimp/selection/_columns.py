@@ -15,8 +15,14 @@
     reads the whole file** (``n * p * itemsize`` bytes) whatever q is; convert large C-order
     files to Fortran order once when they are read many times (Sequential Random Subspace
     reads once per iteration).
-* a Parquet file, read with ``pyarrow.parquet`` column projection, one row group at a time;
-  ``bytes_read`` counts the compressed size of the column chunks read.
+* a Parquet file, read with ``pyarrow.parquet`` column projection, in record batches of at
+  most 16 MiB; ``bytes_read`` counts the compressed size of the column chunks read.
+
+A file is checked against what its header or footer claims before anything is sized from the
+claim: the shape of a ``.npy`` file must account for its size exactly, and the rows of a
+Parquet file are counted in one column (the target's, or the first feature's) when it is
+opened. A file that is damaged, not what its suffix says, or lying raises a DataError that
+names it.
 
 Every ``read`` returns an ``(n, q)`` Fortran-ordered array, so the engine takes each column
 without a copy (``forestimp._base._as_engine_matrix``). The dtype is the stored one when it is
@@ -27,9 +33,14 @@ thread and from the caller, and ``bytes_read`` stays exact.
 
 from __future__ import annotations
 
+import contextlib
+import io
+import math
 import os
+import stat
 import threading
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -39,6 +50,11 @@ from .._core import DataError, InvalidParameterError
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 # Row blocks of a C-order scan: large enough for few system calls, small next to n * q.
 _BLOCK_BYTES = 16 << 20
+_NPY_MAGIC = b"\x93NUMPY"
+# np.load's limit on a header (numpy.lib.format's max_header_size); a 2-D numeric array's
+# header takes about 120 bytes.
+_NPY_MAX_HEADER = 10_000
+_PARQUET_MAGIC = b"PAR1"  # an encrypted footer ends with b"PARE": not read
 
 
 def engine_dtype(dtypes: Sequence[np.dtype]) -> np.dtype:
@@ -50,6 +66,24 @@ def engine_dtype(dtypes: Sequence[np.dtype]) -> np.dtype:
 def _check_numeric(dtype: np.dtype, what: str) -> None:
     if dtype.kind not in "biuf":
         raise DataError(f"{what} must hold numbers (bool, int or float), got dtype {dtype}.")
+
+
+def _one_line(error: BaseException) -> str:
+    """``error`` for a one-line message: numpy quotes the whole header it failed on, and
+    pyarrow's messages span lines."""
+    text = " ".join(f"{type(error).__name__}: {error}".split())
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _open_regular(path: str) -> int:
+    """A read-only descriptor on ``path``, which must be a regular file: a directory or a
+    device has no size to check a header against. O_NONBLOCK keeps the open of a FIFO from
+    waiting for a writer; it changes nothing for a regular file."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise DataError(f"{path!r} is not a regular file.")
+    return fd
 
 
 class ColumnSource:
@@ -142,27 +176,76 @@ class FrameColumns(ColumnSource):
         return out.nbytes
 
 
+def _npy_header(fd: int, path: str) -> tuple[Any, Any, np.dtype, int]:
+    """The shape, Fortran order and dtype that the header of the ``.npy`` file at ``fd``
+    declares, and the offset of the data.
+
+    The header's length is checked against the file before the header is read: numpy reads
+    as many bytes as the length field says (up to 4 GiB in format 2.0), then checks them.
+    What numpy's parser raises on a damaged header depends on the damage and on the numpy
+    version (ValueError, SyntaxError, tokenize.TokenError, TypeError): all of it is a
+    DataError.
+    """
+    start = os.pread(fd, 12, 0)  # magic, version, header length (a header is >= 64 bytes)
+    if len(start) < 12 or start[:6] != _NPY_MAGIC:
+        raise DataError(f"{path!r} is not a .npy file: it does not start with {_NPY_MAGIC!r}.")
+    version = (start[6], start[7])
+    # 3.0 only differs by a UTF-8 header, for non-Latin-1 field names.
+    if version not in ((1, 0), (2, 0)):
+        raise DataError(f"{path!r}: .npy format {version} is not read.")
+    prefix = 10 if version == (1, 0) else 12
+    length = int.from_bytes(start[8:prefix], "little")
+    if length > _NPY_MAX_HEADER or prefix + length > os.fstat(fd).st_size:
+        raise DataError(
+            f"{path!r}: its .npy header claims {length} bytes, more than the file holds or "
+            f"than the {_NPY_MAX_HEADER} numpy reads."
+        )
+    f = io.BytesIO(os.pread(fd, prefix + length, 0))
+    f.seek(8)
+    if version == (1, 0):
+        read = np.lib.format.read_array_header_1_0
+    else:
+        read = np.lib.format.read_array_header_2_0
+    try:
+        shape, fortran, dtype = read(f)
+    except Exception as e:  # whatever the parser raises: see the docstring
+        raise DataError(f"{path!r} has a malformed .npy header: {_one_line(e)}") from e
+    return shape, fortran, dtype, prefix + length
+
+
+def _check_npy_size(path: str, shape: tuple[int, int], dtype: np.dtype, data: int) -> None:
+    """Refuse a shape that the ``data`` bytes after the header do not hold exactly, before
+    anything is sized from it (a few bytes of header can claim 2**60 columns).
+
+    The shape's numbers are Python integers, so their product cannot overflow; once it
+    matches the file, every offset computed from the shape lies in the file. Without rows,
+    the file has no bytes to confirm its number of columns by (nor anything to select).
+    """
+    if min(shape) <= 0:
+        raise DataError(f"{path!r} holds no data: its header declares shape {shape}.")
+    declared = math.prod(shape) * dtype.itemsize
+    if declared != data:
+        raise DataError(
+            f"{path!r}: its header declares shape {shape} of {dtype}, {declared} bytes of data, "
+            f"but {data} bytes follow the header (truncated or damaged?)."
+        )
+
+
 class NpyColumns(ColumnSource):
     """A 2-D ``.npy`` file read with positional reads (see the module doc for the costs)."""
 
     def __init__(self, path: str | os.PathLike[str], block_bytes: int = _BLOCK_BYTES) -> None:
         super().__init__()
-        self._fd = os.open(path, os.O_RDONLY)
+        self._path = os.fspath(path)
+        self._fd = _open_regular(self._path)
         try:
-            with open(self._fd, "rb", closefd=False) as f:
-                version = np.lib.format.read_magic(f)
-                if version == (1, 0):
-                    shape, fortran, stored = np.lib.format.read_array_header_1_0(f)
-                elif version == (2, 0):
-                    shape, fortran, stored = np.lib.format.read_array_header_2_0(f)
-                else:  # 3.0 only differs by a UTF-8 header, for non-Latin-1 field names
-                    raise DataError(f"{os.fspath(path)!r}: .npy format {version} is not read.")
-                self._offset = f.tell()
+            shape, fortran, stored, self._offset = _npy_header(self._fd, self._path)
             if stored.hasobject:
-                raise DataError(f"{os.fspath(path)!r} holds Python objects, not numbers.")
-            _check_numeric(stored, f"{os.fspath(path)!r}")
+                raise DataError(f"{self._path!r} holds Python objects, not numbers.")
+            _check_numeric(stored, f"{self._path!r}")
             if len(shape) != 2:
-                raise DataError(f"{os.fspath(path)!r} must hold a 2-D array, got shape {shape}.")
+                raise DataError(f"{self._path!r} must hold a 2-D array, got shape {shape}.")
+            _check_npy_size(self._path, shape, stored, os.fstat(self._fd).st_size - self._offset)
         except BaseException:
             os.close(self._fd)
             raise
@@ -178,8 +261,8 @@ class NpyColumns(ColumnSource):
         done = 0
         while done < len(view):  # preadv may return short counts
             got = os.preadv(self._fd, [view[done:]], offset + done)
-            if got == 0:
-                raise DataError("the .npy file is shorter than its header says (truncated?).")
+            if got == 0:  # checked at open: the file was truncated since
+                raise DataError(f"{self._path!r} is shorter than its header says (truncated?).")
             done += got
 
     def _fill(self, out: np.ndarray, cols: np.ndarray) -> int:
@@ -229,15 +312,50 @@ def _pyarrow_parquet() -> Any:
     return pq
 
 
+def _parquet_footer_length(path: str) -> int:
+    """The length of the footer (the Thrift-encoded metadata) of the Parquet file at
+    ``path``, checked against the file's size."""
+    fd = _open_regular(path)
+    try:
+        size = os.fstat(fd).st_size
+        tail = os.pread(fd, 8, max(0, size - 8))
+    finally:
+        os.close(fd)
+    if size < 12 or tail[4:] != _PARQUET_MAGIC:
+        raise DataError(f"{path!r} is not a Parquet file: it does not end with {_PARQUET_MAGIC!r}.")
+    length = int.from_bytes(tail[:4], "little")
+    if length + 12 > size:
+        raise DataError(f"{path!r}: its footer claims {length} bytes, the file has {size}.")
+    return length
+
+
+@contextlib.contextmanager
+def _parquet_errors(path: str) -> Iterator[None]:
+    """pyarrow's errors on a damaged file (OSError, ArrowInvalid, ...) as a DataError that
+    names the file."""
+    import pyarrow as pa
+
+    try:
+        yield
+    except (OSError, pa.ArrowException) as e:
+        raise DataError(f"{path!r} is not a readable Parquet file: {_one_line(e)}") from e
+
+
 class ParquetColumns(ColumnSource):
-    """A Parquet file read by column projection, one row group at a time."""
+    """A Parquet file read by column projection, in record batches."""
 
     def __init__(self, path: str | os.PathLike[str], target: str | None = None) -> None:
         super().__init__()
         pq = _pyarrow_parquet()
-        self._file = pq.ParquetFile(path)
+        self._path = os.fspath(path)
+        footer = _parquet_footer_length(self._path)
+        with _parquet_errors(self._path):
+            # Each element of a Thrift list takes at least one byte of the footer; pyarrow
+            # builds every element a list claims (10**6 by default) before finding them missing.
+            self._file = pq.ParquetFile(self._path, thrift_container_size_limit=max(1, footer))
         try:
-            self._open(os.fspath(path), target)
+            with _parquet_errors(self._path):
+                self._open(self._path, target)
         except BaseException:
             self._file.close()
             raise
@@ -245,6 +363,9 @@ class ParquetColumns(ColumnSource):
     def _open(self, path: str, target: str | None) -> None:
         schema = self._file.schema_arrow
         all_names = list(schema.names)
+        repeated = [name for name, count in Counter(all_names).items() if count > 1]
+        if repeated:  # columns are read by name
+            raise DataError(f"{path!r} has several columns named {repeated[0]!r}.")
         if target is not None and target not in all_names:
             raise DataError(
                 f"Target column {target!r} is not in {path!r}; its columns are "
@@ -263,32 +384,74 @@ class ParquetColumns(ColumnSource):
             except (NotImplementedError, TypeError):
                 dtypes.append(np.dtype(object))
             _check_numeric(dtypes[-1], f"column {field.name!r}")
-        self.n_rows, self.n_columns = int(self._file.metadata.num_rows), len(self._fields)
+        self.n_rows, self.n_columns = self._claimed_rows(path), len(self._fields)
         self.names = [all_names[j] for j in self._fields]
         self.dtype = engine_dtype(dtypes)
+        # The footer's row count is a claim (a few bytes claim 2**60 rows): count the rows of
+        # one column before anything is sized from it.
+        self._y = None if target is None else self._column(target)
+        if target is None and self.names:
+            for _ in self._batches(self.names[:1]):
+                pass
+
+    def _claimed_rows(self, path: str) -> int:
+        """The rows the footer claims, once its row groups add up to them."""
+        meta = self._file.metadata
+        groups = [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
+        if min(groups, default=0) < 0 or sum(groups) != meta.num_rows:
+            raise DataError(
+                f"{path!r}: its footer claims {meta.num_rows} rows, its row groups {sum(groups)}."
+            )
+        if meta.num_rows == 0:
+            raise DataError(f"{path!r} holds no rows.")
+        return int(meta.num_rows)
+
+    def _batches(self, names: list[str]) -> Iterator[Any]:
+        """The ``names`` columns in record batches of at most ``_BLOCK_BYTES`` (at 8 bytes a
+        value), checked to add up to ``n_rows``.
+
+        Not ``read_row_group``: it reserves memory for as many rows as the footer claims for
+        the group; a batch reserves its own.
+        """
+        rows, done = max(1, _BLOCK_BYTES // (8 * len(names))), 0
+        for batch in self._file.iter_batches(batch_size=rows, columns=names):
+            done += batch.num_rows
+            if done > self.n_rows:
+                break
+            yield batch
+        if done != self.n_rows:
+            raise DataError(
+                f"{self._path!r}: its footer claims {self.n_rows} rows, but its column "
+                f"{names[0]!r} holds {'more' if done > self.n_rows else done}."
+            )
+
+    def _column(self, name: str) -> np.ndarray:
+        import pyarrow as pa
+
+        return pa.chunked_array([b.column(name) for b in self._batches([name])]).to_numpy()
 
     def read_target(self) -> np.ndarray:
-        """The target column, whole."""
-        if self.target is None:
+        """The target column, whole (read when the file was opened)."""
+        if self._y is None:
             raise InvalidParameterError("No target column was named.")
-        return self._file.read(columns=[self.target]).column(0).to_numpy()
+        return self._y
 
     def _fill(self, out: np.ndarray, cols: np.ndarray) -> int:
         fields = [self._fields[j] for j in cols]
         names = [self._file.schema_arrow.names[j] for j in fields]
+        r0 = 0
+        with _parquet_errors(self._path):
+            for batch in self._batches(list(dict.fromkeys(names))):  # each column once
+                r1 = r0 + batch.num_rows
+                for k, name in enumerate(names):
+                    values = batch.column(name).to_numpy(zero_copy_only=False)
+                    out[r0:r1, k] = values.astype(self.dtype, copy=False)
+                r0 = r1
+        # What a projection reads: the compressed column chunks (flat schema: numeric
+        # columns only, so arrow field j is Parquet column j).
         meta = self._file.metadata
-        r0 = cost = 0
-        for g in range(self._file.num_row_groups):
-            table = self._file.read_row_group(g, columns=names)
-            r1 = r0 + table.num_rows
-            for k, name in enumerate(names):
-                out[r0:r1, k] = table.column(name).to_numpy().astype(self.dtype, copy=False)
-            # What a projection reads: the compressed column chunks (flat schema: numeric
-            # columns only, so arrow field j is Parquet column j).
-            group = meta.row_group(g)
-            cost += sum(group.column(j).total_compressed_size for j in fields)
-            r0 = r1
-        return cost
+        groups = (meta.row_group(g) for g in range(meta.num_row_groups))
+        return sum(group.column(j).total_compressed_size for group in groups for j in fields)
 
     def close(self) -> None:
         self._file.close()
@@ -306,7 +469,8 @@ def open_source(X: Any, *, target: str | None = None) -> tuple[ColumnSource, np.
         ``X`` is a path with another suffix than ``.npy`` / ``.parquet``, or ``target`` is
         given for an array or ``.npy`` file.
     DataError
-        The data is not a 2-D numeric matrix, or ``target`` is not one of its columns.
+        The data is not a 2-D numeric matrix, or ``target`` is not one of its columns, or
+        the file is damaged or holds less (or more) than its header or footer claims.
     """
     if isinstance(X, (str, os.PathLike)):
         suffix = os.path.splitext(os.fspath(X))[1].lower()
