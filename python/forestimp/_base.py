@@ -36,9 +36,6 @@ _SPARSE = ["csc", "csr"]
 
 _Self = TypeVar("_Self", bound="BaseForest")
 
-# Marks the state of __getstate__ (older pickles hold the plain __dict__).
-_PICKLE_KEY = "__forestimp_state__"
-
 # Rows of X hashed into the training fingerprint (evenly spaced, first and last included).
 _FINGERPRINT_ROWS = 1024
 
@@ -135,16 +132,10 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
     def __getstate__(self) -> dict[str, Any]:
         """Parameters and other attributes as they are, the fitted ones as plain data with
         the model as its bytes (``forestimp._state``, shared with :meth:`save`)."""
-        attributes = {k: v for k, v in self.__dict__.items() if k not in _state.FITTED}
-        return {_PICKLE_KEY: 1, "attributes": attributes, "fitted": _state.fitted_state(self)}
+        return _state.pickled(self, _state)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        if _PICKLE_KEY not in state:  # pickled before forestimp._state: the plain __dict__
-            self.__dict__.update(state)
-            return
-        self.__dict__.update(state["attributes"])
-        if state["fitted"] is not None:
-            _state.restore_fitted_state(self, state["fitted"], view_ok=True)
+        _state.unpickled(self, state, _state, view_ok=True)
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write this fitted estimator to ``path`` as data, without pickle; read it back with
@@ -203,8 +194,9 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         ``forestimp.importance.unbiased`` and ``forestimp.selection`` use them), and nothing
         else is computed: such a forest is read through its engine object only. ``bins``
         (``_core.Bins`` of X) spares the histogram splitter binning X again."""
-        if issparse(X):
-            _sparse.check_structure(X)
+        # Before validate_data: its format conversions read the index unchecked (a sparse
+        # y too, which it accepts for a multi-output y).
+        X, y = _sparse.checked(X), _sparse.checked(y, "y")
         X, y = validate_data(
             self,
             X,
@@ -294,7 +286,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         if oob and self._is_classifier and y.ndim == 2:
             _outputs.check_oob_target(y_engine)  # the codes, as scikit-learn checks them
         n_jobs = P.check_n_jobs(self.n_jobs)
-        n_estimators = P.check_int("n_estimators", self.n_estimators, 1)
+        n_estimators = P.check_int("n_estimators", self.n_estimators, 1, P.MAX_TREES)
         previous = None
         whole = shadows is False and columns is None and trees is None
         if getattr(self, "warm_start", False) and whole:
@@ -488,8 +480,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         """X checked against the fit and ready for the engine; with ``sparse``, a sparse X
         is accepted (the engine's CSC), otherwise refused with ``TypeError``."""
         check_is_fitted(self, "forest_")
-        if sparse and issparse(X):
-            _sparse.check_structure(X)
+        X = _sparse.checked(X)  # a malformed sparse X: DataError even where sparse is refused
         # NaN is read at predict as at fit (the allow_nan tag; every splitter allows it).
         finite = "allow-nan" if self.__sklearn_tags__().input_tags.allow_nan else True
         X = validate_data(
@@ -588,6 +579,11 @@ class ForestClassifierMixin(ClassifierMixin):
         if self._multi_output:
             return _outputs.labels_of(proba, self.classes_)
         return self.classes_[np.argmax(proba, axis=1)]
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """scikit-learn's accuracy, once a sparse ``y`` is checked (its metrics accept one
+        and convert it unchecked; a malformed one raises ``DataError``)."""
+        return float(super().score(X, _sparse.checked(y, "y"), sample_weight=sample_weight))
 
 
 class ForestRegressorMixin(RegressorMixin):

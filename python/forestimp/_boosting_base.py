@@ -14,6 +14,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import train_test_split
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from . import _boosting_state, _sparse, _state
 from . import _params as P
 from ._core import Booster, DataError, InvalidParameterError
 
@@ -101,7 +102,7 @@ class BaseGradientBoosting(BaseEstimator):
         """The engine's parameters that do not depend on the data (InvalidParameterError)."""
         loss = P.check_choice("loss", self.loss, self._losses)
         lr = P.check_real("learning_rate", self.learning_rate, 0.0, float("inf"))
-        n_est = P.check_int("n_estimators", self.n_estimators, 1)
+        n_est = P.check_int("n_estimators", self.n_estimators, 1, P.MAX_TREES)
         sub = self.subsample
         if not (P._is_real(sub) or P._is_int(sub)) or not (0.0 < float(sub) <= 1.0):
             raise InvalidParameterError(
@@ -163,6 +164,8 @@ class BaseGradientBoosting(BaseEstimator):
         # the allow_nan tag.
         nan_ok = fit or self.__sklearn_tags__().input_tags.allow_nan
         finite = "allow-nan" if nan_ok else True
+        # Before validate_data and toarray(): scipy's conversions read the index unchecked.
+        X = _sparse.checked(X)
         common = {
             "dtype": _DTYPES,
             "ensure_all_finite": finite,
@@ -352,6 +355,15 @@ class BaseGradientBoosting(BaseEstimator):
         k = P.resolve_features("max_features", self.max_features, p)
         k_tree = self._tree_features(p)
         return k if k_tree is None else min(k, k_tree)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Parameters and other attributes as they are, the fitted ones as plain data with
+        the booster as its bytes (``forestimp._boosting_state``, shared with :meth:`save`),
+        checked on the way back as a file is."""
+        return _state.pickled(self, _boosting_state)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        _state.unpickled(self, state, _boosting_state)
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write this fitted estimator to ``path`` as data, without pickle; read it back with

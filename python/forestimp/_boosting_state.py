@@ -17,13 +17,13 @@ from ._state import _array, _fail, _int, _strictly_increasing
 
 SCALARS = ("n_features_in_", "n_classes_", "_seed_")
 ARRAYS = ("classes_", "feature_names_in_")
-FITTED = "booster_"
+MODEL = "booster_"
 
 
 def fitted_state(est: Any) -> dict[str, Any] | None:
     """The fitted attributes of ``est`` as plain values, the booster as ``"model"`` bytes;
     None when ``est`` is not fitted."""
-    booster = est.__dict__.get(FITTED)
+    booster = est.__dict__.get(MODEL)
     if booster is None:
         return None
     state: dict[str, Any] = {"model": booster.to_bytes()}

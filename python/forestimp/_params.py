@@ -16,6 +16,13 @@ from sklearn.utils import check_random_state
 
 from ._core import InvalidParameterError
 
+# The largest integer a parameter may take without a stated bound: the engine reads sizes
+# as 64-bit integers, so a larger one is refused here rather than overflowing there.
+INT_MAX = 2**63 - 1
+# The most trees a forest or booster may have (the engine's ``MAX_TREES``: tree indices are
+# 32-bit in model files); beyond memory the fit raises ``MemoryError`` before it starts.
+MAX_TREES = 2**32 - 2
+
 
 def _is_int(v: object) -> TypeGuard[int | np.integer[Any]]:
     return isinstance(v, (Integral, np.integer)) and not isinstance(v, (bool, np.bool_))
@@ -36,10 +43,11 @@ def check_int(
 def check_int(
     name: str, value: object, low: int, high: int | None = None, *, none_ok: bool = False
 ) -> int | None:
-    """An integer in ``[low, high]`` (``high`` None: no upper bound), or None when allowed."""
+    """An integer in ``[low, high]`` (``high`` None: up to :data:`INT_MAX`), or None when
+    allowed."""
     if value is None and none_ok:
         return None
-    if not (_is_int(value) and low <= int(value) <= (int(value) if high is None else high)):
+    if not (_is_int(value) and low <= int(value) <= (INT_MAX if high is None else high)):
         upper = f" and <= {high}" if high is not None else ""
         allowed = f"an int >= {low}{upper}" + (" or None" if none_ok else "")
         raise InvalidParameterError(f"The '{name}' parameter must be {allowed}, got {value!r}.")

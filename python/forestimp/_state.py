@@ -12,6 +12,7 @@ either consistent or refused with :class:`~forestimp.exceptions.ModelFormatError
 
 from __future__ import annotations
 
+import zlib
 from numbers import Integral, Real
 from typing import Any
 
@@ -24,7 +25,7 @@ from ._core import Forest, ModelFormatError
 # ``(n_samples, n_features, crc32)`` of the training data (``_base._fingerprint``).
 SCALARS = ("n_features_in_", "n_classes_", "n_outputs_", "oob_score_", "_training_fingerprint")
 ARRAYS = ("classes_", "feature_names_in_", "oob_decision_function_", "oob_prediction_")
-FITTED = ("forest_", *SCALARS, *ARRAYS)
+MODEL = "forest_"
 
 
 def fitted_state(est: Any) -> dict[str, Any] | None:
@@ -43,6 +44,77 @@ def fitted_state(est: Any) -> dict[str, Any] | None:
             "oob_decision_function_", state["oob_decision_function_"], forest.n_outputs
         )
     return state
+
+
+# Marks the state of ``__getstate__`` (older pickles hold the plain ``__dict__``).
+PICKLE_KEY = "__forestimp_state__"
+
+
+def pickled(est: Any, family: Any) -> dict[str, Any]:
+    """``est.__getstate__()`` of a forest (``family`` this module) or a booster
+    (:mod:`forestimp._boosting_state`): parameters and other attributes as they are, the
+    fitted ones as plain data (``family.fitted_state``), and the CRC-32 of the fitted data.
+
+    Why the CRC: the model bytes carry their own checksum, but ``classes_`` and the other
+    fitted arrays sit beside them, where a damaged byte would silently change the labels
+    predicted. The parameters and other attributes are not covered: they are pickled
+    objects of any kind, and a damaged one changes a later refit, not this model.
+    """
+    fitted = family.fitted_state(est)
+    names = {family.MODEL, *family.SCALARS, *family.ARRAYS}
+    attributes = {k: v for k, v in est.__dict__.items() if k not in names}
+    state = {PICKLE_KEY: 1, "attributes": attributes, "fitted": fitted}
+    if fitted is not None:
+        state["fitted_crc32"] = fitted_crc32(fitted)
+    return state
+
+
+def unpickled(est: Any, state: dict[str, Any], family: Any, **restore: Any) -> None:
+    """``est.__setstate__(state)`` for a state from :func:`pickled` (or, without its key,
+    an older pickle's plain ``__dict__``); the fitted data is checked against its CRC-32
+    (when the pickle has one) and then by ``family.restore_fitted_state``."""
+    if PICKLE_KEY not in state:
+        est.__dict__.update(state)
+        return
+    fitted = state["fitted"]
+    if fitted is not None and "fitted_crc32" in state:
+        if not isinstance(fitted, dict) or fitted_crc32(fitted) != state["fitted_crc32"]:
+            raise ModelFormatError(
+                "The pickled estimator is damaged: its fitted attributes do not match their "
+                "checksum (CRC-32)."
+            )
+    est.__dict__.update(state["attributes"])
+    if fitted is not None:
+        family.restore_fitted_state(est, fitted, **restore)
+
+
+def fitted_crc32(fitted: dict[str, Any]) -> int:
+    """CRC-32 of a fitted state but its model bytes (which carry their own), each value in
+    a canonical byte form: its name, then its type and value (arrays: dtype, shape, bytes;
+    text: UTF-8), so equal states give equal sums whatever their dict order."""
+    crc = 0
+    for name in sorted(k for k in fitted if k != "model"):
+        crc = zlib.crc32(_canonical(name) + _canonical(fitted[name]), crc)
+    return crc
+
+
+def _canonical(value: Any) -> bytes:
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind == "O":
+            return b"O%r" % (value.shape,) + b"".join(_canonical(v) for v in value.flat)
+        head = f"A{value.dtype.str}{value.shape}".encode()
+        return head + np.ascontiguousarray(value).tobytes()
+    if isinstance(value, (list, tuple)):
+        return b"L%d" % len(value) + b"".join(_canonical(v) for v in value)
+    if isinstance(value, str):
+        return b"S%d:" % len(value.encode()) + value.encode()
+    if isinstance(value, (bool, np.bool_)):
+        return b"B%d" % bool(value)
+    if isinstance(value, Integral):
+        return b"I%d" % int(value)
+    if isinstance(value, Real):
+        return b"F" + float(value).hex().encode()
+    return b"R" + repr(value).encode()
 
 
 def text_objects(values: np.ndarray) -> bool:

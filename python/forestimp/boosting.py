@@ -27,6 +27,7 @@ from scipy.special import expit, softmax
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 
+from . import _sparse
 from ._boosting_base import BaseGradientBoosting
 from ._core import DataError, InvalidParameterError
 
@@ -241,6 +242,11 @@ class GradientBoostingClassifier(ClassifierMixin, BaseGradientBoosting):
         """Predicted classes after each round."""
         for raw in self._staged_raw_predict(X):
             yield self._classes_of(raw)
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """scikit-learn's accuracy, once a sparse ``y`` is checked (its metrics accept one
+        and convert it unchecked; a malformed one raises ``DataError``)."""
+        return float(super().score(X, _sparse.checked(y, "y"), sample_weight=sample_weight))
 
 
 __all__ = ["GradientBoostingClassifier", "GradientBoostingRegressor"]

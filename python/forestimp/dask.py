@@ -29,6 +29,7 @@ Requires the ``dask`` extra: ``pip install 'forestimp[dask]'``.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from pathlib import Path
@@ -37,7 +38,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 
-from . import _state
+from . import _sparse, _state
 from ._core import Forest, InvalidParameterError, oob_permutation_importance
 from .importance._permutation import Draws, _held_out_scores, _permutation
 
@@ -64,7 +65,14 @@ __all__ = [
 # A worker process fits one part at a time, with all its threads (see _fit_part).
 _FIT_LOCK = threading.Lock()
 
-from ._dask_patches import fit_patches  # noqa: E402 - it uses the helpers above
+from ._dask_patches import fit_patches as _fit_patches  # noqa: E402 - it uses the helpers above
+
+
+@functools.wraps(_fit_patches)
+def fit_patches(estimator: Any, X: Any, y: Any, **kwargs: Any) -> Any:
+    # A sparse X, y checked here, before the client cuts X into patches.
+    X, y = _sparse.checked(X), _sparse.checked(y, "y")
+    return _fit_patches(estimator, X, y, **kwargs)
 
 
 def tree_ranges(n_estimators: int, n_tasks: int) -> list[tuple[int, int]]:
@@ -110,6 +118,8 @@ def fit(
         A fitted clone of ``estimator``: the same model bytes as ``estimator.fit(X, y)`` on
         one machine (out-of-bag scores included, computed on one worker).
     """
+    # Here, before anything is sent: a worker's conversions would read the index unchecked.
+    X, y = _sparse.checked(X), _sparse.checked(y, "y")
     client = client or default_client()
     addresses = _worker_addresses(client)
     n_estimators = estimator.get_params()["n_estimators"]
@@ -360,6 +370,7 @@ def permutation(
     and ``y`` as :func:`fit` does (arrays, Dask collections or paths). The result is the
     one machine's, number for number: permutations depend only on ``(random_state, tree,
     feature, repeat)``."""
+    X, y = _sparse.checked(X), _sparse.checked(y, "y")  # before any client is looked up
     draws = _OnCluster(client, n_tasks)
     return _permutation(
         est, X, y, oob, n_repeats, scoring, sample_weight, scaled, None, random_state, draws
@@ -374,6 +385,7 @@ def srs(
     for any number of workers)."""
     from ._dask_srs import srs as _srs  # it imports this module's worker helpers
 
+    X, y = _sparse.checked(X), _sparse.checked(y, "y")
     return _srs(selector, X, y, true_support=true_support, client=client)
 
 
@@ -416,6 +428,7 @@ def predict_proba(estimator: Any, X: Any) -> Any:
 
 def _as_rows(X: Any) -> Any:
     """``X`` as a Dask array in row blocks (every column in each block)."""
+    _sparse.checked(X)  # a scipy.sparse X is refused below; a malformed one: DataError
     if isinstance(X, dd.DataFrame):
         X = X.to_dask_array(lengths=True)
     if not isinstance(X, da.Array) or X.ndim != 2:

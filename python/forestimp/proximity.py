@@ -22,6 +22,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from sklearn.utils.validation import check_is_fitted
 
+from . import _sparse
 from ._core import InvalidParameterError
 from ._params import check_int
 
@@ -45,7 +46,7 @@ def leaf_embedding(est: Any, X: Any) -> csr_matrix:
         ``offset`` is the ``n_nodes_ptr`` of ``est.decision_path``.
     """
     check_is_fitted(est, "forest_")
-    leaves = est.apply(X)
+    leaves = est.apply(_sparse.checked(X))
     counts = np.asarray(est.forest_.node_counts(), dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(counts)[:-1]])
     n, m = leaves.shape
@@ -86,6 +87,7 @@ def proximity(
     scipy.sparse.csr_matrix, ndarray, or (ndarray of int, ndarray of float)
         Proximities in [0, 1]: the fraction of the trees in which the two rows share a leaf.
     """
+    X, X2 = _sparse.checked(X), _sparse.checked(X2, "X2")
     if dense and k is not None:
         raise InvalidParameterError("Pass either k (nearest rows) or dense=True, not both.")
     left = leaf_embedding(est, X)

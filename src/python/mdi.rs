@@ -18,9 +18,15 @@ fn mdi_by_depth<'py>(
     n_jobs: Option<i64>,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let f = &forest.inner;
-    let dims = [f.trees().len(), f.n_features(), f.mdi_depth_count()];
-    ensure_result_fits(&dims, "the importances by depth")?;
-    let (values, d) = run(py, n_jobs, || Ok((f.mdi_by_depth(), f.mdi_depth_count())))?;
+    // The depth count is computed in the pool (never rayon's global one, see the doorway).
+    let (values, d) = run(py, n_jobs, || {
+        let d = f.mdi_depth_count();
+        ensure_result_fits(
+            &[f.trees().len(), f.n_features(), d],
+            "the importances by depth",
+        )?;
+        Ok((f.mdi_by_depth(), d))
+    })?;
     to_rows(py, values, f.n_features(), d)
 }
 
@@ -33,10 +39,13 @@ fn tree_mdi_by_depth<'py>(
     n_jobs: Option<i64>,
 ) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
     let f = &forest.inner;
-    let dims = [f.trees().len(), f.n_features(), f.mdi_depth_count()];
-    ensure_result_fits(&dims, "the importances by depth")?;
     let (rows, d) = run(py, n_jobs, || {
-        Ok((f.tree_mdi_by_depth().concat(), f.mdi_depth_count()))
+        let d = f.mdi_depth_count();
+        ensure_result_fits(
+            &[f.trees().len(), f.n_features(), d],
+            "the importances by depth",
+        )?;
+        Ok((f.tree_mdi_by_depth().concat(), d))
     })?;
     let shape = [f.trees().len(), f.n_features(), d];
     to_shape(py, rows, &shape)

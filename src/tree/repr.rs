@@ -111,15 +111,33 @@ impl TreeRepr {
                 "leaf statistics not finite, or not class counts",
             ));
         }
-        // Every importance sums weights, and weights times impurities, over a tree: a file
-        // must not be able to make those sums overflow into NaN.
-        let weighted =
-            |k: usize| self.leaf_weight[k] * self.impurity.get(k).copied().unwrap_or(0.0);
-        let total_ok = self.leaf_weight.iter().sum::<f64>().is_finite()
-            && (version == 1 || (0..n_leaves).map(weighted).sum::<f64>().is_finite());
-        if !total_ok {
+        // The sums a fit checks on its learning set (`crate::data::check_sums`) are checked
+        // on the leaves: node statistics and importances are derived from them, and a file
+        // must not be able to make those overflow into NaN or infinity.
+        let (mut total, mut abs, mut squares, mut spread) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+        for k in 0..n_leaves {
+            let w = self.leaf_weight[k];
+            total += w;
+            spread += w * self.impurity.get(k).copied().unwrap_or(0.0);
+            for v in &self.leaf_value[k * width..(k + 1) * width] {
+                // Class counts are summed up the tree; real values are weighted (and
+                // squared) by the variance proxies.
+                match regression {
+                    true => {
+                        abs += w * v.abs();
+                        squares += w * v * v;
+                    }
+                    false => abs += v,
+                }
+            }
+        }
+        let sums_ok = (total * total).is_finite()
+            && (abs * abs).is_finite()
+            && squares.is_finite()
+            && (version == 1 || spread.is_finite());
+        if !sums_ok {
             return Err(decode_error(
-                "leaf weights or impurities summing past float64",
+                "leaf weights, values or impurities summing past float64",
             ));
         }
         let (mut k_int, mut k_leaf) = (0, 0);

@@ -17,6 +17,7 @@ from sklearn.base import clone
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from .. import _params as P
+from .. import _sparse
 from .._core import DataError, InvalidParameterError, context_importances
 from ._result import Importances, feature_names_of
 
@@ -153,6 +154,8 @@ def context(
     relative 1e-9 counts. The cost is about ``(1 + n_permutations)`` passes of
     ``O(n_nodes × K × n_classes)`` per tree.
     """
+    X, y = _sparse.checked(X), _sparse.checked(y, "y")
+    context = _sparse.checked(context, "context")
     check_is_fitted(est, "forest_")
     if context is None:
         raise InvalidParameterError("context is required: one context value per sample")

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from .. import _outputs
+from .. import _outputs, _sparse
 from .. import _params as P
 from .._core import (
     InvalidParameterError,
@@ -268,6 +268,7 @@ def _permutation(
     output: int | None = None,
 ) -> PermutationImportance | dict[str, PermutationImportance]:
     """:func:`permutation` with its draws computed by ``draws``."""
+    X, y = _sparse.checked(X), _sparse.checked(y, "y")
     if hasattr(est, "booster_"):
         # Imported here: ``_boosting`` builds this module's result type.
         from ._boosting import _boosting_permutation
@@ -407,6 +408,7 @@ def local_permutation(
         ``values`` = ``C`` (n_samples, n_features); ``importances_mean`` its mean over the
         rows without NaN.
     """
+    X, y = _sparse.checked(X), _sparse.checked(y, "y")
     forest = _forest_of(est)
     n_jobs = P.check_n_jobs(n_jobs)
     seed = P.seed_from(random_state)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _core
+from .. import _core, _sparse
 from .._core import InvalidParameterError
 from .._params import check_n_jobs
 from ._result import LocalImportances, feature_names_of
@@ -135,7 +135,7 @@ def shap_values(
         ``values``, ``expected_value``, ``interaction_values`` (with ``interactions``),
         ``importances_mean`` (mean ``|values|`` per feature) and ``to_explanation()``.
     """
-    X = est._engine_input(X)
+    X = est._engine_input(_sparse.checked(X))
     jobs = check_n_jobs(est.n_jobs if n_jobs is None else n_jobs)
     if hasattr(est, "booster_"):
         return _boosting_shap(est, X, interactions, jobs)

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 
+from .. import _sparse
 from .._core import DataError, InvalidParameterError
 from .._params import check_choice, check_int
 from ._mdi import mdi
@@ -110,6 +111,7 @@ def significance(
     -------
     Significance
     """
+    X, y = _sparse.checked(X), _sparse.checked(y, "y")
     importance = check_choice("importance", importance, MEASURES)
     method = check_choice("method", method, ("altmann", "janitza"))
     est._training_input(X, y)  # raises unless X, y are the training data

@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
-from .. import _core
+from .. import _core, _sparse
 from .._core import InvalidParameterError
 from .._params import check_choice, check_int, check_n_jobs
 from ._result import Importances, feature_names_of
@@ -75,6 +75,7 @@ def unbiased(
         tree (NaN for a tree without out-of-bag rows, ``"mdi_oob"``), with
         ``importances_std`` / ``standard_error`` over trees (``ddof=0``).
     """
+    X, y = _sparse.checked(X), _sparse.checked(y, "y")
     method = check_choice("method", method, METHODS)
     check_is_fitted(est, "forest_")
     names = feature_names_of(est, est.forest_.n_features)

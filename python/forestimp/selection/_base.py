@@ -21,6 +21,7 @@ from sklearn.utils import check_random_state, get_tags
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
+from .. import _sparse
 from .._core import InvalidParameterError
 from .._params import check_choice
 
@@ -170,6 +171,16 @@ class BaseSelector(SelectorMixin, BaseEstimator):
     def _get_support_mask(self) -> np.ndarray:
         check_is_fitted(self, "support_")
         return self.support_
+
+    # scikit-learn's transforms convert and index a sparse X without checking its index.
+    def transform(self, X: Any) -> Any:
+        """The selected columns of ``X`` (scikit-learn's, a sparse X checked first)."""
+        return super().transform(_sparse.checked(X))
+
+    def inverse_transform(self, X: Any) -> Any:
+        """``X`` with zero columns where columns were dropped (scikit-learn's, a sparse X
+        checked first)."""
+        return super().inverse_transform(_sparse.checked(X))
 
     def history_frame(self) -> Any:
         """``history_`` as a pandas DataFrame, one row per step."""

@@ -29,6 +29,7 @@ from sklearn.base import clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
+from .. import _sparse
 from .._params import check_choice, check_int, check_real
 from ._base import BaseSelector, SelectionStep, importances_of, is_forestimp, resolve_estimator
 from ._probes import histogram_bins, shadow_importances
@@ -176,6 +177,7 @@ class Boruta(BaseSelector):
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> Boruta:
         """Run Boruta on ``X, y``; returns self."""
+        X, y = _sparse.checked(X), _sparse.checked(y, "y")
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], ensure_all_finite=True)
         importance = check_choice("importance", self.importance, IMPORTANCES)
         rule = check_choice("rule", self.rule, RULES)

@@ -20,6 +20,7 @@ from sklearn.model_selection import check_cv, cross_val_score
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import validate_data
 
+from .. import _sparse
 from .._core import InvalidParameterError
 from .._params import check_choice, check_int, check_n_jobs, check_real
 from ._base import (
@@ -322,6 +323,7 @@ class RFE(BaseSelector):
         -------
         self
         """
+        X, y = _sparse.checked(X), _sparse.checked(y, "y")
         X, y = validate_data(
             self, X, y, dtype=[np.float64, np.float32], ensure_all_finite="allow-nan"
         )

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import validate_data
 
+from .. import _sparse
 from .._core import InvalidParameterError
 from .._params import check_int, check_n_jobs
 from ._base import (
@@ -212,6 +213,7 @@ class SelectFromImportance(BaseSelector):
         -------
         self
         """
+        X, y = _sparse.checked(X), _sparse.checked(y, "y")
         X, y = validate_data(
             self, X, y, dtype=[np.float64, np.float32], ensure_all_finite="allow-nan"
         )
