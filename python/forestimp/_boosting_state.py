@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._core import Booster
+from ._core import Booster, InvalidParameterError
 from ._state import _array, _fail, _int, _strictly_increasing
 
 SCALARS = ("n_features_in_", "n_classes_", "_seed_")
@@ -64,6 +64,10 @@ def restore_fitted_state(est: Any, state: dict[str, Any]) -> None:
             _int(state, "n_classes_", n_classes, n_classes)
     elif n_classes != 0 or "classes_" in state or "n_classes_" in state:
         raise _fail("a regressor with a classification model or classes_")
+    try:
+        k = est._node_features(p)  # max_features, read against the model's features
+    except InvalidParameterError as exc:
+        raise _fail(f"max_features does not fit the model: {exc}") from None
     for name, value in attrs.items():
         setattr(est, name, value)
-    est._set_fitted(booster, est._node_features(p))
+    est._set_fitted(booster, k)

@@ -12,16 +12,20 @@ from numbers import Integral, Real
 from typing import Any, Literal, TypeGuard, overload
 
 import numpy as np
-from sklearn.utils import check_random_state
+from sklearn.utils import check_random_state as _sklearn_check_random_state
 
 from ._core import InvalidParameterError
 
 # The largest integer a parameter may take without a stated bound: the engine reads sizes
 # as 64-bit integers, so a larger one is refused here rather than overflowing there.
 INT_MAX = 2**63 - 1
+INT_MIN = -(2**63)
 # The most trees a forest or booster may have (the engine's ``MAX_TREES``: tree indices are
 # 32-bit in model files); beyond memory the fit raises ``MemoryError`` before it starts.
 MAX_TREES = 2**32 - 2
+# The largest |n_jobs|: the engine starts at most 4 threads per core whatever is asked, so
+# this bound refuses only values that are not numbers of jobs (and would not fit its i64).
+N_JOBS_MAX = 2**31
 
 
 def _is_int(v: object) -> TypeGuard[int | np.integer[Any]]:
@@ -100,7 +104,7 @@ def resolve_max_samples(value: object, n_samples: int, bootstrap: bool) -> int |
         return None
     if _is_int(value):
         m = int(value)
-        if 1 <= m and (bootstrap or m <= n_samples):
+        if 1 <= m <= INT_MAX and (bootstrap or m <= n_samples):
             return m
     elif _is_real(value) and 0.0 < float(value) <= 1.0:
         return max(1, round(float(value) * n_samples))
@@ -130,7 +134,12 @@ def resolve_forest_max_samples(
     weights (class weights included) when there are weights, else to ``n_samples``, and is
     rounded down (at least 1 row), with scikit-learn's warning when that leaves few rows.
     """
-    if not (value is None or _is_int(value) and int(value) >= 1 or _is_real(value) and value > 0):
+    # Bounded so that the count of rows drawn fits the engine's 64-bit sizes.
+    if not (
+        value is None
+        or (_is_int(value) and 1 <= int(value) <= INT_MAX)
+        or (_is_real(value) and not _is_int(value) and 0 < float(value) < math.inf)
+    ):
         raise InvalidParameterError(
             f"The 'max_samples' parameter of {owner} must be None, a float in the range "
             f"(0.0, inf) or an int in the range [1, inf). Got {value!r} instead."
@@ -145,7 +154,13 @@ def resolve_forest_max_samples(
     if _is_int(value):
         return int(value)
     weighted = n_samples if sample_weight is None else float(sample_weight.sum())
-    m = max(int(float(value) * weighted), 1)
+    rows = float(value) * weighted
+    if not rows <= INT_MAX:  # NaN too (infinite weights are refused before)
+        raise InvalidParameterError(
+            f"The 'max_samples' parameter of {owner} is a fraction of {weighted} that asks "
+            f"for {rows} rows per tree, more than the engine can count. Got {value!r}."
+        )
+    m = max(int(rows), 1)
     if m < max(10, n_samples ** (1 / 3)):
         what = (
             f"the number of samples is {weighted} "
@@ -170,23 +185,90 @@ def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
     return value
 
 
-def seed_from(random_state: object) -> int:
-    """A 63-bit engine seed from None / int / RandomState, drawn as scikit-learn does."""
+def check_random_state(random_state: object) -> np.random.RandomState:
+    """scikit-learn's ``check_random_state`` (None, an int in [0, 2**32 - 1], a
+    ``RandomState``), with its refusals as :class:`InvalidParameterError`."""
     try:
-        rng = check_random_state(random_state)
+        return _sklearn_check_random_state(random_state)
     except ValueError as exc:
         raise InvalidParameterError(f"The 'random_state' parameter is invalid: {exc}") from exc
+
+
+def generator_from(random_state: object) -> np.random.Generator:
+    """``numpy.random.default_rng(random_state)``, an int seed in [0, :data:`INT_MAX`], with
+    its refusals as :class:`InvalidParameterError`."""
+    if _is_int(random_state):
+        check_int("random_state", random_state, 0)
+    try:
+        return np.random.default_rng(random_state)  # type: ignore[arg-type]
+    except (TypeError, ValueError) as exc:
+        raise InvalidParameterError(f"The 'random_state' parameter is invalid: {exc}") from exc
+
+
+def seed_from(random_state: object) -> int:
+    """A 63-bit engine seed from None / int / RandomState, drawn as scikit-learn does."""
+    rng = check_random_state(random_state)
     return int(rng.randint(np.iinfo(np.int32).max)) << 31 | int(rng.randint(np.iinfo(np.int32).max))
 
 
 def check_n_jobs(n_jobs: object) -> int | None:
+    """None, or a non-zero int of magnitude at most :data:`N_JOBS_MAX` (-1: every core)."""
     if n_jobs is None:
         return None
-    if not _is_int(n_jobs) or int(n_jobs) == 0:
+    if not _is_int(n_jobs) or int(n_jobs) == 0 or abs(int(n_jobs)) > N_JOBS_MAX:
         raise InvalidParameterError(
-            f"The 'n_jobs' parameter must be None or a non-zero int, got {n_jobs!r}."
+            f"The 'n_jobs' parameter must be None or a non-zero int in [-{N_JOBS_MAX}, "
+            f"{N_JOBS_MAX}], got {n_jobs!r}."
         )
     return int(n_jobs)
+
+
+def check_verbose(value: object) -> int:
+    """``verbose``: a bool or an int >= 0 (scikit-learn's ``"verbose"`` constraint)."""
+    if isinstance(value, (bool, np.bool_)):
+        return int(value)
+    return check_int("verbose", value, 0)
+
+
+def check_cv_folds(cv: object) -> Any:
+    """``cv`` as ``sklearn.model_selection.check_cv`` reads it: an int is a number of folds,
+    >= 2 (more than the samples: scikit-learn's error at the split); anything else (None, a
+    splitter, an iterable) is returned as is."""
+    if _is_int(cv):
+        return check_int("cv", cv, 2)
+    return cv
+
+
+def check_stored_params(params: dict[str, Any]) -> None:
+    """The checks of fit that read no data, for parameters read back from a model file
+    (:mod:`forestimp.persistence`), which are otherwise first read by a refit, or for
+    ``n_jobs`` by a prediction: every int in them (nested in lists, tuples and dicts too)
+    within 64 bits, ``n_jobs`` and ``random_state`` as fit reads them."""
+    for name, value in params.items():
+        _check_nested_ints(name, value)
+    if "n_jobs" in params:
+        check_n_jobs(params["n_jobs"])
+    if "random_state" in params:
+        check_random_state(params["random_state"])
+
+
+def _check_nested_ints(name: str, value: object) -> None:
+    # Dict keys are class labels (class_weight), which may be uint64 values.
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if _is_int(key) and not INT_MIN <= int(key) < 2**64:
+                raise InvalidParameterError(
+                    f"The '{name}' parameter has a key {key!r} beyond 64 bits."
+                )
+            _check_nested_ints(name, item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _check_nested_ints(name, item)
+    elif _is_int(value) and not INT_MIN <= int(value) <= INT_MAX:
+        raise InvalidParameterError(
+            f"The '{name}' parameter holds {value!r}, outside the 64-bit integers "
+            f"[{INT_MIN}, {INT_MAX}]."
+        )
 
 
 def resolve_monotonic_cst(

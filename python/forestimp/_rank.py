@@ -35,11 +35,20 @@ ADDITIVE = ("air", "mdi_oob", "mdi")
 PARQUET = (".parquet", ".pq")
 
 
-def fail(message: str) -> SystemExit:
-    """A usage error of a ``forestimp`` command: the message on stderr, exit status 2, no
-    traceback."""
-    print(f"forestimp: {message}", file=sys.stderr)
-    return SystemExit(2)
+# Integer-valued floats beyond this are not class labels (2**53: the last integer float64
+# counts exactly; scikit-learn casts labels to int and calls larger ones "continuous").
+MAX_LABEL = 2.0**53
+
+
+class UsageError(Exception):
+    """What a ``forestimp`` command refuses: :func:`forestimp.cli.main` prints it on one
+    line, ``forestimp <command>: error: <message>``, and exits with status 2."""
+
+
+def fail(message: str) -> UsageError:
+    """A usage error of a ``forestimp`` command, to raise: the caller's ``raise`` shows where
+    it is refused, and :func:`forestimp.cli.main` says it as argparse says its own."""
+    return UsageError(message)
 
 
 @dataclass
@@ -69,8 +78,21 @@ def read_frame(path: str) -> Any:
                 ) from None
         sep = "\t" if lower.endswith((".tsv", ".tsv.gz")) else ","
         return pd.read_csv(path, sep=sep)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, MemoryError) as exc:  # MemoryError: a footer that lies
         raise fail(f"cannot read {path}: {exc}") from None
+
+
+def check_target(y: Any) -> None:
+    """Refuse missing or infinite target values by the column's name: scikit-learn's own
+    complaint names neither the column nor the cure."""
+    import pandas as pd
+
+    if y.isna().any():
+        raise fail(f"the target {y.name!r} has {int(y.isna().sum())} missing values; drop them")
+    if pd.api.types.is_numeric_dtype(y) and not pd.api.types.is_bool_dtype(y):
+        infinite = int(np.isinf(y.to_numpy(dtype=np.float64)).sum())
+        if infinite:
+            raise fail(f"the target {y.name!r} has {infinite} infinite values; drop them")
 
 
 def encode(df: Any, target: str, drop: list[str], path: str) -> Table:
@@ -83,9 +105,10 @@ def encode(df: Any, target: str, drop: list[str], path: str) -> Table:
     absent = [c for c in drop if c not in df.columns]
     if absent:
         raise fail(f"--drop: no column {', '.join(map(repr, absent))} in {path}")
+    if len(df) < 2:  # a forest needs rows, and out-of-bag rows besides those it is grown on
+        raise fail(f"{path} has {len(df)} row(s) of data; a forest needs at least 2")
     y = df[target]
-    if y.isna().any():
-        raise fail(f"the target {target!r} has {int(y.isna().sum())} missing values; drop them")
+    check_target(y)
     df = df.drop(columns=[target, *drop])
     if df.shape[1] == 0:
         raise fail("no feature column left")
@@ -93,6 +116,9 @@ def encode(df: Any, target: str, drop: list[str], path: str) -> Table:
     missing = [str(c) for c in numeric if df[c].isna().any()]
     if missing:
         raise fail(f"missing values in {', '.join(missing)}; impute them first")
+    infinite = [str(c) for c in numeric if np.isinf(df[c].to_numpy(dtype=np.float64)).any()]
+    if infinite:
+        raise fail(f"infinite values in {', '.join(infinite)}; replace them first")
     text = [c for c in df.columns if c not in numeric]
     if text:
         print(f"one-hot encoding non-numeric columns: {', '.join(map(str, text))}", file=sys.stderr)
@@ -126,7 +152,7 @@ def infer_task(y: Any) -> tuple[str, str]:
     if pd.api.types.is_bool_dtype(y) or not pd.api.types.is_numeric_dtype(y):
         return "classification", "non-numeric target"
     values = y.to_numpy(dtype=np.float64)
-    if not np.all(np.isfinite(values)) or np.any(values != np.round(values)):
+    if not np.all(np.abs(values) <= MAX_LABEL) or np.any(values != np.round(values)):
         return "regression", "non-integer numeric target"
     levels = y.nunique()
     if levels > MAX_CLASSES:
@@ -271,7 +297,10 @@ def fit_forest(args: Any, table: Table) -> tuple[Any, Fit, np.ndarray]:
     """``(estimator, summary, y it was fitted on)``; chance-level fits are reported on stderr."""
     task, reason, y = prepare_target(args.task, table.y)
     est = build_model(args.model, task, args.n_estimators, args.random_state, args.n_jobs)
-    est.fit(table.X, y)
+    try:
+        est.fit(table.X, y)
+    except ValueError as exc:  # forestimp's errors are ValueErrors, as select says them
+        raise fail(f"{type(est).__name__}: {exc}") from None
     if task == "classification":
         _, counts = np.unique(y, return_counts=True)
         metric, chance = "accuracy", counts.max() / counts.sum()

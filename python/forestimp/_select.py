@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ._rank import PARQUET, build_model, encode, fail, prepare_target, read_frame
+from ._rank import PARQUET, build_model, check_target, encode, fail, prepare_target, read_frame
 
 METHODS = {
     "boruta": "Boruta, all-relevant: each column against the best of the permuted copies "
@@ -91,16 +91,7 @@ def load_problem(args: Any) -> Problem:
     if args.method == "srs" and args.file.lower().endswith(PARQUET):
         if args.drop:
             raise fail("--drop is not available when SRS reads a Parquet file out of core")
-        try:
-            import pandas as pd
-
-            target = pd.read_parquet(args.file, columns=[args.target])[args.target]
-        except ImportError:
-            raise fail("reading Parquet needs pyarrow: pip install 'forestimp[parquet]'") from None
-        except (OSError, ValueError, KeyError) as exc:
-            raise fail(f"cannot read column {args.target!r} of {args.file}: {exc}") from None
-        task, reason, y = prepare_target(args.task, target)
-        return Problem(args.file, y, None, None, args.file, task, reason)
+        return parquet_problem(args)
     import pandas as pd
 
     table = encode(read_frame(args.file), args.target, args.drop, args.file)
@@ -108,6 +99,26 @@ def load_problem(args: Any) -> Problem:
     # Named columns: the selector's feature_names_in_ and plots say "colour=red", not "x9".
     X = pd.DataFrame(table.X, columns=table.encoded_names, copy=False)
     return Problem(X, y, table.names, table.groups, args.file, task, reason)
+
+
+def parquet_problem(args: Any) -> Problem:
+    """SRS on a Parquet file read out of core: only the target is read here, by the reader
+    SRS uses, which checks the file against its size before it trusts the footer (pandas
+    allocates the rows a lying footer claims). Its ``DataError`` is the command's error."""
+    import pandas as pd
+
+    from .selection._columns import open_source
+
+    try:
+        source, values = open_source(args.file, target=args.target)
+    except ImportError:
+        raise fail("reading Parquet needs pyarrow: pip install 'forestimp[parquet]'") from None
+    source.close()  # SRS opens the file again, q columns at a time
+    assert values is not None  # a target was named
+    target = pd.Series(values, name=args.target)
+    check_target(target)
+    task, reason, y = prepare_target(args.task, target)
+    return Problem(args.file, y, None, None, args.file, task, reason)
 
 
 def model_for(args: Any, problem: Problem) -> Any:

@@ -12,6 +12,7 @@ either consistent or refused with :class:`~forestimp.exceptions.ModelFormatError
 
 from __future__ import annotations
 
+import math
 import zlib
 from numbers import Integral, Real
 from typing import Any
@@ -20,6 +21,7 @@ import numpy as np
 
 from . import _outputs
 from ._core import Forest, ModelFormatError
+from ._params import INT_MAX, INT_MIN
 
 # Fitted attributes, in the order they are written. ``_training_fingerprint`` is
 # ``(n_samples, n_features, crc32)`` of the training data (``_base._fingerprint``).
@@ -199,6 +201,11 @@ def restore_fitted_state(est: Any, state: dict[str, Any], *, view_ok: bool = Fal
         score = state["oob_score_"]
         if not isinstance(score, Real) or isinstance(score, (bool, np.bool_)):
             raise _fail("oob_score_ must be a real number")
+        # A score (accuracy, R², a callable's) is finite, or NaN without out-of-bag rows;
+        # an int one is a 64-bit int, as every int a file holds.
+        huge = isinstance(score, Integral) and not INT_MIN <= int(score) <= INT_MAX
+        if huge or math.isinf(float(score)):
+            raise _fail(f"oob_score_ = {str(score)[:40]} is neither finite nor NaN")
         attrs["oob_score_"] = score
     for name, value in attrs.items():
         setattr(est, name, value)

@@ -5,8 +5,11 @@
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 import time
+from typing import NoReturn
 
 import numpy as np
 
@@ -94,6 +97,80 @@ def _step(text: str) -> float | int:
     return int(text) if text.strip().isdigit() else float(text)
 
 
+def _integer(text: str, low: int, high: int) -> int:
+    """``text`` as an integer in ``[low, high]``: refused while parsing, before a file is
+    read, rather than by the estimator (or as an OverflowError) once it is."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+    if not low <= value <= high:
+        raise argparse.ArgumentTypeError(f"must be in [{low}, {high}], got {value}")
+    return value
+
+
+def _trees(text: str) -> int:
+    """``--n-estimators``: the engine's tree count is a u32 with one value reserved."""
+    return _integer(text, 1, 2**32 - 2)
+
+
+def _jobs(text: str) -> int:
+    """``--n-jobs``: -1 all cores, -2 all but one...; 0 would run nothing."""
+    value = _integer(text, -(2**31), 2**31)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be non-zero (-1: all cores), got 0")
+    return value
+
+
+def _seed(text: str) -> int:
+    """``--random-state``: numpy's and scikit-learn's seeds are in [0, 2**32 - 1]."""
+    return _integer(text, 0, 2**32 - 1)
+
+
+def _number(text: str) -> float:
+    """A finite float: nan compares false with everything, and a rule with it (or with inf)
+    keeps every column or none without saying why."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return value
+
+
+def _alpha(text: str) -> float:
+    """``--alpha``: a level or a count of standard errors, finite and not negative."""
+    value = _number(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {text!r}")
+    return value
+
+
+def _threshold(text: str) -> str:
+    """``--threshold``: its number (``1.5`` or the K of ``K*mean``) must be finite; the names
+    are the selector's to check."""
+    scale, star, _ = text.rpartition("*")
+    try:
+        value = float(scale if star else text)
+    except ValueError:
+        return text
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"its number must be finite, got {text!r}")
+    return text
+
+
+def _output(text: str) -> str:
+    """``--out`` / ``--plot``: a file in an existing folder, checked before the forests are
+    grown, not when their result is written."""
+    if os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is a directory, not a file")
+    folder = os.path.dirname(os.path.abspath(text))
+    if not os.path.isdir(folder):
+        raise argparse.ArgumentTypeError(f"no directory {folder!r} to write {text!r} in")
+    return text
+
+
 def _add_table_options(parser: argparse.ArgumentParser, task_help: str) -> None:
     """What ``rank`` and ``select`` read from a table besides the target."""
     parser.add_argument("--drop", nargs="+", default=[], metavar="COL",
@@ -104,9 +181,10 @@ def _add_table_options(parser: argparse.ArgumentParser, task_help: str) -> None:
 
 def _add_run_options(parser: argparse.ArgumentParser, seeds: str) -> None:
     """Seed, threads and output file, as ``rank`` and ``select`` take them."""
-    parser.add_argument("--random-state", type=int, default=0, help=f"seeds {seeds}")
-    parser.add_argument("--n-jobs", type=int, default=-1, help="threads (default -1: all cores)")
-    parser.add_argument("--out", metavar="PATH", help="write the output there instead of stdout")
+    parser.add_argument("--random-state", type=_seed, default=0, help=f"seeds {seeds}")
+    parser.add_argument("--n-jobs", type=_jobs, default=-1, help="threads (default -1: all cores)")
+    parser.add_argument("--out", type=_output, metavar="PATH",
+                        help="write the output there instead of stdout")  # fmt: skip
 
 
 def _add_rank(sub: argparse._SubParsersAction) -> None:
@@ -140,7 +218,7 @@ def _add_rank(sub: argparse._SubParsersAction) -> None:
         help="rf: Random Forest (default), hist: on histograms (large files), "
         "et: Extra-Trees, trt: totally randomized trees, patches: Random Patches",
     )
-    rank.add_argument("--n-estimators", type=_positive, default=500, help="default 500")
+    rank.add_argument("--n-estimators", type=_trees, default=500, help="default 500")
     _add_run_options(rank, seeds="the trees and permutations")
     rank.add_argument("--top", type=_positive, default=None, help="show only the first TOP rows")
     rank.add_argument(
@@ -150,7 +228,8 @@ def _add_rank(sub: argparse._SubParsersAction) -> None:
         help="table (default, for people) or csv/json with columns rank, feature, "
         "importance, std, standard_error, n_columns",
     )
-    rank.add_argument("--plot", metavar="PNG", help="also draw the ranking as a bar chart")
+    rank.add_argument("--plot", type=_output, metavar="PNG",
+                      help="also draw the ranking as a bar chart")  # fmt: skip
     rank.set_defaults(run=run)
 
 
@@ -203,11 +282,12 @@ def _add_select(sub: argparse._SubParsersAction) -> None:
     _add_table_options(sel, task_help="default: auto (see forestimp rank --help)")
     sel.add_argument("--importance", choices=list(IMPORTANCES),
                      help="default: the method's (boruta: permutation or mdi)")  # fmt: skip
-    sel.add_argument("--alpha", type=float, help="boruta: test level (0.01); rfe: standard "
+    sel.add_argument("--alpha", type=_alpha, help="boruta: test level (0.01); rfe: standard "
                      "errors (1); srs: share of q drawn from the found columns (0.5)")  # fmt: skip
     sel.add_argument("--max-iter", type=_positive, help="boruta: most iterations (100)")
     sel.add_argument("--step", type=_step, help="rfe: fraction (0.2) or count dropped per step")
-    sel.add_argument("--threshold", help="threshold: mean, median, K*mean, a number or probe")
+    sel.add_argument("--threshold", type=_threshold,
+                     help="threshold: mean, median, K*mean, a number or probe")  # fmt: skip
     sel.add_argument("--memory-features", type=_positive, metavar="Q",
                      help="srs: columns in memory at once (q)")  # fmt: skip
     sel.add_argument("--iterations", type=_positive, help="srs: iterations (5 p / q)")
@@ -219,29 +299,79 @@ def _add_select(sub: argparse._SubParsersAction) -> None:
                      "cluster at ADDRESS (the same selection as in one process)")  # fmt: skip
     sel.add_argument("--model", choices=["rf", "hist", "et"],
                      help="the forest (default: the method's own)")  # fmt: skip
-    sel.add_argument("--n-estimators", type=_positive, help="trees per forest (default 100)")
+    sel.add_argument("--n-estimators", type=_trees, help="trees per forest (default 100)")
     _add_run_options(sel, seeds="the selection")
     sel.add_argument("--output", choices=["table", "csv", "json"], default="table")
     sel.add_argument("--all", action="store_true", help="table: list the dropped columns too")
-    sel.add_argument("--plot", metavar="PNG", help="draw the selection (pip install '.[plot]')")
+    sel.add_argument("--plot", type=_output, metavar="PNG",
+                     help="draw the selection (pip install '.[plot]')")  # fmt: skip
     sel.add_argument("--no-progress", action="store_true", help="no progress bar")
     sel.set_defaults(run=run)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser with its errors on one line, as the command's others: no usage
+    block, so that the last line of stderr is the one that says what went wrong."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _expected_errors() -> tuple[type[BaseException], ...]:
+    """The errors that mean the input, the arguments or the machine refused, not a bug of
+    forestimp: said in one line. Evaluated only when an error reaches ``main``."""
+    import pandas as pd
+
+    from .exceptions import DataError, InvalidParameterError, ModelFormatError
+
+    return (
+        DataError,
+        InvalidParameterError,
+        ModelFormatError,
+        OSError,  # files: unreadable, unwritable, a directory...
+        MemoryError,  # also pyarrow's, for a file claiming more rows than memory holds
+        pd.errors.EmptyDataError,
+        pd.errors.ParserError,
+    )
+
+
+def _one_line(exc: BaseException) -> str:
+    """The message of ``exc`` on one line (pyarrow's and some of numpy's span several)."""
+    text = " ".join(str(exc).split())
+    if isinstance(exc, MemoryError):
+        return f"out of memory{': ' + text if text else ''}"
+    return text or type(exc).__name__
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``forestimp`` console command."""
-    parser = argparse.ArgumentParser(prog="forestimp", description=__doc__)
+    """Entry point of the ``forestimp`` console command.
+
+    Every refusal ends as argparse ends its own: ``forestimp <command>: error: <message>``
+    on one line of stderr and exit status 2 (``SystemExit``); any other exception is a bug
+    and keeps its traceback.
+    """
+    from ._rank import UsageError
+
+    parser = _Parser(prog="forestimp", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="LED digits: estimated vs exact importances")
-    demo.add_argument("--n-estimators", type=int, default=10000)
-    demo.add_argument("--random-state", type=int, default=0)
-    demo.add_argument("--n-jobs", type=int, default=-1)
-    demo.add_argument("--plot", metavar="PNG", help="also draw the table as a bar chart")
+    demo.add_argument("--n-estimators", type=_trees, default=10000)
+    demo.add_argument("--random-state", type=_seed, default=0)
+    demo.add_argument("--n-jobs", type=_jobs, default=-1)
+    demo.add_argument("--plot", type=_output, metavar="PNG",
+                      help="also draw the table as a bar chart")  # fmt: skip
     demo.set_defaults(run=_demo)
     _add_select(sub)
     _add_rank(sub)
     args = parser.parse_args(argv)
-    return args.run(args)
+    try:
+        return args.run(args)
+    except UsageError as exc:
+        message = _one_line(exc)
+    except _expected_errors() as exc:
+        message = _one_line(exc)
+    print(f"forestimp {args.command}: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
 
 
 if __name__ == "__main__":

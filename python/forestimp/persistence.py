@@ -60,6 +60,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from . import _boosting_state, _outputs, _state, boosting, ensemble
+from . import _params as P
 from ._base import BaseForest
 from ._boosting_base import BaseGradientBoosting
 from ._core import DataError, InvalidParameterError, ModelFormatError
@@ -68,6 +69,9 @@ from ._core import __version__ as _version
 MAGIC = b"FIMPSAVE"
 CONTAINER_VERSION = 1
 _HEADER = struct.Struct("<8sHHI")
+# The largest META section read: parameters and array records (a monotonic_cst of two
+# million features fits); arrays and the model have sections of their own.
+META_MAX_BYTES = 4 << 20
 _SECTION = struct.Struct("<4sQI")
 _FORMAT = "forestimp-estimator"
 # Deepest nesting of tagged parameter values (lists in dicts in ...), bounding recursion.
@@ -76,6 +80,9 @@ _NUMERIC_DTYPES = frozenset(
     ["|b1", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8", "<f4", "<f8"]
 )
 _TEXT_DTYPE = re.compile(r"<U([1-9][0-9]{0,6})")
+# Every dimension of an array record is below this, and its non-zero dimensions times the
+# itemsize at most P.INT_MAX (NumPy's index range, checked even when another dimension is 0).
+_MAX_DIM = 2**62
 
 
 # The allow-list: the only classes a file can name. Looked up by name in forestimp.ensemble,
@@ -244,6 +251,7 @@ def loads(data: bytes) -> Any:
     if unknown:
         raise ModelFormatError(f"{cls.__name__} does not accept the parameters {unknown}.")
     est = cls(**{name: _decode(value, 0) for name, value in params.items()})
+    _check_params(est)
     fitted = _field(meta, "fitted", dict)
     family = _family(cls)
     unknown = sorted(set(fitted) - set(family.SCALARS))
@@ -262,6 +270,20 @@ def loads(data: bytes) -> Any:
     state["model"] = sections[-1][1]
     family.restore_fitted_state(est, state)
     return est
+
+
+def _check_params(est: BaseForest | BaseGradientBoosting) -> None:
+    """The file's parameters checked as ``fit`` checks them before it reads the data, so a
+    file that lies about them is refused here, not at a later prediction or refit: a
+    booster's own checks (``_check_params``); for both families every int within 64 bits,
+    ``n_jobs`` and ``random_state`` (``_params.check_stored_params``). A forest's other
+    checks need the training data's size and run at a refit."""
+    try:
+        P.check_stored_params(est.get_params(deep=False))
+        if isinstance(est, BaseGradientBoosting):
+            est._check_params()
+    except InvalidParameterError as exc:
+        raise ModelFormatError(f"The file holds an invalid parameter: {exc}") from None
 
 
 def _split(data: bytes) -> list[tuple[bytes, bytes]]:
@@ -313,6 +335,12 @@ def _refuse_constant(name: str) -> Any:
 
 
 def _parse_meta(body: bytes) -> dict[str, Any]:
+    if len(body) > META_MAX_BYTES:
+        # Parsed JSON takes up to ~26 times its text (an empty list is 3 bytes of text and
+        # 64 of memory): the cap bounds what the metadata can make a load allocate.
+        raise ModelFormatError(
+            f"The META section is {len(body)} bytes; at most {META_MAX_BYTES} are read."
+        )
     try:
         meta = json.loads(
             body.decode("utf-8"),
@@ -338,6 +366,9 @@ def _field(meta: dict[str, Any], key: str, kind: type) -> Any:
 
 def _decode(value: Any, depth: int) -> Any:
     """Inverse of :func:`_encode`: only the tags of the module docstring are read."""
+    if isinstance(value, float) and not math.isfinite(value):
+        # JSON reads 1e999 as infinity; files spell non-finite floats as tagged values.
+        raise ModelFormatError(f"A plain number that is not finite: {value}.")
     if not isinstance(value, (dict, list)):
         return value  # None, bool, int, float or str, as JSON gave them
     if not isinstance(value, dict) or len(value) != 1:
@@ -372,15 +403,26 @@ def _decode_array(record: Any, body: bytes, names: tuple[str, ...]) -> tuple[str
     if is_object and not text:
         raise ModelFormatError(f"{name}: only text arrays can be object arrays.")
     good_shape = isinstance(shape, list) and 1 <= len(shape) <= 2
-    if not good_shape or not all(type(s) is int and s >= 0 for s in shape):
-        raise ModelFormatError(f"{name}: shape {shape!r} is not a 1-D or 2-D shape.")
+    if not good_shape or not all(type(s) is int and 0 <= s < _MAX_DIM for s in shape):
+        raise ModelFormatError(
+            f"{name}: shape {str(shape)[:80]} is not a 1-D or 2-D shape of dimensions below "
+            f"{_MAX_DIM}."
+        )
     itemsize = np.dtype(dtype).itemsize
+    # Python ints: neither product overflows.
+    if math.prod(s for s in shape if s) * itemsize > P.INT_MAX:
+        raise ModelFormatError(
+            f"{name}: shape {shape} of {dtype} claims more bytes than NumPy can index."
+        )
     if math.prod(shape) * itemsize != len(body):
         raise ModelFormatError(f"{name}: {len(body)} bytes for shape {shape} of {dtype}.")
     # NumPy trusts UTF-32 code units: beyond U+10FFFF, reading them as str is a SystemError.
     if text and np.any(np.frombuffer(body, dtype="<u4") > 0x10FFFF):
         raise ModelFormatError(f"{name}: text that is not Unicode.")
-    array = np.frombuffer(body, dtype=dtype).reshape(shape).copy()
+    try:
+        array = np.frombuffer(body, dtype=dtype).reshape(shape).copy()
+    except ValueError as exc:  # a shape NumPy cannot build, were the bounds above not enough
+        raise ModelFormatError(f"{name}: shape {shape} of {dtype}: {exc}") from None
     if is_object:
         values = array.tolist()
         array = np.empty(array.shape, dtype=object)

@@ -294,3 +294,22 @@ fn leaf_values_that_mean_nothing_are_refused() {
         assert!(matches!(err, ForestError::Decode(_)), "{err}");
     }
 }
+
+/// The node statistics of an absolute-error forest (version 5) are held to the same
+/// bound: an impurity of 7e307 made MDI NaN.
+#[test]
+fn node_statistics_summing_past_float64_are_refused() {
+    let x: Vec<f64> = (0..60).map(|i| ((i * 17) % 23) as f64).collect();
+    let y: Vec<f64> = (0..60).map(|i| (i % 7) as f64).collect();
+    let m = Matrix::new(&x, 60, 1, Layout::RowMajor).unwrap();
+    let mut p = ForestParams::random_forest(CriterionKind::AbsoluteError);
+    p.n_estimators = 2;
+    let f = Forest::fit(&p, m, Targets::regression(&y).unwrap(), None).unwrap();
+    let bytes = f.to_bytes().unwrap();
+    let mut repr: ForestReprV5 = decode_exact(&bytes[HEADER..]).unwrap();
+    let reseal = |r: &ForestReprV5| envelope(GROWN_VERSION, &postcard::to_allocvec(r).unwrap());
+    assert!(Forest::from_bytes(&reseal(&repr)).is_ok());
+    repr.grown[0][0] = 7e307;
+    let err = Forest::from_bytes(&reseal(&repr)).unwrap_err();
+    assert!(err.to_string().contains("summing past float64"), "{err}");
+}

@@ -11,7 +11,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use super::criterion::Criterion;
+use super::criterion::{Criterion, EPSILON};
 use super::growing::GrowingTree;
 use super::monotone::Bounds;
 use super::split::{ChosenSplit, NodeCtx, NodeRows, SpareBins, Splitter, ThresholdRule};
@@ -19,9 +19,6 @@ use super::LEAF;
 use crate::data::{Feature, Levels, Matrix};
 use crate::params::Resolved;
 use crate::rng::TreeRng;
-
-/// Below this impurity a node is pure (scikit-learn's `EPSILON`).
-const EPSILON: f64 = f64::EPSILON;
 
 /// A node whose split has been chosen (its samples are already partitioned).
 struct Pending {
@@ -363,7 +360,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             || n < p.min_samples_split
             || n < p.min_samples_leaf.saturating_mul(2)
             || w < 2.0 * self.min_weight_leaf
-            || impurity <= EPSILON
+            || self.crit.is_pure(&self.total, rows.ys, rows.ws, impurity)
         {
             return (node, None);
         }

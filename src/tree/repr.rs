@@ -190,12 +190,17 @@ impl Tree {
     /// impurity non-negative.
     pub(crate) fn set_grown(&mut self, grown: Vec<f64>) -> Result<()> {
         let stride = 1 + self.width;
+        // Importances weigh a node's impurity by its weight (at most the tree's): the sum
+        // over the nodes must stay finite, as the leaves' does (`TreeRepr::into_tree`).
+        let total: f64 = self.leaf_weight.iter().sum();
+        let weighted: f64 = grown.iter().map(|x| x.abs() * total).sum();
         let ok = Some(grown.len()) == self.len().checked_mul(stride)
             && grown.iter().all(|x| x.is_finite())
-            && grown.chunks(stride).all(|g| g[0] >= 0.0);
+            && grown.chunks(stride).all(|g| g[0] >= 0.0)
+            && weighted.is_finite();
         if !ok {
             return Err(decode_error(
-                "node statistics of the wrong length or not finite",
+                "node statistics of the wrong length, not finite, or summing past float64",
             ));
         }
         self.grown = grown;

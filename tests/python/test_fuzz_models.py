@@ -57,6 +57,13 @@ bases = [
     E.GradientBoostingRegressor(n_estimators=3, max_depth=2, random_state=0).fit(X, y_reg),
 ]
 EXTREMES = [0, 1, 2**31 - 1, 2**32 - 1, 2**32, 2**53, 2**63 - 1, 2**64 - 1]
+# Values a lying file gives a parameter or a fitted scalar ("@INF@": JSON's 1e999, read as
+# infinity), and shapes it gives an array record (with a 0, its body is emptied to match).
+ABSURD = [2**63, 2**64, -(2**63) - 1, 10**30, 2**40, -1, 0, 0.5, -0.5, 1e308, "@INF@", None,
+          True, "x", {"float": "nan"}, {"float": "-inf"}, {"list": [2**64]}, {"list": []},
+          {"dict": [[0, 10**30]]}, {"tuple": [2**62, 3, 0]}]  # fmt: skip
+SHAPES = [[2**62, 0], [0, 2**62], [2**61, 0], [0, 2**63 - 1], [2**64], [2**40, 2**40],
+          [2**32, 0], [0], [0, 0], [1, 2**62], [3, 2**61]]  # fmt: skip
 
 
 def varint(v):
@@ -97,6 +104,22 @@ def damage_meta(body):
     return (text[:a] + str(value) + text[z:]).encode()
 
 
+def absurd_meta(sections):
+    # One parameter, fitted scalar or array shape of the META section set to an absurd value.
+    meta = json.loads(sections[0][1])
+    what = rng.choice(["params", "fitted", "shape"])
+    if what == "shape" and meta["arrays"]:
+        k = rng.randrange(len(meta["arrays"]))
+        meta["arrays"][k]["shape"] = shape = rng.choice(SHAPES)
+        if 0 in shape:
+            sections[1 + k] = (b"ARRY", b"")
+    else:
+        table = meta["fitted"] if what == "fitted" and meta["fitted"] else meta["params"]
+        table[rng.choice(sorted(table))] = rng.choice(ABSURD)
+    sections[0] = (b"META", json.dumps(meta).replace('"@INF@"', "1e999").encode())
+    return sections
+
+
 def exercise(model):
     # A loaded model is used as a user would: every answer finite, or a typed refusal.
     if isinstance(model, (Forest, Booster)):
@@ -125,13 +148,16 @@ def exercise(model):
 start, done, outcomes = time.time(), 0, {}
 while done < cases and time.time() - start < seconds:
     base = bases[done % len(bases)]
-    layer = rng.choice(["model", "file", "meta"])
+    layer = rng.choice(["model", "file", "meta", "absurd"])
     print(done, type(base).__name__, layer, flush=True)
     if layer == "model":
         raw = base.booster_.to_bytes() if hasattr(base, "booster_") else base.forest_.to_bytes()
         data = seal(int.from_bytes(raw[4:6], "little"), damage(raw[20:]))
         data = raw[:4] + data[4:]
         load = Booster.from_bytes if hasattr(base, "booster_") else Forest.from_bytes
+    elif layer == "absurd":
+        data = seal_file(absurd_meta(file_sections(persistence.dumps(base))))
+        load = persistence.loads
     else:
         sections = file_sections(persistence.dumps(base))
         k = 0 if layer == "meta" else rng.randrange(len(sections))
@@ -147,6 +173,8 @@ while done < cases and time.time() - start < seconds:
             exercise(model)
             outcomes["loaded"] = outcomes.get("loaded", 0) + 1
         except (MemoryError, ValueError) as e:  # typed refusals of a loaded model's use
+            if type(e) is ValueError:  # numpy's or scikit-learn's, not a forestimp type
+                raise
             outcomes["refused in use"] = outcomes.get("refused in use", 0) + 1
     done += 1
 print("DONE", done, json.dumps(outcomes), flush=True)

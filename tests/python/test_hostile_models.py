@@ -247,3 +247,47 @@ def test_every_byte_of_a_saved_file_is_covered(cls):
         damaged[at] ^= 0x10
         with pytest.raises(ModelFormatError):
             forestimp.persistence.loads(bytes(damaged))
+
+
+# ------------------------------------------------------------------- memory of a load
+def test_loading_allocates_at_most_32_times_the_file():
+    """docs/model-files.md's bound, on the densest files known: single-leaf trees (about
+    33 bytes of file for a tree record of several hundred bytes) and boosted stumps. The
+    peak resident memory of the load, measured by the kernel, must stay under 32 times
+    the file's size plus 16 MiB; a META section over its cap is refused unread."""
+    out = isolated(
+        """
+        import numpy as np, forestimp
+        from forestimp import persistence
+        from forestimp.exceptions import ModelFormatError
+        from model_forge import file_sections, seal_file
+
+        def peak_of_load(data):
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")  # resets the peak resident size
+            now = lambda key: next(
+                int(line.split()[1]) * 1024
+                for line in open("/proc/self/status") if line.startswith(key)
+            )
+            base = now("VmRSS")
+            persistence.loads(data)
+            return now("VmHWM") - base
+
+        X = np.random.RandomState(0).rand(200, 3); y = (X[:, 0] > .5).astype(int)
+        leaves = forestimp.RandomForestClassifier(20000, min_samples_split=1000).fit(X, y)
+        stumps = forestimp.GradientBoostingRegressor(n_estimators=10000, max_depth=1)
+        for est in (leaves, stumps.fit(X, X[:, 0])):
+            data = persistence.dumps(est)
+            print("ratio", (peak_of_load(data) - (16 << 20)) / len(data))
+        sections = file_sections(persistence.dumps(leaves))
+        sections[0] = (b"META", b"[" + b"[]," * (2 << 20) + b"[]]")
+        try:
+            persistence.loads(seal_file(sections))
+        except ModelFormatError as e:
+            print("refused", e)
+        """,
+        timeout=300,
+    )
+    ratios = [float(line.split()[1]) for line in out.splitlines() if line.startswith("ratio")]
+    assert len(ratios) == 2 and max(ratios) <= 32, out
+    assert "refused The META section is" in out, out

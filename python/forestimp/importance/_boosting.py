@@ -45,6 +45,7 @@ def _boosting_permutation(
     if X is None or y is None:
         raise InvalidParameterError("Pass both X and y (held-out data).")
     n_repeats = P.check_int("n_repeats", n_repeats, 1)
+    P.check_n_jobs(n_jobs)  # the scorer runs in this thread; checked as everywhere
     if scaled and n_repeats < 2:
         raise InvalidParameterError("scaled=True needs n_repeats >= 2.")
     seed = P.seed_from(random_state)

@@ -11,7 +11,7 @@ from sklearn.base import clone
 
 from .. import _sparse
 from .._core import DataError, InvalidParameterError
-from .._params import check_choice, check_int
+from .._params import check_choice, check_int, generator_from
 from ._mdi import mdi
 from ._result import Importances
 from ._unbiased import unbiased
@@ -125,7 +125,7 @@ def significance(
         return _result(observed, p, null, method, importance)
     n_permutations = check_int("n_permutations", n_permutations, 1)
     observed = _measure(est, X, y, importance)
-    rng = np.random.default_rng(random_state)
+    rng = generator_from(random_state)
     y = np.asarray(y)
     null = np.empty((n_permutations, len(observed.importances_mean)))
     for k in range(n_permutations):

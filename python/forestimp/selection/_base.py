@@ -17,13 +17,13 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, clone, is_classifier
 from sklearn.feature_selection import SelectorMixin
-from sklearn.utils import check_random_state, get_tags
+from sklearn.utils import get_tags
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _sparse
 from .._core import InvalidParameterError
-from .._params import check_choice
+from .._params import check_choice, check_random_state
 
 # Names accepted by ``importance=``; each is a measure of ``forestimp.importance``.
 #   "mdi"          normalized MDI (``feature_importances_``; the only one a foreign model has)

@@ -26,11 +26,10 @@ from typing import Any
 import numpy as np
 from scipy.stats import binom
 from sklearn.base import clone
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
 from .. import _sparse
-from .._params import check_choice, check_int, check_real
+from .._params import check_choice, check_int, check_n_jobs, check_random_state, check_real
 from ._base import BaseSelector, SelectionStep, importances_of, is_forestimp, resolve_estimator
 from ._probes import histogram_bins, shadow_importances
 
@@ -184,6 +183,7 @@ class Boruta(BaseSelector):
         alpha = check_real("alpha", self.alpha, 0.0, 1.0)
         perc = check_int("perc", self.perc, 1, 100)
         max_iter = check_int("max_iter", self.max_iter, 1)
+        check_n_jobs(self.n_jobs)
         sw = None if sample_weight is None else _check_sample_weight(sample_weight, X)
         rng = check_random_state(self.random_state)
         p = X.shape[1]

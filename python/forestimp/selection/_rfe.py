@@ -22,7 +22,7 @@ from sklearn.utils.validation import validate_data
 
 from .. import _sparse
 from .._core import InvalidParameterError
-from .._params import check_choice, check_int, check_n_jobs, check_real
+from .._params import check_choice, check_cv_folds, check_int, check_n_jobs, check_real
 from ._base import (
     BaseSelector,
     SelectionStep,
@@ -307,7 +307,7 @@ class RFE(BaseSelector):
                 f"The 'step' parameter must be a float in (0, 1) (fraction removed per step) "
                 f"or an int >= 1 (count removed per step), got {self.step!r}."
             )
-        return int(step)
+        return check_int("step", step, 1)
 
     def fit(self, X: Any, y: Any, **fit_params: Any) -> RFE:
         """Run the elimination path and select a subset.
@@ -342,7 +342,8 @@ class RFE(BaseSelector):
             base = oob_model(base)
         else:
             classifier = is_classification(self.estimator, y)
-            cv = check_cv(5 if self.cv is None else self.cv, y, classifier=classifier)
+            folds = 5 if self.cv is None else check_cv_folds(self.cv)
+            cv = check_cv(folds, y, classifier=classifier)
             scoring = None if self.scoring == "oob" else self.scoring
         path = _Path(
             base=base,

@@ -306,6 +306,7 @@ class SequentialRandomSubspace(BaseSelector):
         q, alpha, n_iterations, risk = self._check_params(p)
         n_probes = P.check_int("n_probes", self.n_probes, 0)
         n_jobs = P.check_n_jobs(self.n_jobs)
+        P.check_verbose(self.verbose)
         batch_size = self._check_batch_size()
         importance = check_importance(self.importance, self.estimator)
         truth = self._truth(source, true_support)

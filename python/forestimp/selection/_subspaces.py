@@ -26,8 +26,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, NamedTuple
 
 import numpy as np
-from sklearn.utils import check_random_state
 
+from .._params import check_random_state
 from ._columns import ColumnSource
 
 _SEED_MAX = np.iinfo(np.int32).max

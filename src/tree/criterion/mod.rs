@@ -120,6 +120,9 @@ fn merge(lanes: &[f64; LANES]) -> f64 {
     (lanes[0] + lanes[1]) + (lanes[2] + lanes[3])
 }
 
+/// Below this impurity a node is pure (scikit-learn's `EPSILON`).
+pub(crate) const EPSILON: f64 = f64::EPSILON;
+
 /// Incremental impurity measure over the samples of a node.
 pub trait Criterion: Sync {
     /// Target of one sample: a class code or a real value (a [`Word`] to be partitioned).
@@ -190,6 +193,14 @@ pub trait Criterion: Sync {
     #[inline]
     fn node_impurity(&self, stats: &[f64], _ys: &[Self::Y], _ws: &[f64]) -> f64 {
         self.impurity(stats)
+    }
+    /// Whether the node is pure, so that it stays a leaf: its impurity is at most
+    /// [`EPSILON`] (scikit-learn's rule), `impurity` being its [`Criterion::node_impurity`].
+    /// A criterion whose one-pass sums can leave rounding noise above that in a node of
+    /// equal targets checks them again without the cancellation.
+    #[inline]
+    fn is_pure(&self, _stats: &[f64], _ys: &[Self::Y], _ws: &[f64], impurity: f64) -> bool {
+        impurity <= EPSILON
     }
     /// Whether a cut of proxy `proxy` may be chosen at all; a criterion that forbids some
     /// cuts (Poisson: a child with no positive target) gives them the proxy `−∞`. Always

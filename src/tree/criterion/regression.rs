@@ -4,7 +4,7 @@
 //! Invariant: the proxy reads only `w` and `Σ w·y`, so the split search may leave the sum of
 //! squares out ([`Criterion::add_for_proxy`]); impurities and values read all three.
 
-use super::{by_lanes, merge, whole_terms, Criterion, LANES};
+use super::{by_lanes, merge, whole_terms, Criterion, EPSILON, LANES};
 
 /// Weighted variance `i(t) = Σ w (y − ȳ)² / Σ w` (regression).
 pub struct SquaredError<'a> {
@@ -81,6 +81,28 @@ impl Criterion for SquaredError<'_> {
         }
         let mean = stats[1] / w;
         (stats[2] / w - mean * mean).max(0.0)
+    }
+    /// Equal targets can leave `Σwy²/w − ȳ²` a few ulps of `ȳ²` above 0, more than
+    /// [`EPSILON`] once `ȳ²` or the node is large: a booster's residuals, equal over
+    /// thousands of rows, were then split one row at a time (depth 5 000 where
+    /// scikit-learn stopped at 100). When the one-pass value is within its rounding error,
+    /// the spread is summed again around the mean, where nothing cancels.
+    fn is_pure(&self, stats: &[f64], ys: &[f64], ws: &[f64], impurity: f64) -> bool {
+        let w = stats[0];
+        if impurity <= EPSILON {
+            return true;
+        }
+        let rounding = 4.0 * ys.len() as f64 * f64::EPSILON * (stats[2] / w);
+        if impurity > rounding {
+            return false;
+        }
+        let mean = stats[1] / w;
+        let spread: f64 = ys
+            .iter()
+            .zip(ws)
+            .map(|(&y, &v)| v * (y - mean) * (y - mean))
+            .sum();
+        spread / w <= EPSILON
     }
     /// `(Σ_L wy)²/w_L + (Σ_R wy)²/w_R`: the sums of squares cancel between candidates.
     #[inline(always)]

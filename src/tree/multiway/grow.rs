@@ -9,12 +9,9 @@ use super::NO_OP_THRESHOLD;
 use crate::data::{Feature, Matrix};
 use crate::params::Resolved;
 use crate::rng::TreeRng;
-use crate::tree::criterion::Criterion;
+use crate::tree::criterion::{Criterion, EPSILON};
 use crate::tree::growing::GrowingTree;
 use crate::tree::{Missing, LEAF};
-
-/// Below this impurity a node is pure (as in the binary builder).
-const EPSILON: f64 = f64::EPSILON;
 
 /// Work left on the explicit stack; popping in stack order yields pre-order node ids.
 enum Item {
