@@ -435,9 +435,11 @@ def permuted_predictions(
     n_repeats: int,
     seed: int,
     n_jobs: int | None = None,
+    first_repeat: int = 0,
 ) -> npt.NDArray[np.float64]:
     """Forest predictions with column ``feature`` permuted by
-    ``permutation_indices(seed, n, feature, r)``, shape (n_repeats, n_samples, width);
+    ``permutation_indices(seed, n, feature, r)`` for ``r`` from ``first_repeat``, shape
+    (n_repeats, n_samples, width);
     bit-identical to ``predict`` on a permuted copy of ``x``."""
 
 def local_permutation_importance(

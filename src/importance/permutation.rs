@@ -236,7 +236,21 @@ impl Forest {
         n_repeats: usize,
         seed: u64,
     ) -> Result<Vec<f64>> {
+        self.permuted_predictions_of(x, feature, 0..n_repeats, seed)
+    }
+
+    /// [`Forest::permuted_predictions`] for the repeats `repeats` only (the same values as
+    /// those rows of the whole): a caller that must stay interruptible asks for a few
+    /// repeats at a time.
+    pub fn permuted_predictions_of<T: Feature>(
+        &self,
+        x: Matrix<'_, T>,
+        feature: usize,
+        repeats: std::ops::Range<usize>,
+        seed: u64,
+    ) -> Result<Vec<f64>> {
         self.check_input(&x)?;
+        let n_repeats = repeats.len();
         if n_repeats == 0 {
             return Err(invalid("n_repeats", "must be at least 1, got 0"));
         }
@@ -257,7 +271,7 @@ impl Forest {
         if n == 0 {
             return Ok(out);
         }
-        let perms: Vec<Vec<u32>> = (0..n_repeats)
+        let perms: Vec<Vec<u32>> = repeats
             .map(|r| permutation_indices(seed, n, feature, r, None))
             .collect();
         // Row-major over (row, repeat) so each parallel task owns whole rows; transposed

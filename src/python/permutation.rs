@@ -128,9 +128,10 @@ pub fn booster_oob_indices<'py>(
     rows.into_pyarray(py)
 }
 
-/// Forest predictions with column `feature` permuted: shape (n_repeats, n_samples, width).
+/// Forest predictions with column `feature` permuted, for the repeats `first_repeat..
+/// first_repeat + n_repeats`: shape (n_repeats, n_samples, width).
 #[pyfunction]
-#[pyo3(signature = (forest, x, feature, *, n_repeats, seed, n_jobs = None))]
+#[pyo3(signature = (forest, x, feature, *, n_repeats, seed, n_jobs = None, first_repeat = 0))]
 pub fn permuted_predictions<'py>(
     py: Python<'py>,
     forest: PyRef<'_, PyForest>,
@@ -139,12 +140,18 @@ pub fn permuted_predictions<'py>(
     n_repeats: usize,
     seed: u64,
     n_jobs: Option<i64>,
+    first_repeat: usize,
 ) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
     let f = &forest.inner;
     let x = XArray::extract(x)?;
+    let repeats = first_repeat..first_repeat.saturating_add(n_repeats);
     let (v, n) = with_matrix!(x, |m| (
-        run(py, n_jobs, || f
-            .permuted_predictions(m, feature, n_repeats, seed))?,
+        run(py, n_jobs, || f.permuted_predictions_of(
+            m,
+            feature,
+            repeats.clone(),
+            seed
+        ))?,
         m.n_rows()
     ));
     to_shape(py, v, &[n_repeats, n, f.width()])

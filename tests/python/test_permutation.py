@@ -16,7 +16,7 @@ from sklearn.metrics import accuracy_score, balanced_accuracy_score, get_scorer,
 import forestimp
 from forestimp import _core
 from forestimp.exceptions import DataError, InvalidParameterError
-from forestimp.importance import PermutationImportance, local_permutation, permutation
+from forestimp.importance import PermutationImportance, _permutation, local_permutation, permutation
 
 
 @pytest.fixture(scope="module")
@@ -359,3 +359,19 @@ def test_the_training_fingerprint_is_the_crc_of_its_rows_as_float64(n):
         _core.rows_crc32(base, np.array([n], dtype=np.int64))
     with pytest.raises(TypeError, match="float32 or float64"):
         _core.rows_crc32(base.astype(np.int64), rows.astype(np.int64))
+
+
+def test_held_out_repeats_asked_in_blocks_are_the_whole(reg, monkeypatch):
+    """Held-out permutation asks the engine for a few repeats at a time (Ctrl-C is read
+    between calls): the blocks are the rows of the whole, and the importances the same."""
+    est, X, y = reg
+    whole = _core.permuted_predictions(est.forest_, X, 1, n_repeats=5, seed=7)
+    parts = [
+        _core.permuted_predictions(est.forest_, X, 1, n_repeats=k, seed=7, first_repeat=r)
+        for r, k in ((0, 2), (2, 1), (3, 2))
+    ]
+    np.testing.assert_array_equal(np.concatenate(parts), whole)
+    at_once = permutation(est, X, y, n_repeats=5, random_state=3)
+    monkeypatch.setattr(_permutation, "_WALKS_PER_CALL", 1)  # one repeat a call
+    in_blocks = permutation(est, X, y, n_repeats=5, random_state=3)
+    np.testing.assert_array_equal(in_blocks.importances, at_once.importances)

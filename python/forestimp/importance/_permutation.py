@@ -319,6 +319,33 @@ def _permutation(
     return held_out_results(imp, baseline, multi, names, scaled, seed)
 
 
+# Tree walks (rows times trees) of one call to the engine: a fraction of a second, so that
+# Ctrl-C, which Python reads between calls, stops a held-out permutation promptly even
+# with hundreds of repeats of a large forest.
+_WALKS_PER_CALL = 1 << 22
+
+
+def _permuted_in_blocks(
+    forest: Any, Xe: Any, m: int, n_repeats: int, seed: int, n_jobs: int | None
+) -> np.ndarray:
+    """``permuted_predictions`` of all ``n_repeats``, asked a few repeats at a time (the
+    same values: each repeat's permutation depends on its index only)."""
+    block = max(1, _WALKS_PER_CALL // max(1, Xe.shape[0] * forest.n_estimators))
+    parts = [
+        permuted_predictions(
+            forest,
+            Xe,
+            m,
+            n_repeats=min(block, n_repeats - r),
+            seed=seed,
+            n_jobs=n_jobs,
+            first_repeat=r,
+        )
+        for r in range(0, n_repeats, block)
+    ]
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
 def _held_out_scores(
     est: Any,
     X: Any,
@@ -353,9 +380,7 @@ def _held_out_scores(
         yv,
         sw,
         scoring,
-        lambda m: permuted_predictions(
-            forest, Xe, m, n_repeats=n_repeats, seed=seed, n_jobs=n_jobs
-        ),
+        lambda m: _permuted_in_blocks(forest, Xe, m, n_repeats, seed, n_jobs),
         lambda m, r: permutation_indices(seed, Xe.shape[0], m, r),
         n_repeats,
         n_jobs,
