@@ -15,19 +15,11 @@ import forestimp as fi
 from forestimp import importance, persistence, selection
 from forestimp.exceptions import InvalidParameterError, ModelFormatError
 
+from conftest import ALL_ESTIMATORS
 from model_forge import file_sections, seal_file
 
 HUGE = [2**63, 2**64, -(2**63) - 1, 10**30]
-FORESTS = [
-    fi.RandomForestClassifier,
-    fi.RandomForestRegressor,
-    fi.ExtraTreesClassifier,
-    fi.ExtraTreesRegressor,
-    fi.RandomPatchesClassifier,
-    fi.RandomPatchesRegressor,
-    fi.TotallyRandomizedTreesClassifier,
-    fi.TotallyRandomizedTreesRegressor,
-]
+FORESTS = ALL_ESTIMATORS
 BOOSTERS = [fi.GradientBoostingClassifier, fi.GradientBoostingRegressor]
 
 

@@ -33,6 +33,7 @@ from forestimp.exceptions import (
 from forestimp.importance import permutation
 
 from conftest import ALL_ESTIMATORS, CLASSIFIERS
+from model_forge import file_sections
 
 HEADER = struct.Struct("<8sHHI")
 SECTION = struct.Struct("<4sQI")
@@ -43,18 +44,6 @@ def _data(classifier: bool, n: int = 120, p: int = 6):
         n_samples=n, n_features=p, n_informative=3, n_redundant=0, n_classes=3, random_state=0
     )
     return X, (y if classifier else X[:, 0] + 2 * X[:, 1] ** 2)
-
-
-def _sections(data: bytes) -> list[tuple[bytes, bytes]]:
-    """The ``(tag, body)`` sections of a well-formed file."""
-    count = HEADER.unpack_from(data)[3]
-    pos, out = HEADER.size, []
-    for _ in range(count):
-        tag, length, _crc = SECTION.unpack_from(data, pos)
-        pos += SECTION.size
-        out.append((tag, data[pos : pos + length]))
-        pos += length
-    return out
 
 
 def _seal(sections, version: int = 1, flags: int = 0, count: int | None = None) -> bytes:
@@ -68,7 +57,7 @@ def _seal(sections, version: int = 1, flags: int = 0, count: int | None = None) 
 
 def _with_meta(data: bytes, edit) -> bytes:
     """``data`` with its META JSON passed through ``edit`` (which changes it in place)."""
-    sections = _sections(data)
+    sections = file_sections(data)
     meta = json.loads(sections[0][1])
     edit(meta)
     return _seal([(b"META", json.dumps(meta).encode()), *sections[1:]])
@@ -150,11 +139,11 @@ def test_tagged_parameter_values_round_trip():
     assert back.class_weight == {0: 1.5, 1: 2, 2: 1.0}
     assert [type(k) for k in back.class_weight] == [int, int, int]
     assert type(back.random_state) is int
-    meta = json.loads(_sections(persistence.dumps(est))[0][1])
+    meta = json.loads(file_sections(persistence.dumps(est))[0][1])
     assert meta["params"]["class_weight"] == {"dict": [[0, 1.5], [1, 2], [2, 1.0]]}
     # A non-finite float is a tagged value, so META stays standard JSON.
     est.set_params(min_impurity_decrease=float("inf"))
-    meta = json.loads(_sections(persistence.dumps(est))[0][1])
+    meta = json.loads(file_sections(persistence.dumps(est))[0][1])
     assert meta["params"]["min_impurity_decrease"] == {"float": "inf"}
     assert persistence.loads(persistence.dumps(est)).min_impurity_decrease == float("inf")
 
@@ -348,12 +337,12 @@ def test_model_bytes_inconsistent_with_metadata(small_file, est, p, n_classes, m
     X, y = _data(True, p=p)
     model = est.fit(X, y % n_classes if est._is_classifier else X[:, 0]).forest_.to_bytes()
     with pytest.raises(ModelFormatError, match=message):
-        persistence.loads(_seal([*_sections(data)[:-1], (b"MODL", model)]))
+        persistence.loads(_seal([*file_sections(data)[:-1], (b"MODL", model)]))
 
 
 def test_hostile_container_is_refused(small_file):
     data, _ = small_file
-    sections = _sections(data)
+    sections = file_sections(data)
     meta = sections[0][1]
     cases = {
         b"XIMPSAVE" + data[8:]: "magic",
@@ -427,7 +416,7 @@ def test_fuzz_resealed_metadata_mutations(small_file):
     """Damage behind valid checksums reaches the JSON and field checks: the file is
     refused, or it loads into an estimator that predicts or refuses with a typed error."""
     data, X = small_file
-    sections = _sections(data)
+    sections = file_sections(data)
     meta = sections[0][1]
     rng = np.random.default_rng(1)
     loaded = 0
@@ -481,7 +470,7 @@ print("ok")
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS, /proc")
 def test_absurd_sizes_fail_fast_in_bounded_memory(small_file):
     data, _ = small_file
-    sections = _sections(data)
+    sections = file_sections(data)
     model = sections[-1][1]
     lying = []
     for length in (2**31, 2**60, 2**64 - 1):
