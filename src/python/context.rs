@@ -6,7 +6,7 @@ use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use super::arrays::{to_shape, vector, with_matrix, XArray, YArray};
+use super::arrays::{ensure_result_fits, to_shape, vector, with_matrix, XArray, YArray};
 use super::doorway::run;
 use super::model::PyForest;
 use crate::error::{invalid, ForestError};
@@ -60,6 +60,9 @@ pub fn context_importances_py<'py>(
         seed: random_state,
     };
     let f = &forest.inner;
+    // The null distributions hold n_permutations x features x contexts values, twice.
+    let dims = [2, n_permutations, f.n_features(), n_contexts.max(1)];
+    ensure_result_fits(&dims, "the null distributions (n_permutations)")?;
     let x = XArray::extract(x)?;
     let y = YArray::extract(y)?;
     let labels = y.labels()?;

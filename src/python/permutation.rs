@@ -4,7 +4,7 @@
 use numpy::{IntoPyArray, PyArray1, PyArrayDyn, PyReadonlyArray1};
 use pyo3::prelude::*;
 
-use super::arrays::{to_rows, to_shape, with_matrix, XArray, YArray};
+use super::arrays::{ensure_result_fits, to_rows, to_shape, with_matrix, XArray, YArray};
 use super::boosting::PyBooster;
 use super::doorway::{run, run_watched};
 use super::model::PyForest;
@@ -48,6 +48,8 @@ pub fn oob_permutation_importance<'py>(
         Some(k) if f.n_classes() > 0 => f.outputs()[k],
         _ => f.n_classes(),
     };
+    let dims = [n_repeats, f.trees().len(), f.n_features()];
+    ensure_result_fits(&dims, "the per-tree importances (n_repeats)")?;
     let res = with_matrix!(x, |m| run_watched(py, n_jobs, None, |watch| {
         let mut codes = Vec::new();
         let m = match view {
@@ -99,6 +101,8 @@ pub fn booster_oob_permutation_importance<'py>(
         Some(o) => Some(super::arrays::vector(o, "offset")?),
         None => None,
     };
+    let dims = [n_repeats, b.n_rounds(), b.n_features()];
+    ensure_result_fits(&dims, "the per-round importances (n_repeats)")?;
     let res = with_matrix!(x, |m| run_watched(py, n_jobs, None, |watch| {
         b.oob_permutation_importance_until(m, y, sw, offset, n_repeats, seed, watch.stop_flag())
     })?);

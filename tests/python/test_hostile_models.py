@@ -291,3 +291,30 @@ def test_loading_allocates_at_most_32_times_the_file():
     ratios = [float(line.split()[1]) for line in out.splitlines() if line.startswith("ratio")]
     assert len(ratios) == 2 and max(ratios) <= 32, out
     assert "refused The META section is" in out, out
+
+
+def test_repeat_counts_beyond_memory_are_memory_errors():
+    """Out-of-bag permutation (forest, booster) and context importances allocate per
+    repeat: 2**40 repeats aborted the process on the allocation."""
+    out = isolated(
+        """
+        import numpy as np, forestimp
+        from forestimp.importance import context, permutation
+        X = np.random.RandomState(0).rand(60, 3); y = (X[:, 0] > .5).astype(int)
+        forest = forestimp.RandomForestClassifier(3, random_state=0).fit(X, y)
+        booster = forestimp.GradientBoostingClassifier(n_estimators=3, subsample=0.5).fit(X, y)
+        calls = [
+            lambda: permutation(forest, X, y, oob=True, n_repeats=2**40),
+            lambda: permutation(booster, X, y, oob=True, n_repeats=2**40),
+            lambda: permutation(forest, X, y, n_repeats=2**40),
+            lambda: context(forest, X, y, context=(X[:, 1] > .5).astype(int),
+                            n_permutations=2**40),
+        ]
+        for call in calls:
+            try:
+                call()
+            except MemoryError:
+                print("MemoryError")
+        """
+    )
+    assert out.count("MemoryError") == 4, out
