@@ -5,6 +5,7 @@ split, warm start, staged and raw predictions, importances and scikit-learn tree
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterator
 from typing import Any, TypeVar
 
@@ -42,6 +43,7 @@ class BaseGradientBoosting(BaseEstimator):
         learning_rate: float = 0.1,
         n_estimators: int = 100,
         subsample: float = 1.0,
+        criterion: str = "deprecated",
         min_samples_split: int | float = 2,
         min_samples_leaf: int | float = 1,
         min_weight_fraction_leaf: float = 0.0,
@@ -67,6 +69,7 @@ class BaseGradientBoosting(BaseEstimator):
         self.learning_rate = learning_rate
         self.n_estimators = n_estimators
         self.subsample = subsample
+        self.criterion = criterion
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
         self.min_weight_fraction_leaf = min_weight_fraction_leaf
@@ -103,6 +106,18 @@ class BaseGradientBoosting(BaseEstimator):
         loss = P.check_choice("loss", self.loss, self._losses)
         lr = P.check_real("learning_rate", self.learning_rate, 0.0, float("inf"))
         n_est = P.check_int("n_estimators", self.n_estimators, 1, P.MAX_TREES)
+        criterion = P.check_choice(
+            "criterion", self.criterion, ("deprecated", "friedman_mse", "squared_error")
+        )
+        if criterion != "deprecated":
+            # scikit-learn 1.9 accepts it, warns and ignores it: its trees split on
+            # squared error whatever it says, as these do.
+            warnings.warn(
+                "The parameter `criterion` is deprecated and will be removed in 1.11. It has "
+                "no effect. Leave it to its default value to avoid this warning.",
+                FutureWarning,
+                stacklevel=3,
+            )
         sub = self.subsample
         if not (P._is_real(sub) or P._is_int(sub)) or not (0.0 < float(sub) <= 1.0):
             raise InvalidParameterError(

@@ -13,7 +13,8 @@ or ``"hist"``, the forests' histogram codes, binned once per fit), ``max_bins``,
 Rows of a round (``subsample < 1``) and the trees' random draws come from
 ``(random_state, round)``, not from scikit-learn's generator, so those models differ from
 scikit-learn's in their draws, not in their rules. ``init`` is None, ``"zero"`` or an
-estimator, as in scikit-learn.
+estimator, as in scikit-learn. ``criterion`` is accepted and ignored with scikit-learn
+1.9's ``FutureWarning`` (it has no effect there either), so existing grid searches run.
 See ``docs/boosting.md``.
 """
 
@@ -50,6 +51,7 @@ class GradientBoostingRegressor(RegressorMixin, BaseGradientBoosting):
         learning_rate: float = 0.1,
         n_estimators: int = 100,
         subsample: float = 1.0,
+        criterion: str = "deprecated",
         min_samples_split: int | float = 2,
         min_samples_leaf: int | float = 1,
         min_weight_fraction_leaf: float = 0.0,
@@ -76,6 +78,7 @@ class GradientBoostingRegressor(RegressorMixin, BaseGradientBoosting):
             learning_rate=learning_rate,
             n_estimators=n_estimators,
             subsample=subsample,
+            criterion=criterion,
             min_samples_split=min_samples_split,
             min_samples_leaf=min_samples_leaf,
             min_weight_fraction_leaf=min_weight_fraction_leaf,
@@ -129,6 +132,7 @@ class GradientBoostingClassifier(ClassifierMixin, BaseGradientBoosting):
         learning_rate: float = 0.1,
         n_estimators: int = 100,
         subsample: float = 1.0,
+        criterion: str = "deprecated",
         min_samples_split: int | float = 2,
         min_samples_leaf: int | float = 1,
         min_weight_fraction_leaf: float = 0.0,
@@ -154,6 +158,7 @@ class GradientBoostingClassifier(ClassifierMixin, BaseGradientBoosting):
             learning_rate=learning_rate,
             n_estimators=n_estimators,
             subsample=subsample,
+            criterion=criterion,
             min_samples_split=min_samples_split,
             min_samples_leaf=min_samples_leaf,
             min_weight_fraction_leaf=min_weight_fraction_leaf,

@@ -574,3 +574,19 @@ def test_tied_columns_binned_as_scikit_learn_sorts_them():
     ours = fi.GradientBoostingRegressor(**params).fit(X, y)
     theirs = SkGBR(**params).fit(X, y)
     np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("cls", [fi.GradientBoostingRegressor, fi.GradientBoostingClassifier])
+def test_criterion_is_accepted_and_ignored_as_scikit_learn_does(cls):
+    """scikit-learn 1.9 accepts ``criterion`` with a FutureWarning and ignores it: a grid
+    search written for it raised TypeError here."""
+    rng = np.random.RandomState(0)
+    X = rng.rand(80, 3)
+    y = (X[:, 0] > 0.5).astype(int)
+    plain = cls(n_estimators=5, random_state=0).fit(X, y)
+    for criterion in ("friedman_mse", "squared_error"):
+        with pytest.warns(FutureWarning, match="criterion"):
+            est = cls(n_estimators=5, random_state=0, criterion=criterion).fit(X, y)
+        np.testing.assert_array_equal(est.predict(X), plain.predict(X))
+    with pytest.raises(InvalidParameterError, match="criterion"):
+        cls(criterion="gini").fit(X, y)
