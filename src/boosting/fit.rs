@@ -366,7 +366,11 @@ impl Booster {
             };
             // A round is short sequential steps between small parallel loops (a node's
             // bins, its children's scans): the pool's other threads wait for them awake.
-            let grown = keep_awake(|| run.round_trees(mask.as_deref(), r));
+            let grown = keep_awake(|| run.round_trees(mask.as_deref(), r, stop));
+            if stop.load(Ordering::Relaxed) {
+                // The round's trees were cut short: thrown away, as a stopped fit is.
+                return Err(ForestError::Stopped);
+            }
             for (tree, values) in grown {
                 model.trees.push(tree);
                 model.leaf_values.push(values);
@@ -438,8 +442,14 @@ impl<T: Feature> Run<'_, '_, T> {
     }
 
     /// Grows round `r`'s `k` trees (in parallel), line-searches their leaves and updates
-    /// the raw predictions of every row.
-    fn round_trees(&mut self, mask: Option<&[bool]>, r: usize) -> Vec<(Tree, Vec<f64>)> {
+    /// the raw predictions of every row. Once `stop` is set the trees end early (every
+    /// node left becomes a leaf): the caller then drops the round.
+    fn round_trees(
+        &mut self,
+        mask: Option<&[bool]>,
+        r: usize,
+        stop: &AtomicBool,
+    ) -> Vec<(Tree, Vec<f64>)> {
         let (k, n) = (self.round.k, self.y.len());
         // Negative gradients, column-major (one contiguous column per tree).
         let mut neg_g = std::mem::take(&mut self.neg_g);
@@ -477,9 +487,13 @@ impl<T: Feature> Run<'_, '_, T> {
         let this = &*self;
         let grown = map_ordered(k, |j| {
             let g = &neg_g[j * n..(j + 1) * n];
-            let (tree, by_leaf) =
-                this.session
-                    .grow_on(g, samples.clone(), ws.clone(), r * k + j, &this.spare_bins);
+            let (tree, by_leaf) = this.session.grow_on(
+                g,
+                samples.clone(),
+                ws.clone(),
+                r * k + j,
+                (&this.spare_bins, stop),
+            );
             let slots = this.leaf_slots(&tree, &by_leaf);
             let values = this.leaf_updates(&tree, &slots, g, j, &in_bag);
             (tree, values, slots)

@@ -202,6 +202,7 @@ fn best_first_histogram_trees_keep_bins_without_changing_the_tree() {
     let m = Matrix::new(&x, n, p, Layout::RowMajor).unwrap();
     // Each tree reuses the bins buffers of the trees before it.
     let spare = crate::tree::split::SpareBins::default();
+    let never = AtomicBool::new(false);
     for leaves in [2, 9, 31, 200] {
         let mut params = ForestParams::random_forest(CriterionKind::SquaredError);
         params.splitter = crate::SplitterKind::Histogram { max_bins: 64 };
@@ -213,17 +214,38 @@ fn best_first_histogram_trees_keep_bins_without_changing_the_tree() {
         // On more than one thread, the children of a node are scanned as their bins are
         // kept, in parallel, once the node is split.
         for threads in [1, 3] {
-            let grow = || session.grow_on(&y, (0..n as u32).collect(), vec![1.0; n], 0, &spare);
+            let grow = || {
+                session.grow_on(
+                    &y,
+                    (0..n as u32).collect(),
+                    vec![1.0; n],
+                    0,
+                    (&spare, &never),
+                )
+            };
             let (with_bins, _) = crate::parallel::install(threads, grow);
             let case = format!("max_leaf_nodes = {leaves}, {threads} threads");
             assert_eq!(with_bins, session.fit_tree(0), "{case}");
             assert_eq!(with_bins.n_leaves(), leaves);
         }
     }
+    // A set stop flag (Ctrl-C in the round) ends the tree at once: every node left is a
+    // leaf, depth-first and best-first alike.
+    let stopped = AtomicBool::new(true);
+    for leaves in [None, Some(31)] {
+        let mut params = ForestParams::random_forest(CriterionKind::SquaredError);
+        (params.bootstrap, params.max_leaf_nodes) = (false, leaves);
+        let targets = crate::Targets::regression(&y).unwrap();
+        let session = crate::FitSession::new(&params, m, targets, None).unwrap();
+        let rows = (0..n as u32).collect();
+        let (tree, _) = session.grow_on(&y, rows, vec![1.0; n], 0, (&spare, &stopped));
+        assert_eq!(tree.n_leaves(), 1);
+    }
 }
 
 #[test]
 fn grown_rows_come_back_leaf_by_leaf() {
+    let never = AtomicBool::new(false);
     // The booster reads each row's leaf from the rows as growth left them: each leaf's
     // rows, in `leaves_in_order`, are those that walk to it. Exact (coded and NaN columns)
     // and histogram trees, depth-first and best-first, pruned, on a subset of the rows.
@@ -246,7 +268,8 @@ fn grown_rows_come_back_leaf_by_leaf() {
             let targets = crate::Targets::regression(&y).unwrap();
             let session = crate::FitSession::new(&params, m, targets, None).unwrap();
             let ws = vec![1.0; rows.len()];
-            let (tree, by_leaf) = session.grow_on(&y, rows.clone(), ws, 0, &Default::default());
+            let (tree, by_leaf) =
+                session.grow_on(&y, rows.clone(), ws, 0, (&Default::default(), &never));
             let mut rest = &by_leaf[..];
             let mut n_leaves = 0;
             for (slot, count) in tree.leaves_in_order() {
@@ -307,6 +330,7 @@ fn ranked_trees_are_the_sorted_search_trees() {
     let every: Vec<u32> = (0..n as u32).collect();
     let some: Vec<u32> = (0..n as u32).filter(|i| i % 5 != 2).collect();
     let spare = crate::tree::split::SpareBins::default();
+    let never = AtomicBool::new(false);
     for (max_depth, min_leaf, max_features) in [(3, 1, 6), (7, 3, 3), (40, 1, 6), (5, 20, 4)] {
         let mut params = ForestParams::random_forest(CriterionKind::SquaredError);
         (params.bootstrap, params.max_depth) = (false, Some(max_depth));
@@ -321,7 +345,7 @@ fn ranked_trees_are_the_sorted_search_trees() {
             for threads in [1, 3] {
                 let ws: Vec<f64> = rows.iter().map(|&i| 0.5 + f64::from(i % 3)).collect();
                 let grow = |s: &crate::FitSession<'_, f64>| {
-                    s.grow_on(&y, rows.clone(), ws.clone(), index, &spare)
+                    s.grow_on(&y, rows.clone(), ws.clone(), index, (&spare, &never))
                 };
                 let ranked = crate::parallel::install(threads, || grow(&booster));
                 let sorted = crate::parallel::install(threads, || grow(&forest));

@@ -420,14 +420,15 @@ impl<'a, T: Feature> FitSession<'a, T> {
     /// exact search bins coded columns ([`Grower::with_sums_in_any_order`]). Returns the
     /// tree, and `samples` as its growth left them: leaf after leaf, in the order of
     /// [`Tree::leaves_in_order`]. The node bins reuse the buffers of earlier trees in
-    /// `spare`, and leave theirs there.
+    /// `booster`'s spare bins, and leave theirs there; once its stop flag is set (Ctrl-C),
+    /// every node left becomes a leaf and the tree ends at once.
     pub(crate) fn grow_on(
         &self,
         y: &[f64],
         mut samples: Vec<u32>,
         ws: Vec<f64>,
         index: usize,
-        spare: &SpareBins,
+        booster: (&SpareBins, &AtomicBool),
     ) -> (Tree, Vec<u32>) {
         let p = &self.params;
         let mut features = tree_features(p, index);
@@ -448,7 +449,7 @@ impl<'a, T: Feature> FitSession<'a, T> {
             p,
             1,
             &mut rng,
-            Some(spare),
+            Some(booster),
         )
         .finish();
         let tree = match p.ccp_alpha > 0.0 {
@@ -472,7 +473,7 @@ fn grow<T: Feature, C: Criterion>(
     p: &Resolved,
     width: usize,
     rng: &mut crate::rng::TreeRng,
-    booster: Option<&SpareBins>,
+    booster: Option<(&SpareBins, &AtomicBool)>,
 ) -> GrowingTree {
     fn binary<T: Feature, C: Criterion, R: ThresholdRule>(
         x: Matrix<'_, T>,
@@ -484,17 +485,18 @@ fn grow<T: Feature, C: Criterion>(
         p: &Resolved,
         width: usize,
         rng: &mut crate::rng::TreeRng,
-        booster: Option<&SpareBins>,
+        booster: Option<(&SpareBins, &AtomicBool)>,
     ) -> GrowingTree {
         let mut g = Grower::new(x, levels, crit, ws, samples, p, width);
         if let Some(missing) = nan_bins {
             g = g.with_nan_bins(missing);
         }
-        if let Some(spare) = booster {
+        if let Some((spare, stop)) = booster {
             g = (g.with_best_first_bins().with_sums_in_any_order()).with_spare_bins(spare);
+            g = g.with_stop(stop);
         }
         g.grow::<R>(samples, features, rng);
-        if let Some(spare) = booster {
+        if let Some((spare, _)) = booster {
             g.give_back_bins(spare);
         }
         g.tree

@@ -10,6 +10,7 @@
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 
 use super::criterion::{Criterion, EPSILON};
 use super::growing::GrowingTree;
@@ -68,6 +69,9 @@ pub(crate) struct Grower<'a, T: Feature, C: Criterion> {
     /// Best-first growth keeps histogram bins as depth-first growth does (the booster's
     /// trees only: [`Grower::with_best_first_bins`]).
     best_first_bins: bool,
+    /// Set from outside (Ctrl-C in a booster's round): every node still to grow becomes a
+    /// leaf, so the tree ends at once; its caller throws it away.
+    stop: Option<&'a AtomicBool>,
     /// Best-first growth with kept bins keeps a node's children's bins only once the node
     /// is split, not as soon as its split is chosen: most frontier nodes never are.
     defer_children: bool,
@@ -109,6 +113,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             unit_weights,
             whole_sums,
             best_first_bins: false,
+            stop: None,
             defer_children: false,
             tree: {
                 // No more than the depth and leaf limits allow (a booster's shallow trees).
@@ -143,6 +148,16 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
     pub fn with_spare_bins(mut self, spare: &SpareBins) -> Self {
         self.splitter.reuse_bins(spare.take());
         self
+    }
+
+    /// Ends the growth early once `stop` is set (see the field).
+    pub fn with_stop(mut self, stop: &'a AtomicBool) -> Self {
+        self.stop = Some(stop);
+        self
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.is_some_and(|s| s.load(AtomicOrdering::Relaxed))
     }
 
     /// Gives the grown tree's bins buffers to `spare`, for a later tree.
@@ -265,7 +280,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         let (_, root) = self.evaluate::<R>(samples, features, (0, n, 0, 0), Bounds::NONE, rng);
         frontier.extend(root.map(ByImprovement));
         let mut leaves = 1;
-        while leaves < max_leaves {
+        while leaves < max_leaves && !self.stopped() {
             let Some(ByImprovement(p)) = frontier.pop() else {
                 break;
             };
@@ -361,6 +376,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             || n < p.min_samples_leaf.saturating_mul(2)
             || w < 2.0 * self.min_weight_leaf
             || self.crit.is_pure(&self.total, rows.ys, rows.ws, impurity)
+            || self.stop.is_some_and(|s| s.load(AtomicOrdering::Relaxed))
         {
             return (node, None);
         }
