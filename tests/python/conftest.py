@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
 import pytest
 from sklearn.datasets import make_classification, make_regression
 
@@ -128,3 +134,29 @@ def kill_a_worker_during(client, work, task_name: str):
     assert not thread.is_alive()
     client.wait_for_workers(2, timeout=60)
     return out["result"], victim
+
+
+def run_fuzz_child(code: str, args: list[str], seconds: float, **env: str) -> int:
+    """Runs a fuzzing child (``python -c code *args``, this folder importable) that prints
+    each case before running it and ``DONE <count>`` at the end; returns the count. A
+    crash, a non-zero exit or a hang fails the calling test with the case it was on."""
+    path = os.pathsep.join([str(Path(__file__).parent), *sys.path])
+    child = [sys.executable, "-c", code, *args]
+    try:
+        run = subprocess.run(
+            child,
+            capture_output=True,
+            text=True,
+            timeout=seconds + 120,
+            env={**os.environ, "PYTHONPATH": path, **env},
+        )
+    except subprocess.TimeoutExpired as e:
+        last = (e.stdout or b"").decode(errors="replace").strip().splitlines()[-1:]
+        pytest.fail(f"{args}: hung at case {last}")
+    lines = run.stdout.strip().splitlines()
+    if run.returncode != 0 or not lines or not lines[-1].startswith("DONE"):
+        pytest.fail(
+            f"{args}: exit code {run.returncode} at case {lines[-3:]}\n"
+            + textwrap.shorten(run.stderr[-4000:], 4000)
+        )
+    return int(lines[-1].split()[1])

@@ -11,14 +11,11 @@ drawn: they are honest requests for long work.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import textwrap
-
 import numpy as np
 import pandas as pd
 import pytest
+
+from conftest import run_fuzz_child
 
 SECONDS = 25.0
 
@@ -99,17 +96,7 @@ def _tables(folder) -> None:
 @pytest.mark.parametrize("seed", [0])
 def test_cli_arguments_run_or_are_refused_on_one_line(tmp_path, seed):
     _tables(tmp_path)
-    child = [sys.executable, "-c", CHILD, str(tmp_path), str(seed), str(SECONDS)]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "MPLBACKEND": "Agg"}
-    try:
-        run = subprocess.run(child, capture_output=True, text=True, timeout=SECONDS + 120, env=env)
-    except subprocess.TimeoutExpired as e:
-        last = (e.stdout or b"").decode(errors="replace").strip().splitlines()[-1:]
-        pytest.fail(f"seed {seed}: hung at case {last}")
-    lines = run.stdout.strip().splitlines()
-    if run.returncode != 0 or not lines or not lines[-1].startswith("DONE"):
-        pytest.fail(
-            f"seed {seed}: exit code {run.returncode} at case {lines[-3:]}\n"
-            + textwrap.shorten(run.stderr[-3000:], 3000)
-        )
-    assert int(lines[-1].split()[1]) >= 20, lines[-1]
+    done = run_fuzz_child(
+        CHILD, [str(tmp_path), str(seed), str(SECONDS)], SECONDS, MPLBACKEND="Agg"
+    )
+    assert done >= 20, done

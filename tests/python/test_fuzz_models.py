@@ -11,15 +11,10 @@ machine), which prints each case before running it: a crash names its case.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
-
 import pytest
 
-HERE = Path(__file__).parent
+from conftest import run_fuzz_child
+
 # Each child runs until it has done this many cases or spent this many seconds.
 CASES, SECONDS = 2500, 40.0
 
@@ -183,18 +178,5 @@ print("DONE", done, json.dumps(outcomes), flush=True)
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_damaged_models_are_refused_or_sound(seed):
-    child = [sys.executable, "-c", CHILD, str(seed), str(CASES), str(SECONDS)]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), *sys.path])}
-    try:
-        run = subprocess.run(child, capture_output=True, text=True, timeout=SECONDS + 90, env=env)
-    except subprocess.TimeoutExpired as e:
-        last = (e.stdout or b"").decode(errors="replace").strip().splitlines()[-1:]
-        pytest.fail(f"seed {seed}: hung at case {last}")
-    lines = run.stdout.strip().splitlines()
-    if run.returncode != 0 or not lines or not lines[-1].startswith("DONE"):
-        pytest.fail(
-            f"seed {seed}: exit code {run.returncode} at case {lines[-1:]}\n"
-            + textwrap.shorten(run.stderr[-4000:], 4000)
-        )
-    done = int(lines[-1].split()[1])
-    assert done >= 300, lines[-1]  # enough cases ran to mean something
+    done = run_fuzz_child(CHILD, [str(seed), str(CASES), str(SECONDS)], SECONDS)
+    assert done >= 300, done  # enough cases ran to mean something
