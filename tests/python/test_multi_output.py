@@ -379,10 +379,12 @@ def test_saved_multi_output_files_survive_the_file_fuzz():
     of two outputs, a 3-D oob_decision_function_ stored 2-D, a format-4 model): every
     truncation and bit flip is refused; damage behind valid checksums is refused or loads
     into an estimator that predicts (or refuses with a typed error)."""
-    from test_save_load import _must_refuse, _seal, _sections
+    from test_save_load import _must_refuse, _seal
 
     from forestimp import persistence
     from forestimp.exceptions import ModelFormatError
+
+    from model_forge import file_sections as _sections
 
     y = np.c_[np.where(Y_CLS[:40, 0], "yes", "no"), np.where(Y_CLS[:40, 2], "b", "a")]
     est = fi.RandomForestClassifier(n_estimators=6, max_depth=2, oob_score=True, random_state=0)
