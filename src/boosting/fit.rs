@@ -163,8 +163,8 @@ struct Run<'s, 'a, T> {
 /// returning true ends the fit there (scikit-learn's `monitor`).
 pub type Monitor<'a> = dyn Fn(usize, &Booster) -> bool + Sync + 'a;
 
-/// How a running fit is controlled from outside: `stop` ends it between rounds with
-/// [`ForestError::Stopped`] (Ctrl-C), `done` counts the rounds fitted (progress), and
+/// How a running fit is controlled from outside: `stop` ends it, within the round under
+/// way, with [`ForestError::Stopped`] (Ctrl-C), `done` counts the rounds fitted (progress), and
 /// `monitor`, when given, may end it after any round with the model so far.
 #[derive(Clone, Copy)]
 pub struct Control<'a> {
@@ -181,7 +181,7 @@ impl Booster {
     /// `y` holds values, or class codes when `n_classes > 0`. `offset`, `(n, k)` row-major,
     /// is the raw prediction of an initial model that the rounds start from (scikit-learn's
     /// `init` estimator; `init_zero` must then be set, and predictions add the same
-    /// model's raw predictions). `stop` ends the fit between rounds with
+    /// model's raw predictions). `stop` ends the fit within the round under way with
     /// [`ForestError::Stopped`]; `done` counts the rounds fitted.
     #[allow(clippy::too_many_arguments)]
     pub fn fit<T: Feature>(
@@ -350,9 +350,6 @@ impl Booster {
         };
         let mut history = vec![f64::INFINITY; params.n_iter_no_change.unwrap_or(0)];
         for r in model.n_rounds()..params.n_estimators {
-            if stop.load(Ordering::Relaxed) {
-                return Err(ForestError::Stopped);
-            }
             let mask = run.mask(params.subsample, params.tree.seed, r);
             if let Loss::Huber { alpha } = params.loss {
                 run.round.delta = run.huber_delta(alpha);
@@ -368,7 +365,8 @@ impl Booster {
             // bins, its children's scans): the pool's other threads wait for them awake.
             let grown = keep_awake(|| run.round_trees(mask.as_deref(), r, stop));
             if stop.load(Ordering::Relaxed) {
-                // The round's trees were cut short: thrown away, as a stopped fit is.
+                // Set before or during the round: its trees were cut short (every node
+                // left a leaf) and are thrown away, as a stopped fit is.
                 return Err(ForestError::Stopped);
             }
             for (tree, values) in grown {
