@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 import time
 from typing import NoReturn
@@ -171,6 +172,42 @@ def _output(text: str) -> str:
     return text
 
 
+# The matplotlib that the plots need (pyproject's ``plot`` extra): Boruta's boxes are drawn
+# with ``boxplot(orientation=...)``, new in 3.10.
+PLOT_MATPLOTLIB = (3, 10)
+
+
+def _plot_file(text: str) -> str:
+    """``--plot``: a file ``--out`` would accept, in an image format matplotlib writes, and a
+    matplotlib that can draw it, all checked while parsing: without them the forests would
+    be grown for nothing and the command would end in a traceback once they were."""
+    path = _output(text)
+    try:
+        import matplotlib
+        import matplotlib.pyplot  # noqa: F401  (the figures)
+        from matplotlib.backend_bases import FigureCanvasBase
+    except ImportError:
+        raise argparse.ArgumentTypeError(
+            "drawing needs matplotlib: pip install 'forestimp[plot]'"
+        ) from None
+    except (ValueError, RuntimeError) as exc:  # e.g. an unknown MPLBACKEND
+        raise argparse.ArgumentTypeError(f"matplotlib cannot be loaded: {_one_line(exc)}") from None
+    version = getattr(matplotlib, "__version__", "0")
+    have = tuple(int(part) for part in re.findall(r"\d+", version)[:2])
+    if have < PLOT_MATPLOTLIB:
+        need = ".".join(map(str, PLOT_MATPLOTLIB))
+        raise argparse.ArgumentTypeError(
+            f"drawing needs matplotlib >= {need}, found {version}: pip install 'forestimp[plot]'"
+        )
+    suffix = os.path.splitext(path)[1][1:].lower()  # none: matplotlib writes a PNG
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if suffix and suffix not in formats:
+        raise argparse.ArgumentTypeError(
+            f"matplotlib writes no .{suffix} images; name a .png file (or {', '.join(formats)})"
+        )
+    return path
+
+
 def _add_table_options(parser: argparse.ArgumentParser, task_help: str) -> None:
     """What ``rank`` and ``select`` read from a table besides the target."""
     parser.add_argument("--drop", nargs="+", default=[], metavar="COL",
@@ -228,7 +265,7 @@ def _add_rank(sub: argparse._SubParsersAction) -> None:
         help="table (default, for people) or csv/json with columns rank, feature, "
         "importance, std, standard_error, n_columns",
     )
-    rank.add_argument("--plot", type=_output, metavar="PNG",
+    rank.add_argument("--plot", type=_plot_file, metavar="PNG",
                       help="also draw the ranking as a bar chart")  # fmt: skip
     rank.set_defaults(run=run)
 
@@ -303,7 +340,7 @@ def _add_select(sub: argparse._SubParsersAction) -> None:
     _add_run_options(sel, seeds="the selection")
     sel.add_argument("--output", choices=["table", "csv", "json"], default="table")
     sel.add_argument("--all", action="store_true", help="table: list the dropped columns too")
-    sel.add_argument("--plot", type=_output, metavar="PNG",
+    sel.add_argument("--plot", type=_plot_file, metavar="PNG",
                      help="draw the selection (pip install '.[plot]')")  # fmt: skip
     sel.add_argument("--no-progress", action="store_true", help="no progress bar")
     sel.set_defaults(run=run)
@@ -358,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--n-estimators", type=_trees, default=10000)
     demo.add_argument("--random-state", type=_seed, default=0)
     demo.add_argument("--n-jobs", type=_jobs, default=-1)
-    demo.add_argument("--plot", type=_output, metavar="PNG",
+    demo.add_argument("--plot", type=_plot_file, metavar="PNG",
                       help="also draw the table as a bar chart")  # fmt: skip
     demo.set_defaults(run=_demo)
     _add_select(sub)

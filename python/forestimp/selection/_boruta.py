@@ -16,10 +16,15 @@ hits is tested against the binomial ``B(n, 1/2)`` of an irrelevant one:
 With a forestimp forest the shadows are virtual (``Forest.fit(columns=, shadows=)``): X is
 neither copied, nor stacked, nor subset; only a permutation of the rows (4 bytes a row) is
 added. Other estimators (scikit-learn, LightGBM) get a real ``[X_active, shadows]`` matrix.
+
+``n_estimators="auto"`` is BorutaPy's rule for the size of each iteration's forest
+(:func:`auto_n_estimators`): as features are rejected the forests shrink with them.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +33,9 @@ from scipy.stats import binom
 from sklearn.base import clone
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
+from .. import _params as P
 from .. import _sparse
+from .._core import InvalidParameterError
 from .._params import check_choice, check_int, check_n_jobs, check_random_state, check_real
 from ._base import BaseSelector, SelectionStep, importances_of, is_forestimp, resolve_estimator
 from ._probes import histogram_bins, shadow_importances
@@ -37,6 +44,10 @@ RULES = ("bonferroni", "fdr")
 IMPORTANCES = ("permutation", "mdi")
 # R and BorutaPy grow every forest with at least this many shadows.
 MIN_SHADOWS = 5
+# BorutaPy's "auto" trees: how many times each column should be tried at a split, and the
+# depth assumed of a tree whose max_depth is None.
+AUTO_TRIES = 100
+AUTO_DEPTH = 10
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -52,11 +63,31 @@ class BorutaStep(SelectionStep):
         The importances of this iteration's shadows.
     shadow_threshold : float
         The shadow importance a hit must beat (the max, or the ``perc`` percentile).
+    n_estimators : int or None
+        Trees of this iteration's forest (None: a model without ``n_estimators``).
     """
 
     confirmed: np.ndarray
     shadow_importances: np.ndarray
     shadow_threshold: float
+    n_estimators: int | None = None
+
+
+def auto_n_estimators(n_columns: int, max_depth: int | None) -> int:
+    """BorutaPy's ``n_estimators="auto"``: the trees a forest on ``n_columns`` columns (the
+    features not rejected and their shadows) needs for each column to be tried at about
+    ``AUTO_TRIES`` = 100 splits.
+
+    A split tries about ``sqrt(m)`` of the ``m`` columns and a root-to-leaf path of a tree
+    of depth ``d`` makes ``d`` splits, so a tree tries about ``d sqrt(m)`` columns along a
+    path; each column is then tried ``100`` times in ``100 m / (d sqrt(m)) = 100 sqrt(m) / d``
+    trees, rounded down (at least one). ``d`` is ``max_depth``, or ``AUTO_DEPTH`` = 10 when
+    the trees have no depth limit (None, or LightGBM's -1). Computed as BorutaPy's
+    ``_get_tree_num`` computes it, so the counts are the same to the last tree: with 100
+    features and their 100 shadows, ``int(100 sqrt(200) / 10) = 141`` trees.
+    """
+    depth = AUTO_DEPTH if max_depth is None or max_depth <= 0 else int(max_depth)
+    return max(1, int(n_columns / (math.sqrt(n_columns) * depth) * AUTO_TRIES))
 
 
 def binomial_pvalues(hits: np.ndarray, runs: int) -> tuple[np.ndarray, np.ndarray]:
@@ -129,6 +160,12 @@ class Boruta(BaseSelector):
     callback : callable or None, default=None
         Called with each :class:`BorutaStep` as it is recorded; returning True stops the
         iterations (the undecided features stay tentative).
+    n_estimators : int, "auto" or None, default=None
+        Trees of each iteration's forest. None: the model's own (100 for the default one).
+        ``"auto"``: BorutaPy's rule (:func:`auto_n_estimators`), ``int(100 sqrt(m) / d)``
+        for the ``m`` columns of the iteration's forest (features not yet rejected and
+        their shadows) and the model's ``max_depth`` ``d`` (10 when None), so the forests
+        shrink as features are rejected. The counts used are in ``n_estimators_``.
 
     Attributes
     ----------
@@ -148,6 +185,9 @@ class Boruta(BaseSelector):
         Importances per iteration (NaN once rejected).
     history_ : list of BorutaStep
     n_iter_ : int
+    n_estimators_ : ndarray of int, shape (n_iter_,)
+        Trees of each iteration's forest: the ``"auto"`` counts, else the fixed one (0 for a
+        model without an ``n_estimators`` parameter).
     """
 
     _passes_nan = False  # X is validated finite: Boruta does not pass NaN on
@@ -163,6 +203,7 @@ class Boruta(BaseSelector):
         random_state: Any = None,
         n_jobs: int | None = None,
         callback: Any = None,
+        n_estimators: int | str | None = None,
     ) -> None:
         self.estimator = estimator
         self.importance = importance
@@ -173,6 +214,7 @@ class Boruta(BaseSelector):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.callback = callback
+        self.n_estimators = n_estimators
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> Boruta:
         """Run Boruta on ``X, y``; returns self."""
@@ -184,6 +226,8 @@ class Boruta(BaseSelector):
         perc = check_int("perc", self.perc, 1, 100)
         max_iter = check_int("max_iter", self.max_iter, 1)
         check_n_jobs(self.n_jobs)
+        model = resolve_estimator(self.estimator, y, None, self.n_jobs)
+        trees_for = self._check_n_estimators(model)
         sw = None if sample_weight is None else _check_sample_weight(sample_weight, X)
         rng = check_random_state(self.random_state)
         p = X.shape[1]
@@ -193,12 +237,15 @@ class Boruta(BaseSelector):
         history: list[BorutaStep] = []
         rows: list[np.ndarray] = []
         # Every forest is grown on a view of X: a histogram forest reads X's codes, made once.
-        bins = histogram_bins(resolve_estimator(self.estimator, y, None, self.n_jobs), X)
+        bins = histogram_bins(model, X)
         for it in range(1, max_iter + 1):
             active = np.flatnonzero(status >= 0)
             sources = np.resize(active, max(len(active), MIN_SHADOWS))
             seed = int(rng.randint(np.iinfo(np.int32).max))
-            real, shadow = self._importances(X, y, sw, active, sources, importance, seed, bins)
+            n_trees = trees_for(len(active) + len(sources))
+            real, shadow = self._importances(
+                X, y, sw, active, sources, importance, seed, bins, n_trees
+            )
             threshold = float(np.percentile(shadow, perc))
             hit = active[real > threshold]
             hits[hit] += 1
@@ -218,6 +265,7 @@ class Boruta(BaseSelector):
                     confirmed=confirmed,
                     shadow_importances=shadow,
                     shadow_threshold=threshold,
+                    n_estimators=n_trees,
                 )  # fmt: skip
             )
             if self._report(history[-1]) or not (status == 0).any():
@@ -225,13 +273,39 @@ class Boruta(BaseSelector):
         self._finish(status, hits, runs_in, np.vstack(rows), history, rule)
         return self
 
+    def _check_n_estimators(self, model: Any) -> Callable[[int], int | None]:
+        """``n_estimators`` checked against the model, as the trees of a forest on a given
+        number of columns: the "auto" rule, a fixed int, or (None) the model's own count
+        (None for a model without one)."""
+        has_trees = "n_estimators" in model.get_params()
+        value = self.n_estimators
+        if value is not None and not has_trees:
+            raise InvalidParameterError(
+                f"n_estimators={value!r} sets the trees of each forest, but "
+                f"{type(model).__name__} has no 'n_estimators' parameter; leave it None."
+            )
+        if value == "auto":
+            depth = _depth(model)
+            return lambda n_columns: auto_n_estimators(n_columns, depth)
+        if value is None:
+            fixed = int(model.get_params()["n_estimators"]) if has_trees else None
+        elif isinstance(value, str) or not P._is_int(value) or int(value) < 1:
+            raise InvalidParameterError(
+                f"The 'n_estimators' parameter must be an int >= 1, 'auto' or None, got {value!r}."
+            )
+        else:
+            fixed = int(value)
+        return lambda n_columns: fixed
+
     def _importances(
         self, X: np.ndarray, y: np.ndarray, sw: Any, active: np.ndarray,
-        sources: np.ndarray, importance: str, seed: int, bins: Any,
+        sources: np.ndarray, importance: str, seed: int, bins: Any, n_trees: Any,
     ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
         """Importances of the ``active`` columns and of the shadows of ``sources``, from one
-        forest grown on both."""
+        forest of ``n_trees`` trees (None: the model's own) grown on both."""
         est = resolve_estimator(self.estimator, y, seed, self.n_jobs)
+        if n_trees is not None:
+            est.set_params(n_estimators=n_trees)
         if is_forestimp(est):
             est.set_params(random_state=seed)
             return shadow_importances(
@@ -273,3 +347,10 @@ class Boruta(BaseSelector):
         self.importance_history_ = imp
         self.history_ = list(history)
         self.n_iter_ = len(history)
+        self.n_estimators_ = np.array([s.n_estimators or 0 for s in history], dtype=np.intp)
+
+
+def _depth(model: Any) -> int | None:
+    """The ``max_depth`` of ``model``'s trees (None: unlimited, or no such parameter)."""
+    depth = model.get_params().get("max_depth")
+    return None if depth is None else int(depth)

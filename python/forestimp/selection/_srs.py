@@ -24,11 +24,13 @@ update F through ``_record``, the one home of step (c).
 from __future__ import annotations
 
 import math
+import os
 import sys
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from sklearn.utils.validation import check_array
 
 from .. import _params as P
 from .._core import DataError, InvalidParameterError
@@ -112,6 +114,31 @@ class _Run:
     truth: np.ndarray | None
     risk: float | None
     n_iterations: int
+
+
+def in_memory(X: Any) -> Any:
+    """``X`` checked as scikit-learn checks an array: numbers held as objects (an
+    object-dtype array, a list) become float64, and complex, text or empty data is refused
+    in scikit-learn's words. A float, integer or bool array is passed on as it is, without
+    a copy; a path, a DataFrame and a sparse matrix are :func:`open_source`'s to check."""
+    if isinstance(X, (str, os.PathLike)) or hasattr(X, "columns") or hasattr(X, "todense"):
+        return X
+    return check_array(
+        X, dtype="numeric", ensure_all_finite=False, ensure_min_samples=1,
+        ensure_min_features=1, estimator="SequentialRandomSubspace",
+    )  # fmt: skip
+
+
+def check_not_empty(source: ColumnSource) -> None:
+    """Refuse a source without rows or columns (a DataFrame, or a Parquet file whose only
+    column is the target), in the words of scikit-learn's ``check_array``."""
+    shape = (source.n_rows, source.n_columns)
+    for count, what in ((source.n_rows, "sample(s)"), (source.n_columns, "feature(s)")):
+        if count == 0:
+            raise DataError(
+                f"Found array with 0 {what} (shape={shape}) while a minimum of 1 is required "
+                "by SequentialRandomSubspace: there is nothing to select from."
+            )
 
 
 def _f1(found: np.ndarray, truth: np.ndarray | None) -> float:
@@ -264,8 +291,13 @@ class SequentialRandomSubspace(BaseSelector):
     def _fit_input(self, X: Any, y: Any, true_support: Any, executor: Any) -> Any:
         """``fit`` with the rounds' fits run by ``executor(source, y, spec)`` (an
         :class:`~._srs_rounds.Executor`; None: in this process)."""
-        source, y_col = open_source(X, target=y if isinstance(y, str) else None)
+        if y is None:  # scikit-learn's words, which its contract checks look for
+            raise DataError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None."
+            )
+        source, y_col = open_source(in_memory(X), target=y if isinstance(y, str) else None)
         with source:
+            check_not_empty(source)
             y = np.asarray(y_col if y_col is not None else y)
             if y.ndim != 1 or len(y) != source.n_rows:
                 raise DataError(f"y must have shape ({source.n_rows},), got {y.shape}.")
