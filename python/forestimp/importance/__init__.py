@@ -7,7 +7,10 @@ draws), ``importances_std``, ``standard_error``, ``feature_names``, ``ranking_``
 (the estimators keep no reference to them). The formulas are stated in each docstring and
 the user guide (``docs/importances.md``) says when to use which. ``mdi``, ``permutation``
 (held out, and out of bag with ``subsample < 1``), ``shap_values`` and ``local_mdi`` also
-take a gradient-boosting model (``docs/boosting.md`` defines them for boosting).
+take a gradient-boosting model (``docs/boosting.md`` defines them for boosting), and
+held-out ``permutation`` any fitted estimator (scored as scikit-learn's
+``permutation_importance`` scores it). Every result also reads as scikit-learn's Bunch
+(``r["importances_mean"]``, ``r.keys()``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Permutation importance (mean decrease of accuracy, MDA) of fitted forestimp forests.
+"""Permutation importance (mean decrease of accuracy, MDA) of fitted forestimp forests, and
+held-out permutation importance of any other fitted estimator (``_any_model.py``).
 
 Two estimators of how much the forest relies on feature ``X_m``:
 
@@ -22,10 +23,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.utils import _safe_indexing
+from sklearn.utils.validation import _check_sample_weight, _num_samples, check_is_fitted
 
 from .. import _outputs, _sparse
 from .. import _params as P
+from .._base import BaseForest
+from .._boosting_base import BaseGradientBoosting
 from .._core import (
     InvalidParameterError,
     local_permutation_importance,
@@ -33,6 +37,7 @@ from .._core import (
     permutation_indices,
     permuted_predictions,
 )
+from ._any_model import all_rows, any_model_draws, n_rows, repeat_rows, stack_repeats
 from ._result import Importances, LocalImportances, feature_names_of, local_result, spread
 from ._scoring import permuted_scores
 
@@ -100,7 +105,8 @@ def held_out_results(
     imp: dict, baseline: dict, multi: bool, names: np.ndarray, scaled: bool, seed: int
 ) -> PermutationImportance | dict[str, PermutationImportance]:
     """The held-out result of draws ``imp[metric]`` (p, n_repeats) against ``baseline``:
-    one result, or one per metric name when the scoring named several (``multi``)."""
+    one result, or one per metric name when the scoring named several (``multi``) or
+    is a callable returning a dict (as scikit-learn's ``permutation_importance``)."""
     results = {
         k: _result(
             imp[k],
@@ -114,7 +120,7 @@ def held_out_results(
         )
         for k in imp
     }
-    if multi:
+    if multi or None not in results:
         return {str(k): v for k, v in results.items()}
     return results[None]
 
@@ -132,8 +138,14 @@ def permutation(
     n_jobs: int | None = None,
     random_state: Any = None,
     output: int | None = None,
+    max_samples: float | int = 1.0,
 ) -> PermutationImportance | dict[str, PermutationImportance]:
     """Permutation importance (MDA): on held-out ``X, y``, or out-of-bag (``oob=True``).
+
+    Held out, ``est`` may be any fitted estimator (a pipeline, a linear model, another
+    library's forest): it is scored as ``sklearn.inspection.permutation_importance`` scores
+    it (see ``_any_model.py``), with the permutations forestimp's own models use, and the
+    result reads as scikit-learn's Bunch does (``r["importances_mean"]``, ``r.keys()``).
 
     **Held-out**: for every repeat ``r`` a permutation ``π`` of the rows of ``X``;
     ``importances[m, r] = s(f, X, y) − s(f, X with X[:, m] := X[π, m], y)`` for the forest
@@ -156,13 +168,17 @@ def permutation(
 
     Parameters
     ----------
-    est : fitted forestimp estimator
-    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    est : fitted estimator
+        A forestimp forest or gradient-boosting model (held out or ``oob=True``), or any
+        other fitted scikit-learn-compatible estimator (held out only).
+    X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
         Held-out data, or the training data with ``oob=True``. A sparse X is read in place
-        (out of bag, or held out with a built-in ``scoring``); other scorers need a dense X
-        (``TypeError``).
-    y : array-like of shape (n_samples,)
-        Their targets (labels for classifiers).
+        (out of bag, or held out with a built-in ``scoring``); other scorers, and other
+        models than forestimp's, need a dense X (``TypeError``). A DataFrame reaches a
+        foreign model as a DataFrame, each column permuted with its dtype kept.
+    y : array-like of shape (n_samples,) or None
+        Their targets (labels for classifiers). None only for a foreign model whose scorer
+        needs no target, as scikit-learn allows.
     oob : bool, default=False
         Breiman's out-of-bag importance on the training data ``X, y``. For a
         gradient-boosting model fitted with ``subsample < 1`` (see :func:`_boosting_oob`
@@ -175,15 +191,18 @@ def permutation(
         Permutations per feature (per tree and feature for OOB).
     scoring : str, callable, list, tuple, set, dict or None, default=None
         Held-out only; anything ``sklearn.metrics.check_scoring`` accepts. None:
-        ``"accuracy"`` (classifier) or ``"r2"`` (regressor). Several metrics (list, tuple,
-        set or dict) return a dict of results keyed by metric name.
+        ``"accuracy"`` (classifier) or ``"r2"`` (regressor) for forestimp's models, the
+        estimator's own ``score`` for any other. Several metrics (list, tuple, set, dict,
+        or a callable returning a dict) return a dict of results keyed by metric name.
     sample_weight : array-like of shape (n_samples,), default=None
         Held-out only: passed to the scorer.
     scaled : bool, default=False
         Report ``importances_mean = raw_importances_mean / standard_error``
         (randomForest's ``scale=TRUE``). Held-out scaling needs ``n_repeats >= 2``.
     n_jobs : int or None, default=None
-        Threads (None: 1, -1: all cores). Results do not depend on it.
+        Threads (None: 1, -1: all cores); for a foreign model, joblib workers over the
+        features (threads unless a joblib backend says otherwise). Results do not depend
+        on it.
     random_state : int, RandomState or None, default=None
         Seeds the permutations.
     output : int or None, default=None
@@ -193,6 +212,13 @@ def permutation(
         scores all outputs as the scorer does (R² averaged over outputs; accuracy needs
         binary outputs). Out-of-bag importance does not support multi-output forests yet
         (``DataError``).
+    max_samples : int or float, default=1.0
+        Held-out only, as scikit-learn's: rows drawn without replacement in each repeat
+        (an int count in ``[1, n_samples]``, or a float fraction in (0, 1], floored).
+        Each repeat ``r`` draws its own rows (``_any_model.repeat_rows``), shared by every
+        feature; as in scikit-learn, the baseline is scored once on all rows, so
+        ``importances[m, r] = baseline_score − s(f, rows of repeat r with column m
+        permuted among them)``. ``1.0`` or ``n_samples`` uses every row, as without it.
 
     Returns
     -------
@@ -211,6 +237,7 @@ def permutation(
         random_state,
         LOCAL,
         output,
+        max_samples=max_samples,
     )
 
 
@@ -266,9 +293,43 @@ def _permutation(
     random_state: Any,
     draws: Draws,
     output: int | None = None,
+    max_samples: Any = 1.0,
 ) -> PermutationImportance | dict[str, PermutationImportance]:
     """:func:`permutation` with its draws computed by ``draws``."""
     X, y = _sparse.checked(X), _sparse.checked(y, "y")
+    ours = hasattr(est, "forest_") or hasattr(est, "booster_")
+    if not ours and isinstance(est, BaseForest | BaseGradientBoosting):
+        check_is_fitted(est)  # one of ours, not fitted: the true NotFittedError
+    rows = None  # rows per repeat, when fewer than all (``max_samples``)
+    if oob:
+        if not all_rows(max_samples):
+            raise InvalidParameterError(
+                "The 'max_samples' parameter applies to held-out data only: out-of-bag "
+                "importance scores each tree on its own out-of-bag rows."
+            )
+    elif ours and X is not None and not all_rows(max_samples):
+        n = _num_samples(X)
+        rows = n_rows(max_samples, n)
+        rows = None if rows == n else rows
+    if not ours or (hasattr(est, "booster_") and rows is not None):
+        # Any other model (and a booster on fewer rows): scikit-learn's way, our permutations.
+        here = type(draws) is Draws
+        (baseline, imp, multi), names, seed = any_model_draws(
+            est,
+            X,
+            y,
+            oob,
+            n_repeats,
+            scoring,
+            sample_weight,
+            scaled,
+            n_jobs,
+            random_state,
+            here,
+            output,
+            max_samples,
+        )
+        return held_out_results(imp, baseline, multi, names, scaled, seed)
     if hasattr(est, "booster_"):
         # Imported here: ``_boosting`` builds this module's result type.
         from ._boosting import _boosting_permutation
@@ -313,9 +374,26 @@ def _permutation(
             "scaled=True on held-out data needs n_repeats >= 2 (the standard error is taken "
             "over repeats)."
         )
-    baseline, imp, multi = draws.held_out(
-        est, X, y, n_repeats, scoring, sample_weight, seed, n_jobs
-    )
+    if rows is None:
+        baseline, imp, multi = draws.held_out(
+            est, X, y, n_repeats, scoring, sample_weight, seed, n_jobs
+        )
+    elif type(draws) is not Draws:
+        raise InvalidParameterError("max_samples < n_samples is computed in this process only.")
+    else:  # in this process only, as ``output=``
+        baseline, imp, multi = _held_out_scores(
+            est,
+            X,
+            y,
+            n_repeats,
+            scoring,
+            sample_weight,
+            seed,
+            n_jobs,
+            range(forest.n_features),
+            draws.output,
+            max_samples=rows,
+        )
     return held_out_results(imp, baseline, multi, names, scaled, seed)
 
 
@@ -326,10 +404,11 @@ _WALKS_PER_CALL = 1 << 22
 
 
 def _permuted_in_blocks(
-    forest: Any, Xe: Any, m: int, n_repeats: int, seed: int, n_jobs: int | None
+    forest: Any, Xe: Any, m: int, n_repeats: int, seed: int, n_jobs: int | None, first: int = 0
 ) -> np.ndarray:
-    """``permuted_predictions`` of all ``n_repeats``, asked a few repeats at a time (the
-    same values: each repeat's permutation depends on its index only)."""
+    """``permuted_predictions`` of the repeats ``first..first + n_repeats``, asked a few
+    repeats at a time (the same values: each repeat's permutation depends on its index
+    only)."""
     block = max(1, _WALKS_PER_CALL // max(1, Xe.shape[0] * forest.n_estimators))
     parts = [
         permuted_predictions(
@@ -339,7 +418,7 @@ def _permuted_in_blocks(
             n_repeats=min(block, n_repeats - r),
             seed=seed,
             n_jobs=n_jobs,
-            first_repeat=r,
+            first_repeat=first + r,
         )
         for r in range(0, n_repeats, block)
     ]
@@ -357,10 +436,15 @@ def _held_out_scores(
     n_jobs: int | None,
     features: Any,
     output: int | None = None,
+    max_samples: int | None = None,
 ) -> tuple[dict, dict[str | None, np.ndarray], bool]:
     """Held-out ``(baseline, importances, multimetric)`` of :func:`permutation`, with only
     the rows of ``features`` computed (the others NaN): any split of the features gives
-    the same numbers, which is how :mod:`forestimp.dask` shares them out."""
+    the same numbers, which is how :mod:`forestimp.dask` shares them out.
+
+    ``max_samples`` (a row count below ``n_samples``): each repeat scores its own rows
+    (``_any_model.repeat_rows``) against the baseline of all rows, as for any other
+    model."""
     forest = est.forest_
     Xe = est._engine_input(X, sparse=True)
     yv = np.asarray(y)
@@ -373,20 +457,38 @@ def _held_out_scores(
     sw = None
     if sample_weight is not None:
         sw = _check_sample_weight(sample_weight, Xe, dtype=np.float64)
-    return permuted_scores(
-        est,
-        X,
-        Xe,
-        yv,
-        sw,
-        scoring,
-        lambda m: _permuted_in_blocks(forest, Xe, m, n_repeats, seed, n_jobs),
-        lambda m, r: permutation_indices(seed, Xe.shape[0], m, r),
-        n_repeats,
-        n_jobs,
-        features,
-        output,
-    )
+    n = Xe.shape[0]
+
+    def scores(Xu: Any, Xs: Any, rows: Any, r: int, n_rep: int, feats: Any, base: Any) -> tuple:
+        """Repeats ``r..r + n_rep`` of the rows ``rows`` (None: all) of ``X``, ``Xs``."""
+        k = Xs.shape[0]
+        return permuted_scores(
+            est,
+            Xu,
+            Xs,
+            yv if rows is None else yv[rows],
+            sw if sw is None or rows is None else sw[rows],
+            scoring,
+            lambda m: _permuted_in_blocks(forest, Xs, m, n_rep, seed, n_jobs, r),
+            lambda m, q: permutation_indices(seed, k, m, r + q),
+            n_rep,
+            n_jobs,
+            feats,
+            output,
+            base,
+        )
+
+    if max_samples is None or max_samples >= n:
+        return scores(X, Xe, None, 0, n_repeats, features, None)
+    # Each repeat on its own rows, against the baseline of all rows (as scikit-learn).
+    baseline = scores(X, Xe, None, 0, 1, (), None)[0]
+    parts = []
+    for r in range(n_repeats):
+        rows = repeat_rows(seed, n, max_samples, r)
+        Xr = _safe_indexing(X, rows, axis=0)
+        Xs = est._engine_input(Xr, sparse=True)
+        parts.append(scores(Xr, Xs, rows, r, 1, features, baseline))
+    return stack_repeats(parts)
 
 
 def local_permutation(

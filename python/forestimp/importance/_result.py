@@ -2,7 +2,8 @@
 
 Field names follow scikit-learn's ``permutation_importance`` Bunch (``importances_mean``,
 ``importances_std``, ``importances``), so code written for scikit-learn, and our CLI, read
-any forestimp measure the same way.
+any forestimp measure the same way: as attributes, or as a Bunch's keys (``r["importances"]``,
+``r.keys()``, ``dict(r)``), which are exactly those three.
 
 **One spread rule.** ``importances_std`` is the population standard deviation (``ddof=0``,
 as scikit-learn's ``importances_std`` and randomForest's ``SD``) of the draws (the columns of
@@ -13,11 +14,15 @@ that is in every bag) are left out of both.
 
 from __future__ import annotations
 
+from collections.abc import ItemsView, Iterator, KeysView
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 import numpy as np
+
+# The keys of scikit-learn's ``permutation_importance`` Bunch, in its order.
+BUNCH_KEYS = ("importances_mean", "importances_std", "importances")
 
 
 def feature_names_of(est: Any, n_features: int) -> np.ndarray:
@@ -67,6 +72,11 @@ class Importances:
         variability of the data set.
     ranking_ : ndarray of int, shape (n_features,)
         Feature indices from the most to the least important (stable on ties, NaN last).
+
+    Read as scikit-learn's Bunch is read, it maps the keys ``importances_mean``,
+    ``importances_std`` and ``importances`` to those attributes (``r["importances"]``,
+    ``"importances" in r``, ``r.keys()``, ``r.items()``, ``dict(r)``); the other fields
+    are attributes only (and ``values`` is ``LocalImportances``' field, not a method).
     """
 
     importances_mean: np.ndarray
@@ -98,6 +108,30 @@ class Importances:
     @cached_property
     def ranking_(self) -> np.ndarray:
         return np.argsort(-self.importances_mean, kind="stable")
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in BUNCH_KEYS:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(BUNCH_KEYS)
+
+    def __len__(self) -> int:
+        return len(BUNCH_KEYS)
+
+    def __contains__(self, key: object) -> bool:
+        return key in BUNCH_KEYS
+
+    def keys(self) -> KeysView[str]:
+        """The Bunch keys of scikit-learn's ``permutation_importance`` result."""
+        return KeysView(self)
+
+    def items(self) -> ItemsView[str, Any]:
+        return ItemsView(self)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in BUNCH_KEYS else default
 
     @property
     def per_tree(self) -> np.ndarray | None:

@@ -76,9 +76,13 @@ class _StandInRegressor(RegressorMixin, _StandIn):
         return self._for(X) if self.widths_ is not None else self._for(X)[:, 0]
 
 
-def resolve(est: Any, scoring: Any) -> tuple[Callable[..., Any], bool, bool]:
-    """``(scorer, fast, multimetric)`` for ``scoring`` (None: accuracy or R²)."""
-    if scoring is None:
+def resolve(
+    est: Any, scoring: Any, own_score: bool = False
+) -> tuple[Callable[..., Any], bool, bool]:
+    """``(scorer, fast, multimetric)`` for ``scoring``. None: accuracy or R² (forestimp's
+    models), or with ``own_score`` the estimator's ``score`` method (any other model, as
+    scikit-learn's ``check_scoring`` defaults)."""
+    if scoring is None and not own_score:
         scoring = "accuracy" if hasattr(est, "classes_") else "r2"
     multi = isinstance(scoring, list | tuple | set | dict)
     try:
@@ -116,6 +120,7 @@ def permuted_scores(
     n_jobs: int | None,
     features: Any,
     output: int | None = None,
+    baseline: Scores | None = None,
 ) -> tuple[Scores, dict[str | None, np.ndarray], bool]:
     """``(baseline, importances, multimetric)``: ``importances[name]`` (p, n_repeats) is
     ``baseline − score`` with column ``m`` permuted by ``permutation(m, r)``, for the
@@ -127,6 +132,9 @@ def permuted_scores(
     A multi-output forest's predictions are scored on all outputs (``output=None``: what
     the scorer makes of ``(n, m)`` predictions), or on output ``output`` alone (``y`` is
     then that output's column); per-output scores need a scikit-learn scorer.
+
+    ``baseline``, when given, replaces the score of the unpermuted predictions (rows drawn
+    by ``max_samples`` are compared with the score of all rows, as scikit-learn does).
     """
     scorer, fast, multi = resolve(est, scoring)
     p = Xe.shape[1]
@@ -156,7 +164,8 @@ def permuted_scores(
             stand_in.pred_ = pred[:, columns]
             return _call(scorer, stand_in, Xe, y, sw)
 
-        baseline = score_pred(est.forest_.predict(Xe, n_jobs=n_jobs))
+        if baseline is None:
+            baseline = score_pred(est.forest_.predict(Xe, n_jobs=n_jobs))
         imp = {k: np.full((p, n_repeats), np.nan) for k in baseline}
         for m in features:
             for r, pred in enumerate(permuted(m)):
@@ -170,7 +179,8 @@ def permuted_scores(
         )
     frame = hasattr(X, "iloc")  # keep a DataFrame a DataFrame: the estimator checks names
     base_X: Any = X if frame else Xe
-    baseline = _call(scorer, est, base_X, y, sw)
+    if baseline is None:
+        baseline = _call(scorer, est, base_X, y, sw)
     imp = {k: np.full((p, n_repeats), np.nan) for k in baseline}
     work = base_X.copy()
     for m in features:
