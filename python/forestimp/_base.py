@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
 import warnings
 import zlib
 from typing import Any, TypeVar
@@ -18,11 +17,20 @@ import numpy as np
 from scipy.sparse import csr_matrix, issparse
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.metrics import accuracy_score, r2_score
-from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from . import _core, _outputs, _sparse, _state
+from . import (
+    _class_weight,
+    _core,
+    _float32_routing,
+    _frames,
+    _outputs,
+    _sparse,
+    _state,
+    _verbose,
+    _warm_start,
+)
 from . import _params as P
 from ._core import DataError, Forest, InvalidParameterError
 from ._sklearn_forest import SklearnEnsembleMixin
@@ -172,7 +180,13 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         -------
         self
         """
-        return self._fit(X, y, sample_weight)
+        kept = _warm_start.saved(self)
+        try:
+            return self._fit(X, y, sample_weight, kept=kept)
+        except BaseException:
+            if kept is not None:  # a warm start that raises leaves the fitted estimator
+                _warm_start.restore(self, kept)
+            raise
 
     def _fit(
         self: _Self,
@@ -184,6 +198,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         bins: Any = None,
         trees: tuple[int, int] | None = None,
         classes: np.ndarray | None = None,
+        kept: dict[str, Any] | None = None,
     ) -> _Self:
         """``fit``; with ``trees=(start, stop)`` only those trees are grown, as a part of the
         forest (``Forest.concat``, :mod:`forestimp.dask`), and out-of-bag scores are left
@@ -193,10 +208,13 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         (``Forest.fit``: the ``columns`` of X, then virtual permuted copies of columns, as
         ``forestimp.importance.unbiased`` and ``forestimp.selection`` use them), and nothing
         else is computed: such a forest is read through its engine object only. ``bins``
-        (``_core.Bins`` of X) spares the histogram splitter binning X again."""
+        (``_core.Bins`` of X) spares the histogram splitter binning X again. ``kept``: the
+        fitted attributes a warm start extends (:mod:`forestimp._warm_start`), read for a
+        whole forest only."""
         # Before validate_data: its format conversions read the index unchecked (a sparse
         # y too, which it accepts for a multi-output y).
         X, y = _sparse.checked(X), _sparse.checked(y, "y")
+        _frames.check_numeric(X)  # a text or category column: DataError naming it
         X, y = validate_data(
             self,
             X,
@@ -209,7 +227,6 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         )
         y = _outputs.single_or_columns(y)
         n, p = X.shape
-        first_classes = getattr(self, "classes_", None)
         # max_features counts the columns the forest is grown on. Independent shadows are
         # columns of that data (Boruta); shared ones are not (ranger's impurity_corrected).
         seen = p if columns is None else len(columns)
@@ -235,7 +252,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
             self.classes_, y_engine = _outputs.class_codes(y, classes)
             output_classes = [len(c) for c in self.classes_]
             self.n_classes_ = list(output_classes)
-            sw = self._apply_class_weight(y, sw)
+            sw = _class_weight.sample_weight_of(self, y, sw)
             n_classes = 0
         elif self._is_classifier:
             check_classification_targets(y)
@@ -244,7 +261,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
             # uint32 codes are read in place by the engine: 4 bytes a sample while it fits.
             y_engine = codes.astype(np.uint32)
             del codes
-            sw = self._apply_class_weight(y, sw)
+            sw = _class_weight.sample_weight_of(self, y, sw)
             n_classes = self.n_classes_
         else:
             y_engine = np.ascontiguousarray(y, dtype=np.float64)
@@ -278,6 +295,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
             shadows,
         )
         bootstrap, max_samples = self._rows_per_tree(n, sw)
+        sw, subsample = _class_weight.per_tree_or_balanced(self, y, sw, bootstrap, max_samples)
         oob = self.oob_score
         if oob and not (bootstrap or (max_samples is not None and max_samples < n)):
             raise InvalidParameterError(
@@ -286,23 +304,17 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         if oob and self._is_classifier and y.ndim == 2:
             _outputs.check_oob_target(y_engine)  # the codes, as scikit-learn checks them
         n_jobs = P.check_n_jobs(self.n_jobs)
+        verbose = P.check_verbose(self.verbose)
         n_estimators = P.check_int("n_estimators", self.n_estimators, 1, P.MAX_TREES)
-        previous = None
         whole = shadows is False and columns is None and trees is None
-        if getattr(self, "warm_start", False) and whole:
-            previous = self._warm_start_from(X, y_engine, n_estimators, first_classes)
-            if previous is not None and previous.n_estimators == n_estimators:
-                return self  # nothing to add (warned)
-        progress = None
-        if self.verbose:
-
-            def progress(done: int, total: int) -> None:
-                print(f"forestimp: fitted {done}/{total} trees", file=sys.stderr)
-
-        self.forest_ = Forest.fit(
-            X,
-            y_engine,
-            sw,
+        fingerprint = _fingerprint(X, y_engine) if whole else None
+        plan = None
+        if kept is not None and fingerprint is not None:
+            plan = _warm_start.plan(self, kept, X, fingerprint, n_estimators, oob)
+            if plan is None:
+                _warm_start.keep_fitted(self, kept, X, y, fingerprint, oob)
+                return self
+        engine = dict(
             n_classes=n_classes,
             criterion=criterion,
             splitter=splitter,
@@ -323,71 +335,36 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
             bootstrap=bootstrap,
             max_samples=max_samples,
             tree_features=tree_features,
-            balanced_subsample=self._is_classifier and self.class_weight == "balanced_subsample",
-            random_state=self._seed(previous),
+            balanced_subsample=subsample,
+            random_state=plan.seed(self.random_state) if plan else P.seed_from(self.random_state),
             n_jobs=n_jobs,
-            progress=progress,
             shadows=shadows,
             columns=columns,
             max_bins=P.check_int("max_bins", getattr(self, "max_bins", 255), 2, 256),
-            previous=previous,
             bins=bins,
-            trees=trees,
             ccp_alpha=P.check_real("ccp_alpha", getattr(self, "ccp_alpha", 0.0), 0.0, np.inf),
             output_classes=output_classes,
             monotonic_cst=monotonic_cst,
         )
+        progress = None
+        if verbose:
+            progress = _verbose.ForestProgress(type(self).__name__, verbose, n_jobs)
+        span = trees if plan is None else plan.trees
+        grown = Forest.fit(X, y_engine, sw, **engine, trees=span, progress=progress)
+        self.forest_ = grown if plan is None else plan.joined(grown, p)
         if shadows is not False or columns is not None:
             return self
+        first = 0 if span is None else span[0]
+        _float32_routing.record(self, grown, X, first, kept if plan else None)
         # No reference to the caller's X is kept (it may be changed in place, and a pickle
         # could not restore it): out-of-bag measures take the training data again and check
         # it against this fingerprint (_training_input).
-        self._training_fingerprint = _fingerprint(X, y_engine)
-        if oob and trees is None:
-            self._set_oob_score(X, y)
+        self._training_fingerprint = fingerprint if fingerprint else _fingerprint(X, y_engine)
+        if trees is None:
+            _warm_start.drop_oob(self)
+            if oob:
+                self._set_oob_score(X, y)
         return self
-
-    def _warm_start_from(
-        self, X: np.ndarray, y: np.ndarray, n_estimators: int, first_classes: Any
-    ) -> Any:
-        """The fitted engine forest that ``warm_start`` extends, or None (first fit).
-
-        Tree ``i`` depends only on ``(random_state, i)``, so growing the trees after the
-        first fit's gives the model of all of them grown at once. That needs the first fit's
-        training data (checked against its fingerprint: scikit-learn would grow the new
-        trees on whatever data it is given, and the out-of-bag rows of the old ones would
-        then be wrong), its classes and its parameters (checked by the engine).
-        """
-        forest = getattr(self, "forest_", None)
-        if forest is None:
-            return None
-        if n_estimators < forest.n_estimators:
-            raise InvalidParameterError(
-                f"n_estimators={n_estimators} must be larger or equal to "
-                f"len(estimators_)={forest.n_estimators} when warm_start==True"
-            )
-        if n_estimators == forest.n_estimators:
-            warnings.warn(
-                "Warm-start fitting without increasing n_estimators does not fit new trees.",
-                UserWarning,
-                stacklevel=4,
-            )
-        same_classes = not self._is_classifier or _outputs.same_classes(
-            first_classes, self.classes_
-        )
-        if not same_classes or _fingerprint(X, y) != getattr(self, "_training_fingerprint", None):
-            raise DataError(
-                "warm_start grows more trees on the training data of the first fit; X, y "
-                "differ from it (set warm_start=False to fit a new forest)."
-            )
-        return forest
-
-    def _seed(self, previous: Any) -> int:
-        """The engine's seed: the first fit's when warm-starting from ``previous`` without
-        an int ``random_state`` (None or a RandomState would draw another one)."""
-        if previous is not None and not P._is_int(self.random_state):
-            return int(previous.random_state)
-        return P.seed_from(self.random_state)
 
     def _target_codes(self, y: Any, n_samples: int, output: int | None = None) -> np.ndarray:
         """Targets as the engine reads them: class codes (classifiers) or values, float64;
@@ -440,20 +417,6 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
             )
         return Xe, np.ascontiguousarray(codes[:, output]) if codes.ndim == 2 else codes
 
-    def _apply_class_weight(self, y: np.ndarray, sw: np.ndarray | None) -> np.ndarray | None:
-        cw = self.class_weight
-        if cw is None or cw == "balanced_subsample":
-            return sw
-        # Several outputs: one dict per output (scikit-learn's convention), or "balanced".
-        per_output = isinstance(cw, list) and y.ndim == 2 and len(cw) == y.shape[1]
-        if not (cw == "balanced" or isinstance(cw, dict) or per_output):
-            raise InvalidParameterError(
-                "The 'class_weight' parameter must be None, 'balanced', 'balanced_subsample' "
-                f"or a dict (a list of one dict per output for a 2-D y), got {cw!r}."
-            )
-        w = compute_sample_weight(cw, y)
-        return w if sw is None else sw * w
-
     def _set_oob_score(self, X: np.ndarray, y: np.ndarray) -> None:
         values, counts = self.forest_.oob_predict(X, n_jobs=P.check_n_jobs(self.n_jobs))
         seen = counts > 0
@@ -481,6 +444,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         is accepted (the engine's CSC), otherwise refused with ``TypeError``."""
         check_is_fitted(self, "forest_")
         X = _sparse.checked(X)  # a malformed sparse X: DataError even where sparse is refused
+        _frames.check_numeric(X)
         # NaN is read at predict as at fit (the allow_nan tag; every splitter allows it).
         finite = "allow-nan" if self.__sklearn_tags__().input_tags.allow_nan else True
         X = validate_data(

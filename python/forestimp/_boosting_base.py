@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import train_test_split
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from . import _boosting_state, _sparse, _state
+from . import _boosting_state, _float32_routing, _frames, _sparse, _state, _verbose
 from . import _params as P
 from ._core import Booster, DataError, InvalidParameterError
 
@@ -152,7 +152,7 @@ class BaseGradientBoosting(BaseEstimator):
             )
         n_iter = P.check_int("n_iter_no_change", self.n_iter_no_change, 1, none_ok=True)
         P.check_real("tol", self.tol, 0.0, float("inf"))
-        P.check_int("verbose", self.verbose, 0)
+        verbose = P.check_verbose(self.verbose)
         P.check_bool(type(self).__name__, "warm_start", self.warm_start)
         splitter = P.check_choice("splitter", self.splitter, ("best", "random", "hist"))
         max_bins = P.check_int("max_bins", self.max_bins, 2, 256)
@@ -172,6 +172,7 @@ class BaseGradientBoosting(BaseEstimator):
             "ccp_alpha": float(self.ccp_alpha),
             "n_iter_no_change": n_iter,
             "tol": float(self.tol),
+            "verbose": verbose,
         }
 
     def _validate_X(self, X: Any, reset: bool, y: Any = None, fit: bool = False) -> Any:
@@ -181,6 +182,7 @@ class BaseGradientBoosting(BaseEstimator):
         finite = "allow-nan" if nan_ok else True
         # Before validate_data and toarray(): scipy's conversions read the index unchecked.
         X = _sparse.checked(X)
+        _frames.check_numeric(X)  # a text or category column: DataError naming it
         common = {
             "dtype": _DTYPES,
             "ensure_all_finite": finite,
@@ -278,11 +280,21 @@ class BaseGradientBoosting(BaseEstimator):
             if held_out is not None:
                 offset_val = self._init_raw(held_out[0]).ravel()
         validation = None if held_out is None else (*held_out, offset_val)
-        hook = None
-        if monitor is not None:
+        hook = reporter = None
+        if params["verbose"]:
+            first = 0 if previous is None else previous.n_rounds
+            reporter = _verbose.BoostingReporter(
+                params["verbose"], params["n_estimators"], params["subsample"], first
+            )
+        if monitor is not None or reporter is not None:
             frame = {"X": X_train, "y": y_train, "sample_weight": sw_train, "self": self}
 
             def hook(i: int, so_far: Booster) -> bool:
+                # scikit-learn reports the round, then asks the monitor.
+                if reporter is not None:
+                    reporter.update(i, so_far)
+                if monitor is None:
+                    return False
                 self._seed_ = seed
                 self._set_fitted(so_far, k_node)
                 return bool(monitor(i, self, {"i": i, **frame}))
@@ -320,6 +332,7 @@ class BaseGradientBoosting(BaseEstimator):
         )
         self._seed_ = seed
         self._set_fitted(booster, k_node)
+        _float32_routing.record(self, booster, X, 0)  # every round's, on every row given
         return self
 
     def _init_estimator(self) -> bool:
@@ -435,9 +448,9 @@ class BaseGradientBoosting(BaseEstimator):
         """The trees as fitted scikit-learn ``DecisionTreeRegressor`` objects, an object array
         of shape (n_estimators_, K), rebuilt from the model on every access (nothing is
         refitted): the leaves hold the line-searched values, internal nodes the mean negative
-        gradient, as in scikit-learn's boosting trees, and thresholds are cut to float32
-        (``forestimp._sklearn_trees``). ``init + learning_rate * Σ tree.predict(X)`` is the raw
-        prediction on float32 X."""
+        gradient, as in scikit-learn's boosting trees, and thresholds are float32 numbers
+        that route every training row as the booster does (``forestimp._float32_routing``).
+        ``init + learning_rate * Σ tree.predict(X)`` is the raw prediction."""
         from sklearn.tree import DecisionTreeRegressor
         from sklearn.tree._tree import Tree
 
@@ -462,7 +475,9 @@ class BaseGradientBoosting(BaseEstimator):
             tree.n_outputs_ = 1
             tree.max_features_ = self.max_features_
             core = Tree(p, np.array([1], dtype=np.intp), 1)
-            core.__setstate__(_sklearn_tree_state(b.tree_arrays(index), [1]))
+            arrays = b.tree_arrays(index)
+            cuts = _float32_routing.tree_cuts(self, index, arrays["threshold"])
+            core.__setstate__(_sklearn_tree_state(arrays, [1], cuts))
             tree.tree_ = core
             out[divmod(index, b.trees_per_round)] = tree
         return out

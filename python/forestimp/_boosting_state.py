@@ -13,10 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 from ._core import Booster, InvalidParameterError
-from ._state import _array, _fail, _int, _strictly_increasing
+from ._state import _array, _fail, _int, _restore_float32_cuts, _strictly_increasing
 
-SCALARS = ("n_features_in_", "n_classes_", "_seed_")
-ARRAYS = ("classes_", "feature_names_in_")
+# ``_float32_*``: the exported thresholds moved at fit (:mod:`forestimp._float32_routing`).
+SCALARS = ("n_features_in_", "n_classes_", "_seed_", "_float32_ties")
+ARRAYS = ("classes_", "feature_names_in_", "_float32_nodes", "_float32_cuts")
 MODEL = "booster_"
 
 
@@ -68,6 +69,7 @@ def restore_fitted_state(est: Any, state: dict[str, Any]) -> None:
         k = est._node_features(p)  # max_features, read against the model's features
     except InvalidParameterError as exc:
         raise _fail(f"max_features does not fit the model: {exc}") from None
+    _restore_float32_cuts(state, attrs, booster)
     for name, value in attrs.items():
         setattr(est, name, value)
     est._set_fitted(booster, k)

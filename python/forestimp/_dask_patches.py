@@ -17,6 +17,7 @@ sub-forests' MDI, each on its columns.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,8 @@ from sklearn.base import clone
 from . import _params as P
 from . import _state
 from ._core import Forest, InvalidParameterError
+from ._dask_read import load_npy
+from ._dask_tasks import Shipment, gather
 
 
 def fit_patches(
@@ -88,26 +91,19 @@ def fit_patches(
     y_all = _labels(client, y) if want_y else None
     classes = np.unique(np.asarray(y_all)) if estimator._is_classifier else None
     trees = [stop - start for start, stop in tree_ranges(params["n_estimators"], patches)]
-    futures, rows = [], []
+    shipments, seeds, rows = [], [], []
     for k in range(patches):
         a, b = row_blocks[k % blocks]
         rows.append((a, b))
         columns = np.sort(rng.choice(p, q, replace=False))
-        seed = int(rng.integers(2**31 - 1))
-        patch = _patch_on_workers(client, X, y, a, b, columns)
-        futures.append(
-            client.submit(
-                _fit_patch,
-                type(estimator),
-                params,
-                patch,
-                int(trees[k]),
-                seed,
-                classes,
-                pure=False,
-            )  # fmt: skip
-        )
-    results = client.gather(futures)
+        seeds.append(int(rng.integers(2**31 - 1)))
+        shipments.append(Shipment(partial(_patch_on_workers, client, X, y, a, b, columns)))
+
+    def submit(k: int) -> Any:
+        args = (params, shipments[k].get(), int(trees[k]), seeds[k], classes)
+        return client.submit(_fit_patch, type(estimator), *args, pure=False)
+
+    results = gather(client, submit, range(patches), "forestimp.dask.fit_patches")
     forest = Forest.assemble(
         [Forest.from_bytes(r["model"]) for r in results],
         [r["columns"].tolist() for r in results],
@@ -154,7 +150,7 @@ def _within_patch_oob(state, results, rows, n, classes, y) -> None:
 def _shape(X: Any) -> tuple[int, int]:
     shape: tuple[int, ...]
     if isinstance(X, (str, Path)) and str(X).endswith(".npy"):
-        shape = np.load(X, mmap_mode="r").shape
+        shape = load_npy(X).shape
     elif isinstance(X, (str, Path)):
         import zarr
 
@@ -180,7 +176,7 @@ def _columns_per_patch(max_features: Any, p: int) -> int:
 def _labels(client: Any, y: Any) -> np.ndarray:
     """All of ``y`` on the client, to fix the classes every patch codes its labels by."""
     if isinstance(y, (str, Path)):
-        return np.asarray(np.load(y, mmap_mode="r"))
+        return np.asarray(load_npy(y))
     if hasattr(y, "compute"):
         return np.asarray(client.compute(y).result())
     return np.asarray(y)
@@ -198,7 +194,7 @@ def _patch_on_workers(client: Any, X: Any, y: Any, a: int, b: int, columns: np.n
             "columns": columns,
         }
     X_patch = np.ascontiguousarray(np.asarray(X)[a:b][:, columns])
-    y_part = np.load(y, mmap_mode="r")[a:b] if isinstance(y, (str, Path)) else np.asarray(y)[a:b]
+    y_part = load_npy(y)[a:b] if isinstance(y, (str, Path)) else np.asarray(y)[a:b]
     return {
         "X": client.scatter(X_patch, hash=False),
         "y": client.scatter(np.asarray(y_part), hash=False),
@@ -214,7 +210,7 @@ def _read_patch(patch: dict) -> tuple[np.ndarray, np.ndarray]:
         return np.asarray(X), np.asarray(y)
     a, b = rows
     if str(X).endswith(".npy"):
-        block = np.load(X, mmap_mode="r")[a:b]
+        block = load_npy(X)[a:b]
         every = np.array_equal(columns, np.arange(block.shape[1]))
         # All the columns: the memory map itself, which the engine reads in place.
         X = block if every else np.ascontiguousarray(block[:, columns])
@@ -222,7 +218,7 @@ def _read_patch(patch: dict) -> tuple[np.ndarray, np.ndarray]:
         import zarr
 
         X = zarr.open_array(str(X), mode="r").get_orthogonal_selection((slice(a, b), columns))
-    y = np.load(y, mmap_mode="r")[a:b] if isinstance(y, (str, Path)) else np.asarray(y)[a:b]
+    y = load_npy(y)[a:b] if isinstance(y, (str, Path)) else np.asarray(y)[a:b]
     return np.asarray(X), np.asarray(y)
 
 

@@ -24,7 +24,8 @@ import numpy as np
 from sklearn.base import clone
 
 from ._core import InvalidParameterError
-from .dask import _FIT_LOCK, _worker_addresses, _worker_threads
+from ._dask_tasks import Shipment, gather, worker_count
+from .dask import _FIT_LOCK, _worker_threads
 from .selection._columns import ColumnSource, open_source
 from .selection._srs import SequentialRandomSubspace
 from .selection._srs_rounds import FitSpec, SubspaceFit, SubspaceTask, fit_subspace
@@ -57,34 +58,34 @@ class DaskExecutor:
 
     def __init__(self, client: Client, X: Any, target: str | None, y: Any, spec: Any) -> None:
         self.client = client
-        self.addresses = _worker_addresses(client)
-        path = isinstance(X, (str, os.PathLike))
-        self.X = os.fspath(X) if path else client.scatter(X, broadcast=True, hash=False)
+        worker_count(client)  # a cluster without workers fails here, not mid-selection
+        if isinstance(X, (str, os.PathLike)):
+            path = os.fspath(X)
+            self.X = Shipment(lambda: path)
+        else:
+            self.X = Shipment(lambda: client.scatter(X, broadcast=True, hash=False))
         self.target = target
-        self.y = client.scatter(np.asarray(y), broadcast=True, hash=False)
+        y = np.asarray(y)
+        self.y = Shipment(lambda: client.scatter(y, broadcast=True, hash=False))
         # The model as its class and parameters; each worker sets its own thread count.
         self.model = (type(spec.base), spec.base.get_params(deep=False))
         self.shared = (spec.n_probes, spec.importance)
 
     def run(self, tasks: list[SubspaceTask]) -> list[SubspaceFit]:
-        # Spread round-robin; Dask may move a task (to a live worker when one dies), and a
-        # task run again gives the same numbers.
-        futures = [
-            self.client.submit(
+        # A task run again, after a worker loss, gives the same numbers.
+        def submit(task: SubspaceTask) -> Any:
+            return self.client.submit(
                 _fit_on_worker,
-                self.X,
+                self.X.get(),
                 self.target,
-                self.y,
+                self.y.get(),
                 self.model,
                 self.shared,
                 task,
                 pure=False,
-                workers=[self.addresses[k % len(self.addresses)]],
-                allow_other_workers=True,
             )
-            for k, task in enumerate(tasks)
-        ]
-        return list(self.client.gather(futures))
+
+        return gather(self.client, submit, tasks, "forestimp.dask.srs")
 
 
 def _fit_on_worker(

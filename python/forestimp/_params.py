@@ -7,6 +7,7 @@ naming the parameter, and runs in ``fit``, never in ``__init__`` (scikit-learn's
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from numbers import Integral, Real
 from typing import Any, Literal, TypeGuard, overload
@@ -221,6 +222,17 @@ def check_n_jobs(n_jobs: object) -> int | None:
             f"{N_JOBS_MAX}], got {n_jobs!r}."
         )
     return int(n_jobs)
+
+
+def thread_count(n_jobs: int | None) -> int:
+    """The threads ``n_jobs`` (checked) asks for, as the engine counts them: None is 1, -1
+    every core the process may run on, -2 all but one, ..."""
+    if n_jobs is None:
+        return 1
+    if n_jobs > 0:
+        return n_jobs
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, (cores or 1) + 1 + n_jobs)
 
 
 def check_verbose(value: object) -> int:

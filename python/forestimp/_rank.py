@@ -3,7 +3,8 @@
 Every call into :mod:`forestimp.importance` goes through :func:`_measure`, the one place to
 change when that API changes. Importances of the one-hot columns of a text column are summed
 back to it, and so is each tree's (or repeat's) value, so that the standard error of a column
-is the spread of its summed per-draw values, not a combination of per-column errors.
+is the spread of its summed per-draw values, not a combination of per-column errors. The table
+is read by :mod:`forestimp._cli_table`, the forest judged by :mod:`forestimp._cli_quality`.
 """
 
 from __future__ import annotations
@@ -11,15 +12,27 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-# Integer targets with more distinct values than this are treated as regression (auto task).
-MAX_CLASSES = 20
-# A text column with more distinct values than this is probably an identifier or free text.
-MANY_LEVELS = 100
+from ._cli_quality import Fit, assess, build_model
+from ._cli_table import (
+    PARQUET,
+    Table,
+    UsageError,
+    check_target,
+    encode,
+    fail,
+    prepare_target,
+    read_frame,
+)
+from ._task import infer_task
+
+__all__ = [
+    "PARQUET", "Fit", "Table", "UsageError", "build_model", "by_source", "check_target",
+    "encode", "fail", "infer_task", "prepare_target", "read_frame", "run",
+]  # fmt: skip
 
 MEASURES = {
     "permutation": "OOB permutation importance: mean increase of each tree's out-of-bag error "
@@ -32,169 +45,6 @@ MEASURES = {
 # Measures that are sums over the splits (or nodes) of the trees: the importance of a set of
 # encoded columns is exactly the sum of theirs.
 ADDITIVE = ("air", "mdi_oob", "mdi")
-PARQUET = (".parquet", ".pq")
-
-
-# Integer-valued floats beyond this are not class labels (2**53: the last integer float64
-# counts exactly; scikit-learn casts labels to int and calls larger ones "continuous").
-MAX_LABEL = 2.0**53
-
-
-class UsageError(Exception):
-    """What a ``forestimp`` command refuses: :func:`forestimp.cli.main` prints it on one
-    line, ``forestimp <command>: error: <message>``, and exits with status 2."""
-
-
-def fail(message: str) -> UsageError:
-    """A usage error of a ``forestimp`` command, to raise: the caller's ``raise`` shows where
-    it is refused, and :func:`forestimp.cli.main` says it as argparse says its own."""
-    return UsageError(message)
-
-
-@dataclass
-class Table:
-    """The inputs as the forest sees them, and which encoded columns each source column became."""
-
-    X: np.ndarray  # (n_samples, n_encoded) float64
-    y: Any  # pandas Series
-    names: list[str]  # source column names
-    groups: list[np.ndarray]  # encoded column indices of each source column
-    encoded_names: list[str]  # "col" for a numeric column, "col=level" for a one-hot one
-
-
-def read_frame(path: str) -> Any:
-    """A DataFrame from a CSV (any extension, ``.tsv`` tab-separated) or Parquet file."""
-    import pandas as pd
-
-    lower = path.lower()
-    try:
-        if lower.endswith(PARQUET):
-            try:
-                return pd.read_parquet(path)
-            except ImportError:
-                raise fail(
-                    f"reading the Parquet file {path} needs pyarrow: pip install pyarrow "
-                    "(or pip install 'forestimp[parquet]')"
-                ) from None
-        sep = "\t" if lower.endswith((".tsv", ".tsv.gz")) else ","
-        return pd.read_csv(path, sep=sep)
-    except (OSError, ValueError, MemoryError) as exc:  # MemoryError: a footer that lies
-        raise fail(f"cannot read {path}: {exc}") from None
-
-
-def check_target(y: Any) -> None:
-    """Refuse missing or infinite target values by the column's name: scikit-learn's own
-    complaint names neither the column nor the cure."""
-    import pandas as pd
-
-    if y.isna().any():
-        raise fail(f"the target {y.name!r} has {int(y.isna().sum())} missing values; drop them")
-    if pd.api.types.is_numeric_dtype(y) and not pd.api.types.is_bool_dtype(y):
-        infinite = int(np.isinf(y.to_numpy(dtype=np.float64)).sum())
-        if infinite:
-            raise fail(f"the target {y.name!r} has {infinite} infinite values; drop them")
-
-
-def encode(df: Any, target: str, drop: list[str], path: str) -> Table:
-    """Split off the target, one-hot encode the text columns, refuse missing numeric values."""
-    import pandas as pd
-
-    if target not in df.columns:
-        cols = ", ".join(map(str, df.columns[:20]))
-        raise fail(f"no column {target!r} in {path} (columns: {cols})")
-    absent = [c for c in drop if c not in df.columns]
-    if absent:
-        raise fail(f"--drop: no column {', '.join(map(repr, absent))} in {path}")
-    if len(df) < 2:  # a forest needs rows, and out-of-bag rows besides those it is grown on
-        raise fail(f"{path} has {len(df)} row(s) of data; a forest needs at least 2")
-    y = df[target]
-    check_target(y)
-    df = df.drop(columns=[target, *drop])
-    if df.shape[1] == 0:
-        raise fail("no feature column left")
-    numeric = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])]
-    missing = [str(c) for c in numeric if df[c].isna().any()]
-    if missing:
-        raise fail(f"missing values in {', '.join(missing)}; impute them first")
-    infinite = [str(c) for c in numeric if np.isinf(df[c].to_numpy(dtype=np.float64)).any()]
-    if infinite:
-        raise fail(f"infinite values in {', '.join(infinite)}; replace them first")
-    text = [c for c in df.columns if c not in numeric]
-    if text:
-        print(f"one-hot encoding non-numeric columns: {', '.join(map(str, text))}", file=sys.stderr)
-    blocks, groups, start, encoded = [], [], 0, []
-    for c in df.columns:
-        if c in numeric:
-            block = df[[c]].to_numpy(dtype=np.float64)
-            encoded.append(str(c))
-        else:
-            levels = df[c].nunique(dropna=False)
-            if levels > MANY_LEVELS or (levels == len(df) and levels > 2):
-                print(
-                    f"warning: text column {c!r} has {levels} distinct values (an identifier?);"
-                    f" leave it out with --drop {c}",
-                    file=sys.stderr,
-                )
-            dummies = pd.get_dummies(df[c], dummy_na=bool(df[c].isna().any()), dtype=np.float64)
-            encoded += [f"{c}={level}" for level in dummies.columns]
-            block = dummies.to_numpy()
-        blocks.append(block)
-        groups.append(np.arange(start, start + block.shape[1]))
-        start += block.shape[1]
-    X = np.ascontiguousarray(np.hstack(blocks))
-    return Table(X, y, [str(c) for c in df.columns], groups, encoded)
-
-
-def infer_task(y: Any) -> tuple[str, str]:
-    """``(task, reason)``: regression for non-integer numbers or more than MAX_CLASSES integers."""
-    import pandas as pd
-
-    if pd.api.types.is_bool_dtype(y) or not pd.api.types.is_numeric_dtype(y):
-        return "classification", "non-numeric target"
-    values = y.to_numpy(dtype=np.float64)
-    if not np.all(np.abs(values) <= MAX_LABEL) or np.any(values != np.round(values)):
-        return "regression", "non-integer numeric target"
-    levels = y.nunique()
-    if levels > MAX_CLASSES:
-        return "regression", f"{levels} distinct integer values (> {MAX_CLASSES})"
-    return "classification", f"{levels} distinct integer values (<= {MAX_CLASSES})"
-
-
-def prepare_target(task: str, y: Any) -> tuple[str, str, np.ndarray]:
-    """``(task, why, target values)`` for ``--task`` (``auto``: :func:`infer_task`) and the
-    target column ``y``; regression needs numbers, given as float64."""
-    import pandas as pd
-
-    task, reason = (task, "--task") if task != "auto" else infer_task(y)
-    if task == "classification":
-        return task, reason, y.to_numpy()
-    if not pd.api.types.is_numeric_dtype(y) or pd.api.types.is_bool_dtype(y):
-        raise fail(f"--task regression needs a numeric target, {y.name!r} is {y.dtype}")
-    return task, reason, y.to_numpy(dtype=np.float64)
-
-
-def build_model(model: str, task: str, n_estimators: int, seed: int, n_jobs: int) -> Any:
-    """The forest, always with bootstrap samples and an out-of-bag score."""
-    from . import ensemble as E
-
-    models = {
-        "rf": (E.RandomForestClassifier, E.RandomForestRegressor),
-        "et": (E.ExtraTreesClassifier, E.ExtraTreesRegressor),
-        "trt": (E.TotallyRandomizedTreesClassifier, E.TotallyRandomizedTreesRegressor),
-        "patches": (E.RandomPatchesClassifier, E.RandomPatchesRegressor),
-    }
-    # "hist": a Random Forest on histograms, for large files (no sort per node).
-    models["hist"] = models["rf"]
-    extra = {"splitter": "hist"} if model == "hist" else {}
-    cls = models[model][task == "regression"]
-    return cls(
-        n_estimators=n_estimators,
-        random_state=seed,
-        n_jobs=n_jobs,
-        bootstrap=True,
-        oob_score=True,
-        **extra,
-    )
 
 
 def _measure(
@@ -242,81 +92,23 @@ def by_source(
     return imp, std, se
 
 
-@dataclass
-class Fit:
-    """What the report says about the forest before the importances."""
-
-    model: str
-    task: str
-    task_reason: str
-    n_rows: int
-    n_features: int  # source columns
-    n_encoded: int
-    metric: str  # "accuracy" or "r2"
-    oob_score: float
-    chance: float  # majority-class rate, or 0 for R²
-
-    @property
-    def at_chance(self) -> bool:
-        return not self.oob_score > self.chance
-
-    @property
-    def near_chance(self) -> bool:
-        """Above the majority-class rate by less than two binomial standard errors of it."""
-        if self.metric != "accuracy" or self.at_chance:
-            return False
-        margin = 2 * np.sqrt(self.chance * (1 - self.chance) / self.n_rows)
-        return bool(self.oob_score <= self.chance + margin)
-
-    def oob_line(self) -> str:
-        if self.metric == "accuracy":
-            return f"OOB accuracy {self.oob_score:.4f} (majority-class rate {self.chance:.4f})"
-        return f"OOB R² {self.oob_score:.4f}"
-
-    def warning(self) -> str | None:
-        if self.near_chance:
-            return (
-                "WARNING: the OOB accuracy is above the majority-class rate by less than two "
-                "standard errors (binomial, of that rate): the forest may have learned nothing; "
-                "read the importances with care."
-            )
-        if not self.at_chance:
-            return None
-        if self.metric == "accuracy":
-            what = "not above the majority-class rate: the forest predicts no better than "
-            what += "always answering the most frequent class"
-        else:
-            what = "not above 0: the forest predicts no better than the mean"
-        return (
-            f"WARNING: the out-of-bag score is {what}; its importances describe noise, "
-            "not a relation to the target. Check the target, the task and the features."
-        )
+def check_class_weight(class_weight: str | None, task: str) -> None:
+    """``--class-weight`` weighs classes: refused for a regression target."""
+    if class_weight is not None and task != "classification":
+        raise fail(f"--class-weight applies to classification; the task is {task}")
 
 
 def fit_forest(args: Any, table: Table) -> tuple[Any, Fit, np.ndarray]:
     """``(estimator, summary, y it was fitted on)``; chance-level fits are reported on stderr."""
     task, reason, y = prepare_target(args.task, table.y)
-    est = build_model(args.model, task, args.n_estimators, args.random_state, args.n_jobs)
+    check_class_weight(args.class_weight, task)
+    est = build_model(args.model, task, args.n_estimators, args.random_state, args.n_jobs,
+                      args.class_weight)  # fmt: skip
     try:
         est.fit(table.X, y)
     except ValueError as exc:  # forestimp's errors are ValueErrors, as select says them
         raise fail(f"{type(est).__name__}: {exc}") from None
-    if task == "classification":
-        _, counts = np.unique(y, return_counts=True)
-        metric, chance = "accuracy", counts.max() / counts.sum()
-    else:
-        metric, chance = "r2", 0.0
-    fit = Fit(
-        type(est).__name__,
-        task,
-        reason,
-        table.X.shape[0],
-        len(table.names),
-        table.X.shape[1],
-        metric,
-        float(est.oob_score_),
-        float(chance),
-    )
+    fit = assess(est, y, task, reason, len(table.names), table.X.shape[1], args.class_weight)
     if fit.warning():
         print(fit.warning(), file=sys.stderr)
     return est, fit, y
@@ -341,7 +133,7 @@ def _records(names: list[str], groups: list[np.ndarray], imp, std, se) -> list[d
     ]
 
 
-def render(fmt: str, fit: Fit, args: Any, rows: list[dict[str, Any]]) -> str:
+def render(fmt: str, fit: Fit, args: Any, rows: list[dict[str, Any]], table: Table) -> str:
     """The report as a human table, CSV or JSON."""
     if fmt == "json":
         meta = {
@@ -349,16 +141,18 @@ def render(fmt: str, fit: Fit, args: Any, rows: list[dict[str, Any]]) -> str:
             "target": args.target,
             "model": fit.model,
             "task": fit.task,
+            "task_reason": fit.task_reason,
             "n_estimators": args.n_estimators,
             "n_rows": fit.n_rows,
+            "n_rows_dropped": table.rows_dropped,
             "n_features": fit.n_features,
+            "n_encoded": fit.n_encoded,
+            "missing_values": table.missing,
             "measure": args.measure,
+            "n_repeats": args.n_repeats if args.measure == "permutation" else None,
             "additive": args.measure in ADDITIVE,
-            "oob_metric": fit.metric,
-            "oob_score": fit.oob_score,
-            "chance_level": fit.chance,
-            "at_chance": fit.at_chance,
-            "near_chance": fit.near_chance,
+            **fit.as_json(),
+            "warnings": [w for w in [fit.warning()] if w],
         }
         return json.dumps({**meta, "features": rows}, indent=2) + "\n"
     cols = ["rank", "feature", "importance", "std", "standard_error", "n_columns"]
@@ -367,11 +161,10 @@ def render(fmt: str, fit: Fit, args: Any, rows: list[dict[str, Any]]) -> str:
 
         return pd.DataFrame(rows, columns=cols).to_csv(index=False)
     width = max([7] + [len(r["feature"]) for r in rows])
-    flag = "   <- CHANCE LEVEL" if fit.at_chance else "   <- near chance" if fit.near_chance else ""
     lines = [
         f"{fit.model}, {args.n_estimators} trees, {fit.task} ({fit.task_reason}), "
         f"{fit.n_rows} rows, {fit.n_features} features ({fit.n_encoded} encoded columns)",
-        fit.oob_line() + flag,
+        fit.oob_line() + fit.flag(),
         f"importance: {MEASURES[args.measure]}; ± standard error over trees",
         f"{'rank':>4}  {'feature':<{width}}  {'importance':>10}  {'std':>9}  {'s.e.':>9}",
     ]
@@ -385,14 +178,15 @@ def render(fmt: str, fit: Fit, args: Any, rows: list[dict[str, Any]]) -> str:
 
 def run(args: Any) -> int:
     """``forestimp rank``."""
-    table = encode(read_frame(args.file), args.target, args.drop, args.file)
+    table = encode(read_frame(args.file, args.sep), args.target, args.drop, args.file,
+                   args.drop_missing_target)  # fmt: skip
     est, fit, y = fit_forest(args, table)
     values, draws = _measure(
         est, table.X, y, args.measure, args.random_state, args.n_jobs, args.n_repeats
     )
     imp, std, se = by_source(values, draws, table.groups)
     rows = _records(table.names, table.groups, imp, std, se)[: args.top]
-    text = render(args.output, fit, args, rows)
+    text = render(args.output, fit, args, rows, table)
     # stdout stays machine-readable: with csv/json there, every other line goes to stderr.
     info = sys.stdout if args.output == "table" or args.out else sys.stderr
     if args.out:

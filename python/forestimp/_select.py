@@ -3,21 +3,34 @@
 One selector of :mod:`forestimp.selection` runs on a CSV or Parquet file, or, with no file,
 on a built-in problem whose relevant columns are known, and the report then says how close
 the selection came. Files are read and encoded as ``forestimp rank`` reads them
-(:mod:`forestimp._rank`); a text column is kept when any of its one-hot levels is, with the
-best level's score. ``--method srs`` reads a Parquet file out of core.
+(:mod:`forestimp._cli_table`); a text column is kept when any of its one-hot levels is, with
+the best level's score. ``--method srs`` reads a Parquet file out of core when its features
+are all numbers and nothing is dropped. A forest on all the columns, and one on the kept
+ones, are scored out of bag (:mod:`forestimp._cli_quality`): a selection from a forest at
+chance level is noise. The report is :mod:`forestimp._select_report`'s.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ._rank import PARQUET, build_model, check_target, encode, fail, prepare_target, read_frame
+from ._cli_quality import Fit, assess, build_model
+from ._cli_table import PARQUET, check_target, encode, fail, note, prepare_target, read_frame
+from ._select_report import (
+    KEPT,
+    count_sources,
+    iterations,
+    known_answer,
+    render,
+    selection_warnings,
+    source_rows,
+    summary,
+)
 
 METHODS = {
     "boruta": "Boruta, all-relevant: each column against the best of the permuted copies "
@@ -33,13 +46,13 @@ ONLY = {
     "alpha": ("boruta", "rfe", "srs"),
     "max_iter": ("boruta",),
     "step": ("rfe",),
+    "scoring": ("rfe",),
     "threshold": ("threshold",),
     "memory_features": ("srs",),
     "iterations": ("srs",),
     "batch_size": ("srs",),
     "scheduler": ("srs",),
 }
-KEPT = ("kept", "confirmed", "found")
 BUILTIN = "built-in MADELON-like data (seed 0)"
 
 
@@ -55,6 +68,8 @@ class Problem:
     task: str
     reason: str
     relevant: dict[str, list[str]] | None = None  # the known answer, by kind
+    n_columns: int = 0  # encoded columns (the file's, out of core)
+    missing: dict[str, int] = field(default_factory=dict)  # numeric column: missing values
 
 
 def builtin_problem() -> Problem:
@@ -77,79 +92,158 @@ def builtin_problem() -> Problem:
         kind: [n for n in names if n.startswith(kind)] for kind in ("informative", "redundant")
     }
     groups = [np.array([j]) for j in range(X.shape[1])]
-    return Problem(X, y, names, groups, BUILTIN, "classification", "2 classes", known)
+    return Problem(X, y, names, groups, BUILTIN, "classification", "2 classes", known,
+                   X.shape[1])  # fmt: skip
 
 
 def load_problem(args: Any) -> Problem:
     """The built-in data, a Parquet file SRS reads out of core, or a table read whole."""
     if args.file is None:
-        if args.target is not None or args.drop:
-            raise fail("--target and --drop need a FILE (without one: the built-in data)")
+        given = [o for o, v in (("--target", args.target), ("--drop", args.drop), ("--sep",
+                 args.sep), ("--drop-missing-target", args.drop_missing_target)) if v]  # fmt: skip
+        if given:
+            raise fail(f"{' and '.join(given)} need a FILE (without one: the built-in data)")
         return builtin_problem()
     if args.target is None:
         raise fail("--target COL is required with a FILE")
     if args.method == "srs" and args.file.lower().endswith(PARQUET):
-        if args.drop:
-            raise fail("--drop is not available when SRS reads a Parquet file out of core")
-        return parquet_problem(args)
+        if args.sep is not None:
+            raise fail(f"--sep applies to CSV files; {args.file} is read as Parquet")
+        problem = parquet_problem(args)
+        if problem is not None:
+            return problem
     import pandas as pd
 
-    table = encode(read_frame(args.file), args.target, args.drop, args.file)
+    table = encode(read_frame(args.file, args.sep), args.target, args.drop, args.file,
+                   args.drop_missing_target)  # fmt: skip
+    if args.method == "boruta" and table.missing:
+        cols = ", ".join(list(table.missing)[:5])
+        raise fail(
+            f"boruta needs complete features: missing values in {cols}; impute them, or use "
+            "--method rfe, threshold or srs, whose forests route missing values"
+        )
     task, reason, y = prepare_target(args.task, table.y)
     # Named columns: the selector's feature_names_in_ and plots say "colour=red", not "x9".
     X = pd.DataFrame(table.X, columns=table.encoded_names, copy=False)
-    return Problem(X, y, table.names, table.groups, args.file, task, reason)
+    return Problem(X, y, table.names, table.groups, args.file, task, reason, None,
+                   table.X.shape[1], table.missing)  # fmt: skip
 
 
-def parquet_problem(args: Any) -> Problem:
-    """SRS on a Parquet file read out of core: only the target is read here, by the reader
-    SRS uses, which checks the file against its size before it trusts the footer (pandas
-    allocates the rows a lying footer claims). Its ``DataError`` is the command's error."""
+def parquet_text_columns(path: str, target: str) -> list[str] | None:
+    """The non-numeric feature columns of a Parquet file, from its footer, read as SRS's
+    reader reads it (its size checked first); None when it cannot be read, which the reader
+    then says."""
+    try:
+        import pyarrow.parquet as pq
+
+        from .selection._columns import _parquet_footer_length
+
+        footer = _parquet_footer_length(path)
+        with pq.ParquetFile(path, thrift_container_size_limit=max(1, footer)) as fh:
+            schema = fh.schema_arrow
+    except Exception:  # noqa: BLE001 (any failure is the reader's to report)
+        return None
+    index = (schema.pandas_metadata or {}).get("index_columns", [])
+    text = []
+    for f in schema:
+        if f.name == target or f.name in index:
+            continue
+        try:
+            kind = np.dtype(f.type.to_pandas_dtype()).kind
+        except (NotImplementedError, TypeError):
+            kind = "O"
+        if kind not in "biuf":
+            text.append(f.name)
+    return text
+
+
+def parquet_problem(args: Any) -> Problem | None:
+    """SRS on a Parquet file read out of core, or None when it must be read whole: text
+    columns to encode, ``--drop``, or rows to drop for a missing target. Only the target is
+    read here, by the reader SRS uses, which checks the file against its size before it
+    trusts the footer (pandas allocates the rows a lying footer claims). Its ``DataError`` is
+    the command's error."""
     import pandas as pd
 
     from .selection._columns import open_source
 
-    try:
-        source, values = open_source(args.file, target=args.target)
-    except ImportError:
-        raise fail("reading Parquet needs pyarrow: pip install 'forestimp[parquet]'") from None
-    source.close()  # SRS opens the file again, q columns at a time
-    assert values is not None  # a target was named
-    target = pd.Series(values, name=args.target)
+    text = parquet_text_columns(args.file, args.target)
+    whole = "--drop" if args.drop else f"text columns ({', '.join(text[:3])})" if text else ""
+    if not whole:
+        try:
+            source, values = open_source(args.file, target=args.target)
+        except ImportError:
+            raise fail("reading Parquet needs pyarrow: pip install 'forestimp[parquet]'") from None
+        n_columns = source.n_columns
+        source.close()  # SRS opens the file again, q columns at a time
+        assert values is not None  # a target was named
+        target = pd.Series(values, name=args.target)
+        if args.drop_missing_target and target.isna().any():
+            whole = "--drop-missing-target"
+    if whole:
+        note(f"reading {args.file} whole for {whole}: SRS reads a Parquet file out of core "
+             "only when its features are all numbers and no column or row is dropped")  # fmt: skip
+        return None
     check_target(target)
     task, reason, y = prepare_target(args.task, target)
-    return Problem(args.file, y, None, None, args.file, task, reason)
+    return Problem(args.file, y, None, None, args.file, task, reason, None, n_columns)
 
 
-def model_for(args: Any, problem: Problem) -> Any:
-    """None (the selector's own default model) unless ``--model`` / ``--n-estimators`` ask
-    for another or the default would guess the task wrong (integer regression targets)."""
-    from sklearn.utils.multiclass import type_of_target
+# The model of each method when the CLI has to build it (--model, --n-estimators,
+# --class-weight, or a task the selector's default would read otherwise): the selector's own.
+DEFAULT_MODEL = {"boruta": "rf", "rfe": "hist", "threshold": "rf", "srs": "et"}
+# The CLI's importance where it departs from the selector's default: a mean threshold on MDI
+# keeps many-valued noise (docs/importances.md); out of bag, as forestimp rank measures it.
+DEFAULT_IMPORTANCE = {"threshold": "permutation"}
 
-    guessed = "regression" if type_of_target(problem.y) == "continuous" else "classification"
-    if args.model is None and args.n_estimators is None and guessed == problem.task:
+
+def model_for(args: Any, problem: Problem, selector: Any) -> Any:
+    """None (the selector's own default model) unless ``--model`` / ``--n-estimators`` /
+    ``--class-weight`` ask for another or the default would guess the task wrong (integer
+    regression targets)."""
+    from ._task import silent_default_task
+
+    guessed = silent_default_task(problem.y)
+    own = args.model is None and args.n_estimators is None
+    if own and args.class_weight is None and guessed == problem.task:
         return None
-    model = args.model or ("et" if args.method == "srs" else "rf")
-    n_estimators = args.n_estimators or 100
-    return build_model(model, problem.task, n_estimators, args.random_state, args.n_jobs)
+    if own and args.method == "srs":  # SRS's own Extra-Trees, class weights added
+        from .selection._srs import default_estimator
+
+        q = selector._check_params(problem.n_columns)[0]
+        model = default_estimator(problem.task == "classification", q + selector.n_probes,
+                                  args.n_jobs)  # fmt: skip
+        return model.set_params(**weights(args, problem))
+    model = args.model or DEFAULT_MODEL[args.method]
+    return build_model(model, problem.task, args.n_estimators or 100, args.random_state,
+                       args.n_jobs, args.class_weight)  # fmt: skip
+
+
+def weights(args: Any, problem: Problem) -> dict[str, Any]:
+    """``class_weight`` for a model, refused for a regression target."""
+    from ._rank import check_class_weight
+
+    check_class_weight(args.class_weight, problem.task)
+    return {} if args.class_weight is None else {"class_weight": args.class_weight}
 
 
 def build_selector(args: Any, problem: Problem) -> Any:
     """The selector ``--method`` names, with the options given (the others at its defaults)."""
     from . import selection as S
 
+    weights(args, problem)
     given = {
-        "importance": args.importance,
+        "importance": args.importance or DEFAULT_IMPORTANCE.get(args.method),
         "alpha": args.alpha,
         "max_iter": args.max_iter,
         "step": args.step,
+        "scoring": args.scoring,
         "q": args.memory_features,
         "n_iterations": args.iterations,
         "batch_size": args.batch_size,
     }
     params: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
     params.update(random_state=args.random_state, n_jobs=args.n_jobs)
-    params["estimator"] = model_for(args, problem)
     if args.method == "threshold":
         params["threshold"] = parse_threshold(args.threshold)
     kind = {
@@ -158,7 +252,8 @@ def build_selector(args: Any, problem: Problem) -> Any:
         "threshold": S.SelectFromImportance,
         "srs": S.SequentialRandomSubspace,
     }[args.method]
-    return kind(**params)
+    selector = kind(**params)
+    return selector.set_params(estimator=model_for(args, problem, selector))
 
 
 def parse_threshold(text: str | None) -> Any:
@@ -205,144 +300,104 @@ def steps_expected(args: Any, selector: Any, problem: Problem) -> tuple[int | No
     return (1, "fit") if args.method == "threshold" else (None, "step")
 
 
-def encoded_results(selector: Any) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
-    """``(status, score, extra columns)`` of each column the selector saw."""
-    from .selection import RFE, Boruta, SequentialRandomSubspace
+@dataclass
+class Quality:
+    """The out-of-bag score of a forest on all the columns (out of core: on the found ones),
+    and of one on the kept columns."""
 
-    support = selector.support_
-    if isinstance(selector, Boruta):
-        status = np.where(support, "confirmed", np.where(selector.support_weak_, "tentative",
-                                                         "rejected"))  # fmt: skip
-        with np.errstate(all="ignore"):
-            score = np.nanmedian(selector.importance_history_, axis=0)
-        return status, score, {"hit_rate": selector.hit_rates_}
-    if isinstance(selector, SequentialRandomSubspace):
-        status = np.where(support, "found", "not found")
-        return status, selector.importances_, {"n_draws": selector.n_draws_}
-    status = np.where(support, "kept", "dropped")
-    if isinstance(selector, RFE):
-        score = np.full(len(support), np.nan)
-        for step in selector.history_:  # later steps overwrite: the last fit each was in
-            score[step.features] = step.scores
-        return status, score, {}
-    return status, selector.importances_, {}
+    fit: Fit
+    columns: str  # "all" or "found"
+    n_estimators: int
+    kept_score: float | None  # the same metric, on the kept columns (None: none kept)
+    n_kept: int  # source columns
 
+    def line(self) -> str:
+        fit = self.fit
+        line = (f"model quality: {fit.oob_line()} with {self.columns} {fit.n_features} columns "
+                f"({fit.model}, {self.n_estimators} trees)")  # fmt: skip
+        if self.kept_score is not None:
+            metric = {"r2": "R²"}.get(fit.metric, fit.metric.replace("_", " "))
+            line += f"; {metric} {self.kept_score:.4f} with the {self.n_kept} kept"
+        return line + fit.flag()
 
-def source_rows(selector: Any, problem: Problem) -> list[dict[str, Any]]:
-    """One record per source column, ranked (kept first, by score), best level for groups."""
-    status, score, extra = encoded_results(selector)
-    names = problem.names
-    groups = problem.groups
-    if names is None or groups is None:  # out of core: the file's columns, as read
-        from .selection._plots import feature_names
+    def warning(self) -> str | None:
+        return self.fit.warning("the columns selected with such forests reflect noise")
 
-        names = feature_names(selector)
-        groups = [np.array([j]) for j in range(len(names))]
-    order_of = {"confirmed": 0, "kept": 0, "found": 0, "tentative": 1}
-    rows = []
-    for name, g in zip(names, groups, strict=True):
-        best = g[np.argmin(selector.ranking_[g])]
-        values = score[g][np.isfinite(score[g])]
-        best_score = float(values.max()) if len(values) else None
-        key = (order_of.get(status[best], 2), int(selector.ranking_[best]), -(best_score or 0.0))
-        row = {
-            "feature": name,
-            "status": status[best],
-            "score": best_score,
-            **{k: float(v[best]) for k, v in extra.items()},
-            "n_columns": len(g),
-            "_key": key,
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "oob_model": self.fit.model,
+            "oob_n_estimators": self.n_estimators,
+            "oob_columns": self.columns,
+            **self.fit.as_json(),
+            "kept_oob_score": self.kept_score,
         }
-        rows.append(row)
-    rows.sort(key=lambda r: r.pop("_key"))
-    for rank, row in enumerate(rows, 1):
-        row["rank"] = rank
-    return rows
 
 
-def known_answer(problem: Problem, rows: list[dict[str, Any]], method: str) -> str:
-    """How the kept set compares with the built-in problem's relevant columns."""
-    assert problem.relevant is not None
-    kept = {r["feature"] for r in rows if r["status"] in KEPT}
-    relevant = {n for names in problem.relevant.values() for n in names}
-    hits = kept & relevant
-    parts = [f"{len(kept & set(v))}/{len(v)} {k}" for k, v in problem.relevant.items()]
-    precision = len(hits) / len(kept) if kept else float("nan")
-    lines = [
-        f"known answer: {len(relevant)} relevant columns; kept {', '.join(parts)} and "
-        f"{len(kept - relevant)} noise: recall {len(hits) / len(relevant):.2f}, "
-        f"precision {precision:.2f}"
-    ]
-    missed_redundant = set(problem.relevant.get("redundant", [])) - kept
-    if method in ("rfe", "threshold") and missed_redundant:
-        lines.append(
-            "(RFE and thresholds look for a small predictive set: a redundant column, a "
-            "combination of informative ones, may be left out at no loss; Boruta and SRS look "
-            "for every relevant column)"
-        )
-    return "\n".join(lines) + "\n"
+def _score(args: Any, problem: Problem, X: Any, n_sources: int) -> Fit:
+    """The :class:`Fit` of the report's forest (``--model``, default rf) on ``X``."""
+    model = build_model(args.model or "rf", problem.task, args.n_estimators or 100,
+                        args.random_state, args.n_jobs, args.class_weight)  # fmt: skip
+    try:
+        model.fit(X, problem.y)
+    except ValueError as exc:
+        raise fail(f"{type(model).__name__}: {exc}") from None
+    return assess(model, problem.y, problem.task, problem.reason, n_sources, X.shape[1],
+                  args.class_weight)  # fmt: skip
 
 
-def summary(args: Any, selector: Any, problem: Problem, n_columns: int) -> str:
-    """What ran, and the method's decision rule in numbers."""
-    p = selector.n_features_in_
-    encoded = f" ({p} encoded)" if p != n_columns else ""
-    lines = [
-        f"{args.method}: {METHODS[args.method]}",
-        f"data: {problem.label}, {len(problem.y)} rows, {n_columns} columns{encoded}, "
-        f"{problem.task} ({problem.reason})",
-    ]
-    if args.method == "threshold":
-        lines.append(f"threshold {selector.threshold_:.5g} ({selector.threshold})")
-    elif args.method == "boruta":
-        lines.append(f"{selector.n_iter_} iterations, rule {selector.rule}, alpha {selector.alpha}")
-    elif args.method == "rfe":
-        res = selector.cv_results_
-        best = int(np.argmax(res["mean_test_score"]))
-        chosen = int(np.flatnonzero(res["n_features"] == selector.n_features_)[0])
-        lines.append(
-            f"path of {len(selector.history_)} steps; score {res['mean_test_score'][chosen]:.4f} "
-            f"at {selector.n_features_} columns (best {res['mean_test_score'][best]:.4f} at "
-            f"{res['n_features'][best]})"
-        )
-    else:
-        q = len(selector.history_[0].features) if selector.history_ else 0
-        lines.append(
-            f"{selector.n_iterations_} iterations of q = {q} columns; "
-            f"{selector.bytes_read_ / 1e6:.1f} MB read"
-        )
-    return "\n".join(lines) + "\n"
-
-
-def render(fmt: str, args: Any, head: str, rows: list[dict[str, Any]]) -> str:
-    """The kept columns (``--all``: every column) as a table, or every column as CSV/JSON."""
-    if fmt == "json":
-        meta = {"file": args.file, "target": args.target, "method": args.method}
-        return json.dumps({**meta, "features": rows}, indent=2) + "\n"
-    if fmt == "csv":
+def assess_quality(args: Any, problem: Problem, selector: Any) -> Quality | None:
+    """The :class:`Quality` of the data the selection ran on (None: out of core, with no
+    column found or more found than the q columns SRS may hold in memory)."""
+    support = np.asarray(selector.support_)
+    n_kept = count_sources(support, problem.groups)
+    n_trees = args.n_estimators or 100
+    if isinstance(problem.X, str):  # out of core: only the found columns are read
+        q = selector._check_params(problem.n_columns)[0]
+        if not support.any() or support.sum() > q:  # within the memory SRS was given
+            return None
         import pandas as pd
 
-        return pd.DataFrame(rows).to_csv(index=False)
-    shown = rows if args.all else [r for r in rows if r["status"] in (*KEPT, "tentative")]
-    kept = sum(r["status"] in KEPT for r in rows)
-    extra = [k for k in ("hit_rate", "n_draws") if rows and k in rows[0]]
-    width = max([7] + [len(r["feature"]) for r in shown])
-    lines = [head.rstrip("\n"), f"kept {kept} of {len(rows)} columns:"]
-    lines.append(
-        f"{'rank':>4}  {'feature':<{width}}  {'status':<10}  {'score':>10}"
-        + "".join(f"  {k:>8}" for k in extra)
-    )
-    for r in shown:
-        score = np.nan if r["score"] is None else r["score"]
-        lines.append(
-            f"{r['rank']:>4}  {r['feature']:<{width}}  {r['status']:<10}  {score:10.4g}"
-            + "".join(f"  {r[k]:8.3g}" for k in extra)
-        )
-    dropped = [r["feature"] for r in rows if r not in shown]
-    if dropped:
-        more = ", ... (--all lists them)" if len(dropped) > 8 else ""
-        lines.append(f"dropped {len(dropped)}: {', '.join(dropped[:8])}{more}")
-    return "\n".join(lines) + "\n"
+        from .selection._plots import feature_names
+
+        found = [n for n, s in zip(feature_names(selector), support, strict=True) if s]
+        X = pd.read_parquet(problem.X, columns=found).to_numpy(dtype=np.float64,
+                                                               na_value=np.nan)  # fmt: skip
+        return Quality(_score(args, problem, X, len(found)), "found", n_trees, None, n_kept)
+    X = np.asarray(problem.X, dtype=np.float64)
+    n_sources = len(problem.groups) if problem.groups is not None else X.shape[1]
+    fit = _score(args, problem, X, n_sources)
+    kept = None
+    if support.all():
+        kept = fit.oob_score
+    elif support.any():
+        kept = _score(args, problem, X[:, support], n_kept).oob_score
+    return Quality(fit, "all", n_trees, kept, n_kept)
+
+
+def select_meta(args: Any, selector: Any, problem: Problem, rows: list[dict[str, Any]],
+                quality: Quality | None, warnings: list[str]) -> dict[str, Any]:  # fmt: skip
+    """The JSON's fields besides the columns: what ran, on what, how well, and any warning."""
+    meta: dict[str, Any] = {
+        "file": args.file,
+        "target": args.target,
+        "method": args.method,
+        "measure": selector.get_params()["importance"],
+        "task": problem.task,
+        "task_reason": problem.reason,
+        "n_rows": len(problem.y),
+        "n_features": len(rows),
+        "n_encoded": selector.n_features_in_,
+        "n_kept": sum(r["status"] in KEPT for r in rows),
+        "n_tentative": sum(r["status"] == "tentative" for r in rows),
+        "iterations": iterations(selector),
+    }
+    if args.method == "threshold":
+        meta["threshold"] = float(selector.threshold_)
+    if args.method == "boruta":
+        meta["max_iter"] = int(selector.max_iter)
+    meta.update(quality.as_json() if quality is not None else {"oob_score": None})
+    meta["warnings"] = warnings
+    return meta
 
 
 def fit_on_cluster(selector: Any, X: Any, y: Any, address: str) -> Any:
@@ -381,7 +436,14 @@ def run(args: Any) -> int:
     finally:
         progress.close()
     rows = source_rows(selector, problem)
-    text = render(args.output, args, summary(args, selector, problem, len(rows)), rows)
+    quality = assess_quality(args, problem, selector)
+    chance = quality.warning() if quality is not None else None
+    warnings = [w for w in [chance] if w] + selection_warnings(args, selector, rows, problem)
+    for line in warnings:
+        print(line, file=sys.stderr)
+    head = summary(args, selector, problem, rows, quality)
+    meta = select_meta(args, selector, problem, rows, quality, warnings)
+    text = render(args.output, args, head, rows, meta)
     # stdout stays machine-readable: with csv/json there, every other line goes to stderr.
     info = sys.stdout if args.output == "table" or args.out else sys.stderr
     if args.out:
@@ -394,7 +456,7 @@ def run(args: Any) -> int:
     if problem.relevant is not None:
         print(known_answer(problem, rows, args.method), end="", file=info)
     if args.plot:
-        ax = selector.plot()
+        ax = selector.plot() if problem.groups is None else selector.plot(groups=problem.groups)
         ax.figure.tight_layout()
         ax.figure.savefig(args.plot, dpi=120)
         print(f"plot written to {args.plot}", file=info)

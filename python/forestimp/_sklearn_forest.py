@@ -17,8 +17,9 @@ RandomPatches*                      ExtraTrees* (``splitter="random"``) or Rando
 ==================================  ===========================================================
 
 The trees are the same whatever the class, so its predictions are forestimp's on float32
-inputs (``forestimp._sklearn_trees``). What scikit-learn's forests cannot express is kept by
-the trees only: the per-tree feature subsets of Random Patches, rows drawn without
+inputs and on the training rows (``forestimp._sklearn_trees``,
+``forestimp._float32_routing``). What scikit-learn's forests cannot express is kept by the
+trees only: the per-tree feature subsets of Random Patches, rows drawn without
 replacement (``max_samples`` with ``bootstrap=False``; the parameter is then None), the
 histogram splitter. ``estimators_samples_`` of the returned forest works when every tree saw
 every row (``arange(n)``); otherwise scikit-learn would regenerate its own draws from tree
@@ -158,7 +159,8 @@ class SklearnEnsembleMixin:
         """The trees as fitted ``sklearn.tree.DecisionTreeClassifier`` /
         ``DecisionTreeRegressor`` objects, built on first access and cached until the next
         fit. Their mean ``predict_proba`` (classifiers) or ``predict`` (regressors) is the
-        forest's prediction on float32 inputs (``forestimp._sklearn_trees``)."""
+        forest's prediction on float32 inputs and on the training rows, float64 or not
+        (``forestimp._sklearn_trees``, ``forestimp._float32_routing``)."""
         cache = self._tree_cache()
         return [cache.tree(self, i) for i in range(len(self))]
 

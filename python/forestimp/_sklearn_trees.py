@@ -7,10 +7,11 @@ A tree is rebuilt from ``Forest.tree_arrays`` through the pickle state of
 
 * **Routing.** forestimp sends ``x <= threshold`` left, ``x`` read as float64; scikit-learn
   casts X to float32 first and then compares with a float64 threshold. The exported threshold
-  is the largest float32 not above forestimp's (:func:`float32_cut`), so every float32 value
-  goes the same way in both, and also through ONNX, whose thresholds are float32. A float64
-  value that is not a float32 is rounded by scikit-learn's cast: within half a float32 spacing
-  of a threshold it can take the other branch (scikit-learn's own trees share this). NaN goes
+  is a float32 chosen at fit (:mod:`forestimp._float32_routing`) so that every training value
+  and every float32 value go the same way in both, and also through ONNX, whose thresholds
+  are float32; the exceptions are splits between two training values that one float32
+  holds (counted in ``_float32_ties``). Another float64 value within half a float32 spacing
+  of a threshold can take the other branch (scikit-learn's own trees share this). NaN goes
   to the side stored in the model (``missing_go_to_left``, ``docs/missing-values.md``). The
   split "non-missing | missing" has threshold ``+inf`` in both libraries.
 * **Values.** ``tree_.value`` holds class fractions (weighted, as scikit-learn >= 1.4 stores
@@ -37,23 +38,10 @@ from sklearn.tree._tree import NODE_DTYPE, TREE_LEAF, TREE_UNDEFINED, Tree
 from sklearn.utils.validation import check_is_fitted
 
 from ._core import DataError, Forest, in_bag_counts
+from ._float32_routing import float32_cut, tree_cuts
 
 # A fitted scikit-learn tree, as the trees of its forests are.
 SklearnTree: TypeAlias = DecisionTreeClassifier | DecisionTreeRegressor
-
-
-def float32_cut(threshold: np.ndarray) -> np.ndarray:
-    """The largest float32 ``c <= t`` of every threshold ``t``, as float64.
-
-    For every float32 ``x``, ``x <= c`` exactly when ``x <= t``: the threshold under which
-    scikit-learn (X cast to float32) and ONNX (float32 thresholds) route like forestimp.
-    """
-    t = np.asarray(threshold, dtype=np.float64)
-    with np.errstate(over="ignore"):
-        c = t.astype(np.float32)  # nearest float32, maybe above t; +-inf beyond the range
-    above = c.astype(np.float64) > t
-    c[above] = np.nextafter(c[above], np.float32(-np.inf))
-    return c.astype(np.float64)
 
 
 def _max_depth(left: np.ndarray, right: np.ndarray) -> int:
@@ -66,10 +54,13 @@ def _max_depth(left: np.ndarray, right: np.ndarray) -> int:
     return depth
 
 
-def _sklearn_tree_state(arrays: dict[str, np.ndarray], widths: list[int]) -> dict[str, Any]:
+def _sklearn_tree_state(
+    arrays: dict[str, np.ndarray], widths: list[int], thresholds: np.ndarray | None = None
+) -> dict[str, Any]:
     """``Tree.__setstate__``'s dict for one tree's node arrays, whose values hold
     ``widths[k]`` values of output ``k`` in turn (scikit-learn's ``value`` is
-    ``(nodes, n_outputs, max widths)``, zero beyond an output's classes)."""
+    ``(nodes, n_outputs, max widths)``, zero beyond an output's classes); ``thresholds``
+    are the exported ones (default: :func:`float32_cut` of the tree's)."""
     left = arrays["children_left"].astype(np.intp)
     right = arrays["children_right"].astype(np.intp)
     split = left != TREE_LEAF
@@ -78,7 +69,9 @@ def _sklearn_tree_state(arrays: dict[str, np.ndarray], widths: list[int]) -> dic
     nodes["left_child"] = left
     nodes["right_child"] = right
     nodes["feature"] = np.where(split, arrays["feature"], TREE_UNDEFINED)
-    nodes["threshold"] = np.where(split, float32_cut(arrays["threshold"]), TREE_UNDEFINED)
+    if thresholds is None:
+        thresholds = float32_cut(arrays["threshold"])
+    nodes["threshold"] = np.where(split, thresholds, TREE_UNDEFINED)
     nodes["impurity"] = arrays["impurity"]
     nodes["n_node_samples"] = counts
     nodes["weighted_n_node_samples"] = arrays["weighted_n_node_samples"]
@@ -152,7 +145,9 @@ def sklearn_tree(est: Any, index: int) -> SklearnTree:
     tree.n_outputs_ = m
     tree.max_features_ = params["max_features"]
     core = Tree(est.n_features_in_, n_classes, m)
-    core.__setstate__(_sklearn_tree_state(forest.tree_arrays(index), widths))
+    arrays = forest.tree_arrays(index)
+    thresholds = tree_cuts(est, index, arrays["threshold"])
+    core.__setstate__(_sklearn_tree_state(arrays, widths, thresholds))
     tree.tree_ = core
     return tree
 

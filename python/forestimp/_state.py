@@ -25,8 +25,23 @@ from ._params import INT_MAX, INT_MIN
 
 # Fitted attributes, in the order they are written. ``_training_fingerprint`` is
 # ``(n_samples, n_features, crc32)`` of the training data (``_base._fingerprint``).
-SCALARS = ("n_features_in_", "n_classes_", "n_outputs_", "oob_score_", "_training_fingerprint")
-ARRAYS = ("classes_", "feature_names_in_", "oob_decision_function_", "oob_prediction_")
+# ``_float32_*``: the exported thresholds moved at fit (:mod:`forestimp._float32_routing`).
+SCALARS = (
+    "n_features_in_",
+    "n_classes_",
+    "n_outputs_",
+    "oob_score_",
+    "_training_fingerprint",
+    "_float32_ties",
+)
+ARRAYS = (
+    "classes_",
+    "feature_names_in_",
+    "oob_decision_function_",
+    "oob_prediction_",
+    "_float32_nodes",
+    "_float32_cuts",
+)
 MODEL = "forest_"
 
 
@@ -207,8 +222,35 @@ def restore_fitted_state(est: Any, state: dict[str, Any], *, view_ok: bool = Fal
         if huge or math.isinf(float(score)):
             raise _fail(f"oob_score_ = {str(score)[:40]} is neither finite nor NaN")
         attrs["oob_score_"] = score
+    _restore_float32_cuts(state, attrs, forest)
     for name, value in attrs.items():
         setattr(est, name, value)
+
+
+def _restore_float32_cuts(state: dict[str, Any], attrs: dict[str, Any], model: Any) -> None:
+    """The moved exported thresholds: nodes of the model's trees (a ``Forest``'s or a
+    ``Booster``'s), finite thresholds."""
+    names = ("_float32_nodes", "_float32_cuts", "_float32_ties")
+    if not any(name in state for name in names):
+        return  # an older model: exported thresholds are float32_cut's
+    if "_float32_ties" not in state:
+        raise _fail("_float32_ties is missing")
+    attrs["_float32_ties"] = _int(state, "_float32_ties", 0, INT_MAX)
+    if "_float32_nodes" not in state and "_float32_cuts" not in state:
+        return  # nothing moved
+    if "_float32_nodes" not in state or "_float32_cuts" not in state:
+        raise _fail("_float32_nodes and _float32_cuts go together")
+    nodes = _array(state, "_float32_nodes", "iu", (-1, 2)).astype(np.int64)
+    cuts = _array(state, "_float32_cuts", "f", (len(nodes),)).astype(np.float64)
+    counts = model.node_counts()
+    tree, node = nodes[:, 0], nodes[:, 1]
+    if np.any(tree < 0) or np.any(tree >= len(counts)):
+        raise _fail("_float32_nodes names a tree the model does not have")
+    if np.any(node < 0) or np.any(node >= counts[tree]):
+        raise _fail("_float32_nodes names a node its tree does not have")
+    if not np.all(np.isfinite(cuts)):
+        raise _fail("_float32_cuts must be finite")
+    attrs["_float32_nodes"], attrs["_float32_cuts"] = nodes, cuts
 
 
 def _restore_fingerprint(state: dict[str, Any], attrs: dict[str, Any], p: int) -> int:

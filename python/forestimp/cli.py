@@ -1,6 +1,7 @@
 """The ``forestimp`` command: ``select`` (the columns of a CSV or Parquet file that matter,
 ``forestimp._select``), ``rank`` (ranked by importance, ``forestimp._rank``) and ``demo``
-(LED, estimated vs exact importances)."""
+(LED, estimated vs exact importances). Tables are read by ``forestimp._cli_table``, forests
+judged by ``forestimp._cli_quality``."""
 
 from __future__ import annotations
 
@@ -48,6 +49,18 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+DESCRIPTION = """\
+Forests on a CSV or Parquet table: which columns matter for a target.
+
+  forestimp select data.csv --target label   keep the columns that matter (Boruta, RFE,
+                                             a threshold, or SRS for wide files)
+  forestimp rank data.csv --target label     rank the columns by importance
+  forestimp demo                             LED digits: estimated vs exact importances
+
+Both select and rank print the out-of-bag score of a forest on the table first, and a
+warning when it is at chance level. forestimp <command> --help says more.
+"""
+
 RANK_HELP = """\
 Fit a forest on a CSV or Parquet file, print its out-of-bag score, and rank the columns by
 importance. Trees are always grown on bootstrap samples (also et, trt and patches, whose
@@ -81,9 +94,34 @@ group: std over trees (ddof 0, as every forestimp measure) and s.e. = std / sqrt
 the Monte-Carlo error of the forest average (more trees shrink it); neither includes the
 sampling variability of the data.
 
+permutation is out of bag: its draws are the trees, so std and s.e. are spreads over the
+trees and mean something with the default --n-repeats 1; more repeats only lower the noise
+of each tree's permutation. (A held-out permutation with one repeat has one draw and no
+spread: forestimp rank does not compute one.)
+
 Task (--task auto): classification for a non-numeric target or at most 20 distinct integer
 values; regression otherwise (non-integer numbers, or more than 20 distinct integers).
+For classification the balanced accuracy (mean recall over the classes; chance: 1 / number
+of classes) is printed too; with --class-weight the chance test reads it instead of the
+accuracy, which balanced weights trade for the rarer classes.
 """
+TABLE_HELP = """\
+Tables: --sep for a CSV separator (default: tab for .tsv, else comma); text columns are
+one-hot encoded; missing feature values are kept (the trees route them, see
+docs/missing-values.md); a missing target value is refused unless --drop-missing-target
+drops its row. --drop takes column names, several at once or comma-separated (--drop id,name
+or --drop id --drop name); end it with another option or put FILE first (a FILE that
+--drop took is given back to FILE when it names an existing file).
+"""
+
+
+def _separator(text: str) -> str:
+    """``--sep``: a CSV separator; ``tab`` or ``\\t`` for a tab."""
+    if text in ("tab", "\\t"):
+        return "\t"
+    if not text:
+        raise argparse.ArgumentTypeError("must not be empty (tab: --sep tab)")
+    return text
 
 
 def _positive(text: str) -> int:
@@ -210,10 +248,21 @@ def _plot_file(text: str) -> str:
 
 def _add_table_options(parser: argparse.ArgumentParser, task_help: str) -> None:
     """What ``rank`` and ``select`` read from a table besides the target."""
-    parser.add_argument("--drop", nargs="+", default=[], metavar="COL",
-                        help="columns to leave out (identifiers, leaks)")  # fmt: skip
+    parser.add_argument("--drop", nargs="+", action="extend", default=[], metavar="COL",
+                        help="columns to leave out (identifiers, leaks): --drop a b, "
+                        "--drop a,b or --drop a --drop b")  # fmt: skip
+    parser.add_argument("--sep", type=_separator, metavar="SEP",
+                        help="CSV separator (default: tab for .tsv, else comma; tab: --sep "
+                        "tab)")  # fmt: skip
+    parser.add_argument("--drop-missing-target", action="store_true",
+                        help="leave out the rows whose target is missing (default: refuse "
+                        "them)")  # fmt: skip
     parser.add_argument("--task", choices=["auto", "classification", "regression"],
                         default="auto", help=task_help)  # fmt: skip
+    parser.add_argument("--class-weight", choices=["balanced", "balanced_subsample"],
+                        help="classification: weigh the classes inversely to their "
+                        "frequency (scikit-learn's class_weight); the chance test then reads "
+                        "the balanced accuracy")  # fmt: skip
 
 
 def _add_run_options(parser: argparse.ArgumentParser, seeds: str) -> None:
@@ -230,10 +279,11 @@ def _add_rank(sub: argparse._SubParsersAction) -> None:
     rank = sub.add_parser(
         "rank",
         help="rank the columns of a CSV or Parquet file by importance",
-        description=RANK_HELP,
+        description=RANK_HELP + "\n" + TABLE_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    rank.add_argument("file", help="CSV (.tsv: tab-separated) or Parquet (.parquet, .pq) file")
+    rank.add_argument("file", nargs="?", help="CSV (.tsv: tab-separated) or Parquet "
+                      "(.parquet, .pq) file; required")  # fmt: skip
     rank.add_argument("--target", required=True, help="the column to predict")
     _add_table_options(rank, task_help="default: auto (see above)")
     rank.add_argument(
@@ -246,7 +296,8 @@ def _add_rank(sub: argparse._SubParsersAction) -> None:
         "--n-repeats",
         type=_positive,
         default=1,
-        help="permutations per tree and column (permutation only; default 1)",
+        help="permutations per tree and column (permutation only; default 1: std and s.e. "
+        "are over trees, see above)",
     )
     rank.add_argument(
         "--model",
@@ -263,7 +314,8 @@ def _add_rank(sub: argparse._SubParsersAction) -> None:
         choices=["table", "csv", "json"],
         default="table",
         help="table (default, for people) or csv/json with columns rank, feature, "
-        "importance, std, standard_error, n_columns",
+        "importance, std, standard_error, n_columns (json: with the OOB score, the chance "
+        "test and any warning)",
     )
     rank.add_argument("--plot", type=_plot_file, metavar="PNG",
                       help="also draw the ranking as a bar chart")  # fmt: skip
@@ -283,23 +335,42 @@ Methods (--method):
              the best shadow's, and binomial tests over the iterations confirm or reject it
              (R Boruta's rule: Bonferroni, alpha 0.01). Importance: out-of-bag permutation
              z-scores. Score: median importance over the iterations; hit_rate: the share of
-             iterations it beat the shadows.
+             iterations it beat the shadows. Columns still tentative at --max-iter are
+             warned about: raise --max-iter to decide them. Needs complete features (no
+             missing value): impute them, or use another method.
   rfe        recursive feature elimination: refit on the remaining columns, drop the least
              important fifth (--step), keep the fewest columns whose out-of-bag score is
              within --alpha (default 1) standard errors of the best. Score: importance at the
-             last fit the column took part in.
+             last fit the column took part in. --scoring NAME scores each step by 5-fold
+             cross-validation with a scikit-learn scorer instead (balanced_accuracy for
+             unbalanced classes).
   threshold  one forest; keep the columns whose importance reaches --threshold: mean
              (default), median, 1.5*mean, a number, or probe (beat the best of as many
              permuted noise columns as there are columns).
   srs        Sequential Random Subspace (Sutera 2019, ch. 7): forests on q columns at a time
              (--memory-features, default min(100, p)), half of each subspace drawn from the
              columns already found; a column is found when it beats the random probes.
-             A Parquet FILE is read out of core, q columns at a time. Score: importance
-             summed over its draws, over the iterations; n_draws: iterations it was in.
+             A Parquet FILE is read out of core, q columns at a time, when its features are
+             all numeric and no column or row is dropped (else it is read whole and encoded
+             as a CSV file is). Score: importance summed over its draws, over the
+             iterations; n_draws: iterations it was in. A warning when columns were never
+             drawn or still being found near the end: raise --iterations.
+
+Importance (--importance): permutation (out of bag, as forestimp rank) for boruta (as
+z-scores) and threshold; mdi (normalized MDI, biased towards many-valued columns) for rfe
+and srs, the selectors' own. Every report names the measure it used.
+
+Model quality: a forest on all the columns (--model, default rf; --n-estimators, default
+100; --class-weight) is scored out of bag as in forestimp rank, and again on the kept
+columns. A warning (stderr and the JSON's "warnings") when the first is at chance level:
+the columns a selector keeps from a forest that predicts nothing are noise. SRS reading a
+Parquet file out of core scores the found columns only.
 
 Text columns are one-hot encoded (as in forestimp rank); a text column is kept when any of
-its levels is, with its best level's score. --output csv|json lists every column with its
-status; the table lists the kept (and tentative) ones, --all every one.
+its levels is, with its best level's score. Every count (table, summary, plot titles, JSON)
+is of source columns, a text column once; the encoded levels are counted in parentheses
+where they differ. --output csv|json lists every column with its status; the table lists
+the kept (and tentative) ones, --all every one.
 """
 
 
@@ -310,7 +381,7 @@ def _add_select(sub: argparse._SubParsersAction) -> None:
     sel = sub.add_parser(
         "select",
         help="select the columns of a CSV or Parquet file that matter for a target",
-        description=SELECT_HELP,
+        description=SELECT_HELP + "\n" + TABLE_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sel.add_argument("file", nargs="?", help="CSV or Parquet file (none: the built-in data)")
@@ -318,11 +389,16 @@ def _add_select(sub: argparse._SubParsersAction) -> None:
     sel.add_argument("--method", choices=list(METHODS), default="boruta", help="default boruta")
     _add_table_options(sel, task_help="default: auto (see forestimp rank --help)")
     sel.add_argument("--importance", choices=list(IMPORTANCES),
-                     help="default: the method's (boruta: permutation or mdi)")  # fmt: skip
+                     help="default: permutation for boruta and threshold, mdi for rfe and "
+                     "srs (see above)")  # fmt: skip
     sel.add_argument("--alpha", type=_alpha, help="boruta: test level (0.01); rfe: standard "
                      "errors (1); srs: share of q drawn from the found columns (0.5)")  # fmt: skip
     sel.add_argument("--max-iter", type=_positive, help="boruta: most iterations (100)")
     sel.add_argument("--step", type=_step, help="rfe: fraction (0.2) or count dropped per step")
+    sel.add_argument("--scoring", metavar="NAME",
+                     help="rfe: a scikit-learn scorer (balanced_accuracy, f1, r2...) scoring "
+                     "each step by 5-fold cross-validation (default: out-of-bag accuracy or "
+                     "R²)")  # fmt: skip
     sel.add_argument("--threshold", type=_threshold,
                      help="threshold: mean, median, K*mean, a number or probe")  # fmt: skip
     sel.add_argument("--memory-features", type=_positive, metavar="Q",
@@ -336,9 +412,13 @@ def _add_select(sub: argparse._SubParsersAction) -> None:
                      "cluster at ADDRESS (the same selection as in one process)")  # fmt: skip
     sel.add_argument("--model", choices=["rf", "hist", "et"],
                      help="the forest (default: the method's own)")  # fmt: skip
-    sel.add_argument("--n-estimators", type=_trees, help="trees per forest (default 100)")
+    sel.add_argument("--n-estimators", type=_trees,
+                     help="trees per forest (default: the method's own, 100; srs 50)")  # fmt: skip
     _add_run_options(sel, seeds="the selection")
-    sel.add_argument("--output", choices=["table", "csv", "json"], default="table")
+    sel.add_argument("--output", choices=["table", "csv", "json"], default="table",
+                     help="table (default, for people) or csv/json: every column with rank, "
+                     "status, score, n_columns (json: with the method, measure, task, OOB "
+                     "scores, iterations and warnings)")  # fmt: skip
     sel.add_argument("--all", action="store_true", help="table: list the dropped columns too")
     sel.add_argument("--plot", type=_plot_file, metavar="PNG",
                      help="draw the selection (pip install '.[plot]')")  # fmt: skip
@@ -380,6 +460,19 @@ def _one_line(exc: BaseException) -> str:
     return text or type(exc).__name__
 
 
+def _file_from_drop(args: argparse.Namespace) -> None:
+    """``--drop a b FILE --target y``: ``--drop`` takes every word up to the next option, the
+    FILE too. When no FILE was given and the last word ``--drop`` took names an existing
+    file, it is the FILE; ``rank`` without a FILE is then refused as argparse refuses it."""
+    drop = getattr(args, "drop", None)
+    if getattr(args, "file", "") is None and drop and os.path.isfile(drop[-1]):
+        args.file, args.drop = drop[-1], drop[:-1]
+    if args.command == "rank" and args.file is None:
+        print("forestimp rank: error: the following arguments are required: file",
+              file=sys.stderr)  # fmt: skip
+        raise SystemExit(2)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``forestimp`` console command.
 
@@ -387,9 +480,12 @@ def main(argv: list[str] | None = None) -> int:
     on one line of stderr and exit status 2 (``SystemExit``); any other exception is a bug
     and keeps its traceback.
     """
+    from . import __version__
     from ._rank import UsageError
 
-    parser = _Parser(prog="forestimp", description=__doc__)
+    parser = _Parser(prog="forestimp", description=DESCRIPTION,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser.add_argument("--version", action="version", version=f"forestimp {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="LED digits: estimated vs exact importances")
     demo.add_argument("--n-estimators", type=_trees, default=10000)
@@ -401,6 +497,7 @@ def main(argv: list[str] | None = None) -> int:
     _add_select(sub)
     _add_rank(sub)
     args = parser.parse_args(argv)
+    _file_from_drop(args)
     try:
         return args.run(args)
     except UsageError as exc:

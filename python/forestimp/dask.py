@@ -11,8 +11,9 @@ Nothing large passes through the scheduler: a path (``.npy``, Parquet, Zarr) is 
 each worker itself (``.npy`` memory-mapped), a Dask collection is computed on the workers,
 and an in-memory array is scattered to each worker once. Each task fits with ``n_jobs`` equal to
 its worker's thread count, and a worker runs one fitting task at a time, so the engine's
-threads never oversubscribe a worker. A task lost with its worker is run again by Dask
-elsewhere, and gives the same trees.
+threads never oversubscribe a worker. A task lost with its worker is run again elsewhere, and
+gives the same trees, even when every worker dies at once; a cluster left without workers ends
+the call with a ``ClusterError`` (``forestimp._dask_tasks``).
 
 :func:`predict`, :func:`predict_proba` and :func:`shap_values` map a fitted estimator over
 the blocks of a Dask array or DataFrame. :func:`permutation` computes
@@ -30,16 +31,16 @@ Requires the ``dask`` extra: ``pip install 'forestimp[dask]'``.
 from __future__ import annotations
 
 import functools
-import os
 import threading
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from sklearn.base import clone
 
-from . import _sparse, _state
+from . import _float32_routing, _sparse, _state
 from ._core import Forest, InvalidParameterError, oob_permutation_importance
+from ._dask_read import is_path, read, suffix
+from ._dask_tasks import Shipment, gather, worker_count
 from .importance._permutation import Draws, _held_out_scores, _permutation
 
 try:
@@ -121,30 +122,22 @@ def fit(
     # Here, before anything is sent: a worker's conversions would read the index unchecked.
     X, y = _sparse.checked(X), _sparse.checked(y, "y")
     client = client or default_client()
-    addresses = _worker_addresses(client)
     n_estimators = estimator.get_params()["n_estimators"]
-    ranges = tree_ranges(n_estimators, n_tasks or len(addresses))
-    data = _data_on_workers(client, X, y, sample_weight)
+    ranges = tree_ranges(n_estimators, n_tasks or worker_count(client))
+    data = Shipment(lambda: _data_on_workers(client, X, y, sample_weight))
     kind, params = type(estimator), estimator.get_params()
-    # Spread round-robin; Dask may still move a task (to a live worker when one dies).
-    futures = [
-        client.submit(
-            _fit_part,
-            kind,
-            params,
-            data,
-            start,
-            stop,
-            pure=False,
-            workers=[addresses[k % len(addresses)]],
-            allow_other_workers=True,
-        )
-        for k, (start, stop) in enumerate(ranges)
-    ]
-    states = client.gather(futures)
-    state = _merged_state(states)
+
+    def submit(trees: tuple[int, int]) -> Any:
+        return client.submit(_fit_part, kind, params, data.get(), *trees, pure=False)
+
+    state = _merged_state(gather(client, submit, ranges, "forestimp.dask.fit"))
     if getattr(estimator, "oob_score", False):
-        state = client.submit(_with_oob_score, kind, params, state, data, pure=False).result()
+        state = gather(
+            client,
+            lambda _: client.submit(_with_oob_score, kind, params, state, data.get(), pure=False),
+            [None],
+            "forestimp.dask.fit (out-of-bag score)",
+        )[0]
     fitted = clone(estimator)
     _state.restore_fitted_state(fitted, state)
     return fitted
@@ -154,13 +147,13 @@ def _data_on_workers(client: Client, X: Any, y: Any, sample_weight: Any) -> dict
     """What each task reads: paths as they are, Dask collections as futures of their
     computed values (gathered worker to worker), other arrays scattered to every worker."""
     data: dict[str, Any] = {}
-    if _is_path(X) and _suffix(X) not in (".npy", ".parquet", ".zarr"):
+    if is_path(X) and suffix(X) not in (".npy", ".parquet", ".zarr"):
         raise InvalidParameterError(
             f"cannot read {X!r}: X paths must be .npy, Parquet (.parquet) or Zarr (.zarr)"
         )
-    target_column = isinstance(y, str) and _is_path(X) and _suffix(X) == ".parquet"
+    target_column = isinstance(y, str) and is_path(X) and suffix(X) == ".parquet"
     for name, value in (("X", X), ("y", y), ("sample_weight", sample_weight)):
-        if value is None or _is_path(value) or (name == "y" and target_column):
+        if value is None or is_path(value) or (name == "y" and target_column):
             data[name] = value
         elif isinstance(value, (da.Array, dd.DataFrame, dd.Series)):
             data[name] = client.compute(value)
@@ -170,61 +163,6 @@ def _data_on_workers(client: Client, X: Any, y: Any, sample_weight: Any) -> dict
             data[name] = client.scatter(value, broadcast=True, hash=False)
     data["target_column"] = target_column
     return data
-
-
-def _is_path(value: Any) -> bool:
-    return isinstance(value, (str, os.PathLike))
-
-
-def _suffix(path: Any) -> str:
-    suffix = Path(path).suffix.lower()
-    return ".parquet" if suffix in (".parquet", ".pq") else suffix
-
-
-def _read(data: dict[str, Any]) -> tuple[Any, Any, Any]:
-    """``(X, y, sample_weight)`` on a worker: futures arrive resolved; paths are read."""
-    X, y, sw = data["X"], data["y"], data["sample_weight"]
-    if _is_path(X):
-        X, y = _read_path(X, y if data["target_column"] else None, y)
-    if _is_path(y):
-        y = np.load(y, mmap_mode="r")
-    if _is_path(sw):
-        sw = np.load(sw, mmap_mode="r")
-    return X, y, sw
-
-
-def _read_path(path: Any, column: str | None, y: Any) -> tuple[Any, Any]:
-    suffix = _suffix(path)
-    if suffix == ".npy":
-        return np.load(path, mmap_mode="r"), y
-    if suffix == ".parquet":
-        import pandas as pd
-
-        frame = pd.read_parquet(path)
-        if column is not None:
-            return frame.drop(columns=[column]), frame[column].to_numpy()
-        return frame, y
-    import zarr  # .zarr, the only other suffix _data_on_workers lets through
-
-    return np.asarray(zarr.open(str(path), mode="r")), y
-
-
-# Seconds a fit waits for a first worker when the cluster has none registered (starting, or
-# a worker process being restarted by its nanny) before it gives up.
-_WORKER_WAIT_S = 10.0
-
-
-def _worker_addresses(client: Client) -> list[str]:
-    """The cluster's worker addresses, sorted; waits up to ``_WORKER_WAIT_S`` seconds for a
-    first worker to register, then raises ``RuntimeError``."""
-    workers = client.scheduler_info()["workers"]
-    if not workers:
-        try:
-            client.wait_for_workers(1, timeout=_WORKER_WAIT_S)
-        except TimeoutError:
-            raise RuntimeError("the Dask cluster has no workers") from None
-        workers = client.scheduler_info()["workers"]
-    return sorted(workers)
 
 
 def _worker_threads() -> int | None:
@@ -241,7 +179,7 @@ def _fit_part(
 
     The engine runs ``n_jobs`` = the worker's threads; the lock keeps a second task of the
     same worker (more tasks than workers, or one moved there) from running beside it."""
-    X, y, sw = _read(data)
+    X, y, sw = read(data)
     est = kind(**{**params, "n_jobs": _worker_threads(), "verbose": 0, "warm_start": False})
     with _FIT_LOCK:
         est._fit(X, y, sw, trees=(start, stop))
@@ -251,24 +189,29 @@ def _fit_part(
 
 
 def _merged_state(states: list[dict[str, Any]]) -> dict[str, Any]:
-    """The whole forest's state from its parts': the same attributes, models concatenated."""
+    """The whole forest's state from its parts': the same attributes, models concatenated,
+    and the parts' moved export thresholds (global tree indices) put together."""
+    per_part = {"model", *_float32_routing.ATTRIBUTES}
     first = states[0]
     for other in states[1:]:
-        if other.keys() != first.keys() or any(
+        if other.keys() - per_part != first.keys() - per_part or any(
             not np.array_equal(np.asarray(other[k]), np.asarray(first[k]))
             for k in first
-            if k != "model"
+            if k not in per_part
         ):
             raise RuntimeError("the workers read different training data (shape, classes)")
     forest = Forest.concat([Forest.from_bytes(s["model"]) for s in states])
-    return {**first, "model": forest.to_bytes()}
+    merged = {k: v for k, v in first.items() if k not in per_part}
+    merged["model"] = forest.to_bytes()
+    _float32_routing.merge(states, merged)
+    return merged
 
 
 def _with_oob_score(
     kind: type, params: dict[str, Any], state: dict[str, Any], data: dict[str, Any]
 ) -> dict[str, Any]:
     """The state with the out-of-bag scores of the whole forest, computed on a worker."""
-    X, y, _ = _read(data)
+    X, y, _ = read(data)
     est = kind(**{**params, "n_jobs": _worker_threads()})
     _state.restore_fitted_state(est, state)
     Xe, _ = est._training_input(X, y)
@@ -287,7 +230,7 @@ def _restore(kind: type, params: dict[str, Any], state: dict[str, Any]) -> Any:
 
 def _oob_part(kind, params, state, data, start, stop, n_repeats, seed) -> tuple:
     """Out-of-bag permutation draws of the trees ``start..stop``: (R, stop − start, p)."""
-    X, y, _ = _read(data)
+    X, y, _ = read(data)
     est = _restore(kind, params, state)
     Xt, yt = est._training_input(X, y)
     part = est.forest_.part(start, stop)
@@ -300,7 +243,7 @@ def _oob_part(kind, params, state, data, start, stop, n_repeats, seed) -> tuple:
 
 def _held_out_part(kind, params, state, data, features, n_repeats, scoring, seed) -> tuple:
     """Held-out permutation scores of the columns ``features`` only."""
-    X, y, sw = _read(data)
+    X, y, sw = read(data)
     est = _restore(kind, params, state)
     with _FIT_LOCK:
         baseline, imp, multi = _held_out_scores(
@@ -314,19 +257,21 @@ class _OnCluster(Draws):
 
     def __init__(self, client: Client | None, n_tasks: int | None) -> None:
         self.client = client or default_client()
-        self.n_tasks = n_tasks or len(self.client.scheduler_info()["workers"])
+        self.n_tasks = n_tasks or worker_count(self.client)
 
     def _submit(self, fn, est, X, y, sw, pieces) -> list:
+        client = self.client
         # One object: a dict is scattered value by value under its own keys ("classes_",
         # ...), which a second call re-sent while the first one's were being released.
-        (state,) = self.client.scatter([_state.fitted_state(est)], broadcast=True, hash=False)
-        data = _data_on_workers(self.client, X, y, sw)
+        fitted = _state.fitted_state(est)
+        state = Shipment(lambda: client.scatter([fitted], broadcast=True, hash=False)[0])
+        data = Shipment(lambda: _data_on_workers(client, X, y, sw))
         kind, params = type(est), est.get_params()
-        futures = [
-            self.client.submit(fn, kind, params, state, data, *piece, pure=False)
-            for piece in pieces
-        ]
-        return self.client.gather(futures)
+
+        def submit(piece: tuple) -> Any:
+            return client.submit(fn, kind, params, state.get(), data.get(), *piece, pure=False)
+
+        return gather(client, submit, pieces, "forestimp.dask.permutation")
 
     def oob(self, est, X, y, n_repeats, seed, n_jobs) -> tuple:
         ranges = tree_ranges(est.forest_.n_estimators, self.n_tasks)

@@ -94,12 +94,31 @@ out-of-bag scores read it the same way. Sparse X needs ``splitter="best"`` or ``
 sparse X to float32, the dtype is kept (float32 or float64), 64-bit indices are accepted, and
 duplicate entries are summed (as ``toarray()`` does); a malformed matrix raises ``DataError``.
 
-``warm_start=True`` keeps the fitted trees and grows only the new ones when ``n_estimators``
-grows. Tree ``i`` depends only on ``(random_state, i)``, so 10 trees then 25 give the model of
-25 trees grown at once, bit for bit. Unlike scikit-learn, the new trees must be grown on the
-training data of the first fit, with its parameters (``DataError`` / ``InvalidParameterError``
-otherwise): out-of-bag rows are regenerated per tree from the training rows, and a forest of
-trees grown on different data would have none that are right.
+``warm_start=True`` follows scikit-learn (details: ``forestimp._warm_start``). A larger
+``n_estimators`` keeps the fitted trees and grows trees ``k..n`` on the data given; the same
+``n_estimators`` warns and fits nothing, computing only a missing ``oob_score_`` when
+``oob_score`` asks for it (from the training data); a smaller one raises. What the identity
+covers, exactly: on the training data of the fitted trees (same rows, same order, same y, as
+checked by the fingerprint of fit), with the same sample weights (not checked), parameters
+and seed (an int ``random_state``, or the seed drawn at the first fit), 10 trees then 25 are
+the 25 grown at once, bit for bit, for any ``n_jobs``, also after a pickle or a file (but for
+``ccp_alpha > 0`` and ``monotonic_cst``, which model bytes do not keep); another parameter
+or seed then raises ``InvalidParameterError``. On other data (other rows, another y,
+any number of rows), trees ``k..n`` are those the same seed grows on that data, with the
+parameters as they are now; the features, outputs, classes, criterion and splitter must be
+the first fit's (``DataError`` / ``InvalidParameterError``, the estimator left as fitted).
+Such a forest has no common training set, hence no out-of-bag rows: ``oob_score=True`` is
+refused, as are out-of-bag importances (scikit-learn would score old trees on rows they were
+not drawn from). As scikit-learn, ``class_weight="balanced"`` or ``"balanced_subsample"``
+with ``warm_start`` warns.
+
+``class_weight="balanced_subsample"`` weighs each tree's classes by its drawn rows,
+scikit-learn's rule; with a 2-D y, by the product of the outputs' weights, as scikit-learn
+(each tree then grown by its own engine call: ``forestimp._class_weight``).
+
+``verbose`` (a bool or an int >= 0, as scikit-learn) prints joblib's ``Done k out of n |
+elapsed: ...`` progress lines on stderr, and from ``verbose > 1`` scikit-learn's ``building
+tree i of n`` on stdout, one per tree grown (``forestimp._verbose``); it changes no model.
 """
 
 from __future__ import annotations

@@ -28,8 +28,8 @@ The sections come in this order:
   its int keys). Any other value (a callable ``oob_score``, a ``RandomState``) is refused by
   ``save`` with :class:`~forestimp.exceptions.InvalidParameterError`; pickle such estimators.
   ``fitted`` holds the scalar fitted attributes (``n_features_in_``, ``n_classes_``,
-  ``n_outputs_``, ``oob_score_``, ``_training_fingerprint``), ``arrays`` one record
-  ``{"name", "dtype", "shape", "object"}`` per array section.
+  ``n_outputs_``, ``oob_score_``, ``_training_fingerprint``, ``_float32_ties``), ``arrays``
+  one record ``{"name", "dtype", "shape", "object"}`` per array section.
 * ``ARRY``, one per record of ``arrays``, in that order: the C-order bytes of the array.
   ``dtype`` is a little-endian NumPy type string among ``|b1``, ``|i1 <i2 <i4 <i8``,
   ``|u1 <u2 <u4 <u8``, ``<f4 <f8`` and ``<U<n>`` (UTF-32 text, n >= 1); ``"object": true``

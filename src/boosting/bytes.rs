@@ -16,7 +16,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::fit::tree_params;
+use super::params::tree_params;
 use super::{BoostParams, Booster, Loss};
 use crate::error::{ForestError, Result};
 use crate::forest::Forest;

@@ -14,64 +14,15 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::loss::{initial_raw, weighted_percentile, LeafRows, Loss, NewtonSums, RoundLoss};
-use super::Booster;
+use super::params::{adopt_size_rules, tree_params};
+use super::{BoostParams, Booster};
 use crate::data::{check_weights, Feature, Matrix, Targets};
 use crate::error::{invalid, ForestError, Result};
 use crate::forest::FitSession;
 use crate::parallel::{chunks_mut, keep_awake, map_ordered};
-use crate::params::{CriterionKind, FeatureCount, ForestParams, Resolved};
+use crate::params::CriterionKind;
 use crate::tree::split::SpareBins;
 use crate::tree::Tree;
-
-/// Everything that defines how a booster is grown.
-#[derive(Clone, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct BoostParams {
-    /// The loss.
-    pub loss: Loss,
-    /// Shrinkage of every leaf value.
-    pub learning_rate: f64,
-    /// Number of rounds.
-    pub n_estimators: usize,
-    /// Fraction of the rows each round grows its trees on, drawn without replacement.
-    pub subsample: f64,
-    /// Start from 0 instead of the loss's optimal constant (scikit-learn's `init="zero"`).
-    pub init_zero: bool,
-    /// Stop when the validation loss has not improved by `tol` for this many rounds.
-    pub n_iter_no_change: Option<usize>,
-    /// Improvement that counts for early stopping.
-    pub tol: f64,
-    /// The trees: splitter, `max_features`, per-tree feature subset (`tree_features`), the
-    /// size rules and `seed`; its criterion, `n_estimators` and row sampling are not read.
-    #[cfg_attr(feature = "serde", serde(skip, default = "default_tree_params"))]
-    pub tree: ForestParams,
-}
-
-#[cfg(feature = "serde")]
-fn default_tree_params() -> ForestParams {
-    ForestParams::random_forest(CriterionKind::SquaredError)
-}
-
-/// The tree parameters of `r` (a booster's session) as a [`ForestParams`]: the form a
-/// booster stores, and rebuilds from its model bytes.
-pub(crate) fn tree_params(r: &Resolved, ccp_alpha: f64) -> ForestParams {
-    let mut t = ForestParams::random_forest(CriterionKind::SquaredError);
-    t.splitter = r.splitter;
-    t.n_estimators = 1;
-    t.max_features = FeatureCount::Count(r.max_features);
-    t.max_depth = (r.max_depth != usize::MAX).then_some(r.max_depth);
-    t.min_samples_split = r.min_samples_split;
-    t.min_samples_leaf = r.min_samples_leaf;
-    t.min_weight_fraction_leaf = r.min_weight_fraction_leaf;
-    t.min_impurity_decrease = r.min_impurity_decrease;
-    t.max_leaf_nodes = r.max_leaf_nodes;
-    t.bootstrap = false;
-    t.tree_features =
-        (r.tree_features < r.n_features).then_some(FeatureCount::Count(r.tree_features));
-    t.seed = r.seed;
-    t.ccp_alpha = ccp_alpha;
-    t
-}
 
 /// Rows held out for early stopping, and their sample weights.
 #[derive(Clone, Copy, Debug)]
@@ -85,42 +36,6 @@ pub struct Validation<'a, T> {
     /// Raw predictions of an initial model on these rows, `(n, k)` row-major, added to
     /// the booster's (see [`Booster::fit`]'s `offset`).
     pub offset: Option<&'a [f64]>,
-}
-
-impl BoostParams {
-    fn check(&self, n_classes: usize) -> Result<()> {
-        if !(self.learning_rate >= 0.0 && self.learning_rate.is_finite()) {
-            return Err(invalid("learning_rate", "must be a finite value >= 0"));
-        }
-        crate::params::check_n_estimators(self.n_estimators)?;
-        if !(self.subsample > 0.0 && self.subsample <= 1.0) {
-            return Err(invalid("subsample", "must be in (0, 1]"));
-        }
-        if !(self.tol >= 0.0 && self.tol.is_finite()) {
-            return Err(invalid("tol", "must be a finite value >= 0"));
-        }
-        if self.n_iter_no_change == Some(0) {
-            return Err(invalid("n_iter_no_change", "must be at least 1 (or None)"));
-        }
-        if let Loss::Huber { alpha } | Loss::Quantile { alpha } = self.loss {
-            if !(alpha > 0.0 && alpha < 1.0) {
-                return Err(invalid("alpha", "must be in (0, 1)"));
-            }
-        }
-        match (self.loss, n_classes) {
-            (Loss::LogLoss, c) if c < 2 => {
-                Err(invalid("loss", "log_loss needs at least 2 classes"))
-            }
-            (Loss::Exponential, c) if c != 2 => Err(invalid(
-                "loss",
-                "exponential requires 2 classes; use log_loss for more",
-            )),
-            (l, c) if l.is_classification() == (c == 0) => {
-                Err(invalid("loss", "the loss does not match the task"))
-            }
-            _ => Ok(()),
-        }
-    }
 }
 
 /// Checks class codes against `n_classes` (regression targets are checked by the session).
@@ -266,14 +181,24 @@ impl Booster {
         }
         let mut model = match previous {
             Some(prev) => {
-                // The number of rounds and the stopping rule of this call may change.
+                // The number of rounds and the stopping rule of this call may change, and
+                // so may the size rules of the new trees (scikit-learn grows its new stages
+                // with the new values): nothing of a kept round is read from them again.
+                // The loss, learning rate, subsample (the out-of-bag rows of every round are
+                // drawn again from it), splitter and seed may not.
                 let mut same = prev.params.clone();
                 same.n_estimators = params.n_estimators;
                 same.n_iter_no_change = params.n_iter_no_change;
                 same.tol = params.tol;
+                let mut resolved = prev.resolved.clone();
+                adopt_size_rules(
+                    &mut same.tree,
+                    &mut resolved,
+                    &params.tree,
+                    session.params(),
+                );
                 // The rows may be other rows (scikit-learn's warm start): the rounds kept
                 // are replayed on this X below, and the new ones fit its residuals.
-                let mut resolved = prev.resolved.clone();
                 resolved.n_samples = session.params().n_samples;
                 resolved.n_draws = session.params().n_draws;
                 if same != *params
@@ -284,8 +209,9 @@ impl Booster {
                 {
                     return Err(invalid(
                         "warm_start",
-                        "more rounds need the parameters (other than n_estimators and early \
-                         stopping's), the seed, the classes and the features of the first fit",
+                        "more rounds need the loss, learning_rate, subsample, splitter, seed, \
+                         classes and features of the first fit (n_estimators, early stopping \
+                         and the trees' size rules may change)",
                     ));
                 }
                 let mut m = prev.clone();

@@ -16,12 +16,14 @@
 mod bytes;
 mod fit;
 mod loss;
+mod params;
 #[cfg(test)]
 mod tests;
 
-pub use fit::{BoostParams, Control, Monitor, Validation};
+pub use fit::{Control, Monitor, Validation};
 pub use loss::Loss;
 pub(crate) use loss::{weighted_percentile, RoundLoss};
+pub use params::BoostParams;
 
 use crate::data::{Feature, Matrix};
 use crate::error::{ForestError, Result};

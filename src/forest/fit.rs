@@ -337,8 +337,16 @@ impl<'a, T: Feature> FitSession<'a, T> {
             .filter(|&i| weight_of(i as usize) > 0.0)
             .collect();
         let mut ws: Vec<f64> = samples.iter().map(|&i| weight_of(i as usize)).collect();
-        if let (true, Targets::Classes { y, n_classes }) = (p.balanced_subsample, self.targets) {
-            reweigh_balanced(&mut ws, &samples, &counts, y, n_classes);
+        if p.balanced_subsample {
+            match self.targets {
+                Targets::Classes { y, n_classes } => {
+                    reweigh_balanced(&mut ws, &samples, &counts, y, &[n_classes]);
+                }
+                Targets::MultiClasses { y, n_classes } => {
+                    reweigh_balanced(&mut ws, &samples, &counts, y, n_classes);
+                }
+                _ => {}
+            }
         }
         drop(counts);
         let mut features = tree_features(p, index);
@@ -553,26 +561,42 @@ fn grow<T: Feature, C: Criterion>(
     }
 }
 
-/// scikit-learn's "balanced_subsample": class `c` drawn `m_c` times among `m` draws gets
-/// weight `m / (n_present · m_c)`, where `n_present` counts the classes drawn at all.
-/// `weights[k]` belongs to row `samples[k]`.
+/// scikit-learn's "balanced_subsample": class `c` of output `k` drawn `m_kc` times among `m`
+/// draws gets weight `m / (n_k · m_kc)`, where `n_k` counts the classes of output `k` drawn
+/// at all; a row's weight is multiplied by the product of its outputs' weights, formed
+/// first, as scikit-learn's `compute_sample_weight` forms it. `y` is
+/// `n × n_classes.len()` row-major and `weights[j]` belongs to row `samples[j]`.
 fn reweigh_balanced(
     weights: &mut [f64],
     samples: &[u32],
     counts: &[u32],
     y: &[u32],
-    n_classes: usize,
+    n_classes: &[usize],
 ) {
-    let mut drawn = vec![0u64; n_classes];
-    for (&c, &k) in counts.iter().zip(y) {
-        drawn[k as usize] += u64::from(c);
-    }
-    let total: u64 = drawn.iter().sum();
-    let present = drawn.iter().filter(|&&d| d > 0).count() as f64;
-    for (w, &i) in weights.iter_mut().zip(samples) {
-        let d = drawn[y[i as usize] as usize];
-        if d > 0 {
-            *w *= total as f64 / (present * d as f64);
+    let m = n_classes.len();
+    let mut product: Option<Vec<f64>> = None;
+    for (k, &classes) in n_classes.iter().enumerate() {
+        let class_of = |i: usize| y[i * m + k] as usize;
+        let mut drawn = vec![0u64; classes];
+        for (i, &c) in counts.iter().enumerate() {
+            drawn[class_of(i)] += u64::from(c);
         }
+        let total: u64 = drawn.iter().sum();
+        let present = drawn.iter().filter(|&&d| d > 0).count() as f64;
+        let factor = samples.iter().map(|&i| {
+            let d = drawn[class_of(i as usize)];
+            // A drawn row's class is drawn: d > 0.
+            total as f64 / (present * d as f64)
+        });
+        product = Some(match product {
+            None => factor.collect(),
+            Some(mut p) => {
+                p.iter_mut().zip(factor).for_each(|(p, f)| *p *= f);
+                p
+            }
+        });
+    }
+    if let Some(product) = product {
+        weights.iter_mut().zip(product).for_each(|(w, f)| *w *= f);
     }
 }

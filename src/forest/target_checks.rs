@@ -6,7 +6,7 @@ use crate::error::{ForestError, Result};
 use crate::params::{CriterionKind, ForestParams};
 
 /// What the multi-output path does not do yet, refused with a typed error: the Poisson
-/// criterion and "balanced_subsample" (its class weights are of one output).
+/// criterion.
 pub(super) fn check_multi_output(targets: &Targets<'_>, params: &ForestParams) -> Result<()> {
     let multi = matches!(
         targets,
@@ -16,13 +16,6 @@ pub(super) fn check_multi_output(targets: &Targets<'_>, params: &ForestParams) -
         return Err(ForestError::Unsupported(
             "criterion=\"poisson\" does not support multi-output targets yet; use \
              \"squared_error\" or \"absolute_error\""
-                .into(),
-        ));
-    }
-    if multi && params.balanced_subsample {
-        return Err(ForestError::Unsupported(
-            "class_weight=\"balanced_subsample\" does not support multi-output targets yet; \
-             use \"balanced\""
                 .into(),
         ));
     }

@@ -10,19 +10,19 @@ use pyo3::PyErr;
 use crate::error::ForestError;
 
 create_exception!(
-    _core,
+    forestimp.exceptions,
     InvalidParameterError,
     PyValueError,
     "A hyper-parameter is out of its documented range."
 );
 create_exception!(
-    _core,
+    forestimp.exceptions,
     DataError,
     PyValueError,
     "X, y or sample_weight is malformed (shape, non-finite values, bad labels)."
 );
 create_exception!(
-    _core,
+    forestimp.exceptions,
     ModelFormatError,
     PyValueError,
     "Model bytes are truncated, corrupted, or from a newer format version."

@@ -107,16 +107,18 @@ SKIP_6_3 = {
 }
 
 
-def kill_a_worker_during(client, work, task_name: str):
+def kill_a_worker_during(client, work, task_name: str, every: bool = False):
     """Runs ``work()`` in a thread, kills (``os._exit``) a worker of ``client`` while it
-    runs a task whose key names ``task_name``, and returns ``(work's result, the killed
-    worker's address)``. Fails if the work ended before the kill or did not end after."""
+    runs a task whose key names ``task_name`` (``every``: all the workers at once), and
+    returns ``(work's result, the killed worker's address)``. Fails if the work ended
+    before the kill or did not end after."""
     import os
     import threading
     import time
 
     out: dict = {}
     thread = threading.Thread(target=lambda: out.update(result=work()))
+    n_workers = len(client.scheduler_info()["workers"])
     thread.start()
     victim, deadline = None, time.monotonic() + 60
     while victim is None and time.monotonic() < deadline:
@@ -126,13 +128,13 @@ def kill_a_worker_during(client, work, task_name: str):
                 victim = addr
     assert victim is not None, f"no {task_name} task seen running"
     try:
-        client.run(os._exit, 1, workers=[victim])
+        client.run(os._exit, 1, workers=None if every else [victim])
     except Exception:  # noqa: BLE001 - the worker dies under the call
         pass
     assert thread.is_alive(), "the work ended before the worker was killed"
     thread.join(timeout=300)
     assert not thread.is_alive()
-    client.wait_for_workers(2, timeout=60)
+    client.wait_for_workers(n_workers, timeout=60)
     return out["result"], victim
 
 

@@ -12,7 +12,7 @@ import pytest
 from sklearn.base import clone
 
 import forestimp as fi
-from forestimp.exceptions import InvalidParameterError
+from forestimp.exceptions import ClusterError, InvalidParameterError
 
 from conftest import kill_a_worker_during
 
@@ -20,6 +20,7 @@ distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
 fdask = pytest.importorskip("forestimp.dask")
+_dask_tasks = pytest.importorskip("forestimp._dask_tasks")
 
 
 @pytest.fixture(scope="module")
@@ -255,12 +256,12 @@ def test_patches_assemble_into_one_forest(client, data, tmp_path):
 def test_a_fit_waits_briefly_for_a_first_worker(data, monkeypatch):
     X, y = data
     local = fi.RandomForestClassifier(n_estimators=2, random_state=0).fit(X, y)
-    monkeypatch.setattr(fdask, "_WORKER_WAIT_S", 0.5)
+    monkeypatch.setattr(_dask_tasks, "WORKER_WAIT_S", 0.5)
     empty = distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None)
     with empty as cluster, distributed.Client(cluster) as c:
-        with pytest.raises(RuntimeError, match="no workers"):
+        with pytest.raises(ClusterError, match="no workers"):
             fdask.fit(clone(local), X, y, client=c)
         # A worker that registers during the wait is used.
-        monkeypatch.setattr(fdask, "_WORKER_WAIT_S", 30.0)
+        monkeypatch.setattr(_dask_tasks, "WORKER_WAIT_S", 30.0)
         threading.Timer(1.0, lambda: cluster.scale(1)).start()
         assert _bytes(fdask.fit(clone(local), X, y, client=c)) == _bytes(local)

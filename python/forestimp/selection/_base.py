@@ -3,7 +3,8 @@
 * the scikit-learn selector contract (:class:`BaseSelector`: ``fit`` sets ``support_`` and
   ``ranking_``; ``transform``, ``get_support`` and ``get_feature_names_out`` come from
   :class:`~sklearn.feature_selection.SelectorMixin`);
-* the default model (``estimator=None``) and the one place where an ``importance=`` name is
+* the default model (``estimator=None``: a classifier or a regressor by the target, as
+  ``forestimp rank --task auto`` decides) and the one place where an ``importance=`` name is
   turned into numbers (:func:`importances_of`), for forestimp forests and for any fitted
   scikit-learn estimator with ``feature_importances_`` (GradientBoosting, LightGBM);
 * the record of each step, :class:`SelectionStep`, kept in ``history_``.
@@ -18,12 +19,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone, is_classifier
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils import get_tags
-from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _sparse
 from .._core import InvalidParameterError
 from .._params import check_choice, check_random_state
+from .._task import infer_task, warn_if_unlike_sklearn
 
 # Names accepted by ``importance=``; each is a measure of ``forestimp.importance``.
 #   "mdi"          normalized MDI (``feature_importances_``; the only one a foreign model has)
@@ -43,15 +44,10 @@ def is_forestimp(est: Any) -> bool:
 
 def default_estimator(y: Any, random_state: Any, n_jobs: int | None) -> Any:
     """The model of ``estimator=None``: a forestimp random forest (bootstrap, so every
-    out-of-bag measure is available) for the kind of target ``y`` is."""
+    out-of-bag measure is available) for the task :func:`is_classification` reads in ``y``."""
     from ..ensemble import RandomForestClassifier, RandomForestRegressor
 
-    kind = type_of_target(y)
-    cls = (
-        RandomForestRegressor
-        if kind in ("continuous", "continuous-multioutput")
-        else (RandomForestClassifier)
-    )
+    cls = RandomForestClassifier if is_classification(None, y) else RandomForestRegressor
     return cls(n_estimators=100, random_state=random_state, n_jobs=n_jobs)
 
 
@@ -111,10 +107,16 @@ def importances_of(
 
 
 def is_classification(estimator: Any, y: Any) -> bool:
-    """Whether the selection models a class label."""
+    """Whether the selection models a class label: the estimator's kind, or, with no
+    estimator, the rule of ``forestimp rank --task auto`` (:func:`forestimp._task.infer_task`:
+    text, booleans or at most 20 distinct integers), with a ``TaskGuessWarning`` where
+    scikit-learn's ``type_of_target`` would read the other task (a count with 585 distinct
+    values is a regression target, not 585 classes)."""
     if estimator is not None:
         return bool(is_classifier(estimator))
-    return type_of_target(y) not in ("continuous", "continuous-multioutput")
+    task, reason = infer_task(y)
+    warn_if_unlike_sklearn(y, task, reason)
+    return task == "classification"
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)

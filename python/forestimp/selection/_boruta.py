@@ -33,8 +33,8 @@ from scipy.stats import binom
 from sklearn.base import clone
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
+from .. import _frames, _sparse
 from .. import _params as P
-from .. import _sparse
 from .._core import InvalidParameterError
 from .._params import check_choice, check_int, check_n_jobs, check_random_state, check_real
 from ._base import BaseSelector, SelectionStep, importances_of, is_forestimp, resolve_estimator
@@ -219,6 +219,7 @@ class Boruta(BaseSelector):
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> Boruta:
         """Run Boruta on ``X, y``; returns self."""
         X, y = _sparse.checked(X), _sparse.checked(y, "y")
+        _frames.check_numeric(X)  # a text or category column: DataError naming it
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], ensure_all_finite=True)
         importance = check_choice("importance", self.importance, IMPORTANCES)
         rule = check_choice("rule", self.rule, RULES)
@@ -244,7 +245,7 @@ class Boruta(BaseSelector):
             seed = int(rng.randint(np.iinfo(np.int32).max))
             n_trees = trees_for(len(active) + len(sources))
             real, shadow = self._importances(
-                X, y, sw, active, sources, importance, seed, bins, n_trees
+                model, X, y, sw, active, sources, importance, seed, bins, n_trees
             )
             threshold = float(np.percentile(shadow, perc))
             hit = active[real > threshold]
@@ -298,12 +299,14 @@ class Boruta(BaseSelector):
         return lambda n_columns: fixed
 
     def _importances(
-        self, X: np.ndarray, y: np.ndarray, sw: Any, active: np.ndarray,
+        self, model: Any, X: np.ndarray, y: np.ndarray, sw: Any, active: np.ndarray,
         sources: np.ndarray, importance: str, seed: int, bins: Any, n_trees: Any,
     ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
         """Importances of the ``active`` columns and of the shadows of ``sources``, from one
-        forest of ``n_trees`` trees (None: the model's own) grown on both."""
-        est = resolve_estimator(self.estimator, y, seed, self.n_jobs)
+        forest of ``n_trees`` trees (None: the model's own) grown on both: a clone of
+        ``model`` (resolved once per fit, so a default model's task is read, and warned
+        about, once) with ``random_state=seed``."""
+        est = clone(model)
         if n_trees is not None:
             est.set_params(n_estimators=n_trees)
         if is_forestimp(est):
@@ -311,7 +314,6 @@ class Boruta(BaseSelector):
             return shadow_importances(
                 est, X, y, sw, active, sources, importance, seed, scaled=True, bins=bins
             )
-        est = clone(est)
         if "random_state" in est.get_params():
             est.set_params(random_state=seed)
         shadow_rng = np.random.RandomState(seed)

@@ -6,6 +6,11 @@
 * :class:`RFE`: the score along the elimination path, with the chosen subset;
 * :class:`SequentialRandomSubspace`: the found set growing over the iterations (and its F1
   against a known truth).
+
+Each takes ``groups=``, the encoded columns of each source column (a text column one-hot
+encoded into several, as ``forestimp select`` does): the counts in the titles and axes are
+then of source columns, a group counted when any of its columns is, as the command's table
+counts them; the encoded counts follow in parentheses where they differ.
 """
 
 from __future__ import annotations
@@ -44,12 +49,44 @@ def plot_selection(selector: Any, ax: Any = None, **kwargs: Any) -> Any:
     raise TypeError(f"no plot for {type(selector).__name__}")
 
 
+def count_sources(columns: Any, groups: list[np.ndarray] | None) -> int:
+    """The source columns among ``columns`` (indices or a mask); each column alone without
+    ``groups``."""
+    columns = np.asarray(columns)
+    if columns.dtype == bool:
+        columns = np.flatnonzero(columns)
+    if groups is None:
+        return len(columns)
+    chosen = set(columns.tolist())
+    return sum(any(int(j) in chosen for j in g) for g in groups)
+
+
+def _counted(columns: Any, groups: list[np.ndarray] | None) -> str:
+    """``"3"``, or ``"3 (4 encoded)"`` when the source and encoded counts differ."""
+    columns = np.asarray(columns)
+    encoded = int(columns.sum()) if columns.dtype == bool else len(columns)
+    sources = count_sources(columns, groups)
+    return str(sources) if sources == encoded else f"{sources} ({encoded} encoded)"
+
+
+def _statuses(selector: Any, groups: list[np.ndarray] | None) -> tuple[np.ndarray, ...]:
+    """Boruta's confirmed and tentative masks, by source column when ``groups`` is given:
+    a group takes the status of its best-ranked column."""
+    confirmed, tentative = selector.support_, selector.support_weak_
+    if groups is None:
+        return confirmed, tentative
+    best = [g[np.argmin(selector.ranking_[g])] for g in groups]
+    return confirmed[best], tentative[best] & ~confirmed[best]
+
+
 def _top(selector: Any, max_features: int | None) -> np.ndarray:
     """Column indices by ``ranking_``, at most ``max_features`` of them."""
     return np.argsort(selector.ranking_, kind="stable")[:max_features]
 
 
-def threshold_bars(selector: Any, ax: Any = None, *, max_features: int | None = 30) -> Any:
+def threshold_bars(
+    selector: Any, ax: Any = None, *, max_features: int | None = 30, groups: Any = None
+) -> Any:
     """Horizontal bars of the importances (kept green, dropped red) and the threshold line;
     with the probe threshold, the best probe is the line."""
     cols = _top(selector, max_features)[::-1]
@@ -62,12 +99,16 @@ def threshold_bars(selector: Any, ax: Any = None, *, max_features: int | None = 
     label = "best of the probes" if probe else f"threshold ({selector.threshold})"
     ax.axvline(selector.threshold_, color=BAND, linestyle="--", label=label)
     ax.set_xlabel(f"importance ({selector.importance})")
-    ax.set_title(f"SelectFromImportance: {int(selector.support_.sum())} kept")
+    total = len(groups) if groups is not None else len(selector.support_)
+    ax.set_title(f"SelectFromImportance: {_counted(selector.support_, groups)} of {total} "
+                 "columns kept")  # fmt: skip
     ax.legend(loc="lower right")
     return ax
 
 
-def boruta_boxes(selector: Any, ax: Any = None, *, max_features: int | None = 30) -> Any:
+def boruta_boxes(
+    selector: Any, ax: Any = None, *, max_features: int | None = 30, groups: Any = None
+) -> Any:
     """One box per feature over the iterations it took part in (green confirmed, yellow
     tentative, red rejected), the shadow threshold's range shaded and its median dashed."""
     cols = _top(selector, max_features)
@@ -85,30 +126,36 @@ def boruta_boxes(selector: Any, ax: Any = None, *, max_features: int | None = 30
     shadow = np.array([s.shadow_threshold for s in selector.history_])
     ax.axvspan(shadow.min(), shadow.max(), color=BAND, alpha=0.2, label="shadow threshold")
     ax.axvline(np.median(shadow), color=BAND, linestyle="--")
-    confirmed, tentative = int(selector.support_.sum()), int(selector.support_weak_.sum())
+    confirmed, tentative = _statuses(selector, groups)
+    levels = ""
+    if groups is not None and len(groups) != len(selector.support_):
+        n_conf, n_tent = int(selector.support_.sum()), int(selector.support_weak_.sum())
+        levels = f"\n(encoded: {n_conf} confirmed, {n_tent} tentative of {len(selector.support_)})"
     ax.set_title(
-        f"Boruta, {selector.n_iter_} iterations: {confirmed} confirmed, {tentative} tentative"
+        f"Boruta, {selector.n_iter_} iterations: {int(confirmed.sum())} confirmed, "
+        f"{int(tentative.sum())} tentative of {len(confirmed)} columns{levels}"
     )
     ax.set_xlabel(f"importance ({selector.importance})")
     ax.legend(loc="lower right")
     return ax
 
 
-def rfe_path(selector: Any, ax: Any = None) -> Any:
+def rfe_path(selector: Any, ax: Any = None, *, groups: Any = None) -> Any:
     """The score of each step against its number of columns (± its spread), the best step
     and the chosen one (the fewest columns within ``alpha`` spreads of the best)."""
     res = selector.cv_results_
-    sizes, scores, stds = res["n_features"], res["mean_test_score"], res["std_test_score"]
+    scores, stds = res["mean_test_score"], res["std_test_score"]
+    sizes = np.array([count_sources(step.features, groups) for step in selector.history_])
     ax = ax if ax is not None else new_axes((6.4, 4.0))
     ax.errorbar(sizes, scores, yerr=np.nan_to_num(stds), marker="o", ms=3, color=BAND,
                 capsize=2)  # fmt: skip
     best = int(np.argmax(scores))
-    chosen = int(np.flatnonzero(sizes == selector.n_features_)[0])
+    chosen = int(np.flatnonzero(res["n_features"] == selector.n_features_)[0])
     ax.plot(sizes[best], scores[best], "s", color=TENTATIVE, ms=9, label="best score")
     ax.plot(sizes[chosen], scores[chosen], "*", color=KEPT, ms=14,
-            label=f"chosen: {selector.n_features_} columns")  # fmt: skip
+            label=f"chosen: {_counted(selector.support_, groups)} columns")  # fmt: skip
     ax.set_xscale("log")
-    ax.set_xlabel("columns kept")
+    ax.set_xlabel("columns kept" + (" (a one-hot encoded column counts once)" if groups else ""))
     scoring = "out-of-bag" if selector.cv is None and selector.scoring == "oob" else "CV"
     ax.set_ylabel(f"{scoring} score")
     ax.set_title(f"RFE path, alpha = {selector.alpha} ({selector.alpha_std} std)")
@@ -116,15 +163,16 @@ def rfe_path(selector: Any, ax: Any = None) -> Any:
     return ax
 
 
-def srs_trace(selector: Any, ax: Any = None) -> Any:
+def srs_trace(selector: Any, ax: Any = None, *, groups: Any = None) -> Any:
     """The size of the found set after each iteration; F1 against the truth on a second
     axis when ``fit`` was given one."""
     trace = selector.history_
     it = np.arange(1, len(trace) + 1)
     ax = ax if ax is not None else new_axes((6.4, 4.0))
-    ax.step(it, [s.n_found for s in trace], where="post", color=BAND, label="|F| found")
+    found = [s.n_found if groups is None else count_sources(s.kept, groups) for s in trace]
+    ax.step(it, found, where="post", color=BAND, label="|F| found")
     ax.set_xlabel("iteration")
-    ax.set_ylabel("features found", color=BAND)
+    ax.set_ylabel("columns found", color=BAND)
     f1 = np.array([s.f1 for s in trace])
     if np.isfinite(f1).any():
         twin = ax.twinx()

@@ -20,7 +20,7 @@ from sklearn.model_selection import check_cv, cross_val_score
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import validate_data
 
-from .. import _sparse
+from .. import _frames, _sparse
 from .._core import InvalidParameterError
 from .._params import check_choice, check_cv_folds, check_int, check_n_jobs, check_real
 from ._base import (
@@ -324,6 +324,7 @@ class RFE(BaseSelector):
         self
         """
         X, y = _sparse.checked(X), _sparse.checked(y, "y")
+        _frames.check_numeric(X)  # a text or category column: DataError naming it
         X, y = validate_data(
             self, X, y, dtype=[np.float64, np.float32], ensure_all_finite="allow-nan"
         )
@@ -341,7 +342,7 @@ class RFE(BaseSelector):
         if self.scoring == "oob" and self.cv is None:
             base = oob_model(base)
         else:
-            classifier = is_classification(self.estimator, y)
+            classifier = is_classification(base, y)
             folds = 5 if self.cv is None else check_cv_folds(self.cv)
             cv = check_cv(folds, y, classifier=classifier)
             scoring = None if self.scoring == "oob" else self.scoring

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import validate_data
 
-from .. import _sparse
+from .. import _frames, _sparse
 from .._core import InvalidParameterError
 from .._params import check_int, check_n_jobs
 from ._base import (
@@ -214,6 +214,7 @@ class SelectFromImportance(BaseSelector):
         self
         """
         X, y = _sparse.checked(X), _sparse.checked(y, "y")
+        _frames.check_numeric(X)  # a text or category column: DataError naming it
         X, y = validate_data(
             self, X, y, dtype=[np.float64, np.float32], ensure_all_finite="allow-nan"
         )
