@@ -107,6 +107,17 @@ SKIP_6_3 = {
 }
 
 
+@pytest.fixture(scope="module")
+def two_workers():
+    """A client of a LocalCluster of 2 one-thread worker processes, for one test module."""
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    )
+    with cluster, distributed.Client(cluster) as c:
+        yield c
+
+
 def kill_a_worker_during(client, work, task_name: str, every: bool = False):
     """Runs ``work()`` in a thread, kills (``os._exit``) a worker of ``client`` while it
     runs a task whose key names ``task_name`` (``every``: all the workers at once), and

@@ -22,13 +22,8 @@ _dask_tasks = pytest.importorskip("forestimp._dask_tasks")
 
 
 @pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    )
-    with distributed.Client(cluster) as c:
-        yield c
-    cluster.close()
+def client(two_workers):
+    return two_workers
 
 
 @pytest.fixture(scope="module")
