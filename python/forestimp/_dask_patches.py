@@ -29,6 +29,7 @@ from . import _state
 from ._core import Forest, InvalidParameterError
 from ._dask_read import load_npy
 from ._dask_tasks import Shipment, gather
+from ._dask_worker import _FIT_LOCK, _worker_threads, tree_ranges
 
 
 def fit_patches(
@@ -68,8 +69,6 @@ def fit_patches(
         A fitted clone, whose forest is ``assembled`` (see ``Forest.assemble``).
     """
     from distributed import default_client
-
-    from .dask import tree_ranges
 
     client = client or default_client()
     n_workers = len(client.scheduler_info()["workers"])
@@ -224,8 +223,6 @@ def _read_patch(patch: dict) -> tuple[np.ndarray, np.ndarray]:
 
 def _fit_patch(kind, params, patch, n_trees, seed, classes) -> dict[str, Any]:
     """One sub-forest on its patch: model bytes, columns, rows, in-patch OOB predictions."""
-    from .dask import _FIT_LOCK, _worker_threads
-
     X, y = _read_patch(patch)
     overrides = {"n_estimators": n_trees, "random_state": seed, "oob_score": False}
     est = kind(**{**params, **overrides, "n_jobs": _worker_threads(), "warm_start": False})

@@ -11,8 +11,8 @@ Parquet path is opened there (``selection/_columns.py``: positional reads, colum
 projection); an in-memory array or DataFrame is scattered once to every worker. Back come q
 importances, the probes' and the bytes read. The model travels as its class and parameters,
 never as a pickled fitted object. Each task runs the engine with its worker's thread count
-and holds ``forestimp.dask._FIT_LOCK`` while it reads and fits, so a worker holds one block of
-q columns at a time and rayon never oversubscribes it.
+and holds ``forestimp._dask_worker._FIT_LOCK`` while it reads and fits, so a worker holds one
+block of q columns at a time and rayon never oversubscribes it.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from sklearn.base import clone
 
 from ._core import InvalidParameterError
 from ._dask_tasks import Shipment, gather, worker_count
-from .dask import _FIT_LOCK, _worker_threads
+from ._dask_worker import _FIT_LOCK, _worker_threads
 from .selection._columns import ColumnSource, open_source
 from .selection._srs import SequentialRandomSubspace
 from .selection._srs_rounds import FitSpec, SubspaceFit, SubspaceTask, fit_subspace

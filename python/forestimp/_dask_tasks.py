@@ -10,7 +10,8 @@ Dask runs a task again elsewhere when its worker dies, but two losses it does no
 :func:`gather` submits one task per piece of work and watches them. A task cancelled with
 its data is submitted again once a worker is there, with that data sent afresh by its
 :class:`Shipment` (the client still holds it). A cluster left without any worker for
-``WORKER_WAIT_S`` seconds, or losses beyond ``MAX_LOSSES`` per piece, end the call with
+:func:`worker_wait` seconds (Dask config ``forestimp.worker-wait``, default 60 s), or
+losses beyond ``MAX_LOSSES`` per piece, end the call with
 :class:`~forestimp.exceptions.ClusterError`, which says what happened; a task's own
 exception (a ``DataError`` from a damaged file) is raised as it is. Every task is a pure
 function of its inputs, so a piece computed again gives the same result.
@@ -27,14 +28,25 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError
 from typing import Any
 
+import dask.config
+from dask.utils import parse_timedelta
 from distributed import Client, Future, wait
 from distributed.scheduler import KilledWorker
 
 from .exceptions import ClusterError
 
-# Seconds a call waits for a worker when the cluster has none (starting, or its workers
-# being restarted by their nannies) before it gives up.
-WORKER_WAIT_S = 10.0
+# How long a call waits for a worker when the cluster has none (starting, or its workers
+# being restarted by their nannies or replaced by a scheduler of jobs) before it gives up:
+# ``dask.config.set({"forestimp.worker-wait": "5 minutes"})``.
+WORKER_WAIT = "60s"
+
+
+def worker_wait() -> float:
+    """Seconds to wait for a worker: the Dask config ``forestimp.worker-wait`` (a number of
+    seconds or a duration such as ``"2 minutes"``), else :data:`WORKER_WAIT`."""
+    return float(parse_timedelta(dask.config.get("forestimp.worker-wait", WORKER_WAIT)))
+
+
 # How often each piece may be lost with its workers before the call gives up.
 MAX_LOSSES = 3
 # Seconds between two looks at the cluster while tasks run.
@@ -68,26 +80,27 @@ def _futures_in(value: Any) -> list[Future]:
 
 
 def worker_count(client: Client, lost_by: str | None = None) -> int:
-    """The number of workers, after waiting up to ``WORKER_WAIT_S`` seconds for a first
+    """The number of workers, after waiting up to :func:`worker_wait` seconds for a first
     one; raises :class:`ClusterError` when none registers (naming ``lost_by``, the work
     that lost them, if any)."""
     n = len(client.scheduler_info()["workers"])
     if n:
         return n
     try:
-        client.wait_for_workers(1, timeout=WORKER_WAIT_S)
+        client.wait_for_workers(1, timeout=worker_wait())
     except TimeoutError:
         if lost_by:
             raise ClusterError(_all_lost(lost_by)) from None
         raise ClusterError(
-            f"the Dask cluster has no workers (waited {WORKER_WAIT_S:g} s for one)"
+            f"the Dask cluster has no workers (waited {worker_wait():g} s for one)"
         ) from None
     return len(client.scheduler_info()["workers"])
 
 
 def _all_lost(what: str) -> str:
     return (
-        f"{what}: the Dask cluster lost all its workers and none registered in {WORKER_WAIT_S:g} s"
+        f"{what}: the Dask cluster lost all its workers and none registered in "
+        f"{worker_wait():g} s (Dask config forestimp.worker-wait)"
     )
 
 
@@ -132,11 +145,11 @@ def gather(
 
 def _still_has_workers(client: Client, empty_since: float | None, what: str) -> float | None:
     """``None`` while the cluster has workers, else when it was first seen without any;
-    raises :class:`ClusterError` once that is ``WORKER_WAIT_S`` seconds ago."""
+    raises :class:`ClusterError` once that is :func:`worker_wait` seconds ago."""
     if client.scheduler_info()["workers"]:
         return None
     now = time.monotonic()
-    if empty_since is not None and now - empty_since > WORKER_WAIT_S:
+    if empty_since is not None and now - empty_since > worker_wait():
         raise ClusterError(_all_lost(what))
     return now if empty_since is None else empty_since
 

@@ -32,15 +32,6 @@ from ._select_report import (
     summary,
 )
 
-METHODS = {
-    "boruta": "Boruta, all-relevant: each column against the best of the permuted copies "
-    "(shadows) of the columns, binomial tests over the iterations",
-    "rfe": "recursive elimination: refit, drop the least important fifth, keep the fewest "
-    "columns whose out-of-bag score is within alpha standard errors of the best",
-    "threshold": "one forest; keep the columns whose importance reaches the threshold",
-    "srs": "Sequential Random Subspace: forests on q columns at a time, the columns found "
-    "so far kept in the next subspaces; never more than q columns in memory",
-}
 # The options that apply to some methods only.
 ONLY = {
     "alpha": ("boruta", "rfe", "srs"),

@@ -18,6 +18,16 @@ from ._rank import MEASURES
 from .selection._plots import count_sources
 
 KEPT = ("kept", "confirmed", "found")
+# Each --method of ``forestimp select`` (its choices) and the rule it follows.
+METHODS = {
+    "boruta": "Boruta, all-relevant: each column against the best of the permuted copies "
+    "(shadows) of the columns, binomial tests over the iterations",
+    "rfe": "recursive elimination: refit, drop the least important fifth, keep the fewest "
+    "columns whose out-of-bag score is within alpha standard errors of the best",
+    "threshold": "one forest; keep the columns whose importance reaches the threshold",
+    "srs": "Sequential Random Subspace: forests on q columns at a time, the columns found "
+    "so far kept in the next subspaces; never more than q columns in memory",
+}
 # SRS is "still finding" columns when one entered F in the last fifth of its iterations.
 LATE_SHARE = 0.2
 
@@ -161,8 +171,6 @@ def method_line(args: Any, selector: Any, groups: list[np.ndarray] | None) -> st
 def summary(args: Any, selector: Any, problem: Any, rows: list[dict[str, Any]],
             quality: Any) -> str:  # fmt: skip
     """What ran on what, the measure, the model's quality and the method's rule."""
-    from ._select import METHODS
-
     p = selector.n_features_in_
     lines = [
         f"{args.method}: {METHODS[args.method]}",

@@ -28,7 +28,7 @@ from scipy.special import expit, softmax
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 
-from . import _sparse
+from . import _boosting_state, _model_kinds, _sparse
 from ._boosting_base import BaseGradientBoosting
 from ._core import DataError, InvalidParameterError
 
@@ -253,5 +253,10 @@ class GradientBoostingClassifier(ClassifierMixin, BaseGradientBoosting):
         and convert it unchecked; a malformed one raises ``DataError``)."""
         return float(super().score(X, _sparse.checked(y, "y"), sample_weight=sample_weight))
 
+
+# The classes a forestimp file can name (forestimp.persistence finds them there by name).
+_model_kinds.register(
+    _boosting_state, "booster_", GradientBoostingClassifier, GradientBoostingRegressor
+)
 
 __all__ = ["GradientBoostingClassifier", "GradientBoostingRegressor"]

@@ -375,7 +375,8 @@ the kept (and tentative) ones, --all every one.
 
 
 def _add_select(sub: argparse._SubParsersAction) -> None:
-    from ._select import METHODS, run
+    from ._select import run
+    from ._select_report import METHODS
     from .selection import IMPORTANCES
 
     sel = sub.add_parser(

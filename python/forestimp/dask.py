@@ -31,26 +31,28 @@ Requires the ``dask`` extra: ``pip install 'forestimp[dask]'``.
 from __future__ import annotations
 
 import functools
-import threading
 from typing import Any
 
 import numpy as np
 from sklearn.base import clone
 
-from . import _float32_routing, _sparse, _state
-from ._core import Forest, InvalidParameterError, oob_permutation_importance
-from ._dask_read import is_path, read, suffix
-from ._dask_tasks import Shipment, gather, worker_count
-from .importance._permutation import Draws, _held_out_scores, _permutation
-
 try:
     import dask.array as da
     import dask.dataframe as dd
-    from distributed import Client, default_client, get_worker
+    from distributed import Client, default_client
 except ImportError as e:  # pragma: no cover - exercised without the extra only
     raise ImportError(
         "forestimp.dask needs dask and distributed: pip install 'forestimp[dask]'"
     ) from e
+
+from . import _float32_routing, _sparse, _state
+from ._core import Forest, InvalidParameterError, oob_permutation_importance
+from ._dask_patches import fit_patches as _fit_patches
+from ._dask_read import is_path, read, suffix
+from ._dask_srs import srs as _srs
+from ._dask_tasks import Shipment, gather, worker_count
+from ._dask_worker import _FIT_LOCK, _worker_threads, tree_ranges
+from .importance._permutation import Draws, _held_out_scores, _permutation
 
 __all__ = [
     "fit",
@@ -63,25 +65,12 @@ __all__ = [
     "tree_ranges",
 ]
 
-# A worker process fits one part at a time, with all its threads (see _fit_part).
-_FIT_LOCK = threading.Lock()
-
-from ._dask_patches import fit_patches as _fit_patches  # noqa: E402 - it uses the helpers above
-
 
 @functools.wraps(_fit_patches)
 def fit_patches(estimator: Any, X: Any, y: Any, **kwargs: Any) -> Any:
     # A sparse X, y checked here, before the client cuts X into patches.
     X, y = _sparse.checked(X), _sparse.checked(y, "y")
     return _fit_patches(estimator, X, y, **kwargs)
-
-
-def tree_ranges(n_estimators: int, n_tasks: int) -> list[tuple[int, int]]:
-    """``n_tasks`` consecutive, nearly equal ranges covering ``0..n_estimators`` (fewer
-    when there are fewer trees than tasks)."""
-    n_tasks = max(1, min(int(n_tasks), int(n_estimators)))
-    bounds = np.linspace(0, n_estimators, n_tasks + 1).round().astype(int)
-    return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 def fit(
@@ -163,13 +152,6 @@ def _data_on_workers(client: Client, X: Any, y: Any, sample_weight: Any) -> dict
             data[name] = client.scatter(value, broadcast=True, hash=False)
     data["target_column"] = target_column
     return data
-
-
-def _worker_threads() -> int | None:
-    try:
-        return int(get_worker().state.nthreads)
-    except ValueError:  # not on a worker (a synchronous scheduler)
-        return None
 
 
 def _fit_part(
@@ -328,8 +310,6 @@ def srs(
     """Sequential Random Subspace with the B fits of each round on the workers: see
     :func:`forestimp._dask_srs.srs` (the same selection as ``selector.fit`` in one process,
     for any number of workers)."""
-    from ._dask_srs import srs as _srs  # it imports this module's worker helpers
-
     X, y = _sparse.checked(X), _sparse.checked(y, "y")
     return _srs(selector, X, y, true_support=true_support, client=client)
 

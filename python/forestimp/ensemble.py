@@ -127,6 +127,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _model_kinds, _state
 from . import _params as P
 from ._base import BaseForest, ForestClassifierMixin, ForestRegressorMixin
 from ._core import InvalidParameterError
@@ -336,3 +337,18 @@ class TotallyRandomizedTreesRegressor(_TotallyRandomizedLayout, ForestRegressorM
                  warm_start=False, max_samples=None, multiway=False,
                  ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
         _store(self, locals())
+
+
+# The classes a forestimp file can name (forestimp.persistence finds them there by name).
+_model_kinds.register(
+    _state,
+    "forest_",
+    RandomForestClassifier,
+    RandomForestRegressor,
+    ExtraTreesClassifier,
+    ExtraTreesRegressor,
+    RandomPatchesClassifier,
+    RandomPatchesRegressor,
+    TotallyRandomizedTreesClassifier,
+    TotallyRandomizedTreesRegressor,
+)

@@ -57,12 +57,11 @@ import zlib
 from typing import Any
 
 import numpy as np
+from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from . import _boosting_state, _outputs, _state, boosting, ensemble
+from . import _boosting_state, _model_kinds, _outputs, _state
 from . import _params as P
-from ._base import BaseForest
-from ._boosting_base import BaseGradientBoosting
 from ._core import DataError, InvalidParameterError, ModelFormatError
 from ._core import __version__ as _version
 
@@ -85,8 +84,9 @@ _TEXT_DTYPE = re.compile(r"<U([1-9][0-9]{0,6})")
 _MAX_DIM = 2**62
 
 
-# The allow-list: the only classes a file can name. Looked up by name in forestimp.ensemble,
-# never imported from a name the file gives.
+# The allow-list: the only classes a file can name. Looked up by name among the classes
+# forestimp.ensemble and forestimp.boosting register (forestimp._model_kinds), never imported
+# from a name the file gives.
 _CLASS_NAMES = (
     "RandomForestClassifier",
     "RandomForestRegressor",
@@ -103,20 +103,15 @@ _CLASS_NAMES = (
 _BOOSTING_NAMES = ("GradientBoostingClassifier", "GradientBoostingRegressor")
 
 
-def _estimator_classes() -> dict[str, type[BaseForest] | type[BaseGradientBoosting]]:
-    """The allow-listed classes by name."""
-    classes: dict[str, Any] = {name: getattr(ensemble, name) for name in _CLASS_NAMES}
-    classes.update({name: getattr(boosting, name) for name in _BOOSTING_NAMES})
-    return classes
-
-
-def _family(cls: type) -> Any:
-    """The module that states and restores the fitted attributes of ``cls``."""
-    return _boosting_state if issubclass(cls, BaseGradientBoosting) else _state
+def _kind(name: Any) -> _model_kinds.ModelKind | None:
+    """The allow-listed kind named ``name``; None for any other name or value."""
+    if not isinstance(name, str) or name not in (*_CLASS_NAMES, *_BOOSTING_NAMES):
+        return None
+    return _model_kinds.kind_named(name)
 
 
 # ------------------------------------------------------------------------------ writing
-def save(est: BaseForest | BaseGradientBoosting, path: str | os.PathLike[str]) -> None:
+def save(est: BaseEstimator, path: str | os.PathLike[str]) -> None:
     """Write the fitted forestimp estimator ``est`` to ``path`` (module docstring format).
 
     Raises :class:`~forestimp.exceptions.InvalidParameterError` when a parameter is not
@@ -127,13 +122,14 @@ def save(est: BaseForest | BaseGradientBoosting, path: str | os.PathLike[str]) -
         f.write(data)
 
 
-def dumps(est: BaseForest | BaseGradientBoosting) -> bytes:
+def dumps(est: BaseEstimator) -> bytes:
     """The bytes :func:`save` writes."""
     name = type(est).__name__
-    if _estimator_classes().get(name) is not type(est):
+    kind = _kind(name)
+    if kind is None or kind.cls is not type(est):
         raise InvalidParameterError(f"Only forestimp's estimators can be saved, not {name}.")
-    family = _family(type(est))
-    check_is_fitted(est, "booster_" if family is _boosting_state else "forest_")
+    family = kind.state
+    check_is_fitted(est, kind.fitted)
     state = family.fitted_state(est)
     assert state is not None  # fitted, checked above
     if family is _state and est.forest_.n_features != est.n_features_in_:
@@ -151,7 +147,7 @@ def dumps(est: BaseForest | BaseGradientBoosting) -> bytes:
     for key in family.ARRAYS:
         if key in state:
             # A multi-output classifier's classes_ is a list: stored concatenated.
-            n_outputs = est.forest_.n_outputs if isinstance(est, BaseForest) else 1
+            n_outputs = est.forest_.n_outputs if family is _state else 1
             value = _outputs.state_of(key, state[key], n_outputs)
             record, body = _encode_array(key, value)
             records.append(record)
@@ -241,19 +237,19 @@ def loads(data: bytes) -> Any:
     if any(tag != b"ARRY" for tag in tags[1:-1]):
         raise ModelFormatError(f"Unknown or misplaced sections in {tags}.")
     meta = _parse_meta(sections[0][1])
-    cls = _estimator_classes().get(meta["class"]) if isinstance(meta["class"], str) else None
-    if cls is None:
+    kind = _kind(meta["class"])
+    if kind is None:
         shown = str(meta["class"])[:80]
         raise ModelFormatError(f"{shown!r} is not a forestimp estimator class.")
+    cls, family = kind.cls, kind.state
     params = _field(meta, "params", dict)
     accepted = set(cls._get_param_names())
     unknown = sorted(set(params) - accepted)
     if unknown:
         raise ModelFormatError(f"{cls.__name__} does not accept the parameters {unknown}.")
     est = cls(**{name: _decode(value, 0) for name, value in params.items()})
-    _check_params(est)
+    _check_params(est, family)
     fitted = _field(meta, "fitted", dict)
-    family = _family(cls)
     unknown = sorted(set(fitted) - set(family.SCALARS))
     if unknown:
         raise ModelFormatError(f"Unknown fitted attributes {unknown}.")
@@ -272,7 +268,7 @@ def loads(data: bytes) -> Any:
     return est
 
 
-def _check_params(est: BaseForest | BaseGradientBoosting) -> None:
+def _check_params(est: Any, family: Any) -> None:
     """The file's parameters checked as ``fit`` checks them before it reads the data, so a
     file that lies about them is refused here, not at a later prediction or refit: a
     booster's own checks (``_check_params``); for both families every int within 64 bits,
@@ -280,7 +276,7 @@ def _check_params(est: BaseForest | BaseGradientBoosting) -> None:
     checks need the training data's size and run at a refit."""
     try:
         P.check_stored_params(est.get_params(deep=False))
-        if isinstance(est, BaseGradientBoosting):
+        if family is _boosting_state:
             est._check_params()
     except InvalidParameterError as exc:
         raise ModelFormatError(f"The file holds an invalid parameter: {exc}") from None

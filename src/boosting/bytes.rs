@@ -13,6 +13,10 @@
 //! payload, so their validation is the forests' own and the forest format is unchanged. On
 //! the way back everything the booster adds is checked against those trees (one value per
 //! leaf, `k` trees per round, scores per round), so no bytes can make a later walk panic.
+//!
+//! Version 2 appends to the payload the postcard encoding of each round's `subsample`
+//! (`Vec<f64>`), written only when a warm start changed it: a booster whose rounds share one
+//! `subsample` (its parameter) is written as version 1, byte for byte as before.
 
 use serde::{Deserialize, Serialize};
 
@@ -23,8 +27,8 @@ use crate::forest::Forest;
 
 /// First bytes of a booster model.
 pub const MAGIC: &[u8; 4] = b"FIMB";
-/// Version written by this build; it reads this version and older ones.
-pub const FORMAT_VERSION: u16 = 1;
+/// Newest version written by this build; it reads this version and older ones.
+pub const FORMAT_VERSION: u16 = 2;
 const HEADER: usize = 20;
 
 #[derive(Serialize, Deserialize)]
@@ -72,11 +76,19 @@ impl Booster {
             oob_improvement: self.oob_improvement.clone(),
             forest: forest.to_bytes()?,
         };
-        let payload =
-            postcard::to_allocvec(&repr).map_err(|e| ForestError::Encode(e.to_string()))?;
+        let encode = |e: postcard::Error| ForestError::Encode(e.to_string());
+        let mut payload = postcard::to_allocvec(&repr).map_err(encode)?;
+        let uniform = self
+            .round_subsample
+            .iter()
+            .all(|&s| s == self.params.subsample);
+        let version: u16 = if uniform { 1 } else { 2 };
+        if !uniform {
+            payload.extend(postcard::to_allocvec(&self.round_subsample).map_err(encode)?);
+        }
         let mut out = Vec::with_capacity(HEADER + payload.len());
         out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        out.extend_from_slice(&version.to_le_bytes());
         out.extend_from_slice(&0u16.to_le_bytes());
         out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
         out.extend_from_slice(&crc32fast::hash(payload.as_slice()).to_le_bytes());
@@ -114,8 +126,13 @@ impl Booster {
         if crc32fast::hash(payload) != crc {
             return Err(decode_err("checksum mismatch (corrupted bytes)"));
         }
-        let r: BoosterRepr =
-            postcard::from_bytes(payload).map_err(|e| decode_err(e.to_string()))?;
+        let (r, rest): (BoosterRepr, &[u8]) =
+            postcard::take_from_bytes(payload).map_err(|e| decode_err(e.to_string()))?;
+        let round_subsample: Option<Vec<f64>> = match version {
+            1 if rest.is_empty() => None,
+            2 => Some(postcard::from_bytes(rest).map_err(|e| decode_err(e.to_string()))?),
+            _ => return Err(decode_err("bytes follow the booster")),
+        };
         let forest = Forest::from_bytes(&r.forest)?;
         let (k, n_classes) = (r.k as usize, r.n_classes as usize);
         let trees = forest.trees;
@@ -150,6 +167,14 @@ impl Booster {
             && scores_ok(&r.train_score, false)
             && scores_ok(&r.oob_scores, true)
             && r.oob_improvement.len() == r.oob_scores.len();
+        let round_subsample = round_subsample.unwrap_or_else(|| vec![params.subsample; rounds]);
+        // Every round drew rows (out-of-bag scores) or none did.
+        let sampled = !r.oob_scores.is_empty();
+        let ok = ok
+            && round_subsample.len() == rounds
+            && round_subsample
+                .iter()
+                .all(|&s| s > 0.0 && s <= 1.0 && (s < 1.0) == sampled);
         if !ok {
             return Err(decode_err("inconsistent booster"));
         }
@@ -168,6 +193,7 @@ impl Booster {
             train_score: r.train_score,
             oob_scores: r.oob_scores,
             oob_improvement: r.oob_improvement,
+            round_subsample,
         })
     }
 }

@@ -184,12 +184,15 @@ impl Booster {
                 // The number of rounds and the stopping rule of this call may change, and
                 // so may the size rules of the new trees (scikit-learn grows its new stages
                 // with the new values): nothing of a kept round is read from them again.
-                // The loss, learning rate, subsample (the out-of-bag rows of every round are
-                // drawn again from it), splitter and seed may not.
+                // So may `subsample` while it stays below 1 (each round keeps its own), or at
+                // 1; the loss, learning rate, splitter and seed may not.
                 let mut same = prev.params.clone();
                 same.n_estimators = params.n_estimators;
                 same.n_iter_no_change = params.n_iter_no_change;
                 same.tol = params.tol;
+                if (same.subsample < 1.0) == (params.subsample < 1.0) {
+                    same.subsample = params.subsample;
+                }
                 let mut resolved = prev.resolved.clone();
                 adopt_size_rules(
                     &mut same.tree,
@@ -209,9 +212,9 @@ impl Booster {
                 {
                     return Err(invalid(
                         "warm_start",
-                        "more rounds need the loss, learning_rate, subsample, splitter, seed, \
-                         classes and features of the first fit (n_estimators, early stopping \
-                         and the trees' size rules may change)",
+                        "more rounds need the loss, learning_rate, splitter, seed, classes and \
+                         features of the first fit, and a subsample on the same side of 1 \
+                         (n_estimators, early stopping and the trees' size rules may change)",
                     ));
                 }
                 let mut m = prev.clone();
@@ -234,6 +237,7 @@ impl Booster {
                 train_score: Vec::new(),
                 oob_scores: Vec::new(),
                 oob_improvement: Vec::new(),
+                round_subsample: Vec::new(),
             },
         };
         let with_offset = |mut raw: Vec<f64>, offset: Option<&[f64]>| match offset {
@@ -299,6 +303,7 @@ impl Booster {
                 model.trees.push(tree);
                 model.leaf_values.push(values);
             }
+            model.round_subsample.push(params.subsample);
             if let Some(m) = &mask {
                 let train = run.round.mean_loss(&run.raw, run.y, &run.w, |i| m[i]);
                 let oob = factor * run.round.mean_loss(&run.raw, run.y, &run.w, |i| !m[i]);

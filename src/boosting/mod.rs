@@ -72,6 +72,9 @@ pub struct Booster {
     pub(crate) oob_scores: Vec<f64>,
     /// Decrease of the out-of-bag loss at each round.
     pub(crate) oob_improvement: Vec<f64>,
+    /// The `subsample` each round drew its rows with (a warm start may change it), so that
+    /// the out-of-bag importance draws every round's rows again as the fit drew them.
+    pub(crate) round_subsample: Vec<f64>,
 }
 
 impl Booster {

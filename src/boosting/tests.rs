@@ -153,6 +153,59 @@ fn a_warm_start_continues_the_same_sequence() {
 }
 
 #[test]
+fn a_warm_start_may_change_the_size_rules_and_a_subsample_below_one() {
+    let (_, y, _) = data();
+    let first = fit(&params(Loss::SquaredError, 3), &y, 0, None);
+    let mut next = params(Loss::SquaredError, 6);
+    next.subsample = 0.4;
+    next.tree.max_depth = Some(1);
+    let more = fit(&next, &y, 0, Some(&first));
+    assert_eq!(more.round_subsample, [0.7, 0.7, 0.7, 0.4, 0.4, 0.4]);
+    assert_eq!(more.trees[..3], first.trees[..3]);
+    assert!(more.trees[3..].iter().all(|t| t.max_depth() <= 1));
+    // Each round's rows are drawn again as the fit drew them: the out-of-bag losses agree.
+    let (x, _, _) = data();
+    let m = Matrix::new(&x, 120, 4, Layout::RowMajor).unwrap();
+    let never = AtomicBool::new(false);
+    let res = more
+        .oob_permutation_importance_until(m, &y, None, None, 1, 3, &never)
+        .unwrap();
+    assert_eq!(res.oob_loss, more.oob_scores());
+    // Crossing 1 would leave rounds without out-of-bag rows: refused.
+    let mut every = params(Loss::SquaredError, 6);
+    every.subsample = 1.0;
+    let (stop, done) = (AtomicBool::new(false), AtomicUsize::new(0));
+    let got = Booster::fit(
+        &every,
+        m,
+        &y,
+        0,
+        None,
+        None,
+        None,
+        Some(&first),
+        &stop,
+        &done,
+    );
+    assert!(got.is_err());
+}
+
+#[cfg(feature = "serde")]
+#[test]
+fn a_changed_subsample_is_written_as_version_2_and_one_subsample_as_version_1() {
+    let (_, y, _) = data();
+    let first = fit(&params(Loss::SquaredError, 3), &y, 0, None);
+    let bytes = first.to_bytes().unwrap();
+    assert_eq!(bytes[4..6], 1u16.to_le_bytes());
+    let mut next = params(Loss::SquaredError, 5);
+    next.subsample = 0.5;
+    let more = fit(&next, &y, 0, Some(&first));
+    let bytes = more.to_bytes().unwrap();
+    assert_eq!(bytes[4..6], 2u16.to_le_bytes());
+    assert_eq!(Booster::from_bytes(&bytes).unwrap(), more);
+}
+
+#[test]
 fn stopping_is_reported() {
     let (x, y, _) = data();
     let m = Matrix::new(&x, 120, 4, Layout::RowMajor).unwrap();

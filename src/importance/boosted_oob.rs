@@ -91,7 +91,8 @@ impl Booster {
             if stop.load(Ordering::Relaxed) {
                 return Err(ForestError::Stopped);
             }
-            let Some(mask) = round_mask(n, self.params.subsample, self.params.tree.seed, t) else {
+            let Some(mask) = round_mask(n, self.round_subsample[t], self.params.tree.seed, t)
+            else {
                 return Err(ForestError::Internal(
                     "a subsampled round drew no mask".into(),
                 ));
@@ -184,7 +185,7 @@ impl Booster {
         offset: Option<&[f64]>,
         n_repeats: usize,
     ) -> Result<()> {
-        if self.params.subsample >= 1.0 {
+        if self.round_subsample.iter().any(|&s| s >= 1.0) {
             return Err(ForestError::Unsupported(
                 "out-of-bag permutation importance needs subsample < 1: every round of this \
                  model read every row"

@@ -251,12 +251,12 @@ def test_patches_assemble_into_one_forest(client, data, tmp_path):
 def test_a_fit_waits_briefly_for_a_first_worker(data, monkeypatch):
     X, y = data
     local = fi.RandomForestClassifier(n_estimators=2, random_state=0).fit(X, y)
-    monkeypatch.setattr(_dask_tasks, "WORKER_WAIT_S", 0.5)
+    monkeypatch.setattr(_dask_tasks, "WORKER_WAIT", 0.5)
     empty = distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None)
     with empty as cluster, distributed.Client(cluster) as c:
         with pytest.raises(ClusterError, match="no workers"):
             fdask.fit(clone(local), X, y, client=c)
         # A worker that registers during the wait is used.
-        monkeypatch.setattr(_dask_tasks, "WORKER_WAIT_S", 30.0)
+        monkeypatch.setattr(_dask_tasks, "WORKER_WAIT", "30s")
         threading.Timer(1.0, lambda: cluster.scale(1)).start()
         assert _bytes(fdask.fit(clone(local), X, y, client=c)) == _bytes(local)

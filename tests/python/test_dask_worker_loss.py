@@ -72,7 +72,7 @@ def test_every_worker_killed_at_once_mid_permutation(client, data):
 
 def test_a_cluster_left_without_workers_fails_in_bounded_time(data, monkeypatch):
     X, y = data
-    monkeypatch.setattr(_dask_tasks, "WORKER_WAIT_S", 1.0)
+    monkeypatch.setattr(_dask_tasks, "WORKER_WAIT", "1s")
     cluster = distributed.LocalCluster(
         n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
     )

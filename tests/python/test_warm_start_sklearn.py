@@ -258,10 +258,32 @@ def test_booster_warm_start_grows_new_stages_with_new_tree_parameters(change):
     np.testing.assert_array_equal(list(est.staged_predict(X))[4], kept.predict(X))
 
 
-@pytest.mark.parametrize("change", [{"subsample": 0.5}, {"learning_rate": 0.5}])
-def test_booster_warm_start_refuses_what_its_kept_rounds_depend_on(change):
+def test_booster_warm_start_changes_a_subsample_below_one(tmp_path):
     X, y = data(fi.RandomForestRegressor)
-    est = fi.GradientBoostingRegressor(n_estimators=5, warm_start=True).fit(X, y)
-    with pytest.raises(InvalidParameterError, match="subsample"):
+    est = fi.GradientBoostingRegressor(n_estimators=4, subsample=0.8, warm_start=True)
+    est.set_params(random_state=0).fit(X, y)
+    est.set_params(n_estimators=7, subsample=0.5).fit(X, y)
+    assert est.n_estimators_ == 7 and len(est.oob_improvement_) == 7
+    # Each round keeps its own fraction: the out-of-bag importance draws the same rows.
+    imp = permutation(est, X, y, oob=True, random_state=0)
+    assert np.all(np.isfinite(imp.importances_mean))
+    path = tmp_path / "booster.fi"
+    est.save(path)
+    back = fi.load(path)
+    np.testing.assert_array_equal(back.predict(X), est.predict(X))
+    np.testing.assert_array_equal(back.oob_scores_, est.oob_scores_)
+
+
+@pytest.mark.parametrize(
+    "first, change",
+    [(1.0, {"subsample": 0.5}), (0.5, {"subsample": 1.0}), (1.0, {"learning_rate": 0.5})],
+)
+def test_booster_warm_start_refuses_what_its_kept_rounds_depend_on(first, change):
+    # Crossing subsample=1 would leave rounds without out-of-bag rows (scikit-learn fails
+    # there too); a changed learning rate would rescale the kept rounds.
+    X, y = data(fi.RandomForestRegressor)
+    est = fi.GradientBoostingRegressor(n_estimators=5, subsample=first, warm_start=True)
+    est.fit(X, y)
+    with pytest.raises(InvalidParameterError, match="subsample on the same side of 1"):
         est.set_params(n_estimators=8, **change).fit(X, y)
     assert est.n_estimators_ == 5

@@ -17,7 +17,7 @@ from .._core import (
     booster_oob_permutation_importance,
     permutation_indices,
 )
-from ._permutation import PermutationImportance, _result, held_out_results
+from ._permutation_core import PermutationImportance, _result, held_out_results
 from ._result import feature_names_of
 from ._scoring import _call, resolve
 

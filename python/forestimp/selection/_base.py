@@ -189,6 +189,10 @@ class BaseSelector(SelectorMixin, BaseEstimator):
         check_is_fitted(self, "history_")
         return history_frame(self.history_)
 
+    #: How :meth:`plot` draws this kind of selection: a function of ``_plots`` taking the
+    #: fitted selector, set by each selector class (``_plots`` imports none of them).
+    _draw: Any = None
+
     def plot(self, ax: Any = None, **kwargs: Any) -> Any:
         """Draw the selection (``forestimp.selection._plots``; needs matplotlib).
 
@@ -196,10 +200,10 @@ class BaseSelector(SelectorMixin, BaseEstimator):
         -------
         matplotlib.axes.Axes
         """
-        from ._plots import plot_selection
-
         check_is_fitted(self, "history_")
-        return plot_selection(self, ax, **kwargs)
+        if self._draw is None:
+            raise TypeError(f"no plot for {type(self).__name__}")
+        return self._draw(self, ax, **kwargs)
 
     def _report(self, step: SelectionStep) -> bool:
         """Hand ``step`` to the ``callback`` parameter as soon as it is recorded (progress

@@ -38,6 +38,7 @@ from .. import _params as P
 from .._core import InvalidParameterError
 from .._params import check_choice, check_int, check_n_jobs, check_random_state, check_real
 from ._base import BaseSelector, SelectionStep, importances_of, is_forestimp, resolve_estimator
+from ._plots import boruta_boxes
 from ._probes import histogram_bins, shadow_importances
 
 RULES = ("bonferroni", "fdr")
@@ -191,6 +192,7 @@ class Boruta(BaseSelector):
     """
 
     _passes_nan = False  # X is validated finite: Boruta does not pass NaN on
+    _draw = staticmethod(boruta_boxes)
 
     def __init__(
         self,

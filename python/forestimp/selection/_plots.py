@@ -11,6 +11,10 @@ Each takes ``groups=``, the encoded columns of each source column (a text column
 encoded into several, as ``forestimp select`` does): the counts in the titles and axes are
 then of source columns, a group counted when any of its columns is, as the command's table
 counts them; the encoded counts follow in parentheses where they differ.
+
+Each selector class names its drawing (``BaseSelector._draw``) and ``selector.plot()`` calls
+it; this module reads the fitted attributes it is given and imports no selector class, so it
+sits below all of them.
 """
 
 from __future__ import annotations
@@ -28,25 +32,6 @@ KEPT, TENTATIVE, DROPPED, BAND = "#55A868", "#CCB974", "#C44E52", "#4C72B0"
 def feature_names(selector: Any) -> list[str]:
     """The selector's column names as text (``x<j>`` when it was fitted without any)."""
     return [str(n) for n in feature_names_of(selector, selector.n_features_in_)]
-
-
-def plot_selection(selector: Any, ax: Any = None, **kwargs: Any) -> Any:
-    """Dispatch to the drawing of ``selector``'s kind."""
-    from ._boruta import Boruta
-    from ._rfe import RFE
-    from ._srs import SequentialRandomSubspace
-    from ._threshold import SelectFromImportance
-
-    draw = {
-        SelectFromImportance: threshold_bars,
-        Boruta: boruta_boxes,
-        RFE: rfe_path,
-        SequentialRandomSubspace: srs_trace,
-    }
-    for kind, fn in draw.items():
-        if isinstance(selector, kind):
-            return fn(selector, ax, **kwargs)
-    raise TypeError(f"no plot for {type(selector).__name__}")
 
 
 def count_sources(columns: Any, groups: list[np.ndarray] | None) -> int:

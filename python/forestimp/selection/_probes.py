@@ -21,7 +21,7 @@ from sklearn.utils import check_random_state
 
 from .. import _core
 from .._base import _as_engine_matrix
-from ..importance._permutation import _result as permutation_result
+from ..importance._permutation_core import _result as permutation_result
 from ._base import importances_of, is_forestimp
 
 # The measures the engine computes on a forest grown with virtual probes.

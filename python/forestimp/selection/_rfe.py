@@ -34,6 +34,7 @@ from ._base import (
     ranking_from,
     resolve_estimator,
 )
+from ._plots import rfe_path
 from ._rfe_rules import ALPHA_STDS, alpha_choice, block_drops, next_size, oob_standard_error
 
 
@@ -267,6 +268,8 @@ class RFE(BaseSelector):
     >>> [s.n_features for s in rfe.history_]
     [20, 16, 12, 10, 8, 6, 5, 4, 3, 2, 1]
     """
+
+    _draw = staticmethod(rfe_path)
 
     def __init__(
         self,

@@ -36,6 +36,7 @@ from .. import _params as P
 from .._core import DataError, InvalidParameterError
 from ._base import BaseSelector, SelectionStep, check_importance, is_classification
 from ._columns import ColumnSource, open_source
+from ._plots import srs_trace
 from ._probes import ProbeImportances, probe_importances
 from ._srs_rounds import Executor, FitSpec, LocalExecutor, draw_round
 from ._srs_rounds import with_seed as _with_seed
@@ -226,6 +227,8 @@ class SequentialRandomSubspace(BaseSelector):
     bytes_read_ : int
         Bytes read from the source, prefetching included.
     """
+
+    _draw = staticmethod(srs_trace)
 
     def __init__(self, estimator=None, *, q="auto", alpha=0.5, n_iterations="auto",
                  random_state=None, n_jobs=None, n_probes=100, probe_risk=0.05,

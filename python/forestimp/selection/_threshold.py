@@ -29,6 +29,7 @@ from ._base import (
     importances_of,
     resolve_estimator,
 )
+from ._plots import threshold_bars
 from ._probes import probe_importances
 
 
@@ -160,6 +161,8 @@ class SelectFromImportance(BaseSelector):
     >>> sel.transform(X).shape
     (1000, 3)
     """
+
+    _draw = staticmethod(threshold_bars)
 
     def __init__(
         self,
