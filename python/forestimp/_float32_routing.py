@@ -14,6 +14,11 @@ moves ``float32_cut(t)`` into that interval, to its nearest end, and keeps it a 
 ONNX's float32 thresholds agree too. When ``float32(a) == float32(b)`` no threshold can tell
 ``a`` from ``b`` once cast: the split keeps ``float32_cut(t)`` and is counted as a *tie*.
 
+What a move gives up: the float32 numbers between ``float32_cut(t)`` and the moved ``c`` (at
+most the few between a training value's rounding and ``t``) now go the other way from the
+forest's. The training rows are the contract; those inputs lie within a float32 spacing of
+a training value on the far side of ``t``, where the forest's own split is arbitrary.
+
 At fit, only the moved thresholds are kept: ``(tree, node)`` pairs and their thresholds, with
 the count of ties (``_state`` stores them with the model, in pickles and files). A float32 X,
 and every column whose values are all float32 numbers, move nothing and are not sorted.

@@ -8,10 +8,12 @@ A tree is rebuilt from ``Forest.tree_arrays`` through the pickle state of
 * **Routing.** forestimp sends ``x <= threshold`` left, ``x`` read as float64; scikit-learn
   casts X to float32 first and then compares with a float64 threshold. The exported threshold
   is a float32 chosen at fit (:mod:`forestimp._float32_routing`) so that every training value
-  and every float32 value go the same way in both, and also through ONNX, whose thresholds
-  are float32; the exceptions are splits between two training values that one float32
-  holds (counted in ``_float32_ties``). Another float64 value within half a float32 spacing
-  of a threshold can take the other branch (scikit-learn's own trees share this). NaN goes
+  goes the same way in both, and also through ONNX, whose thresholds are float32; the
+  exceptions are splits between two training values that one float32 holds (counted in
+  ``_float32_ties``). Every float32 value goes the same way too, except, at a split whose
+  threshold the training values moved, those between the moved threshold and forestimp's.
+  Another float64 value within half a float32 spacing of a threshold can take the other
+  branch (scikit-learn's own trees share this). NaN goes
   to the side stored in the model (``missing_go_to_left``, ``docs/missing-values.md``). The
   split "non-missing | missing" has threshold ``+inf`` in both libraries.
 * **Values.** ``tree_.value`` holds class fractions (weighted, as scikit-learn >= 1.4 stores
