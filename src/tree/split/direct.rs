@@ -17,8 +17,9 @@
 //! The draws ([`draw_split`]), the threshold and the sums ([`random_cut`]) are those of the
 //! gathered search, in the same order: the same trees, bit for bit.
 
+use super::draw::MAX_BATCH;
 use super::draw::{draw_split, CandidateSource};
-use super::gather::{batch_len, row_bounds, widen, MAX_BATCH, MAX_ROW_COLS};
+use super::gather::{row_bounds, widen, MAX_ROW_COLS};
 use super::gathered::Columns;
 use super::partition::partition_rows_by_sample;
 use super::random::random_cut;
@@ -126,9 +127,11 @@ impl<T: Feature, C: Criterion> CandidateSource for Direct<'_, '_, T, C> {
     type Bounds = (T, T);
 
     /// The gathered search's, so that the draws come in the same batches.
+    type Value = T;
+
     #[inline(always)]
-    fn batch_len(&self) -> usize {
-        batch_len::<T>(self.rows.samples.len())
+    fn node_rows(&self) -> usize {
+        self.rows.samples.len()
     }
 
     #[inline(always)]

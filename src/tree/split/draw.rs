@@ -3,23 +3,41 @@
 //! [`draw_split`] owns the rule of the module ([`super`]): K candidates drawn uniformly
 //! without replacement among the features not known constant in the node, a drawn feature
 //! found constant joining the constant prefix without counting towards K, ties kept by the
-//! first drawn. It draws in batches of [`CandidateSource::batch_len`] (the gathered
-//! source reads a batch of columns in one pass), and every source batches alike, so a
-//! constant feature is met at the same point of the draws whichever source scores the
-//! node: the RNG stream, consumed by the draws and by the searches in between (random
-//! thresholds), is the same.
+//! first drawn. It draws in batches of [`batch_len`] candidates, set here for every source
+//! from the node's rows and the size of its values (the gathered source reads a batch of
+//! columns in one pass), so a constant feature is met at the same point of the draws
+//! whichever source scores the node: the RNG stream, consumed by the draws and by the
+//! searches in between (random thresholds), is the same.
 
-use super::gather::MAX_BATCH;
 use super::{better, floor, ChosenSplit, Cut};
 use crate::rng::TreeRng;
+
+/// Candidates gathered in one pass at most (each needs a node-sized buffer).
+pub(crate) const MAX_BATCH: usize = 4;
+
+/// Bytes of gathered values one pass may fill: nodes larger than that gather fewer
+/// candidates per pass (one at least), so the batch buffers of a tree stay near this size
+/// instead of four times its root. Only the first levels of trees on millions of rows
+/// (over 2M for f32, 1M for f64) pass over X more often. The drawing rule is the same;
+/// where such a node meets constant features, the batch size changes which features fill
+/// the remaining draws (`find_split`), never with the number of threads.
+const BATCH_BYTES: usize = 32 << 20;
+
+/// Candidates to gather together at a node of `n` samples.
+pub(crate) fn batch_len<T>(n: usize) -> usize {
+    (BATCH_BYTES / (n * std::mem::size_of::<T>()).max(1)).clamp(1, MAX_BATCH)
+}
 
 /// Where the candidates of one node are read and scored: gathered columns (the exact,
 /// random-threshold and histogram searches), a node's kept bins, or code lists.
 pub(crate) trait CandidateSource {
     /// What the bounds test learns about a candidate that its search needs.
     type Bounds: Copy;
-    /// Candidates drawn together, one batch at a time.
-    fn batch_len(&self) -> usize;
+    /// The type of the feature values the source reads; with [`Self::node_rows`], it sets
+    /// the batch length ([`batch_len`]).
+    type Value;
+    /// The rows of the node (for the batch length).
+    fn node_rows(&self) -> usize;
     /// Readies the batch `drawn` (the gathered source reads their columns).
     #[inline(always)]
     fn prepare(&mut self, _drawn: &[u32]) {}
@@ -58,7 +76,7 @@ pub(crate) fn draw_split<S: CandidateSource>(
     let mut draws = Draws::new(features, n_constant, max_features);
     let mut best: Option<(u32, Cut)> = None;
     let mut drawn = [0u32; MAX_BATCH];
-    let cap = source.batch_len();
+    let cap = batch_len::<S::Value>(source.node_rows());
     loop {
         let b = draws.next_batch(cap, &mut drawn, rng);
         if b == 0 {
@@ -154,5 +172,21 @@ impl<'f> Draws<'f> {
     /// The features after the constant prefix the draws started from.
     fn unsettled(&self) -> &[u32] {
         &self.features[self.known..]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_shrink_only_for_nodes_beyond_the_byte_budget() {
+        assert_eq!(batch_len::<f32>(0), MAX_BATCH);
+        assert_eq!(batch_len::<f32>(100_000), MAX_BATCH);
+        assert_eq!(batch_len::<u8>(8_000_000), MAX_BATCH);
+        // 32 MiB hold 2 columns of 4M f32 values, 1 of 8M, and never fewer than one.
+        assert_eq!(batch_len::<f32>(4 << 20), 2);
+        assert_eq!(batch_len::<f32>(8 << 20), 1);
+        assert_eq!(batch_len::<f64>(100 << 20), 1);
     }
 }

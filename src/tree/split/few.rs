@@ -13,7 +13,6 @@
 use super::code_lists::{Item, ListItem};
 use super::draw::{draw_split, CandidateSource};
 use super::exact::midpoint;
-use super::gather::batch_len;
 use super::listed::search_rows;
 use super::pair::{Pair, PAIR_ROWS};
 use super::partition::partition_rows_by_sample;
@@ -58,9 +57,11 @@ impl<T: Feature, C: Criterion> CandidateSource for Few<'_, '_, T, C> {
     type Bounds = Rows;
 
     /// The listed source's batches, so that the draws are the same.
+    type Value = T;
+
     #[inline(always)]
-    fn batch_len(&self) -> usize {
-        batch_len::<T>(self.rows.samples.len())
+    fn node_rows(&self) -> usize {
+        self.rows.samples.len()
     }
 
     #[inline(always)]

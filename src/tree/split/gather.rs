@@ -5,22 +5,6 @@
 use super::sparse_gather::gather_sparse;
 use crate::data::{prefetch, Feature, Matrix};
 
-/// Candidates gathered in one pass at most (each needs a node-sized buffer).
-pub(crate) const MAX_BATCH: usize = 4;
-
-/// Bytes of gathered values one pass may fill: nodes larger than that gather fewer
-/// candidates per pass (one at least), so the batch buffers of a tree stay near this size
-/// instead of four times its root. Only the first levels of trees on millions of rows
-/// (over 2M for f32, 1M for f64) pass over X more often. The drawing rule is the same;
-/// where such a node meets constant features, the batch size changes which features fill
-/// the remaining draws (`find_split`), never with the number of threads.
-const BATCH_BYTES: usize = 32 << 20;
-
-/// Candidates to gather together at a node of `n` samples.
-pub(crate) fn batch_len<T>(n: usize) -> usize {
-    (BATCH_BYTES / (n * std::mem::size_of::<T>()).max(1)).clamp(1, MAX_BATCH)
-}
-
 /// Copies the codes `column` of `samples` into `out` and returns their (min, max). The
 /// codes of a column are a byte (or two) a row, so even deep nodes mostly read them from
 /// cache.
@@ -334,17 +318,6 @@ fn gather_view<T: Feature>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn batches_shrink_only_for_nodes_beyond_the_byte_budget() {
-        assert_eq!(batch_len::<f32>(0), MAX_BATCH);
-        assert_eq!(batch_len::<f32>(100_000), MAX_BATCH);
-        assert_eq!(batch_len::<u8>(8_000_000), MAX_BATCH);
-        // 32 MiB hold 2 columns of 4M f32 values, 1 of 8M, and never fewer than one.
-        assert_eq!(batch_len::<f32>(4 << 20), 2);
-        assert_eq!(batch_len::<f32>(8 << 20), 1);
-        assert_eq!(batch_len::<f64>(100 << 20), 1);
-    }
 
     #[test]
     fn few_codes_gather_as_any_codes() {

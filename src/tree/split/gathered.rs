@@ -8,9 +8,10 @@
 //! overwrites it, its rows' sides are kept as one flag a row.
 
 use super::direct::{find_split_direct, reads_directly};
+use super::draw::MAX_BATCH;
 use super::draw::{draw_split, CandidateSource};
 use super::exact::last_code_left;
-use super::gather::{batch_len, gather_codes, gather_few_codes, gather_many, MAX_BATCH};
+use super::gather::{gather_codes, gather_few_codes, gather_many};
 use super::kept_codes::{kept_levels, mark_kept_left, Kept};
 use super::missing;
 use super::nan_bins;
@@ -105,9 +106,11 @@ impl<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool> CandidateSour
 {
     type Bounds = Span<T>;
 
+    type Value = T;
+
     #[inline(always)]
-    fn batch_len(&self) -> usize {
-        batch_len::<T>(self.rows.samples.len())
+    fn node_rows(&self) -> usize {
+        self.rows.samples.len()
     }
 
     #[inline(always)]

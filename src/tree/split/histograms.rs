@@ -9,7 +9,7 @@
 
 use super::bin_scans::scan_bins;
 use super::draw::{draw_split, CandidateSource};
-use super::gather::{batch_len, gather};
+use super::gather::gather;
 use super::nan_bins::{code_value, nan_in_node, scan_missing};
 use super::node_bins::{trim, BinStack, NodeBins};
 use super::partition::{partition_rows, partition_rows_by_sample};
@@ -38,9 +38,11 @@ impl<T: Feature, C: Criterion> CandidateSource for Binned<'_, '_, T, C> {
     /// whether its missing-values bin is not empty.
     type Bounds = (usize, usize, usize, bool);
 
+    type Value = T;
+
     #[inline(always)]
-    fn batch_len(&self) -> usize {
-        batch_len::<T>(self.n)
+    fn node_rows(&self) -> usize {
+        self.n
     }
 
     #[inline(always)]

@@ -16,7 +16,7 @@ use super::bin_scans::{add_row, N_CODES};
 use super::code_lists::{CodeLists, ListItem};
 use super::draw::{draw_split, CandidateSource};
 use super::exact::midpoint;
-use super::gather::{batch_len, set_len};
+use super::gather::set_len;
 use super::nan_bins::{self, nan_in_node};
 use super::partition::{partition_rows, stable_partition};
 use super::{with_left_sums, BestCut, ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
@@ -54,9 +54,11 @@ impl<T: Feature, C: Criterion, I: ListItem> CandidateSource for Listed<'_, '_, T
 
     /// The batches of the gathered search, so that a constant feature is met at the same
     /// point of the draws.
+    type Value = T;
+
     #[inline(always)]
-    fn batch_len(&self) -> usize {
-        batch_len::<T>(self.n)
+    fn node_rows(&self) -> usize {
+        self.n
     }
 
     #[inline(always)]

@@ -20,7 +20,8 @@
 //! model bytes, do not depend on the number of threads.
 
 use super::bin_scans::{add_rows, add_rows_at, add_whole_rows, N_CODES};
-use super::gather::{batch_len, gather, gather_many, node_codes, MAX_BATCH};
+use super::draw::{batch_len, MAX_BATCH};
+use super::gather::{gather, gather_many, node_codes};
 use super::histograms::ChildScans;
 use super::{Cut, NodeRows, SplitBufs};
 use crate::data::{Feature, Levels, Matrix};

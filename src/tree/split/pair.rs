@@ -12,7 +12,6 @@
 
 use super::draw::CandidateSource;
 use super::exact::midpoint;
-use super::gather::batch_len;
 use super::partition::partition_rows;
 use super::{BestCut, ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
 use crate::data::{Feature, Levels};
@@ -48,9 +47,11 @@ impl<T: Feature, C: Criterion> CandidateSource for Pair<'_, '_, T, C> {
     type Bounds = (usize, u8, u8);
 
     /// The listed source's batches, so that the draws are the same.
+    type Value = T;
+
     #[inline(always)]
-    fn batch_len(&self) -> usize {
-        batch_len::<T>(PAIR_ROWS)
+    fn node_rows(&self) -> usize {
+        PAIR_ROWS
     }
 
     #[inline(always)]

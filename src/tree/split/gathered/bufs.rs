@@ -2,7 +2,7 @@
 //! and those of one candidate's search ([`SearchBufs`]).
 
 use crate::data::{CodeKey, Feature};
-use crate::tree::split::gather::MAX_BATCH;
+use crate::tree::split::draw::MAX_BATCH;
 use crate::tree::split::median::MedianBufs;
 use crate::tree::split::sparse_gather::{Entries, NodeFeatures, RowPositions};
 
