@@ -120,15 +120,26 @@ def two_workers():
 
 def kill_a_worker_during(client, work, task_name: str, every: bool = False):
     """Runs ``work()`` in a thread, kills (``os._exit``) a worker of ``client`` while it
-    runs a task whose key names ``task_name`` (``every``: all the workers at once), and
-    returns ``(work's result, the killed worker's address)``. Fails if the work ended
-    before the kill or did not end after."""
+    runs a task whose key names ``task_name``, and returns ``(work's result, the killed
+    worker's address)`` once the killed worker's nanny has restarted it. Fails if the work
+    ended before the kill or did not end after.
+
+    ``every`` kills all the workers at once and returns ``(result or the exception work
+    raised, None)`` without waiting for them: a nanny whose worker is killed as it starts
+    may never bring it back, so such a cluster is for one test only."""
     import os
     import threading
     import time
 
     out: dict = {}
-    thread = threading.Thread(target=lambda: out.update(result=work()))
+
+    def run() -> None:
+        try:
+            out["result"] = work()
+        except Exception as e:  # noqa: BLE001 - returned to the caller
+            out["result"] = e
+
+    thread = threading.Thread(target=run)
     n_workers = len(client.scheduler_info()["workers"])
     thread.start()
     victim, deadline = None, time.monotonic() + 60
@@ -145,7 +156,11 @@ def kill_a_worker_during(client, work, task_name: str, every: bool = False):
     assert thread.is_alive(), "the work ended before the worker was killed"
     thread.join(timeout=300)
     assert not thread.is_alive()
-    # Nannies restart the killed workers; slowly on a loaded machine.
+    if every:
+        return out["result"], None
+    if isinstance(out["result"], Exception):
+        raise out["result"]
+    # The nanny restarts the killed worker; slowly on a loaded machine.
     client.wait_for_workers(n_workers, timeout=240)
     return out["result"], victim
 
