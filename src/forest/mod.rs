@@ -7,6 +7,7 @@
 //! the trees' leaf values (soft voting), every row summing its trees in one fixed order,
 //! so results do not depend on the thread count.
 
+mod class_weight;
 pub mod fit;
 pub mod oob;
 pub mod parts;
