@@ -27,10 +27,10 @@
 //! (`crate::tree::split::Splitter::with_nan_bins`).
 
 use super::{Feature, Layout, Matrix, Packed};
+use crate::data::midpoint;
+use crate::data::sort::sort_packed;
 use crate::parallel::{map_each_mut, map_ordered};
 use crate::rng::{stream, tree_seed, TreeRng};
-use crate::tree::split::midpoint;
-use crate::tree::split::sort::sort_packed;
 use std::ops::Range;
 
 /// Rows used to place the edges (LightGBM samples 200 000 rows for the same purpose).

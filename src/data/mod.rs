@@ -23,6 +23,7 @@ mod matrix;
 mod missing;
 mod ranks;
 mod shadows;
+pub(crate) mod sort;
 mod sparse;
 mod targets;
 
@@ -54,6 +55,35 @@ pub trait Feature: Copy + Default + PartialOrd + Send + Sync + std::fmt::Debug +
     type Packed: Packed;
     /// `sort_key << 32 | position`: integers ordered by value, then position.
     fn pack(self, position: u32) -> Self::Packed;
+}
+
+/// Mid-point of two consecutive distinct values, never equal to the upper one.
+#[inline]
+pub(crate) fn midpoint(a: f64, b: f64) -> f64 {
+    let m = a / 2.0 + b / 2.0;
+    if m >= b || !m.is_finite() {
+        a
+    } else {
+        m
+    }
+}
+
+/// Widens the bounds `lo`, `hi` to `v`: the one comparison step of every bounds pass (the
+/// split search's gathers, its NaN-aware and sparse bounds, and its source reading X in
+/// place, whose bounds must keep the gathers' bits: of `-0.0` against `0.0`, the first met
+/// stays).
+#[inline(always)]
+pub(crate) fn widen<T: Feature>(lo: &mut T, hi: &mut T, v: T) {
+    *lo = if v < *lo { v } else { *lo };
+    *hi = if v > *hi { v } else { *hi };
+}
+
+/// Makes `buf` `n` long for the caller to overwrite: only a grown tail is filled (with
+/// `fill`), so a buffer that shrinks node after node costs nothing to resize.
+#[inline]
+pub(crate) fn set_len<T: Copy>(buf: &mut Vec<T>, n: usize, fill: T) {
+    buf.truncate(n);
+    buf.resize(n, fill);
 }
 
 /// A sort key above a 32-bit row position, in one unsigned integer, so sorting needs no

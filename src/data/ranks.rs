@@ -16,8 +16,8 @@
 //! and then neither is X.
 
 use super::{Feature, Matrix, Packed};
+use crate::data::sort::sort_packed;
 use crate::parallel::map_ordered;
-use crate::tree::split::sort::sort_packed;
 
 /// The most cells (rows × columns) ranked.
 pub const MAX_CELLS: usize = 1 << 23;

@@ -19,24 +19,14 @@ use crate::parallel::{chunks_mut, map_ordered};
 use crate::rng::{stream, tree_seed, TreeRng};
 
 mod nodes;
-use nodes::{accumulate, checked_impurity, route, ContextStats};
+pub use nodes::EmptyContext;
+use nodes::{accumulate, checked_impurity, route, ContextStats, Scores};
 
 /// At most this many context values: the scores need `nodes × contexts × classes` floats
 /// per tree, and a context is a categorical variable.
 pub const MAX_CONTEXTS: usize = 256;
 /// Routed sample slots kept at once (`trees in a block × samples`), bounding memory.
 const BLOCK_SLOTS: usize = 1 << 22;
-
-/// What `I(Y; X_m | t, X_c = x_c)` is when node `t` holds no sample with `X_c = x_c`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EmptyContext {
-    /// `I(·|t, x_c) := 0`: the node adds `p(t)·I(Y; X_m | t)` to both scores. This is the
-    /// convention that reproduces Sutera's Table 6.3 (the information of the split is
-    /// entirely absent from context `x_c`).
-    Zero,
-    /// The node is left out of the scores of `x_c`.
-    Skip,
-}
 
 /// Options of [`Forest::context_importances`].
 #[derive(Clone, Copy, Debug)]
@@ -73,38 +63,6 @@ pub struct ContextImportances {
     pub null_absolute: Vec<f64>,
     /// `Imp^Δ` under each permutation, `n_permutations × p × K`.
     pub null_signed: Vec<f64>,
-}
-
-/// Accumulators of `Imp^|`, `Imp^Δ` (p × K) and, for the observed context, `Imp` and the
-/// global `Imp^Δ` (p).
-struct Scores {
-    absolute: Vec<f64>,
-    signed: Vec<f64>,
-    importances: Vec<f64>,
-    global: Vec<f64>,
-}
-
-impl Scores {
-    fn zeros(p: usize, k: usize, with_global: bool) -> Self {
-        let g = if with_global { p } else { 0 };
-        Scores {
-            absolute: vec![0.0; p * k],
-            signed: vec![0.0; p * k],
-            importances: vec![0.0; g],
-            global: vec![0.0; g],
-        }
-    }
-
-    fn add(&mut self, other: &Scores) {
-        for (a, b) in [
-            (&mut self.absolute, &other.absolute),
-            (&mut self.signed, &other.signed),
-            (&mut self.importances, &other.importances),
-            (&mut self.global, &other.global),
-        ] {
-            a.iter_mut().zip(b).for_each(|(a, b)| *a += b);
-        }
-    }
 }
 
 impl Forest {

@@ -3,7 +3,6 @@
 //! Impurities are the criteria's own (`crate::tree::criterion`), so `Imp` equals the MDI
 //! when the samples are the tree's.
 
-use super::{EmptyContext, Scores};
 use crate::data::{Feature, Matrix, Targets};
 use crate::error::{ForestError, Result};
 use crate::forest::Forest;
@@ -12,6 +11,49 @@ use crate::tree::criterion::{
     xlog2x, ClassImpurity, Criterion, GiniIndex, ShannonEntropy, SquaredError,
 };
 use crate::tree::Tree;
+
+/// What `I(Y; X_m | t, X_c = x_c)` is when node `t` holds no sample with `X_c = x_c`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EmptyContext {
+    /// `I(·|t, x_c) := 0`: the node adds `p(t)·I(Y; X_m | t)` to both scores. This is the
+    /// convention that reproduces Sutera's Table 6.3 (the information of the split is
+    /// entirely absent from context `x_c`).
+    Zero,
+    /// The node is left out of the scores of `x_c`.
+    Skip,
+}
+
+/// Accumulators of `Imp^|`, `Imp^Δ` (p × K) and, for the observed context, `Imp` and the
+/// global `Imp^Δ` (p).
+pub(super) struct Scores {
+    pub(super) absolute: Vec<f64>,
+    pub(super) signed: Vec<f64>,
+    pub(super) importances: Vec<f64>,
+    pub(super) global: Vec<f64>,
+}
+
+impl Scores {
+    pub(super) fn zeros(p: usize, k: usize, with_global: bool) -> Self {
+        let g = if with_global { p } else { 0 };
+        Scores {
+            absolute: vec![0.0; p * k],
+            signed: vec![0.0; p * k],
+            importances: vec![0.0; g],
+            global: vec![0.0; g],
+        }
+    }
+
+    pub(super) fn add(&mut self, other: &Scores) {
+        for (a, b) in [
+            (&mut self.absolute, &other.absolute),
+            (&mut self.signed, &other.signed),
+            (&mut self.importances, &other.importances),
+            (&mut self.global, &other.global),
+        ] {
+            a.iter_mut().zip(b).for_each(|(a, b)| *a += b);
+        }
+    }
+}
 
 /// Targets with the impurity of the forest: per-slot statistics `[w, c_0 … c_{C−1}]` (class
 /// counts) or `[w, Σ w y, Σ w y²]`.

@@ -7,10 +7,10 @@
 //! decreases go to the first drawn.
 
 use super::grow::MultiwayGrower;
+use crate::data::midpoint;
 use crate::data::Feature;
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
-use crate::tree::split::midpoint;
 
 /// Whether two values fall in one group: equal, or both missing (NaN is one more value,
 /// whatever its bits).

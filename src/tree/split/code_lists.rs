@@ -25,10 +25,11 @@
 //! index) order is the (code, position) order of the exact search's sorted scan: its rows
 //! are added in the same order, and the sums round the same.
 
-use super::gather::{gather, set_len};
-use super::partition::Word;
-use super::sort::sort_packed;
+use super::read::gather::gather;
+use super::read::partition::Word;
 use super::NodeRows;
+use crate::data::set_len;
+use crate::data::sort::sort_packed;
 use crate::data::{Feature, Levels, Matrix, Packed, Ranks};
 
 /// Rows of the largest node whose subtree is grown from lists (a broad optimum of the wall

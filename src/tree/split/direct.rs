@@ -19,11 +19,11 @@
 
 use super::draw::MAX_BATCH;
 use super::draw::{draw_split, CandidateSource};
-use super::gather::{row_bounds, widen, MAX_ROW_COLS};
-use super::gathered::Columns;
-use super::partition::partition_rows_by_sample;
 use super::random::random_cut;
-use super::{ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
+use super::read::gather::{row_bounds, MAX_ROW_COLS};
+use super::read::partition::partition_rows_by_sample;
+use super::{ChosenSplit, Columns, Cut, NodeCtx, NodeRows, SplitBufs};
+use crate::data::widen;
 use crate::data::{Feature, Matrix};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;

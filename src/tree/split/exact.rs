@@ -14,35 +14,14 @@
 
 use super::bin_scans::{scan_occupied, scan_occupied_wide};
 use super::gathered::{SearchBufs, ThresholdRule};
-use super::sort::sort_packed;
 use super::{with_left_sums, BestCut, Cut, NodeCtx, NodeRows};
-use crate::data::{Feature, Packed};
+use crate::data::sort::sort_packed;
+use crate::data::{midpoint, Feature, Packed};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
-use crate::tree::goes_left;
 
 /// CART: every mid-point between consecutive distinct sorted values.
 pub(crate) struct BestThreshold;
-
-/// Mid-point of two consecutive distinct values, never equal to the upper one.
-#[inline]
-pub(crate) fn midpoint(a: f64, b: f64) -> f64 {
-    let m = a / 2.0 + b / 2.0;
-    if m >= b || !m.is_finite() {
-        a
-    } else {
-        m
-    }
-}
-
-/// The last code of a column of increasing `levels` whose level goes left under threshold
-/// `t` (its codes up to it go left): how rows read by their codes are routed.
-#[inline]
-pub(crate) fn last_code_left(levels: &[f64], t: f64) -> usize {
-    levels
-        .partition_point(|&v| goes_left(v, t, false))
-        .saturating_sub(1)
-}
 
 impl ThresholdRule for BestThreshold {
     const KEEPS_CODE_BINS: bool = true;

@@ -12,11 +12,11 @@
 
 use super::code_lists::{Item, ListItem};
 use super::draw::{draw_split, CandidateSource};
-use super::exact::midpoint;
 use super::listed::search_rows;
 use super::pair::{Pair, PAIR_ROWS};
-use super::partition::partition_rows_by_sample;
+use super::read::partition::partition_rows_by_sample;
 use super::{ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
+use crate::data::midpoint;
 use crate::data::{Feature, Levels};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;

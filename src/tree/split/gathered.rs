@@ -10,15 +10,15 @@
 use super::direct::{find_split_direct, reads_directly};
 use super::draw::MAX_BATCH;
 use super::draw::{draw_split, CandidateSource};
-use super::exact::last_code_left;
-use super::gather::{gather_codes, gather_few_codes, gather_many};
 use super::kept_codes::{kept_levels, mark_kept_left, Kept};
+use super::last_code_left;
 use super::missing;
 use super::nan_bins;
-use super::partition::partition_rows;
-use super::sparse_gather::{gather_entries, mark_entries_left};
-use super::{ChosenSplit, Cut, NodeCtx, NodeRows};
-use crate::data::{Feature, Levels, Matrix, Wide};
+use super::read::gather::{gather_codes, gather_few_codes, gather_many};
+use super::read::partition::partition_rows;
+use super::read::sparse_gather::{gather_entries, mark_entries_left};
+use super::{ChosenSplit, Columns, Cut, NodeCtx, NodeRows};
+use crate::data::{Feature, Wide};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
 use crate::tree::{goes_left, Missing};
@@ -27,17 +27,6 @@ mod bufs;
 
 pub(crate) use self::bufs::{SearchBufs, SplitBufs};
 pub(crate) use super::rule::ThresholdRule;
-
-/// The columns a node's candidates are read from: X, and the lossless codes of those of
-/// its columns that have them.
-#[derive(Clone, Copy)]
-pub(crate) struct Columns<'a, T> {
-    pub x: &'a Matrix<'a, T>,
-    pub levels: Option<&'a Levels>,
-    /// Per feature, whether its column holds NaN; None when X holds none. Only those
-    /// columns are searched for NaN at a node ([`super::missing`]).
-    pub missing: Option<&'a [bool]>,
-}
 
 /// Where a gathered candidate lies, with its bounds in the node.
 #[derive(Clone, Copy)]
@@ -83,22 +72,6 @@ struct Gathered<'a, 'r, T: Feature, C: Criterion, R, const KEPT: bool> {
     /// The node's kept bins, if any (only the exact search keeps them).
     kept: Option<Kept<'a>>,
     rule: std::marker::PhantomData<R>,
-}
-
-impl<'a, T: Feature> Columns<'a, T> {
-    /// The increasing levels of feature `f`, when it is coded.
-    #[inline(always)]
-    fn levels(self, f: u32) -> &'a [f64] {
-        let coded = self.levels.and_then(|l| l.column(f as usize));
-        coded.map_or(&[], |c| &c.values)
-    }
-
-    /// The increasing levels of feature `f`, when it has wide codes.
-    #[inline(always)]
-    fn wide_levels(self, f: u32) -> &'a [f64] {
-        let wide = self.levels.and_then(|l| l.wide(f as usize));
-        wide.map_or(&[], |c| &c.values)
-    }
 }
 
 impl<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool> CandidateSource

@@ -1,5 +1,5 @@
 //! The histogram splitter's candidate source for a node with kept bins ([`NodeBins`]):
-//! every candidate scored from the node's own bins by [`scan_bins`].
+//! every candidate scored from the node's own bins by [`super::bin_scans::scan_bins`].
 //!
 //! A candidate of a node above the list size ([`super::code_lists`]) is scored from its
 //! bins (`super::bin_scans`): the bins of the codes its gathered rows occupy, or the node's
@@ -7,19 +7,18 @@
 //! every node anyway) the bins of *every* varying feature are kept with the node
 //! ([`super::node_bins`]), and a split gathers only its smaller child's rows.
 
-use super::bin_scans::scan_bins;
 use super::draw::{draw_split, CandidateSource};
-use super::gather::gather;
-use super::nan_bins::{code_value, nan_in_node, scan_missing};
-use super::node_bins::{trim, BinStack, NodeBins};
-use super::partition::{partition_rows, partition_rows_by_sample};
+use super::nan_bins::code_value;
+use super::node_bins::{slot_bounds, slot_cut, BinStack, NodeBins};
+use super::read::gather::gather;
+use super::read::partition::{partition_rows, partition_rows_by_sample};
 use super::{ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
-use crate::data::{Feature, Matrix, NAN_CODE};
+use crate::data::{Feature, Matrix};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
 use crate::tree::{goes_left, Missing};
 
-/// A node's candidates scored from its kept bins by [`scan_bins`].
+/// A node's candidates scored from its kept bins by [`super::bin_scans::scan_bins`].
 struct Binned<'a, 'r, T: Feature, C: Criterion> {
     x: &'a Matrix<'a, T>,
     stack: &'a BinStack,
@@ -114,89 +113,8 @@ impl<T: Feature, C: Criterion> CandidateSource for Binned<'_, '_, T, C> {
     }
 }
 
-/// A split's two children (left, right) as their searches will see them: their contexts
-/// and rows, and per feature whether its code [`NAN_CODE`] is the missing-values bin.
-/// Their bins may then be scanned as soon as they are kept
-/// ([`BinStack::keep_children`]), in the parallel task that makes them, instead of one
-/// candidate after another when each child is split: the search of a node whose bins were
-/// scanned returns those cuts ([`NodeBins::scanned`]).
-///
-/// Those scans skip no cut (no bar): where the draws' bar would have skipped a cut, that
-/// cut cannot beat the node's best (see [`super::floor`]), so the split is the same.
-pub(crate) struct ChildScans<'a, C> {
-    pub ctx: [NodeCtx<'a, C>; 2],
-    pub n: [usize; 2],
-    pub nan: Option<&'a [bool]>,
-}
-
-impl<C: Criterion> ChildScans<'_, C> {
-    /// The best cut of feature `f` in child `c` (0: left), from its slot's `bins` (from
-    /// code 0) over their `range`, which is trimmed.
-    pub(super) fn cut(
-        &self,
-        c: usize,
-        f: u32,
-        (bins, range): (&[f64], &mut (usize, usize)),
-        stride: usize,
-        left: &mut [f64],
-    ) -> Option<Cut> {
-        let nan = self.nan.is_some_and(|m| m[f as usize]);
-        let bounds = slot_bounds(bins, range, stride, nan)?;
-        let (ctx, n) = (&self.ctx[c], self.n[c]);
-        slot_cut(bins, bounds, stride, ctx, n, f, f64::NEG_INFINITY, left)
-    }
-}
-
-/// A candidate's non-empty non-missing codes and whether its missing-values bin (with
-/// `nan`) is not empty, from its slot's `bins` (from code 0) over their `range`, which is
-/// trimmed; None when it is constant in the node.
-#[inline(always)]
-fn slot_bounds(
-    bins: &[f64],
-    range: &mut (usize, usize),
-    stride: usize,
-    nan: bool,
-) -> Option<(usize, usize, bool)> {
-    let (lo, hi) = trim(bins, range, stride);
-    let (lo, hi, nan) = match nan {
-        true => {
-            let top =
-                || (lo..usize::from(NAN_CODE)).rfind(|&c| bins[c * stride + stride - 1] > 0.0);
-            nan_in_node(lo, hi, top)
-        }
-        false => (lo, hi, false),
-    };
-    (hi > lo).then_some((lo, hi, nan))
-}
-
-/// The best cut above `bar` of feature `f` of a node of `n` rows, from its slot's `bins`
-/// (from code 0) between its codes `lo` and `hi`, and its missing-values bin with `nan`.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn slot_cut<C: Criterion>(
-    feature: &[f64],
-    (lo, hi, nan): (usize, usize, bool),
-    stride: usize,
-    ctx: &NodeCtx<'_, C>,
-    n: usize,
-    f: u32,
-    bar: f64,
-    left: &mut [f64],
-) -> Option<Cut> {
-    let bins = &feature[lo * stride..(hi + 1) * stride];
-    let left = &mut left[..stride - 1];
-    let constrained = ctx.for_feature(f);
-    let ctx = constrained.as_ref().unwrap_or(ctx);
-    if nan {
-        let nan_at = usize::from(NAN_CODE) * stride;
-        let nan = &feature[nan_at..nan_at + stride];
-        return scan_missing(bins, lo, nan, n, left, ctx, bar);
-    }
-    scan_bins(bins, lo, hi - lo + 1, n, left, ctx, bar)
-}
-
 /// [`super::find_split`] for a node with bins `nb`: the same draws, every candidate
-/// scored from its bins by [`scan_bins`]. Applies the split to the rows.
+/// scored from its bins by [`super::bin_scans::scan_bins`]. Applies the split to the rows.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn find_split_binned<T: Feature, C: Criterion>(
     x: &Matrix<'_, T>,

@@ -16,9 +16,10 @@
 //! none: their gathers are cheap.
 
 use super::code_lists::lists_pay;
-use super::exact::last_code_left;
+use super::last_code_left;
 use super::node_bins::{BinStack, NodeBins};
-use super::{midpoint, with_left_sums, BestCut, Cut, NodeCtx};
+use super::{with_left_sums, BestCut, Cut, NodeCtx};
+use crate::data::midpoint;
 use crate::data::{Feature, Levels};
 use crate::tree::criterion::Criterion;
 

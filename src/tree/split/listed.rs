@@ -15,11 +15,11 @@
 use super::bin_scans::{add_row, N_CODES};
 use super::code_lists::{CodeLists, ListItem};
 use super::draw::{draw_split, CandidateSource};
-use super::exact::midpoint;
-use super::gather::set_len;
 use super::nan_bins::{self, nan_in_node};
-use super::partition::{partition_rows, stable_partition};
+use super::read::partition::{partition_rows, stable_partition};
 use super::{with_left_sums, BestCut, ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
+use crate::data::midpoint;
+use crate::data::set_len;
 use crate::data::{Feature, Levels, NAN_CODE};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
@@ -451,8 +451,9 @@ mod tests {
     /// targets and fractional weights, whose sums round by their order.
     #[test]
     fn exact_lists_scan_as_the_sorted_values() {
+        use crate::data::midpoint;
         use crate::tree::split::gathered::{SearchBufs, ThresholdRule};
-        use crate::tree::split::{midpoint, BestThreshold, NodeRows};
+        use crate::tree::split::{BestThreshold, NodeRows};
         let mut rng = TreeRng::new(8);
         for trial in 0..300 {
             let n = 2 + rng.below(if trial % 2 == 0 { 30 } else { 700 });

@@ -15,12 +15,12 @@
 //! A candidate constant on its non-missing values (or all NaN) is constant, as in
 //! scikit-learn: "missing or not" alone is never a split.
 
-use super::exact::midpoint;
-use super::gather::widen;
 use super::gathered::SearchBufs;
 use super::random::draw_threshold;
-use super::sort::sort_packed;
 use super::{better, BestCut, Cut, NodeCtx, NodeRows};
+use crate::data::midpoint;
+use crate::data::sort::sort_packed;
+use crate::data::widen;
 use crate::data::{Feature, Packed};
 use crate::rng::TreeRng;
 use crate::tree::criterion::{weight_if_le, weight_if_not_gt, Criterion};

@@ -45,7 +45,6 @@ mod direct;
 mod draw;
 mod exact;
 mod few;
-mod gather;
 mod gathered;
 pub(crate) mod histograms;
 mod kept_codes;
@@ -55,24 +54,61 @@ mod missing;
 mod nan_bins;
 mod node_bins;
 mod pair;
-mod partition;
 mod random;
+mod read;
 mod rule;
-pub(crate) mod sort;
-mod sparse_gather;
+
 mod splitter;
 
 pub(crate) use self::bin_scans::HistThreshold;
-pub(crate) use self::exact::{midpoint, BestThreshold};
-pub(crate) use self::gathered::{find_split, Columns, SplitBufs, ThresholdRule};
+pub(crate) use self::exact::BestThreshold;
+pub(crate) use self::gathered::{find_split, SplitBufs, ThresholdRule};
 pub(crate) use self::node_bins::SpareBins;
-pub use self::partition::Word;
 pub(crate) use self::random::RandomThreshold;
+pub(crate) use self::read::partition::NodeRows;
+pub use self::read::partition::Word;
 pub(crate) use self::splitter::Splitter;
 
+use crate::data::{Feature, Levels, Matrix};
 use crate::tree::criterion::Criterion;
 use crate::tree::monotone::Bounds;
-use crate::tree::Missing;
+use crate::tree::{goes_left, Missing};
+
+/// The last code of a column of increasing `levels` whose level goes left under threshold
+/// `t` (its codes up to it go left): how rows read by their codes are routed.
+#[inline]
+pub(crate) fn last_code_left(levels: &[f64], t: f64) -> usize {
+    levels
+        .partition_point(|&v| goes_left(v, t, false))
+        .saturating_sub(1)
+}
+
+/// The columns a node's candidates are read from: X, and the lossless codes of those of
+/// its columns that have them.
+#[derive(Clone, Copy)]
+pub(crate) struct Columns<'a, T> {
+    pub x: &'a Matrix<'a, T>,
+    pub levels: Option<&'a Levels>,
+    /// Per feature, whether its column holds NaN; None when X holds none. Only those
+    /// columns are searched for NaN at a node ([`missing`]).
+    pub missing: Option<&'a [bool]>,
+}
+
+impl<'a, T: Feature> Columns<'a, T> {
+    /// The increasing levels of feature `f`, when it is coded.
+    #[inline(always)]
+    pub(crate) fn levels(self, f: u32) -> &'a [f64] {
+        let coded = self.levels.and_then(|l| l.column(f as usize));
+        coded.map_or(&[], |c| &c.values)
+    }
+
+    /// The increasing levels of feature `f`, when it has wide codes.
+    #[inline(always)]
+    pub(crate) fn wide_levels(self, f: u32) -> &'a [f64] {
+        let wide = self.levels.and_then(|l| l.wide(f as usize));
+        wide.map_or(&[], |c| &c.values)
+    }
+}
 
 /// A chosen split of a node.
 #[derive(Clone, Copy, Debug)]
@@ -95,13 +131,6 @@ impl ChosenSplit {
             learned => learned,
         }
     }
-}
-
-/// The samples of one node with their targets and weights, aligned position by position.
-pub(crate) struct NodeRows<'s, Y> {
-    pub samples: &'s mut [u32],
-    pub ys: &'s mut [Y],
-    pub ws: &'s mut [f64],
 }
 
 /// The threshold a search chose for one candidate feature.

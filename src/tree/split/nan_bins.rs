@@ -14,8 +14,8 @@
 //! their searches never come here.
 
 use super::bin_scans::{add_rows, N_CODES};
-use super::gather::widen;
 use super::{better, BestCut, Cut, NodeCtx};
+use crate::data::widen;
 use crate::data::{Feature, NAN_CODE};
 use crate::tree::criterion::Criterion;
 use crate::tree::Missing;

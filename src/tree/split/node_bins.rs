@@ -21,12 +21,13 @@
 
 use super::bin_scans::{add_rows, add_rows_at, add_whole_rows, N_CODES};
 use super::draw::{batch_len, MAX_BATCH};
-use super::gather::{gather, gather_many, node_codes};
-use super::histograms::ChildScans;
+use super::read::gather::{gather, gather_many, node_codes};
 use super::{Cut, NodeRows, SplitBufs};
 use crate::data::{Feature, Levels, Matrix};
 use crate::parallel::{current_threads, map_each_mut};
 use crate::tree::criterion::Criterion;
+use slots::trim;
+pub(crate) use slots::{slot_bounds, slot_cut, ChildScans};
 
 /// Bytes of node bins a tree may hold at once. Each [`NodeBins`] takes
 /// `p · 256 · (stats + 1) · 8` bytes (410 KB for 50 features and regression); a pending
@@ -76,21 +77,6 @@ impl NodeBins {
     pub(super) fn scanned(&self, sl: usize) -> Option<Option<Cut>> {
         self.scanned.then(|| self.cuts[sl])
     }
-}
-
-/// The non-empty codes of a slot's `bins` (from code 0) within `range`, which is trimmed to
-/// them (a subtraction can empty the ends).
-pub(super) fn trim(bins: &[f64], range: &mut (usize, usize), stride: usize) -> (usize, usize) {
-    let (mut lo, mut hi) = *range;
-    let count = |c: usize| bins[c * stride + stride - 1];
-    while lo < hi && count(lo) == 0.0 {
-        lo += 1;
-    }
-    while hi > lo && count(hi) == 0.0 {
-        hi -= 1;
-    }
-    *range = (lo, hi);
-    (lo, hi)
 }
 
 /// One feature slot's bins in a node, and its range of codes.
@@ -564,6 +550,7 @@ impl BinStack {
     }
 }
 
+mod slots;
 mod spare;
 pub(crate) use spare::{Spare, SpareBins};
 

@@ -11,9 +11,9 @@
 //! both are offered.
 
 use super::draw::CandidateSource;
-use super::exact::midpoint;
-use super::partition::partition_rows;
+use super::read::partition::partition_rows;
 use super::{BestCut, ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
+use crate::data::midpoint;
 use crate::data::{Feature, Levels};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;

@@ -2,8 +2,8 @@
 //! values in the node, from the tree's RNG between the draws of the candidates.
 
 use super::gathered::{SearchBufs, ThresholdRule};
+use super::read::sparse_gather::{sums_left, Entries};
 use super::rule::search_written_out;
-use super::sparse_gather::{sums_left, Entries};
 use super::{Cut, NodeCtx, NodeRows};
 use crate::data::Feature;
 use crate::rng::TreeRng;

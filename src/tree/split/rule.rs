@@ -5,7 +5,7 @@
 //! calls it per candidate; its defaults read codes and entries back as values.
 
 use super::gathered::SearchBufs;
-use super::sparse_gather::Entries;
+use super::read::sparse_gather::Entries;
 use super::{Cut, NodeCtx, NodeRows};
 use crate::data::Feature;
 use crate::rng::TreeRng;

@@ -7,10 +7,10 @@
 
 use super::code_lists::{list_rows, lists_pay, CodeLists, RankItem};
 use super::few::{find_split_few, FEW_ROWS};
-use super::histograms::{find_split_binned, ChildScans};
+use super::histograms::find_split_binned;
 use super::kept_codes::{kept_stack, Kept};
 use super::listed::find_split_listed;
-use super::node_bins::{BinStack, CodeColumns, NodeBins, Spare};
+use super::node_bins::{BinStack, ChildScans, CodeColumns, NodeBins, Spare};
 use super::pair::PAIR_ROWS;
 use super::{find_split, ChosenSplit, Columns, NodeCtx, NodeRows, SplitBufs, ThresholdRule};
 use crate::data::{Feature, Levels, Matrix};

@@ -4,11 +4,11 @@
 use crate::data::{CodeKey, Feature};
 use crate::tree::split::draw::MAX_BATCH;
 use crate::tree::split::median::MedianBufs;
-use crate::tree::split::sparse_gather::{Entries, NodeFeatures, RowPositions};
+use crate::tree::split::read::sparse_gather::{Entries, NodeFeatures, RowPositions};
 
 /// Per-tree buffers of the split search, allocated once and reused by every node.
 pub(crate) struct SplitBufs<T: Feature> {
-    /// Candidates gathered together (see [`crate::tree::split::gather::gather_many`]), each scored where it lies.
+    /// Candidates gathered together (see [`crate::tree::split::read::gather::gather_many`]), each scored where it lies.
     pub(crate) batch: Vec<Vec<T>>,
     /// The codes of the batch's coded candidates, at the candidate's place in the batch.
     pub(in crate::tree::split) codes: Vec<Vec<u8>>,
@@ -20,7 +20,7 @@ pub(crate) struct SplitBufs<T: Feature> {
     /// when a new gather is about to overwrite the best candidate's column: one byte a row
     /// instead of another buffer of the root's size.
     pub(super) best_left: Vec<u8>,
-    /// The partition's buffer (see [`crate::tree::split::partition::stable_partition`]).
+    /// The partition's buffer (see [`crate::tree::split::read::partition::stable_partition`]).
     pub(crate) partition_buf: Vec<u64>,
     pub(crate) search: SearchBufs<T>,
     /// The features with an entry in the node, for a sparse X.

@@ -33,47 +33,17 @@ mod random;
 
 pub(super) use self::random::random;
 
-use self::passes::{RankList, Ranked};
-use super::exact::midpoint;
+pub(crate) use self::passes::MedianBufs;
 use super::gathered::SearchBufs;
-use super::sort::sort_packed;
 use super::{better, Cut, NodeCtx};
+use crate::data::midpoint;
+use crate::data::sort::sort_packed;
 use crate::data::{Feature, Packed};
 use crate::tree::criterion::{Criterion, OrderTargets};
 use crate::tree::monotone::Bounds;
 use crate::tree::Missing;
 
-/// What the median search reuses from node to node (in [`SearchBufs`]).
-#[derive(Default)]
-pub(crate) struct MedianBufs {
-    /// Whether `outputs[..n_outputs]` are the node's: they depend on its rows only, so its
-    /// candidates share them until the next node ([`MedianBufs::forget`]).
-    ranked: bool,
-    n_outputs: usize,
-    outputs: Vec<Ranked>,
-    /// Rows in the order of the candidate's values, and their ranks in that order (of the
-    /// output being passed over).
-    order: Vec<u32>,
-    order_ranks: Vec<u32>,
-    /// `AE` of the first `k + 1` rows of `order`, and of the rows from `k` on, summed over
-    /// the outputs.
-    prefix: Vec<f64>,
-    suffix: Vec<f64>,
-    /// The medians of the same prefixes and suffixes (constrained candidates only).
-    medians: [Vec<f64>; 2],
-    list: RankList,
-    /// The side (0 left, 1 right) of each row under a random threshold.
-    side: Vec<u8>,
-    /// Sums of `w` and `w·y` of each prefix, and of each suffix read backwards, of `order`.
-    sums: [Vec<(f64, f64)>; 2],
-}
-
 impl MedianBufs {
-    /// A new node begins: its targets are not ranked yet.
-    pub(crate) fn forget(&mut self) {
-        self.ranked = false;
-    }
-
     /// The passes of `order` ([`MedianBufs::errors`]), with the medians when the candidate
     /// is constrained.
     fn pass<C: Criterion>(&mut self, ys: OrderTargets<'_>, ws: &[f64], ctx: &NodeCtx<'_, C>) {

@@ -12,8 +12,39 @@
 //! mid-point rule included; the outputs' errors are added in output order, as
 //! scikit-learn's `MAE.reset` adds them.
 
-use super::MedianBufs;
 use crate::tree::criterion::OrderTargets;
+
+/// What the median search reuses from node to node (in the split search's `SearchBufs`).
+#[derive(Default)]
+pub(crate) struct MedianBufs {
+    /// Whether `outputs[..n_outputs]` are the node's: they depend on its rows only, so its
+    /// candidates share them until the next node ([`MedianBufs::forget`]).
+    pub(super) ranked: bool,
+    pub(super) n_outputs: usize,
+    pub(super) outputs: Vec<Ranked>,
+    /// Rows in the order of the candidate's values, and their ranks in that order (of the
+    /// output being passed over).
+    pub(super) order: Vec<u32>,
+    pub(super) order_ranks: Vec<u32>,
+    /// `AE` of the first `k + 1` rows of `order`, and of the rows from `k` on, summed over
+    /// the outputs.
+    pub(super) prefix: Vec<f64>,
+    pub(super) suffix: Vec<f64>,
+    /// The medians of the same prefixes and suffixes (constrained candidates only).
+    pub(super) medians: [Vec<f64>; 2],
+    pub(super) list: RankList,
+    /// The side (0 left, 1 right) of each row under a random threshold.
+    pub(super) side: Vec<u8>,
+    /// Sums of `w` and `w·y` of each prefix, and of each suffix read backwards, of `order`.
+    pub(super) sums: [Vec<(f64, f64)>; 2],
+}
+
+impl MedianBufs {
+    /// A new node begins: its targets are not ranked yet.
+    pub(crate) fn forget(&mut self) {
+        self.ranked = false;
+    }
+}
 
 /// The ranks of a node's targets still present, as a doubly linked list in rank order
 /// (index `n` is the sentinel), with the weighted median's rank and the sums of `w` and

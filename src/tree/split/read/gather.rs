@@ -3,7 +3,7 @@
 //! unless it was requested early or shares a cache line with another one.
 
 use super::sparse_gather::gather_sparse;
-use crate::data::{prefetch, Feature, Matrix};
+use crate::data::{prefetch, set_len, widen, Feature, Matrix};
 
 /// Copies the codes `column` of `samples` into `out` and returns their (min, max). The
 /// codes of a column are a byte (or two) a row, so even deep nodes mostly read them from
@@ -64,26 +64,8 @@ pub(crate) fn node_codes<'c, K: Copy + Ord + Default>(
     (out, lo, hi)
 }
 
-/// Widens the bounds `lo`, `hi` to `v`: the one comparison step of every bounds pass (the
-/// gathers, the NaN-aware and sparse bounds, and the source reading X in place,
-/// [`super::direct`], whose bounds must keep the gathers' bits: of `-0.0` against `0.0`,
-/// the first met stays).
-#[inline(always)]
-pub(crate) fn widen<T: Feature>(lo: &mut T, hi: &mut T, v: T) {
-    *lo = if v < *lo { v } else { *lo };
-    *hi = if v > *hi { v } else { *hi };
-}
-
 /// How many samples ahead the gather asks for a value.
 const PREFETCH_AHEAD: usize = 32;
-
-/// Makes `buf` `n` long for the caller to overwrite: only a grown tail is filled (with
-/// `fill`), so a buffer that shrinks node after node costs nothing to resize.
-#[inline]
-pub(crate) fn set_len<T: Copy>(buf: &mut Vec<T>, n: usize, fill: T) {
-    buf.truncate(n);
-    buf.resize(n, fill);
-}
 
 /// Copies features `fs` of `samples` into `cols[k]` and returns the (min, max) of each in
 /// `bounds[k]`. When X is row-major the candidates of a row are read together, so values

@@ -8,8 +8,14 @@
 //! one pass instead, three words a buffered row: one side test and one loop per row
 //! rather than two or three.
 
-use super::gather::set_len;
-use super::NodeRows;
+use crate::data::set_len;
+
+/// The samples of one node with their targets and weights, aligned position by position.
+pub(crate) struct NodeRows<'s, Y> {
+    pub samples: &'s mut [u32],
+    pub ys: &'s mut [Y],
+    pub ws: &'s mut [f64],
+}
 
 /// The largest node whose arrays are partitioned in one pass: its buffer then holds two or
 /// three words a row, which for the largest nodes would triple the buffer's memory per

@@ -16,7 +16,7 @@
 //! is known constant in `O(1)`. The draws and the trees are unchanged: only how a constant
 //! column is recognized.
 
-use super::gather::{set_len, widen};
+use crate::data::{set_len, widen};
 use crate::data::{Feature, Matrix};
 use crate::tree::criterion::Criterion;
 use crate::tree::goes_left;

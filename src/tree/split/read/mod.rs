@@ -1,0 +1,6 @@
+//! Reading a node's rows: its candidates' values gathered from X ([`gather`]; of a sparse X,
+//! [`sparse_gather`]), and its rows partitioned between the children ([`partition`]).
+
+pub(crate) mod gather;
+pub(crate) mod partition;
+pub(crate) mod sparse_gather;
