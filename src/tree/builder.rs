@@ -219,7 +219,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
                 every && l.missing().is_none()
             });
         // A booster's exact search of ranked columns lists every node by their ranks.
-        let ranked = R::LISTS_CODES
+        let ranked = R::KIND.lists_lossless_codes()
             && self.crit.order_statistic(&self.ys).is_none()
             && self.levels.and_then(Levels::ranks).is_some()
             && self.splitter.depth_first_ranked(features, max_features);

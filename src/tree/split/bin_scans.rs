@@ -6,7 +6,8 @@
 //! rows with one code; every boundary between non-empty bins is a cut, and its threshold
 //! is the code below it.
 
-use super::gathered::{SearchBufs, ThresholdRule};
+use super::gathered::SearchBufs;
+use super::rule::{RuleKind, ThresholdRule};
 use super::{with_left_sums, BestCut, Cut, NodeCtx, NodeRows};
 use crate::data::Feature;
 use crate::rng::TreeRng;
@@ -311,8 +312,7 @@ fn scan_bins_into<C: Criterion>(
 pub(crate) struct HistThreshold;
 
 impl ThresholdRule for HistThreshold {
-    const LISTED: bool = true;
-    const NAN_BIN: bool = true;
+    const KIND: RuleKind = RuleKind::Histogram;
     fn search<T: Feature, C: Criterion>(
         xf: &[T],
         s: &mut SearchBufs<T>,

@@ -13,7 +13,8 @@
 //! ([`super::listed`]).
 
 use super::bin_scans::{scan_occupied, scan_occupied_wide};
-use super::gathered::{SearchBufs, ThresholdRule};
+use super::gathered::SearchBufs;
+use super::rule::{RuleKind, ThresholdRule};
 use super::{with_left_sums, BestCut, Cut, NodeCtx, NodeRows};
 use crate::data::sort::sort_packed;
 use crate::data::{midpoint, Feature, Packed};
@@ -24,8 +25,7 @@ use crate::tree::criterion::Criterion;
 pub(crate) struct BestThreshold;
 
 impl ThresholdRule for BestThreshold {
-    const KEEPS_CODE_BINS: bool = true;
-    const LISTS_CODES: bool = true;
+    const KIND: RuleKind = RuleKind::Best;
 
     fn search<T: Feature, C: Criterion>(
         xf: &[T],

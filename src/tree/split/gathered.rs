@@ -7,7 +7,6 @@
 //! candidate's column is needed again to partition the rows, so before a new gather
 //! overwrites it, its rows' sides are kept as one flag a row.
 
-use super::direct::{find_split_direct, reads_directly};
 use super::draw::MAX_BATCH;
 use super::draw::{draw_split, CandidateSource};
 use super::kept_codes::{kept_levels, mark_kept_left, Kept};
@@ -185,7 +184,7 @@ impl<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool> CandidateSour
                 if cols.missing.is_some_and(|m| m[f as usize]) {
                     // The gather's bounds see NaN as neither small nor large (and the
                     // missing-values bin as the largest code).
-                    (*lo, *hi, *nan) = match R::NAN_BIN {
+                    (*lo, *hi, *nan) = match R::KIND.nan_bin() {
                         true => nan_bins::code_bounds(&s.batch[*column]),
                         false => missing::bounds(&s.batch[*column]),
                     };
@@ -282,7 +281,7 @@ impl<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool> CandidateSour
         self.best_in_batch = Some(k);
         self.best_threshold = cut.threshold;
         self.best_missing_left = cut.missing == Missing::Left;
-        self.best_nan_code = R::NAN_BIN && cut.missing != Missing::Unseen;
+        self.best_nan_code = R::KIND.nan_bin() && cut.missing != Missing::Unseen;
     }
 
     #[inline(always)]
@@ -292,7 +291,7 @@ impl<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool> CandidateSour
         let ml = cut.missing == Missing::Left;
         let n_left = match self.best_in_batch.map(|k| (k, self.spans[k])) {
             Some((_, Span::Values { column, .. }))
-                if R::NAN_BIN && cut.missing != Missing::Unseen =>
+                if R::KIND.nan_bin() && cut.missing != Missing::Unseen =>
             {
                 // Codes whose node rows include the missing-values bin.
                 let xf = &s.batch[column];
@@ -366,10 +365,6 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
     kept: Option<Kept<'_>>,
     rng: &mut TreeRng,
 ) -> (Option<ChosenSplit>, usize) {
-    if R::READS_X_DIRECTLY && kept.is_none() && reads_directly(cols, ctx, rows, max_features) {
-        let (n, k) = (n_constant, max_features);
-        return find_split_direct(cols.x, ctx, s, rows, features, n, k, rng);
-    }
     s.node_features.mark(cols.x, rows.samples);
     if cols.x.is_sparse() {
         s.node_rows.mark(cols.x.n_rows(), rows.samples);

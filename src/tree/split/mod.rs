@@ -56,6 +56,7 @@ mod node_bins;
 mod pair;
 mod random;
 mod read;
+mod route;
 mod rule;
 
 mod splitter;

@@ -1,9 +1,10 @@
 //! The Extra-Trees search: one threshold drawn uniformly in `[min, max)` of a candidate's
 //! values in the node, from the tree's RNG between the draws of the candidates.
 
-use super::gathered::{SearchBufs, ThresholdRule};
+use super::gathered::SearchBufs;
 use super::read::sparse_gather::{sums_left, Entries};
 use super::rule::search_written_out;
+use super::rule::{RuleKind, ThresholdRule};
 use super::{Cut, NodeCtx, NodeRows};
 use crate::data::Feature;
 use crate::rng::TreeRng;
@@ -75,7 +76,7 @@ pub(super) fn random_cut<T: Feature, C: Criterion>(
 }
 
 impl ThresholdRule for RandomThreshold {
-    const READS_X_DIRECTLY: bool = true;
+    const KIND: RuleKind = RuleKind::Random;
 
     // LLVM stopped inlining it into the draw loop once the impl grew the sparse and
     // absolute-error searches (BENCHMARKS.md, issue #20 guard rail).

@@ -11,27 +11,54 @@ use crate::data::Feature;
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
 
+/// The threshold rules, as the route table sees them.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum RuleKind {
+    /// The exact (CART) search ([`super::BestThreshold`]).
+    Best,
+    /// The random threshold ([`super::RandomThreshold`]).
+    Random,
+    /// The search of X's bin codes ([`super::HistThreshold`]).
+    Histogram,
+}
+
+impl RuleKind {
+    /// Small subtrees may be grown from lists of X's bin codes ([`super::code_lists`]).
+    pub(crate) const fn lists_bin_codes(self) -> bool {
+        matches!(self, RuleKind::Histogram)
+    }
+
+    /// Small subtrees of a tree whose every column has lossless codes, and whose sums are
+    /// not whole, may be grown from lists of those codes, whose order reproduces the sorted
+    /// scans ([`super::listed`]); and a booster's trees from lists of ranks.
+    pub(crate) const fn lists_lossless_codes(self) -> bool {
+        matches!(self, RuleKind::Best)
+    }
+
+    /// The rule reads bin codes whose NaN rows hold the missing-values bin
+    /// ([`crate::data::NAN_CODE`]) rather than NaN values ([`super::nan_bins`]).
+    pub(crate) const fn nan_bin(self) -> bool {
+        matches!(self, RuleKind::Histogram)
+    }
+
+    /// A tree whose sums are whole may keep the bins of its columns with lossless codes
+    /// ([`super::kept_codes`]), read as the gathered codes are.
+    pub(crate) const fn keeps_code_bins(self) -> bool {
+        matches!(self, RuleKind::Best)
+    }
+
+    /// Small nodes of complete dense data may read candidates straight from X
+    /// ([`super::direct`]): the random threshold reads a candidate's values twice (bounds,
+    /// sums) and never sorts them.
+    pub(crate) const fn reads_x_directly(self) -> bool {
+        matches!(self, RuleKind::Random)
+    }
+}
+
 /// Threshold search for one candidate feature; zero-sized, chosen once per fit.
 pub(crate) trait ThresholdRule: Sync {
-    /// Whether small subtrees may be grown from code-ordered lists instead
-    /// ([`super::code_lists`]): for the histogram search, which reads bin codes.
-    const LISTED: bool = false;
-    /// Whether small subtrees of a tree whose every column has lossless codes, and whose
-    /// sums are not whole, may be grown from lists of those codes: for the exact search,
-    /// whose sorted scans the lists' order reproduces ([`super::listed`]).
-    const LISTS_CODES: bool = false;
-    /// Whether the rule reads bin codes whose NaN rows hold the missing-values bin
-    /// ([`crate::data::NAN_CODE`], in the columns flagged as holding NaN) rather than NaN
-    /// values: the histogram search ([`super::nan_bins`]).
-    const NAN_BIN: bool = false;
-    /// Whether the nodes of a tree whose sums are whole may keep the bins of the columns
-    /// with lossless codes ([`super::kept_codes`]): for the exact search, which reads them
-    /// as it reads its gathered codes.
-    const KEEPS_CODE_BINS: bool = false;
-    /// Whether the candidates of small nodes of complete dense data may be read straight
-    /// from X instead of gathered ([`super::direct`]): for the random-threshold search,
-    /// which reads a candidate's values twice (bounds, sums) and never sorts them.
-    const READS_X_DIRECTLY: bool = false;
+    /// Which rule this is, for the route table ([`super::route`]).
+    const KIND: RuleKind;
     /// Best cut of the gathered values `xf` of the node, or None when no threshold
     /// satisfies the leaf constraints. Searches that scan many cuts may skip those not
     /// above `bar` (see [`super::floor`]).
