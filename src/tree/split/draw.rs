@@ -9,8 +9,8 @@
 //! whichever source scores the node: the RNG stream, consumed by the draws and by the
 //! searches in between (random thresholds), is the same.
 
-use super::{better, floor, ChosenSplit, Cut};
 use crate::rng::TreeRng;
+use crate::tree::split::{better, floor, ChosenSplit, Cut};
 
 /// Candidates gathered in one pass at most (each needs a node-sized buffer).
 pub(crate) const MAX_BATCH: usize = 4;
@@ -177,7 +177,7 @@ impl<'f> Draws<'f> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::tree::split::draw::*;
 
     #[test]
     fn batches_shrink_only_for_nodes_beyond_the_byte_budget() {

@@ -1,25 +1,27 @@
 //! Finding the split of one node: which candidate features, which threshold.
 //!
-//! One draw loop ([`draw`]) serves every candidate source: the gathered one ([`gathered`],
-//! searched by a threshold rule ([`rule`]): the [`exact`], [`random`] or histogram-code
-//! one of [`bin_scans`]), a node's
-//! kept bins ([`histograms`]), the code lists of small subtrees ([`code_lists`]; their
-//! nodes of two rows read their codes in place: [`pair`], of three or four: [`few`]), and X
-//! read in place at the small nodes of the random-threshold search ([`direct`]).
-//! [`Splitter`] holds what the search keeps from node to node, among it the bins of
-//! pending nodes ([`node_bins`]: a split sums its smaller child's, the larger's are
-//! subtracted); [`gather`] reads a node's candidates (of a sparse X: [`sparse_gather`]),
-//! [`sort`] and [`partition`] order and split its rows. The exact rule reads a column with
-//! at most 256 distinct values as its lossless codes ([`crate::data::Levels`]): binned or
-//! counted instead of sorted, with the same cuts, and when the sums are whole and K ≥ p/2
-//! from bins kept with the node ([`kept_codes`]); when they are not, every column is coded
-//! and K ≥ p/2, its small subtrees are split from code lists ([`listed`]) in the order of
-//! its sorted scans; a booster's depth-first trees of columns ranked once per fit
-//! ([`crate::data::Ranks`]) are split from rank lists from the root. A gathered candidate whose node values
-//! include NaN is searched by [`missing`] (scikit-learn's rules); complete data never
-//! reach it. A criterion ranked by order statistics (absolute error,
-//! [`Criterion::order_statistic`]) is searched by [`median`] under the exact and random
-//! rules.
+//! A node's split is found in three hops, one folder each:
+//!
+//! ```text
+//! route.rs   which candidate source splits the node: THE route table (and the tree's plan)
+//!   source/  where the candidates are read: gathered from X, code or rank lists, kept
+//!            bins, X in place, the codes of 2 to 4 rows; each drawn by draw.rs
+//!     rules/ how a candidate's threshold is searched: exact (CART), random, histogram
+//!       scan/  the scans that offer its cuts: sorted rows (rules/exact.rs), bins,
+//!              NaN on either side, medians for absolute error
+//! ```
+//! beside what they share: [`draw`] (the one draw loop, which owns the batch size and so
+//! the RNG stream), `read/` (gathering a node's values, a sparse X's entries, the stable
+//! partition of its rows) and `state/` (the buffers, lists and bins kept from node to
+//! node, held by the [`Splitter`]).
+//!
+//! So the best split of a dense float column for a Random Forest is: route `Gathered` →
+//! `source/gathered.rs` (values gathered by `read/gather.rs`) → `rules/exact.rs` (sorted,
+//! scanned by its `scan_sorted`). A column with at most 256 distinct values is read as its
+//! lossless codes ([`crate::data::Levels`]): binned or counted instead of sorted, with the
+//! same cuts, bit for bit. Values with NaN in the node go to `scan/missing.rs`
+//! (scikit-learn's rules); absolute error ([`Criterion::order_statistic`]) to
+//! `scan/median/`.
 //!
 //! Invariants kept for the builder:
 //! * the node's samples are the contiguous slice `samples[start..end]`, with their targets
@@ -39,36 +41,25 @@
 //!   [`NodeCtx::constraint`]): each source searches a constrained candidate with the
 //!   context of [`NodeCtx::for_feature`], so no search path can skip it.
 
-mod bin_scans;
-pub(crate) mod code_lists;
-mod direct;
 mod draw;
-mod exact;
-mod few;
-mod gathered;
-pub(crate) mod histograms;
-mod kept_codes;
-mod listed;
-mod median;
-mod missing;
-mod nan_bins;
-mod node_bins;
-mod pair;
-mod random;
 mod read;
 mod route;
-mod rule;
-
+mod rules;
+mod scan;
+mod source;
 mod splitter;
+mod state;
 
-pub(crate) use self::bin_scans::HistThreshold;
-pub(crate) use self::exact::BestThreshold;
-pub(crate) use self::gathered::{find_split, SplitBufs, ThresholdRule};
-pub(crate) use self::node_bins::SpareBins;
-pub(crate) use self::random::RandomThreshold;
 pub(crate) use self::read::partition::NodeRows;
 pub use self::read::partition::Word;
+pub(crate) use self::rules::exact::BestThreshold;
+pub(crate) use self::rules::random::RandomThreshold;
+pub(crate) use self::rules::ThresholdRule;
+pub(crate) use self::scan::bins::HistThreshold;
+pub(crate) use self::source::gathered::find_split;
 pub(crate) use self::splitter::Splitter;
+pub(crate) use self::state::bufs::{SearchBufs, SplitBufs};
+pub(crate) use self::state::node_bins::SpareBins;
 
 use crate::data::{Feature, Levels, Matrix};
 use crate::tree::criterion::Criterion;

@@ -4,18 +4,18 @@
 //! [`Splitter::best_first`]); then every node takes the first row of this table that
 //! applies ([`Splitter::route`]):
 //!
-//! | route      | when                                                                         | source |
-//! |------------|------------------------------------------------------------------------------|--------|
-//! | `Ranked`   | the plan lists ranks (exact rule, booster, K ≥ p/2, ranked columns)          | [`super::listed`] over rank lists |
-//! | `Few`      | the plan lists lossless codes, the node has 2–4 rows                          | [`super::pair`] (2 rows), [`super::few`] |
-//! | `Listed`   | the plan lists codes and the node has at most `list_rows` rows                | [`super::listed`] over code lists |
-//! | `Binned`   | the histogram rule keeps node bins (K ≥ p/2)                                  | [`super::histograms`] |
-//! | `Kept`     | the exact rule keeps bins of lossless codes, the node has more than `list_rows` | [`super::gathered`] + [`super::kept_codes`] |
-//! | `Direct`   | random rule, complete dense X, small node or few narrow row-major columns     | [`super::direct`] |
-//! | `Gathered` | otherwise                                                                     | [`super::gathered`] |
+//! | route      | when                                                       | source (in `source/`)    |
+//! |------------|------------------------------------------------------------|--------------------------|
+//! | `Ranked`   | the plan lists ranks: exact rule, booster, K ≥ p/2         | `listed`, rank lists     |
+//! | `Few`      | the plan lists lossless codes, the node has 2 to 4 rows    | `pair` (2 rows), `few`   |
+//! | `Listed`   | the plan lists codes, the node has at most `list_rows`     | `listed`, code lists     |
+//! | `Binned`   | the histogram rule keeps node bins (K ≥ p/2)               | `binned`                 |
+//! | `Kept`     | the exact rule keeps bins of lossless codes, larger nodes  | `gathered` + kept bins   |
+//! | `Direct`   | random rule, complete dense X, small node or narrow rows   | `direct`                 |
+//! | `Gathered` | otherwise                                                  | `gathered`               |
 //!
 //! Inside the gathered source each candidate still picks its reading (values sorted,
-//! codes binned or counted, wide codes, sparse entries, NaN passes: [`super::gathered`]).
+//! codes binned or counted, wide codes, sparse entries, NaN passes).
 //!
 //! The plan's thresholds: lists pay when K ≥ p/2 ([`lists_pay`]); they cover nodes of at
 //! most [`list_rows`] rows (1024 rows depth first, 256 best first, at most 8 MiB of lists);
@@ -24,19 +24,19 @@
 //! changes models; every other route gives the same bits as `Gathered` (each has a
 //! path-against-path test).
 
-use super::code_lists::{list_rows, lists_pay};
-use super::direct::{find_split_direct, reads_directly};
-use super::few::{find_split_few, FEW_ROWS};
-use super::histograms::find_split_binned;
-use super::kept_codes::{kept_stack, Kept};
-use super::listed::find_split_listed;
-use super::node_bins::{BinStack, CodeColumns};
-use super::pair::PAIR_ROWS;
-use super::{find_split, ChosenSplit, Columns, NodeCtx, NodeRows, ThresholdRule};
 use crate::data::{Feature, Levels, Matrix, Ranks};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
+use crate::tree::split::source::binned::find_split_binned;
+use crate::tree::split::source::direct::{find_split_direct, reads_directly};
+use crate::tree::split::source::few::{find_split_few, FEW_ROWS};
+use crate::tree::split::source::listed::find_split_listed;
+use crate::tree::split::source::pair::PAIR_ROWS;
+use crate::tree::split::state::code_lists::{list_rows, lists_pay};
+use crate::tree::split::state::kept_codes::{kept_stack, Kept};
+use crate::tree::split::state::node_bins::{BinStack, CodeColumns};
 use crate::tree::split::Splitter;
+use crate::tree::split::{find_split, ChosenSplit, Columns, NodeCtx, NodeRows, ThresholdRule};
 use crate::tree::Word;
 
 /// The candidate source of one node: a row of the module's table, with the codes it reads.
@@ -58,7 +58,7 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
     /// The histogram search grows small subtrees from lists and keeps the bins of larger
     /// nodes when K is large enough for that to pay. The exact search keeps those of the
     /// columns with lossless codes `coded`, given only when every sum of the tree is whole
-    /// ([`super::kept_codes`]); with `listable` (every feature has lossless codes, X no
+    /// ([`crate::tree::split::state::kept_codes`]); with `listable` (every feature has lossless codes, X no
     /// NaN, and the sums are not whole, so not subtracted) it grows small subtrees from
     /// lists of the codes, without bins.
     pub fn depth_first<R: ThresholdRule>(

@@ -1,17 +1,17 @@
 //! The split search of one tree, and what it keeps from node to node: the buffers of
-//! every search, the code lists of the small subtree being grown ([`super::code_lists`];
+//! every search, the code lists of the small subtree being grown ([`crate::tree::split::state::code_lists`];
 //! the histogram search's, and the exact search's of lossless codes) and the bins kept for
-//! pending nodes ([`super::histograms`], [`super::kept_codes`]), through each node's life
+//! pending nodes ([`crate::tree::split::source::binned`], [`crate::tree::split::state::kept_codes`]), through each node's life
 //! (begun, split, its children's bins kept, ended). The builder only says which node to
 //! split and whether a split is kept; which candidate source scores a node is decided by
-//! the route table ([`super::route`]).
+//! the route table ([`crate::tree::split::route`]).
 
-use super::code_lists::{CodeLists, RankItem};
-use super::node_bins::{BinStack, ChildScans, CodeColumns, NodeBins, Spare};
-use super::{NodeCtx, NodeRows, SplitBufs};
 use crate::data::{Feature, Levels, Matrix};
 use crate::parallel::current_threads;
 use crate::tree::criterion::Criterion;
+use crate::tree::split::state::code_lists::{CodeLists, RankItem};
+use crate::tree::split::state::node_bins::{BinStack, ChildScans, CodeColumns, NodeBins, Spare};
+use crate::tree::split::{NodeCtx, NodeRows, SplitBufs};
 use crate::tree::Word;
 
 /// The split search of one tree (rows of type `T`, targets of type `Y`).
@@ -21,7 +21,7 @@ pub(crate) struct Splitter<T: Feature, Y> {
     /// other searches).
     pub(super) lists: CodeLists<T, Y>,
     /// Whether nodes of at most `list_rows` rows are split from lists (of lossless codes
-    /// for the exact rule, of X's bin codes otherwise: [`super::route`]).
+    /// for the exact rule, of X's bin codes otherwise: [`crate::tree::split::route`]).
     pub(super) listed: bool,
     pub(super) list_rows: usize,
     /// The lists of the exact search of ranked columns ([`crate::data::Ranks`]), which
@@ -35,7 +35,7 @@ pub(crate) struct Splitter<T: Feature, Y> {
     /// Bins buffers of an earlier tree, for this tree's stack once it is made.
     pub(super) spare: Vec<NodeBins>,
     /// The bins are the exact search's, of the columns with lossless codes
-    /// ([`super::kept_codes`]), not the histogram search's.
+    /// ([`crate::tree::split::state::kept_codes`]), not the histogram search's.
     pub(super) code_bins: bool,
     /// Best-first growth: kept bins are looked up among all pending ones.
     pub(super) any_order: bool,
@@ -68,7 +68,7 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
     }
 
     /// Reads bin code [`crate::data::NAN_CODE`] of the features flagged in `missing` as
-    /// their missing-values bin ([`super::nan_bins`]): for the histogram search of X with
+    /// their missing-values bin ([`crate::tree::split::scan::nan_bins`]): for the histogram search of X with
     /// NaN, whose flags these are.
     pub fn with_nan_bins(&mut self, missing: &[bool]) {
         self.nan_bins = missing.to_vec();
@@ -82,7 +82,7 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
     }
 
     /// Lets this tree's bins and rank lists reuse `spare`, an earlier tree's buffers
-    /// ([`super::SpareBins`]); before [`Splitter::depth_first`] or [`Splitter::best_first`].
+    /// ([`crate::tree::split::SpareBins`]); before [`Splitter::depth_first`] or [`Splitter::best_first`].
     pub fn reuse_bins(&mut self, mut spare: Spare) {
         self.spare = spare.bins;
         if let Some(lists) = spare.lists.pop() {

@@ -2,8 +2,8 @@
 //! growing a tree: deep nodes read X at scattered rows, so every read is a cache miss
 //! unless it was requested early or shares a cache line with another one.
 
-use super::sparse_gather::gather_sparse;
 use crate::data::{prefetch, set_len, widen, Feature, Matrix};
+use crate::tree::split::read::sparse_gather::gather_sparse;
 
 /// Copies the codes `column` of `samples` into `out` and returns their (min, max). The
 /// codes of a column are a byte (or two) a row, so even deep nodes mostly read them from
@@ -299,7 +299,7 @@ fn gather_view<T: Feature>(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::tree::split::read::gather::*;
 
     #[test]
     fn few_codes_gather_as_any_codes() {

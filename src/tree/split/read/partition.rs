@@ -310,7 +310,7 @@ pub(crate) fn partition_rows_by_sample<Y: Word>(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::tree::split::read::partition::*;
 
     fn reference(data: &[u32], side: &[bool]) -> Vec<u32> {
         let left = data.iter().zip(side).filter(|(_, &s)| s).map(|(&v, _)| v);

@@ -4,7 +4,7 @@
 //! the partition and therefore the trees are those of the dense fit.
 //!
 //! A node's samples are strictly increasing (the root's rows are, and partitions are
-//! stable: [`super::partition`]), and so are a column's rows, so the two lists are
+//! stable: [`crate::tree::split::read::partition`]), and so are a column's rows, so the two lists are
 //! intersected by bisection in whichever is longer (as scikit-learn's sparse splitter
 //! chooses between bisection and an index map): each step searches only past the last
 //! match. A column with no entry among the node's rows is constant (all zeros), found in
@@ -186,7 +186,7 @@ pub(crate) fn gather_entries<T: Feature>(
 /// The sums of the rows of a node that go left (`x ≤ t`, by [`goes_left`]) for a sparse
 /// candidate given by its `entries`: those of the stored entries that do, plus, when 0
 /// goes left, those of the zeros, the node's `total` minus all the entries'. Exact only
-/// when every sum is whole ([`super::NodeCtx::whole_sums`]), which is when the trees
+/// when every sum is whole ([`crate::tree::split::read::NodeCtx::whole_sums`]), which is when the trees
 /// equal those of the dense search, that sums the rows in their order. Returns the rows
 /// that go left.
 pub(crate) fn sums_left<T: Feature, C: Criterion>(
@@ -311,8 +311,8 @@ fn fill_zeros<T: Feature>(xf: &mut Vec<T>, n: usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::rng::TreeRng;
+    use crate::tree::split::read::sparse_gather::*;
 
     /// Random sparse columns and sorted sample sets: the gathered values and bounds are
     /// those of the dense column.

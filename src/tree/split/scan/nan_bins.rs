@@ -1,6 +1,6 @@
 //! The histogram search of a candidate whose node rows include missing values: its NaN
 //! rows hold the missing-values bin ([`NAN_CODE`], see [`crate::data::Binned`]), and the
-//! cuts are those of the exact search's ([`super::missing`]), in the same order, with the
+//! cuts are those of the exact search's ([`crate::tree::split::scan::missing`]), in the same order, with the
 //! same tie rule: every boundary between non-empty non-missing bins with all NaN rows on
 //! the right, then on the left, then "non-missing left, missing right" (threshold +∞, kept
 //! as such when the codes' thresholds become real ones). A tree grown on one bin per
@@ -13,11 +13,11 @@
 //! only in a column the fit flagged as holding NaN: the others keep 256 value bins, and
 //! their searches never come here.
 
-use super::bin_scans::{add_rows, N_CODES};
-use super::{better, BestCut, Cut, NodeCtx};
 use crate::data::widen;
 use crate::data::{Feature, NAN_CODE};
 use crate::tree::criterion::Criterion;
+use crate::tree::split::scan::bins::{add_rows, N_CODES};
+use crate::tree::split::{better, BestCut, Cut, NodeCtx};
 use crate::tree::Missing;
 
 /// The value routing sees for the code `v` of a column whose NaN bin is [`NAN_CODE`]:
@@ -68,8 +68,8 @@ pub(crate) fn code_bounds<T: Feature>(xf: &[T]) -> (T, T, bool) {
 
 /// The best cut of one candidate of a node of `n` rows from its bins: `bins` holds the
 /// non-missing codes `lo..=hi` (`stride` = the proxy's sums + row count, as
-/// [`super::bin_scans::add_rows`] fills them), `nan` the missing-values bin. The cuts and
-/// their order are the exact search's with NaN ([`super::missing`]); empty bins are not
+/// [`crate::tree::split::scan::bins::add_rows`] fills them), `nan` the missing-values bin. The cuts and
+/// their order are the exact search's with NaN ([`crate::tree::split::scan::missing`]); empty bins are not
 /// cuts. `left` is scratch of the bins' sums' length (`stride - 1`).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn scan_missing<C: Criterion>(
@@ -168,10 +168,10 @@ pub(crate) fn search_gathered<T: Feature, C: Criterion>(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::rng::TreeRng;
     use crate::tree::criterion::{Gini, SquaredError};
     use crate::tree::goes_left;
+    use crate::tree::split::scan::nan_bins::*;
 
     /// The best cut by brute force over the exact search's candidates with NaN, in its
     /// order: each code threshold with NaN right, then left, then (+∞, NaN right); rows

@@ -5,8 +5,8 @@
 //! A split fills only its smaller child's bins; the larger child's are its parent's minus
 //! its sibling's, bin by bin (LightGBM's subtraction), which saves gathering the larger
 //! child's rows. Two searches keep them: the histogram search, for every feature of its
-//! binned X when K ≥ p/2 ([`super::histograms`]), and the exact search, for the columns
-//! with lossless codes when every sum is whole ([`super::kept_codes`]).
+//! binned X when K ≥ p/2 ([`crate::tree::split::source::binned`]), and the exact search, for the columns
+//! with lossless codes when every sum is whole ([`crate::tree::split::state::kept_codes`]).
 //!
 //! Subtracted sums of `w·y` round differently from sums over the rows, so a histogram
 //! search's proxy may differ in its last bits from the gathered search's; a different cut
@@ -19,13 +19,13 @@
 //! in the rows' order, exactly as the sequential fill sums them, so the bins, and the
 //! model bytes, do not depend on the number of threads.
 
-use super::bin_scans::{add_rows, add_rows_at, add_whole_rows, N_CODES};
-use super::draw::{batch_len, MAX_BATCH};
-use super::read::gather::{gather, gather_many, node_codes};
-use super::{Cut, NodeRows, SplitBufs};
 use crate::data::{Feature, Levels, Matrix};
 use crate::parallel::{current_threads, map_each_mut};
 use crate::tree::criterion::Criterion;
+use crate::tree::split::draw::{batch_len, MAX_BATCH};
+use crate::tree::split::read::gather::{gather, gather_many, node_codes};
+use crate::tree::split::scan::bins::{add_rows, add_rows_at, add_whole_rows, N_CODES};
+use crate::tree::split::{Cut, NodeRows, SplitBufs};
 use slots::trim;
 pub(crate) use slots::{slot_bounds, slot_cut, ChildScans};
 
@@ -74,7 +74,7 @@ impl NodeBins {
     }
 
     /// Slot `sl`'s best cut, if the node's bins were scanned as they were kept.
-    pub(super) fn scanned(&self, sl: usize) -> Option<Option<Cut>> {
+    pub(in crate::tree::split) fn scanned(&self, sl: usize) -> Option<Option<Cut>> {
         self.scanned.then(|| self.cuts[sl])
     }
 }
@@ -93,9 +93,9 @@ pub(crate) enum CodeColumns<'a, T> {
 /// The bins of the pending nodes of one tree, innermost last, and spare buffers.
 pub(crate) struct BinStack {
     /// Values per bin: the criterion's statistics and the row count.
-    pub(super) stride: usize,
+    pub(in crate::tree::split) stride: usize,
     /// The slot of each feature of X among the tree's features (`u32::MAX`: none).
-    pub(super) slot: Vec<u32>,
+    pub(in crate::tree::split) slot: Vec<u32>,
     /// The first bin of each slot, and after the last slot the bins of a node: slot `s`
     /// has `base[s + 1] - base[s]` codes (256 for the histogram search, the column's
     /// levels for the exact search's).
@@ -187,12 +187,12 @@ impl BinStack {
 
     /// Slot `sl`'s non-empty codes in the node `nb`, trimmed (a subtraction can empty the
     /// ends).
-    pub(super) fn trimmed(&self, nb: &mut NodeBins, sl: usize) -> (usize, usize) {
+    pub(in crate::tree::split) fn trimmed(&self, nb: &mut NodeBins, sl: usize) -> (usize, usize) {
         nb.trimmed(sl, self.base[sl], self.stride)
     }
 
     /// Slot `sl`'s bins in the node `nb`, from its code 0, and its range.
-    pub(super) fn slot_of<'b>(
+    pub(in crate::tree::split) fn slot_of<'b>(
         &self,
         nb: &'b mut NodeBins,
         sl: usize,
@@ -202,7 +202,7 @@ impl BinStack {
     }
 
     /// Slot `sl`'s bins in the node `nb`, from its code 0.
-    pub(super) fn bins_of<'b>(&self, nb: &'b NodeBins, sl: usize) -> &'b [f64] {
+    pub(in crate::tree::split) fn bins_of<'b>(&self, nb: &'b NodeBins, sl: usize) -> &'b [f64] {
         &nb.bins[self.base[sl] * self.stride..self.base[sl + 1] * self.stride]
     }
 
@@ -231,7 +231,7 @@ impl BinStack {
 
     /// The bins of the rows `samples` (at `start` in the tree's sample buffer, with their
     /// targets `ys` and weights `ws`) for the features `fs`: of X's bin codes summed in the
-    /// rows' order (as [`super::HistThreshold`] sums one candidate), of lossless codes as
+    /// rows' order (as [`crate::tree::split::HistThreshold`] sums one candidate), of lossless codes as
     /// [`BinStack::fill_coded`] sums them.
     #[allow(clippy::too_many_arguments)]
     pub fn fill<T: Feature, C: Criterion>(

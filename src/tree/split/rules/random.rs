@@ -1,14 +1,14 @@
 //! The Extra-Trees search: one threshold drawn uniformly in `[min, max)` of a candidate's
 //! values in the node, from the tree's RNG between the draws of the candidates.
 
-use super::gathered::SearchBufs;
-use super::read::sparse_gather::{sums_left, Entries};
-use super::rule::search_written_out;
-use super::rule::{RuleKind, ThresholdRule};
-use super::{Cut, NodeCtx, NodeRows};
 use crate::data::Feature;
 use crate::rng::TreeRng;
 use crate::tree::criterion::{weight_if_le, Criterion};
+use crate::tree::split::read::sparse_gather::{sums_left, Entries};
+use crate::tree::split::rules::search_written_out;
+use crate::tree::split::rules::{RuleKind, ThresholdRule};
+use crate::tree::split::SearchBufs;
+use crate::tree::split::{Cut, NodeCtx, NodeRows};
 use crate::tree::{goes_left, Missing};
 
 /// Extra-Trees: one threshold uniform in `[min, max)` of the node values.
@@ -16,7 +16,7 @@ pub(crate) struct RandomThreshold;
 
 /// A threshold uniform in `[lo, hi)` (one draw of `rng`), for `lo < hi`.
 #[inline]
-pub(super) fn draw_threshold(lo: f64, hi: f64, rng: &mut TreeRng) -> f64 {
+pub(in crate::tree::split) fn draw_threshold(lo: f64, hi: f64, rng: &mut TreeRng) -> f64 {
     let mut t = lo + rng.unit() * (hi - lo);
     if !t.is_finite() {
         t = lo / 2.0 + hi / 2.0;
@@ -30,9 +30,9 @@ pub(super) fn draw_threshold(lo: f64, hi: f64, rng: &mut TreeRng) -> f64 {
 /// The Extra-Trees cut of a candidate whose value at the node's row `j` is `value(j)`,
 /// between `lo` and `hi`: one threshold drawn, the left sums, the leaf constraints and the
 /// proxy. Values gathered into a column ([`RandomThreshold::search`]) and values read
-/// straight from X ([`super::direct`]) share it, so both draw and sum alike.
+/// straight from X ([`crate::tree::split::source::direct`]) share it, so both draw and sum alike.
 #[inline(always)]
-pub(super) fn random_cut<T: Feature, C: Criterion>(
+pub(in crate::tree::split) fn random_cut<T: Feature, C: Criterion>(
     value: impl Fn(usize) -> f64,
     s: &mut SearchBufs<T>,
     ctx: &NodeCtx<'_, C>,
@@ -92,7 +92,15 @@ impl ThresholdRule for RandomThreshold {
         rng: &mut TreeRng,
     ) -> Option<Cut> {
         if let Some(ys) = ctx.crit.order_statistic(rows.ys) {
-            return super::median::random(xf, ys, rows.ws, s, ctx, (lo, hi, false), rng);
+            return crate::tree::split::scan::median::random(
+                xf,
+                ys,
+                rows.ws,
+                s,
+                ctx,
+                (lo, hi, false),
+                rng,
+            );
         }
         let value = |j: usize| xf[j].to_f64();
         random_cut(value, s, ctx, rows, (lo.to_f64(), hi.to_f64()), rng)
@@ -139,8 +147,16 @@ impl ThresholdRule for RandomThreshold {
         rng: &mut TreeRng,
     ) -> Option<Cut> {
         if let Some(ys) = ctx.crit.order_statistic(rows.ys) {
-            return super::median::random(xf, ys, rows.ws, s, ctx, (lo, hi, true), rng);
+            return crate::tree::split::scan::median::random(
+                xf,
+                ys,
+                rows.ws,
+                s,
+                ctx,
+                (lo, hi, true),
+                rng,
+            );
         }
-        super::missing::random_with_missing(xf, s, ctx, rows, lo, hi, rng)
+        crate::tree::split::scan::missing::random_with_missing(xf, s, ctx, rows, lo, hi, rng)
     }
 }

@@ -98,7 +98,7 @@ fn add_rows_at_as<T: Feature, C: Criterion, const G: usize, const UNIT: bool>(
 /// [`add_rows`] of codes between `lo` and `lo + 63`, from the first bin, returning the
 /// bitmap of the codes met (bit `c - lo` for code `c`). Without `COUNTED`, only the
 /// criterion's sums are added: no weight, no row count (see
-/// [`scan_occupied`](super::scan_occupied)).
+/// [`scan_occupied`](crate::tree::split::scan::bins::scan_occupied)).
 #[inline(always)]
 pub(super) fn add_rows_marked<T: Feature, C: Criterion, const COUNTED: bool>(
     bins: &mut [f64],
@@ -122,7 +122,7 @@ pub(super) fn add_rows_marked<T: Feature, C: Criterion, const COUNTED: bool>(
     bits
 }
 
-/// Rows per occupied code from which [`scan_occupied`](super::scan_occupied) sums whole
+/// Rows per occupied code from which [`scan_occupied`](crate::tree::split::scan::bins::scan_occupied) sums whole
 /// sums in lanes: below it, merging the lanes of every code costs more than the waits it
 /// saves.
 pub(super) const LANED_ROWS_PER_CODE: usize = 4;
@@ -130,7 +130,7 @@ pub(super) const LANED_ROWS_PER_CODE: usize = 4;
 /// [`add_rows`] of whole sums (exact in any order), the codes between `lo` and `lo +
 /// bins.len() / stride - 1`: through [`LANES`] bins per code in `table` (zero between
 /// calls, left zero) when the criterion allows it and the rows are several per code, as
-/// [`scan_occupied`](super::scan_occupied) sums them, then merged into `bins`. With
+/// [`scan_occupied`](crate::tree::split::scan::bins::scan_occupied) sums them, then merged into `bins`. With
 /// `unit` weights (all 1) the lanes count the rows only, and the count is the weight.
 pub(crate) fn add_whole_rows<T: Feature, C: Criterion>(
     bins: &mut [f64],

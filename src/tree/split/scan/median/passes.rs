@@ -295,8 +295,8 @@ impl RankList {
 
 #[cfg(test)]
 pub(super) mod tests {
-    use super::*;
     use crate::tree::criterion::median_and_deviation;
+    use crate::tree::split::scan::median::passes::*;
 
     /// `(Σ w |y − m|, m)` of `rows` by the definition (a direct sum about the median).
     pub(in super::super) fn brute(ys: &[f64], ws: &[f64], rows: &[u32]) -> (f64, f64) {

@@ -6,7 +6,7 @@
 //!   two consecutive distinct ones is scored twice, first with every NaN row on the right,
 //!   then on the left; then the split "non-missing left, missing right" (threshold +∞).
 //!   Thresholds are mid-points of non-missing values. Candidates are scored in that order
-//!   and ties keep the first ([`super::better`]), as scikit-learn's strict `>` does.
+//!   and ties keep the first ([`crate::tree::split::better`]), as scikit-learn's strict `>` does.
 //! * Random ([`random_with_missing`]): the threshold is drawn exactly as without NaN,
 //!   uniformly between the min and max of the non-missing values, and then one more draw
 //!   (`rng.below(2) == 1`: left) sends every NaN row to one side. scikit-learn draws the
@@ -15,20 +15,20 @@
 //! A candidate constant on its non-missing values (or all NaN) is constant, as in
 //! scikit-learn: "missing or not" alone is never a split.
 
-use super::gathered::SearchBufs;
-use super::random::draw_threshold;
-use super::{better, BestCut, Cut, NodeCtx, NodeRows};
 use crate::data::midpoint;
 use crate::data::sort::sort_packed;
 use crate::data::widen;
 use crate::data::{Feature, Packed};
 use crate::rng::TreeRng;
 use crate::tree::criterion::{weight_if_le, weight_if_not_gt, Criterion};
+use crate::tree::split::rules::random::draw_threshold;
+use crate::tree::split::SearchBufs;
+use crate::tree::split::{better, BestCut, Cut, NodeCtx, NodeRows};
 use crate::tree::{goes_left, Missing};
 
 /// Min and max of the non-missing values of `xf`, and whether any is missing. With no
 /// non-missing value the bounds are equal (a constant candidate).
-pub(super) fn bounds<T: Feature>(xf: &[T]) -> (T, T, bool) {
+pub(in crate::tree::split) fn bounds<T: Feature>(xf: &[T]) -> (T, T, bool) {
     let mut it = xf.iter().copied().filter(|v| !v.to_f64().is_nan());
     let Some(first) = it.next() else {
         return (T::default(), T::default(), !xf.is_empty());
@@ -42,7 +42,7 @@ pub(super) fn bounds<T: Feature>(xf: &[T]) -> (T, T, bool) {
 }
 
 /// The exact search of a candidate with NaN at the node (see the module docs).
-pub(super) fn best_with_missing<T: Feature, C: Criterion>(
+pub(in crate::tree::split) fn best_with_missing<T: Feature, C: Criterion>(
     xf: &[T],
     s: &mut SearchBufs<T>,
     ctx: &NodeCtx<'_, C>,
@@ -125,7 +125,7 @@ pub(super) fn best_with_missing<T: Feature, C: Criterion>(
 /// The Extra-Trees search of a candidate with NaN at the node (see the module docs):
 /// `lo < hi` are the bounds of its non-missing values.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn random_with_missing<T: Feature, C: Criterion>(
+pub(in crate::tree::split) fn random_with_missing<T: Feature, C: Criterion>(
     xf: &[T],
     s: &mut SearchBufs<T>,
     ctx: &NodeCtx<'_, C>,

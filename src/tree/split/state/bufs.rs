@@ -3,8 +3,8 @@
 
 use crate::data::{CodeKey, Feature};
 use crate::tree::split::draw::MAX_BATCH;
-use crate::tree::split::median::MedianBufs;
 use crate::tree::split::read::sparse_gather::{Entries, NodeFeatures, RowPositions};
+use crate::tree::split::scan::median::MedianBufs;
 
 /// Per-tree buffers of the split search, allocated once and reused by every node.
 pub(crate) struct SplitBufs<T: Feature> {
@@ -15,18 +15,18 @@ pub(crate) struct SplitBufs<T: Feature> {
     /// The same for wide codes.
     pub(in crate::tree::split) wide: Vec<Vec<u16>>,
     /// The same for the stored entries of sparse candidates.
-    pub(super) entries: Vec<Entries<T>>,
+    pub(in crate::tree::split) entries: Vec<Entries<T>>,
     /// 1 for each row of the node that goes left under the best cut so far, written only
     /// when a new gather is about to overwrite the best candidate's column: one byte a row
     /// instead of another buffer of the root's size.
-    pub(super) best_left: Vec<u8>,
+    pub(in crate::tree::split) best_left: Vec<u8>,
     /// The partition's buffer (see [`crate::tree::split::read::partition::stable_partition`]).
     pub(crate) partition_buf: Vec<u64>,
     pub(crate) search: SearchBufs<T>,
     /// The features with an entry in the node, for a sparse X.
-    pub(super) node_features: NodeFeatures,
+    pub(in crate::tree::split) node_features: NodeFeatures,
     /// Where a sparse X's rows are in the node.
-    pub(super) node_rows: RowPositions,
+    pub(in crate::tree::split) node_rows: RowPositions,
 }
 
 /// What the threshold searches reuse from node to node.
@@ -43,15 +43,15 @@ pub(crate) struct SearchBufs<T: Feature> {
     pub(crate) counts: Vec<u32>,
     pub(crate) left: Vec<f64>,
     /// The 256 bins of the histogram search, zero between searches
-    /// ([`crate::tree::split::bin_scans::scan_occupied`]), or those of wide codes.
+    /// ([`crate::tree::split::scan::bins::scan_occupied`]), or those of wide codes.
     pub(crate) bins: Vec<f64>,
     /// The bitmap of the wide codes a node occupies.
     pub(crate) occupied: Vec<u64>,
-    /// A sparse candidate's values written out ([`super::ThresholdRule::search_entries`]), and
+    /// A sparse candidate's values written out ([`crate::tree::split::ThresholdRule::search_entries`]), and
     /// the sums of its entries.
     pub(crate) dense: Vec<T>,
     pub(crate) stored: Vec<f64>,
-    /// The absolute-error search's ranks, orders and prefix errors ([`crate::tree::split::median`]).
+    /// The absolute-error search's ranks, orders and prefix errors ([`crate::tree::split::scan::median`]).
     pub(crate) median: MedianBufs,
 }
 

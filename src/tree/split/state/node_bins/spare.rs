@@ -1,7 +1,7 @@
 //! Node bins and rank lists buffers kept from one tree for the next ([`SpareBins`]).
 
-use super::super::code_lists::RankItem;
-use super::{BinStack, NodeBins};
+use crate::tree::split::state::code_lists::RankItem;
+use crate::tree::split::state::node_bins::{BinStack, NodeBins};
 use std::sync::{Mutex, PoisonError};
 
 /// Node bins kept from one tree for the next: a booster grows hundreds of trees one after

@@ -1,24 +1,24 @@
 //! The histogram splitter's candidate source for a node with kept bins ([`NodeBins`]):
-//! every candidate scored from the node's own bins by [`super::bin_scans::scan_bins`].
+//! every candidate scored from the node's own bins by [`crate::tree::split::scan::bins::scan_bins`].
 //!
-//! A candidate of a node above the list size ([`super::code_lists`]) is scored from its
-//! bins (`super::bin_scans`): the bins of the codes its gathered rows occupy, or the node's
-//! own bins. When K ≥ p/2 ([`super::code_lists::lists_pay`]: most features are read at
+//! A candidate of a node above the list size ([`crate::tree::split::state::code_lists`]) is scored from its
+//! bins (`crate::tree::split::scan::bins`): the bins of the codes its gathered rows occupy, or the node's
+//! own bins. When K ≥ p/2 ([`crate::tree::split::state::code_lists::lists_pay`]: most features are read at
 //! every node anyway) the bins of *every* varying feature are kept with the node
-//! ([`super::node_bins`]), and a split gathers only its smaller child's rows.
+//! ([`crate::tree::split::state::node_bins`]), and a split gathers only its smaller child's rows.
 
-use super::draw::{draw_split, CandidateSource};
-use super::nan_bins::code_value;
-use super::node_bins::{slot_bounds, slot_cut, BinStack, NodeBins};
-use super::read::gather::gather;
-use super::read::partition::{partition_rows, partition_rows_by_sample};
-use super::{ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
 use crate::data::{Feature, Matrix};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
+use crate::tree::split::draw::{draw_split, CandidateSource};
+use crate::tree::split::read::gather::gather;
+use crate::tree::split::read::partition::{partition_rows, partition_rows_by_sample};
+use crate::tree::split::scan::nan_bins::code_value;
+use crate::tree::split::state::node_bins::{slot_bounds, slot_cut, BinStack, NodeBins};
+use crate::tree::split::{ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
 use crate::tree::{goes_left, Missing};
 
-/// A node's candidates scored from its kept bins by [`super::bin_scans::scan_bins`].
+/// A node's candidates scored from its kept bins by [`crate::tree::split::scan::bins::scan_bins`].
 struct Binned<'a, 'r, T: Feature, C: Criterion> {
     x: &'a Matrix<'a, T>,
     stack: &'a BinStack,
@@ -113,8 +113,8 @@ impl<T: Feature, C: Criterion> CandidateSource for Binned<'_, '_, T, C> {
     }
 }
 
-/// [`super::find_split`] for a node with bins `nb`: the same draws, every candidate
-/// scored from its bins by [`super::bin_scans::scan_bins`]. Applies the split to the rows.
+/// [`crate::tree::split::find_split`] for a node with bins `nb`: the same draws, every candidate
+/// scored from its bins by [`crate::tree::split::scan::bins::scan_bins`]. Applies the split to the rows.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn find_split_binned<T: Feature, C: Criterion>(
     x: &Matrix<'_, T>,

@@ -20,17 +20,17 @@
 //! copy a node reads is intact in any growth order. Rank lists, a whole tree's, are
 //! partitioned in place in one copy, as memory is the limit there.
 //!
-//! The nodes of a listed subtree are split by [`super::listed`], which reads these lists.
+//! The nodes of a listed subtree are split by [`crate::tree::split::source::listed`], which reads these lists.
 //! A node's rows are in sample order (partitions are stable), so a list's (code, local
 //! index) order is the (code, position) order of the exact search's sorted scan: its rows
 //! are added in the same order, and the sums round the same.
 
-use super::read::gather::gather;
-use super::read::partition::Word;
-use super::NodeRows;
 use crate::data::set_len;
 use crate::data::sort::sort_packed;
 use crate::data::{Feature, Levels, Matrix, Packed, Ranks};
+use crate::tree::split::read::gather::gather;
+use crate::tree::split::read::partition::Word;
+use crate::tree::split::NodeRows;
 
 /// Rows of the largest node whose subtree is grown from lists (a broad optimum of the wall
 /// time, see BENCHMARKS.md). Larger nodes gather their candidates into histograms.
@@ -171,24 +171,24 @@ impl Word for RankItem {
 /// The lists of the subtree being grown, and the buffers reused from subtree to subtree.
 pub(crate) struct CodeLists<T, Y, I = Item> {
     /// The subtree root's rows `start..end` in the tree's sample buffer (empty: none).
-    pub(super) start: usize,
-    pub(super) end: usize,
+    pub(in crate::tree::split) start: usize,
+    pub(in crate::tree::split) end: usize,
     /// The list of feature `f` in copy `c` is `lists[h * c + s * n..][..n]`, with
     /// `s = slot[f]`, `n = end - start` and `h` the length of a copy.
-    pub(super) lists: Vec<I>,
-    pub(super) slot: Vec<u32>,
+    pub(in crate::tree::split) lists: Vec<I>,
+    pub(in crate::tree::split) slot: Vec<u32>,
     /// The copy that holds the lists of the node starting at each local offset (the latest
     /// node there to be split into, the others above it being split already).
-    pub(super) copy: Vec<u8>,
+    pub(in crate::tree::split) copy: Vec<u8>,
     /// The local index of each row, aligned with the node rows and partitioned with them.
-    pub(super) locals: Vec<u32>,
+    pub(in crate::tree::split) locals: Vec<u32>,
     /// Targets and weights by local index.
-    pub(super) ys: Vec<Y>,
-    pub(super) ws: Vec<f64>,
+    pub(in crate::tree::split) ys: Vec<Y>,
+    pub(in crate::tree::split) ws: Vec<f64>,
     /// 1 for each local index that goes left in the split being applied.
-    pub(super) goes_left: Vec<u8>,
+    pub(in crate::tree::split) goes_left: Vec<u8>,
     /// The sums of the bin being scanned.
-    pub(super) run: Vec<f64>,
+    pub(in crate::tree::split) run: Vec<f64>,
     column: Vec<T>,
     keys: Vec<I>,
     radix: Vec<I>,
@@ -282,7 +282,12 @@ impl<T: Feature, Y: Word, I: ListItem> CodeLists<T, Y, I> {
     }
 
     /// The rows of the node at `start..start + n`, in feature `f`'s list.
-    pub(super) fn list(&self, f: u32, start: usize, n: usize) -> std::ops::Range<usize> {
+    pub(in crate::tree::split) fn list(
+        &self,
+        f: u32,
+        start: usize,
+        n: usize,
+    ) -> std::ops::Range<usize> {
         let off = start - self.start;
         let copy = self.copy[off] as usize * self.lists.len() / I::COPIES;
         let s = copy + self.slot[f as usize] as usize * (self.end - self.start) + off;

@@ -1,10 +1,10 @@
-//! A kept slot's bins scanned for its best cut: by the histogram search ([`super::super::histograms`]), or
+//! A kept slot's bins scanned for its best cut: by the histogram search ([`crate::tree::split::source::binned`]), or
 //! as a split's children keep them ([`ChildScans`]).
 
 use crate::data::NAN_CODE;
 use crate::tree::criterion::Criterion;
-use crate::tree::split::bin_scans::scan_bins;
-use crate::tree::split::nan_bins::{nan_in_node, scan_missing};
+use crate::tree::split::scan::bins::scan_bins;
+use crate::tree::split::scan::nan_bins::{nan_in_node, scan_missing};
 use crate::tree::split::{Cut, NodeCtx};
 
 /// The non-empty codes of a slot's `bins` (from code 0) within `range`, which is trimmed to

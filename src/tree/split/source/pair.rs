@@ -1,4 +1,4 @@
-//! A node of two rows in a subtree listed with lossless codes ([`super::listed`]): each
+//! A node of two rows in a subtree listed with lossless codes ([`crate::tree::split::source::listed`]): each
 //! candidate's two codes read at the rows' sample ids, from no list. Its children are
 //! leaves by size, so a split whose children are such nodes or leaves writes no lists
 //! for them (`Listed::apply`).
@@ -10,20 +10,20 @@
 //! only, which can tip a proxy near 0 (or one of weights 2⁵³ apart) past the tie rule, so
 //! both are offered.
 
-use super::draw::CandidateSource;
-use super::read::partition::partition_rows;
-use super::{BestCut, ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
 use crate::data::midpoint;
 use crate::data::{Feature, Levels};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
+use crate::tree::split::draw::CandidateSource;
+use crate::tree::split::read::partition::partition_rows;
+use crate::tree::split::{BestCut, ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
 use std::cmp::Ordering;
 
 /// The rows of the nodes split here; their children are leaves.
 pub(crate) const PAIR_ROWS: usize = 2;
 
 /// The node's two rows, their candidates read from the lossless codes `levels`.
-pub(super) struct Pair<'a, 'r, T: Feature, C: Criterion> {
+pub(in crate::tree::split) struct Pair<'a, 'r, T: Feature, C: Criterion> {
     levels: &'a Levels,
     ctx: &'a NodeCtx<'a, C>,
     s: &'a mut SplitBufs<T>,
@@ -120,9 +120,9 @@ impl<T: Feature, C: Criterion> CandidateSource for Pair<'_, '_, T, C> {
 
 impl<'a, 'r, T: Feature, C: Criterion> Pair<'a, 'r, T, C> {
     /// The source of a node of two `rows` of a subtree listed with the lossless codes
-    /// `levels` (every feature has them), for [`super::few::find_split_few`]: the same
+    /// `levels` (every feature has them), for [`crate::tree::split::source::few::find_split_few`]: the same
     /// draws and cuts as from its lists.
-    pub(super) fn new(
+    pub(in crate::tree::split) fn new(
         levels: &'a Levels,
         ctx: &'a NodeCtx<'a, C>,
         s: &'a mut SplitBufs<T>,
@@ -140,10 +140,10 @@ impl<'a, 'r, T: Feature, C: Criterion> Pair<'a, 'r, T, C> {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
-    use super::*;
+pub(in crate::tree::split) mod tests {
     use crate::data::{Layout, Matrix};
     use crate::tree::criterion::{Entropy, Gini, SquaredError};
+    use crate::tree::split::source::pair::*;
     use crate::tree::split::{find_split, BestThreshold, Columns};
 
     /// What a node's search leaves: the split, the constant prefix, the drawn order of
@@ -153,7 +153,7 @@ pub(super) mod tests {
 
     /// Searches the node of `samples` of `x` with `crit` (targets `ys`, weights `ws` of
     /// those rows), from the rows' codes (`from_codes`:
-    /// [`super::super::few::find_split_few`]) or else from the gathered values.
+    /// [`crate::tree::split::source::few::find_split_few`]) or else from the gathered values.
     #[allow(clippy::too_many_arguments)]
     pub(in crate::tree::split) fn search<C: Criterion>(
         from_codes: bool,
@@ -186,7 +186,7 @@ pub(super) mod tests {
         let (mut s, mut features) = (SplitBufs::new(2, crit.stats_len()), features.to_vec());
         let mut rng = TreeRng::new(seed);
         let (split, n_constant) = match from_codes {
-            true => super::super::few::find_split_few(
+            true => crate::tree::split::source::few::find_split_few(
                 levels,
                 &ctx,
                 &mut s,

@@ -31,16 +31,16 @@
 mod passes;
 mod random;
 
-pub(super) use self::random::random;
+pub(in crate::tree::split) use self::random::random;
 
 pub(crate) use self::passes::MedianBufs;
-use super::gathered::SearchBufs;
-use super::{better, Cut, NodeCtx};
 use crate::data::midpoint;
 use crate::data::sort::sort_packed;
 use crate::data::{Feature, Packed};
 use crate::tree::criterion::{Criterion, OrderTargets};
 use crate::tree::monotone::Bounds;
+use crate::tree::split::SearchBufs;
+use crate::tree::split::{better, Cut, NodeCtx};
 use crate::tree::Missing;
 
 impl MedianBufs {
@@ -125,7 +125,7 @@ impl MedianBufs {
 
 /// The exact rule: the best cut between consecutive distinct values of the candidate's
 /// gathered values `xf`, for rows with targets `ys` and weights `ws`.
-pub(super) fn best<T: Feature, C: Criterion>(
+pub(in crate::tree::split) fn best<T: Feature, C: Criterion>(
     xf: &[T],
     ys: OrderTargets<'_>,
     ws: &[f64],
@@ -152,7 +152,7 @@ pub(super) fn best<T: Feature, C: Criterion>(
 /// The exact rule of a candidate with NaN at the node, in the order of `split::missing`
 /// (scikit-learn's): the cuts with every NaN row on the right, then on the left, then
 /// "non-missing left, missing right" (threshold `+∞`); ties keep the first.
-pub(super) fn best_with_missing<T: Feature, C: Criterion>(
+pub(in crate::tree::split) fn best_with_missing<T: Feature, C: Criterion>(
     xf: &[T],
     ys: OrderTargets<'_>,
     ws: &[f64],
@@ -210,9 +210,9 @@ fn sort_present<T: Feature>(xf: &[T], s: &mut SearchBufs<T>) {
 
 #[cfg(test)]
 mod tests {
-    use super::passes::tests::brute;
-    use super::*;
     use crate::tree::criterion::AbsoluteError;
+    use crate::tree::split::scan::median::passes::tests::brute;
+    use crate::tree::split::scan::median::*;
 
     /// The exact rule's cut is the one of least total error among all cuts between
     /// distinct values, found by brute force.

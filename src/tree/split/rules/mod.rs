@@ -1,54 +1,57 @@
 //! The threshold rule: how one candidate feature's cut is searched once its values (or
 //! codes, entries, kept bins) are at hand. Each rule is zero-sized and chosen once per fit:
-//! the exact search ([`super::exact`]), the random threshold ([`super::random`]) and the
-//! histogram-code search ([`super::bin_scans`]). The gathered source ([`super::gathered`])
+//! the exact search ([`crate::tree::split::rules::exact`]), the random threshold ([`crate::tree::split::rules::random`]) and the
+//! histogram-code search ([`crate::tree::split::scan::bins`]). The gathered source ([`crate::tree::split::source::gathered`])
 //! calls it per candidate; its defaults read codes and entries back as values.
 
-use super::gathered::SearchBufs;
-use super::read::sparse_gather::Entries;
-use super::{Cut, NodeCtx, NodeRows};
+pub(crate) mod exact;
+pub(crate) mod random;
+
 use crate::data::Feature;
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
+use crate::tree::split::read::sparse_gather::Entries;
+use crate::tree::split::SearchBufs;
+use crate::tree::split::{Cut, NodeCtx, NodeRows};
 
 /// The threshold rules, as the route table sees them.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum RuleKind {
-    /// The exact (CART) search ([`super::BestThreshold`]).
+    /// The exact (CART) search ([`crate::tree::split::BestThreshold`]).
     Best,
-    /// The random threshold ([`super::RandomThreshold`]).
+    /// The random threshold ([`crate::tree::split::RandomThreshold`]).
     Random,
-    /// The search of X's bin codes ([`super::HistThreshold`]).
+    /// The search of X's bin codes ([`crate::tree::split::HistThreshold`]).
     Histogram,
 }
 
 impl RuleKind {
-    /// Small subtrees may be grown from lists of X's bin codes ([`super::code_lists`]).
+    /// Small subtrees may be grown from lists of X's bin codes ([`crate::tree::split::state::code_lists`]).
     pub(crate) const fn lists_bin_codes(self) -> bool {
         matches!(self, RuleKind::Histogram)
     }
 
     /// Small subtrees of a tree whose every column has lossless codes, and whose sums are
     /// not whole, may be grown from lists of those codes, whose order reproduces the sorted
-    /// scans ([`super::listed`]); and a booster's trees from lists of ranks.
+    /// scans ([`crate::tree::split::source::listed`]); and a booster's trees from lists of ranks.
     pub(crate) const fn lists_lossless_codes(self) -> bool {
         matches!(self, RuleKind::Best)
     }
 
     /// The rule reads bin codes whose NaN rows hold the missing-values bin
-    /// ([`crate::data::NAN_CODE`]) rather than NaN values ([`super::nan_bins`]).
+    /// ([`crate::data::NAN_CODE`]) rather than NaN values ([`crate::tree::split::scan::nan_bins`]).
     pub(crate) const fn nan_bin(self) -> bool {
         matches!(self, RuleKind::Histogram)
     }
 
     /// A tree whose sums are whole may keep the bins of its columns with lossless codes
-    /// ([`super::kept_codes`]), read as the gathered codes are.
+    /// ([`crate::tree::split::state::kept_codes`]), read as the gathered codes are.
     pub(crate) const fn keeps_code_bins(self) -> bool {
         matches!(self, RuleKind::Best)
     }
 
     /// Small nodes of complete dense data may read candidates straight from X
-    /// ([`super::direct`]): the random threshold reads a candidate's values twice (bounds,
+    /// ([`crate::tree::split::source::direct`]): the random threshold reads a candidate's values twice (bounds,
     /// sums) and never sorts them.
     pub(crate) const fn reads_x_directly(self) -> bool {
         matches!(self, RuleKind::Random)
@@ -57,11 +60,11 @@ impl RuleKind {
 
 /// Threshold search for one candidate feature; zero-sized, chosen once per fit.
 pub(crate) trait ThresholdRule: Sync {
-    /// Which rule this is, for the route table ([`super::route`]).
+    /// Which rule this is, for the route table ([`crate::tree::split::route`]).
     const KIND: RuleKind;
     /// Best cut of the gathered values `xf` of the node, or None when no threshold
     /// satisfies the leaf constraints. Searches that scan many cuts may skip those not
-    /// above `bar` (see [`super::floor`]).
+    /// above `bar` (see [`crate::tree::split::floor`]).
     #[allow(clippy::too_many_arguments)]
     fn search<T: Feature, C: Criterion>(
         xf: &[T],
@@ -129,7 +132,7 @@ pub(crate) trait ThresholdRule: Sync {
         search_written_out::<Self, T, C>(entries, s, ctx, rows, bar, lo, hi, rng)
     }
     /// [`ThresholdRule::search`] of a candidate whose gathered values include NaN, `lo <
-    /// hi` being the bounds of the others (see [`super::missing`]; for a rule with
+    /// hi` being the bounds of the others (see [`crate::tree::split::scan::missing`]; for a rule with
     /// [`ThresholdRule::NAN_BIN`], the NaN rows are those of the missing-values bin). Every
     /// rule of a fit overrides it; this default finds no cut.
     #[allow(clippy::too_many_arguments)]

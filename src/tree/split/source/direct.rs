@@ -17,16 +17,16 @@
 //! The draws ([`draw_split`]), the threshold and the sums ([`random_cut`]) are those of the
 //! gathered search, in the same order: the same trees, bit for bit.
 
-use super::draw::MAX_BATCH;
-use super::draw::{draw_split, CandidateSource};
-use super::random::random_cut;
-use super::read::gather::{row_bounds, MAX_ROW_COLS};
-use super::read::partition::partition_rows_by_sample;
-use super::{ChosenSplit, Columns, Cut, NodeCtx, NodeRows, SplitBufs};
 use crate::data::widen;
 use crate::data::{Feature, Matrix};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
+use crate::tree::split::draw::MAX_BATCH;
+use crate::tree::split::draw::{draw_split, CandidateSource};
+use crate::tree::split::read::gather::{row_bounds, MAX_ROW_COLS};
+use crate::tree::split::read::partition::partition_rows_by_sample;
+use crate::tree::split::rules::random::random_cut;
+use crate::tree::split::{ChosenSplit, Columns, Cut, NodeCtx, NodeRows, SplitBufs};
 use crate::tree::{goes_left, Missing};
 
 /// Rows of the largest node whose candidates are read straight from X (see
@@ -40,9 +40,9 @@ const WHOLE_ROWS_BYTES: usize = 1 << 20;
 /// Whether a node of the random-threshold search, drawing `max_features` candidates,
 /// reads them from X: a node that is small, or [`reads_whole_rows`], of a dense X without
 /// NaN, lossless codes, monotonic constraints, or a criterion of order statistics
-/// (searched by [`super::median`]).
+/// (searched by [`crate::tree::split::scan::median`]).
 #[inline(always)]
-pub(super) fn reads_directly<T: Feature, C: Criterion>(
+pub(in crate::tree::split) fn reads_directly<T: Feature, C: Criterion>(
     cols: Columns<'_, T>,
     ctx: &NodeCtx<'_, C>,
     rows: &NodeRows<'_, C::Y>,
@@ -69,11 +69,11 @@ fn reads_whole_rows<T: Feature>(x: &Matrix<'_, T>, n: usize, max_features: usize
         && x.row_major_data().is_some()
 }
 
-/// [`super::find_split`] of a node that [`reads_directly`], with the random-threshold
+/// [`crate::tree::split::find_split`] of a node that [`reads_directly`], with the random-threshold
 /// search: the best split found (already applied to `rows`) and the new length of the
 /// constant prefix of `features`.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn find_split_direct<T: Feature, C: Criterion>(
+pub(in crate::tree::split) fn find_split_direct<T: Feature, C: Criterion>(
     x: &Matrix<'_, T>,
     ctx: &NodeCtx<'_, C>,
     s: &mut SplitBufs<T>,
@@ -185,11 +185,11 @@ impl<T: Feature, C: Criterion> CandidateSource for Direct<'_, '_, T, C> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::gathered::draw_gathered;
-    use super::super::RandomThreshold;
-    use super::*;
     use crate::data::Layout;
     use crate::tree::criterion::{Gini, SquaredError};
+    use crate::tree::split::source::direct::*;
+    use crate::tree::split::source::gathered::draw_gathered;
+    use crate::tree::split::RandomThreshold;
 
     /// Random small nodes (ties, signed zeros, constant columns, rows of X that are not
     /// the node's), in both layouts, and larger nodes of row-major X read whole, with and

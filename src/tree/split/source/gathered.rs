@@ -7,25 +7,20 @@
 //! candidate's column is needed again to partition the rows, so before a new gather
 //! overwrites it, its rows' sides are kept as one flag a row.
 
-use super::draw::MAX_BATCH;
-use super::draw::{draw_split, CandidateSource};
-use super::kept_codes::{kept_levels, mark_kept_left, Kept};
-use super::last_code_left;
-use super::missing;
-use super::nan_bins;
-use super::read::gather::{gather_codes, gather_few_codes, gather_many};
-use super::read::partition::partition_rows;
-use super::read::sparse_gather::{gather_entries, mark_entries_left};
-use super::{ChosenSplit, Columns, Cut, NodeCtx, NodeRows};
 use crate::data::{Feature, Wide};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
+use crate::tree::split::draw::MAX_BATCH;
+use crate::tree::split::draw::{draw_split, CandidateSource};
+use crate::tree::split::last_code_left;
+use crate::tree::split::read::gather::{gather_codes, gather_few_codes, gather_many};
+use crate::tree::split::read::partition::partition_rows;
+use crate::tree::split::read::sparse_gather::{gather_entries, mark_entries_left};
+use crate::tree::split::scan::missing;
+use crate::tree::split::scan::nan_bins;
+use crate::tree::split::state::kept_codes::{kept_levels, mark_kept_left, Kept};
+use crate::tree::split::{ChosenSplit, Columns, Cut, NodeCtx, NodeRows, SplitBufs, ThresholdRule};
 use crate::tree::{goes_left, Missing};
-
-mod bufs;
-
-pub(crate) use self::bufs::{SearchBufs, SplitBufs};
-pub(crate) use super::rule::ThresholdRule;
 
 /// Where a gathered candidate lies, with its bounds in the node.
 #[derive(Clone, Copy)]
@@ -48,7 +43,7 @@ enum Span<T> {
     /// A sparse column without an entry in the node: constant 0, never gathered.
     Zero,
     /// Codes whose bins the node keeps, in bin slot `slot`, between `lo` and `hi`: never
-    /// gathered ([`super::kept_codes`]).
+    /// gathered ([`crate::tree::split::state::kept_codes`]).
     Kept { slot: u32, lo: u16, hi: u16 },
 }
 
@@ -396,7 +391,12 @@ pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
 
 /// [`find_split`]'s draw, from the source with (`KEPT`) or without kept bins.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn draw_gathered<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool>(
+pub(in crate::tree::split) fn draw_gathered<
+    T: Feature,
+    C: Criterion,
+    R: ThresholdRule,
+    const KEPT: bool,
+>(
     cols: Columns<'_, T>,
     ctx: &NodeCtx<'_, C>,
     s: &mut SplitBufs<T>,

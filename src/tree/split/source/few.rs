@@ -1,8 +1,8 @@
 //! A node of three or four rows ([`FEW_ROWS`]) in a subtree listed with lossless codes
-//! ([`super::listed`]): each candidate's codes read at the rows' sample ids and sorted
+//! ([`crate::tree::split::source::listed`]): each candidate's codes read at the rows' sample ids and sorted
 //! there, from no list. So a split whose children have at most [`FEW_ROWS`] rows writes
 //! no lists for them (`Listed::apply`). [`find_split_few`] splits nodes of two rows too,
-//! with [`super::pair`]'s source.
+//! with [`crate::tree::split::source::pair`]'s source.
 //!
 //! The codes are sorted by (code, position in the node). A node's positions are in the
 //! order of its local indices (partitions are stable), so that is its list's order, and
@@ -10,16 +10,16 @@
 //! Larger nodes stay listed: gathering and sorting six candidates' codes cost more than
 //! the list partitions saved from six rows on (see BENCHMARKS.md, real tables).
 
-use super::code_lists::{Item, ListItem};
-use super::draw::{draw_split, CandidateSource};
-use super::listed::search_rows;
-use super::pair::{Pair, PAIR_ROWS};
-use super::read::partition::partition_rows_by_sample;
-use super::{ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
 use crate::data::midpoint;
 use crate::data::{Feature, Levels};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
+use crate::tree::split::draw::{draw_split, CandidateSource};
+use crate::tree::split::read::partition::partition_rows_by_sample;
+use crate::tree::split::source::listed::search_rows;
+use crate::tree::split::source::pair::{Pair, PAIR_ROWS};
+use crate::tree::split::state::code_lists::{Item, ListItem};
+use crate::tree::split::{ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
 
 /// The most rows of a node split here.
 pub(crate) const FEW_ROWS: usize = 4;
@@ -118,7 +118,7 @@ fn sorted(items: &mut Rows, n: usize) -> &[Item] {
     &items[..n]
 }
 
-/// [`super::find_split`] for a node of [`PAIR_ROWS`] to [`FEW_ROWS`] rows of a subtree
+/// [`crate::tree::split::find_split`] for a node of [`PAIR_ROWS`] to [`FEW_ROWS`] rows of a subtree
 /// listed with the lossless codes `levels` (every feature has them): the same draws and
 /// cuts as from its lists.
 #[allow(clippy::too_many_arguments)]
@@ -148,10 +148,10 @@ pub(crate) fn find_split_few<T: Feature, C: Criterion>(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::data::{Layout, Matrix};
     use crate::tree::criterion::{Entropy, Gini, SquaredError};
-    use crate::tree::split::pair::tests::{search, Outcome};
+    use crate::tree::split::source::few::*;
+    use crate::tree::split::source::pair::tests::{search, Outcome};
 
     /// A node of three or four rows split from their codes as the sorted search of their
     /// values splits it, bit for bit, draws and rows included: with ties of codes, targets

@@ -2,23 +2,23 @@
 //! drawn as the sums' rule draws it, scored by the children's errors about their medians,
 //! summed over the outputs.
 
-use super::super::gathered::SearchBufs;
-use super::super::random::draw_threshold;
-use super::super::{Cut, NodeCtx};
 use crate::data::Feature;
 use crate::rng::TreeRng;
 use crate::tree::criterion::{Criterion, OrderTargets};
+use crate::tree::split::rules::random::draw_threshold;
+use crate::tree::split::SearchBufs;
+use crate::tree::split::{Cut, NodeCtx};
 use crate::tree::{goes_left, Missing};
 
 /// One threshold drawn uniformly in `[lo, hi)` (the draw of
-/// [`super::super::RandomThreshold`], so the RNG stream is the same; `nan`: the node has NaN in
+/// [`crate::tree::split::RandomThreshold`], so the RNG stream is the same; `nan`: the node has NaN in
 /// the candidate, `lo < hi` bounding the others), scored by the children's errors about
 /// their medians. Both medians of an output come from one walk over the node's ranked
 /// targets of that output (shared by its candidates), so a candidate costs `O(n)` per
 /// output, no sort. A constrained candidate (one output) must keep its children's medians
 /// in the node's bounds and ordered by its sign.
 #[allow(clippy::too_many_arguments)]
-pub(in super::super) fn random<T: Feature, C: Criterion>(
+pub(in crate::tree::split) fn random<T: Feature, C: Criterion>(
     xf: &[T],
     ys: OrderTargets<'_>,
     ws: &[f64],
@@ -126,9 +126,9 @@ fn side_medians(
 
 #[cfg(test)]
 mod tests {
-    use super::super::passes::tests::brute;
-    use super::*;
     use crate::tree::criterion::AbsoluteError;
+    use crate::tree::split::scan::median::passes::tests::brute;
+    use crate::tree::split::scan::median::random::*;
 
     /// The random rule draws the threshold of the sums' rule and scores it by the
     /// children's errors, medians of whole and fractional weights included.

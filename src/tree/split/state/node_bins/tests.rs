@@ -1,10 +1,10 @@
 //! Unit tests of the kept bins: subtraction, the parallel and in-place fills, and which
 //! children keep bins.
 
-use super::*;
 use crate::data::Layout;
 use crate::rng::TreeRng;
 use crate::tree::criterion::SquaredError;
+use crate::tree::split::state::node_bins::*;
 
 /// The bins of `samples` summed directly.
 fn direct(

@@ -1,4 +1,4 @@
-//! The search of the nodes of a listed subtree ([`super::code_lists`]): every candidate's
+//! The search of the nodes of a listed subtree ([`crate::tree::split::state::code_lists`]): every candidate's
 //! rows read, in code order, from its list, with the cuts of the gathered histogram search,
 //! or of the exact search when the lists hold lossless codes.
 //!
@@ -12,17 +12,17 @@
 //! from the gathered search's bins by rounding only: counts and integer weights add up
 //! exactly, so classification grows the same tree either way, bit for bit.
 
-use super::bin_scans::{add_row, N_CODES};
-use super::code_lists::{CodeLists, ListItem};
-use super::draw::{draw_split, CandidateSource};
-use super::nan_bins::{self, nan_in_node};
-use super::read::partition::{partition_rows, stable_partition};
-use super::{with_left_sums, BestCut, ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
 use crate::data::midpoint;
 use crate::data::set_len;
 use crate::data::{Feature, Levels, NAN_CODE};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
+use crate::tree::split::draw::{draw_split, CandidateSource};
+use crate::tree::split::read::partition::{partition_rows, stable_partition};
+use crate::tree::split::scan::bins::{add_row, N_CODES};
+use crate::tree::split::scan::nan_bins::{self, nan_in_node};
+use crate::tree::split::state::code_lists::{CodeLists, ListItem};
+use crate::tree::split::{with_left_sums, BestCut, ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
 use crate::tree::Missing;
 use std::ops::Range;
 
@@ -38,7 +38,7 @@ struct Listed<'a, 'r, T: Feature, C: Criterion, I> {
     n: usize,
     /// The fewest rows a child needs for its lists to be read: the fewest a node needs to
     /// be split, or more when nodes of two to four rows are split without lists
-    /// ([`super::pair`], [`super::few`]).
+    /// ([`crate::tree::split::source::pair`], [`crate::tree::split::source::few`]).
     split_rows: usize,
     /// Per feature, whether code [`NAN_CODE`] is its missing-values bin (None: no feature's).
     nan: Option<&'a [bool]>,
@@ -234,7 +234,7 @@ fn list_bounds<I: ListItem>(items: &[I], nan: bool) -> Option<(usize, usize, usi
     (hi > lo).then_some((lo, hi, present))
 }
 
-/// [`super::find_split`] for a node of the listed subtree (at `start` in the sample
+/// [`crate::tree::split::find_split`] for a node of the listed subtree (at `start` in the sample
 /// buffer) with the histogram search: the same draws, the same cuts, read from the lists.
 /// Applies the split to the rows, and to the lists (see [`Listed::apply`]).
 #[allow(clippy::too_many_arguments)]
@@ -295,7 +295,7 @@ fn search<C: Criterion, I: ListItem>(
 /// local index) order, their targets and weights `ys` and `ws` by local index, with the
 /// left sums in `left` (or in registers).
 #[inline(always)]
-pub(super) fn search_rows<C: Criterion, I: ListItem>(
+pub(in crate::tree::split) fn search_rows<C: Criterion, I: ListItem>(
     items: &[I],
     ys: &[C::Y],
     ws: &[f64],
@@ -388,9 +388,9 @@ fn scan<C: Criterion, I: ListItem, const BY_BIN: bool>(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::tree::criterion::{Gini, SquaredError};
-    use crate::tree::split::code_lists::Item;
+    use crate::tree::split::source::listed::*;
+    use crate::tree::split::state::code_lists::Item;
     use crate::tree::split::{better, floor};
 
     /// Random lists of `n` rows over `codes` codes, by weights drawn from `wmax` values.
@@ -452,8 +452,8 @@ mod tests {
     #[test]
     fn exact_lists_scan_as_the_sorted_values() {
         use crate::data::midpoint;
-        use crate::tree::split::gathered::{SearchBufs, ThresholdRule};
         use crate::tree::split::{BestThreshold, NodeRows};
+        use crate::tree::split::{SearchBufs, ThresholdRule};
         let mut rng = TreeRng::new(8);
         for trial in 0..300 {
             let n = 2 + rng.below(if trial % 2 == 0 { 30 } else { 700 });

@@ -8,18 +8,18 @@
 //! (sorted in tiny nodes), and the rows scanned in the order of the value sort. Either
 //! way the cuts, their scores and thresholds are the value search's, bit for bit. With
 //! whole sums and K ≥ p/2, larger nodes keep those bins, and subtract them
-//! ([`super::kept_codes`]); with other sums, K ≥ p/2 and every column coded, small
+//! ([`crate::tree::split::state::kept_codes`]); with other sums, K ≥ p/2 and every column coded, small
 //! subtrees are grown from lists of the codes, in the order of these scans
-//! ([`super::listed`]).
+//! ([`crate::tree::split::source::listed`]).
 
-use super::bin_scans::{scan_occupied, scan_occupied_wide};
-use super::gathered::SearchBufs;
-use super::rule::{RuleKind, ThresholdRule};
-use super::{with_left_sums, BestCut, Cut, NodeCtx, NodeRows};
 use crate::data::sort::sort_packed;
 use crate::data::{midpoint, Feature, Packed};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
+use crate::tree::split::rules::{RuleKind, ThresholdRule};
+use crate::tree::split::scan::bins::{scan_occupied, scan_occupied_wide};
+use crate::tree::split::SearchBufs;
+use crate::tree::split::{with_left_sums, BestCut, Cut, NodeCtx, NodeRows};
 
 /// CART: every mid-point between consecutive distinct sorted values.
 pub(crate) struct BestThreshold;
@@ -38,7 +38,7 @@ impl ThresholdRule for BestThreshold {
         _rng: &mut TreeRng,
     ) -> Option<Cut> {
         if let Some(ys) = ctx.crit.order_statistic(rows.ys) {
-            return super::median::best(xf, ys, rows.ws, s, ctx);
+            return crate::tree::split::scan::median::best(xf, ys, rows.ws, s, ctx);
         }
         let cut = |a: T, b: T| midpoint(a.to_f64(), b.to_f64());
         let keys = (&mut s.packed, &mut s.radix);
@@ -128,9 +128,9 @@ impl ThresholdRule for BestThreshold {
         _rng: &mut TreeRng,
     ) -> Option<Cut> {
         if let Some(ys) = ctx.crit.order_statistic(rows.ys) {
-            return super::median::best_with_missing(xf, ys, rows.ws, s, ctx);
+            return crate::tree::split::scan::median::best_with_missing(xf, ys, rows.ws, s, ctx);
         }
-        super::missing::best_with_missing(xf, s, ctx, rows, bar)
+        crate::tree::split::scan::missing::best_with_missing(xf, s, ctx, rows, bar)
     }
 }
 
@@ -268,8 +268,8 @@ fn scan_sorted<V: PartialOrd + Copy, C: Criterion>(
 #[cfg(test)]
 mod tests {
     //! The coded searches ([`ThresholdRule::search_coded`]) against the value searches.
-    use super::*;
     use crate::tree::criterion::{Gini, SquaredError};
+    use crate::tree::split::rules::exact::*;
     use crate::tree::split::RandomThreshold;
 
     /// Searches one candidate as values and as codes, with the same RNG stream, and

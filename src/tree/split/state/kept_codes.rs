@@ -1,27 +1,27 @@
 //! The exact search's kept bins: when every sum of a tree is whole and K ≥ p/2, the
-//! columns with lossless codes keep their bins with the node ([`super::node_bins`]), so a
+//! columns with lossless codes keep their bins with the node ([`crate::tree::split::state::node_bins`]), so a
 //! split gathers only its smaller child's codes and the larger child's bins are its
 //! parent's minus its sibling's (LightGBM's subtraction, which the histogram search does
 //! too). Whole sums subtract exactly, so the bins are those the gathered search sums
-//! ([`super::bin_scans::scan_occupied`]), and [`scan_kept`] scores the same cuts in the
+//! ([`crate::tree::split::scan::bins::scan_occupied`]), and [`scan_kept`] scores the same cuts in the
 //! same order at the same thresholds: the trees are the gathered search's, bit for bit.
 //! The booster, which accepts sums in any order (`Grower::with_sums_in_any_order`), keeps
 //! them too: its subtracted sums round otherwise, as its bins already do.
 //!
 //! Both code widths keep bins: a byte-coded column one bin per level, a wide-coded one
 //! (257 to 65 535 levels, [`crate::data::Wide`]) too. A node with kept bins still draws its
-//! candidates in one loop ([`super::gathered`]): the kept columns are read from the bins,
+//! candidates in one loop ([`crate::tree::split::source::gathered`]): the kept columns are read from the bins,
 //! the others (values) gathered, and so is a kept column whose node spans many more codes
 //! than rows ([`KEPT_LEVELS_PER_ROW`]). Nodes of at most [`KEPT_MIN_ROWS`] rows keep
 //! none: their gathers are cheap.
 
-use super::code_lists::lists_pay;
-use super::last_code_left;
-use super::node_bins::{BinStack, NodeBins};
-use super::{with_left_sums, BestCut, Cut, NodeCtx};
 use crate::data::midpoint;
 use crate::data::{Feature, Levels};
 use crate::tree::criterion::Criterion;
+use crate::tree::split::last_code_left;
+use crate::tree::split::state::code_lists::lists_pay;
+use crate::tree::split::state::node_bins::{BinStack, NodeBins};
+use crate::tree::split::{with_left_sums, BestCut, Cut, NodeCtx};
 
 /// Rows above which a child keeps its bins in the exact search.
 pub(crate) const KEPT_MIN_ROWS: usize = 32;
@@ -55,7 +55,7 @@ pub(crate) fn kept_stack(
 }
 
 /// The increasing levels of feature `f`, when it has lossless codes (bytes or wide).
-pub(super) fn kept_levels(levels: &Levels, f: usize) -> Option<&[f64]> {
+pub(in crate::tree::split) fn kept_levels(levels: &Levels, f: usize) -> Option<&[f64]> {
     match levels.column(f) {
         Some(c) => Some(&c.values),
         None => levels.wide(f).map(|w| &w.values[..]),
@@ -69,13 +69,13 @@ pub(crate) struct Kept<'a> {
 }
 
 impl<'a> Kept<'a> {
-    pub(super) fn new(stack: &'a BinStack, nb: &'a mut NodeBins) -> Self {
+    pub(in crate::tree::split) fn new(stack: &'a BinStack, nb: &'a mut NodeBins) -> Self {
         Kept { stack, nb }
     }
 
     /// The bin slot of feature `f`, when its bins are kept.
     #[inline(always)]
-    pub(super) fn slot(&self, f: u32) -> Option<u32> {
+    pub(in crate::tree::split) fn slot(&self, f: u32) -> Option<u32> {
         let sl = self.stack.slot[f as usize];
         (sl != u32::MAX).then_some(sl)
     }
@@ -84,7 +84,7 @@ impl<'a> Kept<'a> {
     /// when the codes between them outnumber the rows too many times to scan them all
     /// (the gathered search then sorts the node's wide codes, as `exact` decides).
     #[inline(always)]
-    pub(super) fn bounds(&mut self, sl: u32, n: usize) -> Option<(u16, u16)> {
+    pub(in crate::tree::split) fn bounds(&mut self, sl: u32, n: usize) -> Option<(u16, u16)> {
         let (lo, hi) = self.stack.trimmed(self.nb, sl as usize);
         (hi - lo <= KEPT_LEVELS_PER_ROW * n).then_some((lo as u16, hi as u16))
     }
@@ -93,7 +93,7 @@ impl<'a> Kept<'a> {
     /// `n` rows, at the exact search's thresholds.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    pub(super) fn search<C: Criterion>(
+    pub(in crate::tree::split) fn search<C: Criterion>(
         &self,
         (sl, lo, hi): (u32, u16, u16),
         levels: &[f64],
@@ -114,7 +114,7 @@ impl<'a> Kept<'a> {
 
 /// One byte per row of the node `samples`, 1 where the row's value of feature `f` (a
 /// column with lossless codes) goes left under threshold `t`.
-pub(super) fn mark_kept_left(
+pub(in crate::tree::split) fn mark_kept_left(
     levels: &Levels,
     f: usize,
     t: f64,
@@ -147,7 +147,7 @@ fn mark_codes_left<K: Feature>(
 
 /// The best cut between the non-empty bins `bins` (codes from `lo`) of a node of `n` rows:
 /// before each non-empty code but the first, the cut below it, at `cut(a, b)` between the
-/// last code added `a` and it, scored as [`super::bin_scans::scan_occupied`] scores it.
+/// last code added `a` and it, scored as [`crate::tree::split::scan::bins::scan_occupied`] scores it.
 /// The bins are read, never cleared: they belong to the node.
 #[inline(always)]
 fn scan_kept<C: Criterion>(

@@ -1,17 +1,17 @@
 //! Scoring one feature's cuts from bins of its codes: [`add_rows`] sums rows into bins
 //! (the summing passes are in [`sums`]), [`scan_occupied`] scores a gathered candidate
 //! from the bins its rows occupy, and [`scan_bins`] scans a node's own bins
-//! ([`super::node_bins::NodeBins`]). A bin is the weight, the criterion's sums that its
+//! ([`crate::tree::split::state::node_bins::NodeBins`]). A bin is the weight, the criterion's sums that its
 //! proxy reads ([`Criterion::proxy_len`] slots with the weight) and the row count of the
 //! rows with one code; every boundary between non-empty bins is a cut, and its threshold
 //! is the code below it.
 
-use super::gathered::SearchBufs;
-use super::rule::{RuleKind, ThresholdRule};
-use super::{with_left_sums, BestCut, Cut, NodeCtx, NodeRows};
 use crate::data::Feature;
 use crate::rng::TreeRng;
 use crate::tree::criterion::{Criterion, LANES};
+use crate::tree::split::rules::{RuleKind, ThresholdRule};
+use crate::tree::split::SearchBufs;
+use crate::tree::split::{with_left_sums, BestCut, Cut, NodeCtx, NodeRows};
 
 mod sums;
 
@@ -340,7 +340,7 @@ impl ThresholdRule for HistThreshold {
         )
     }
 
-    /// The node's NaN rows hold the missing-values bin ([`super::nan_bins`]).
+    /// The node's NaN rows hold the missing-values bin ([`crate::tree::split::scan::nan_bins`]).
     fn search_missing<T: Feature, C: Criterion>(
         xf: &[T],
         s: &mut SearchBufs<T>,
@@ -353,16 +353,25 @@ impl ThresholdRule for HistThreshold {
     ) -> Option<Cut> {
         let (ys, ws) = (&*rows.ys, &*rows.ws);
         let bounds = (lo.code(), hi.code());
-        super::nan_bins::search_gathered(&mut s.bins, &mut s.left, xf, bounds, ys, ws, ctx, bar)
+        crate::tree::split::scan::nan_bins::search_gathered(
+            &mut s.bins,
+            &mut s.left,
+            xf,
+            bounds,
+            ys,
+            ws,
+            ctx,
+            bar,
+        )
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::rng::TreeRng;
     use crate::tree::criterion::{Gini, SquaredError};
     use crate::tree::split::better;
+    use crate::tree::split::scan::bins::*;
 
     /// The best cut by brute force: every code but the largest, the rows at or below it
     /// summed in position order, the first best in code order kept.

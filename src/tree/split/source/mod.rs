@@ -1,0 +1,14 @@
+//! The candidate sources: where a node's candidates are read from, one file each, each
+//! drawn by [`crate::tree::split::draw`] and chosen by [`crate::tree::split::route`].
+//!
+//! [`gathered`] reads X (or its lossless codes, or a sparse X's entries) at the node's
+//! rows; [`listed`] reads code or rank lists kept in the order of their codes; [`binned`]
+//! reads a node's kept histogram bins; [`direct`] reads X in place at small nodes;
+//! [`pair`] and [`few`] read the codes of nodes of two to four rows.
+
+pub(crate) mod binned;
+pub(crate) mod direct;
+pub(crate) mod few;
+pub(crate) mod gathered;
+pub(crate) mod listed;
+pub(crate) mod pair;
