@@ -25,6 +25,7 @@ from . import (
     _core,
     _float32_routing,
     _frames,
+    _oob,
     _outputs,
     _sparse,
     _state,
@@ -380,8 +381,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
                 raise DataError("y contains NaN or infinite values.")
             return values
         classes = self.classes_
-        codes = np.clip(np.searchsorted(classes, y), 0, len(classes) - 1)
-        unknown = classes[codes] != y
+        codes, unknown = _outputs.label_codes(classes, y)
         if unknown.any():
             raise DataError(
                 f"y contains labels the classifier was not fitted on, e.g. {y[unknown][0]!r}."
@@ -420,23 +420,22 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
     def _set_oob_score(self, X: np.ndarray, y: np.ndarray) -> None:
         values, counts = self.forest_.oob_predict(X, n_jobs=P.check_n_jobs(self.n_jobs))
         seen = counts > 0
-        if not seen.all():
-            warnings.warn(
-                "Some inputs do not have OOB scores. This probably means too few trees were "
-                "used to compute any reliable OOB estimates; they are left out of oob_score_.",
-                UserWarning,
-                stacklevel=3,
-            )
         scorer = self.oob_score if callable(self.oob_score) else None
         if self._multi_output:
             _outputs.set_oob_attributes(self, values, seen, y, scorer)
         elif self._is_classifier:
             self.oob_decision_function_ = values
-            pred = self.classes_[np.argmax(np.nan_to_num(values[seen]), axis=1)]
-            self.oob_score_ = (scorer or accuracy_score)(y[seen], pred)
+            classes = self.classes_
+            self.oob_score_ = _oob.score(
+                scorer or accuracy_score, y,
+                lambda rows: classes[np.argmax(np.nan_to_num(values[rows]), axis=1)],
+                seen, stacklevel=4,
+            )  # fmt: skip
         else:
             self.oob_prediction_ = values[:, 0]
-            self.oob_score_ = (scorer or r2_score)(y[seen], values[seen, 0])
+            self.oob_score_ = _oob.score(
+                scorer or r2_score, y, lambda rows: values[rows, 0], seen, stacklevel=4
+            )
 
     # --------------------------------------------------------------------- prediction
     def _engine_input(self, X: Any, sparse: bool = False) -> Any:

@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import train_test_split
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from . import _boosting_state, _float32_routing, _frames, _sparse, _state, _verbose
+from . import _boosting_state, _float32_routing, _frames, _oob, _sparse, _state, _verbose
 from . import _params as P
 from ._core import Booster, DataError, InvalidParameterError
 
@@ -151,6 +151,10 @@ class BaseGradientBoosting(BaseEstimator):
                 f"got {self.validation_fraction!r}."
             )
         n_iter = P.check_int("n_iter_no_change", self.n_iter_no_change, 1, none_ok=True)
+        if n_iter is not None:
+            # The engine keeps n_iter_no_change past losses (it aborts allocating 10**18);
+            # at n_estimators or more the rule can never stop, so that many slots agree.
+            n_iter = min(n_iter, n_est)
         P.check_real("tol", self.tol, 0.0, float("inf"))
         verbose = P.check_verbose(self.verbose)
         P.check_bool(type(self).__name__, "warm_start", self.warm_start)
@@ -332,6 +336,7 @@ class BaseGradientBoosting(BaseEstimator):
         )
         self._seed_ = seed
         self._set_fitted(booster, k_node)
+        _oob.warn_rounds_without_rows(getattr(self, "oob_scores_", None), stacklevel=2)
         _float32_routing.record(self, booster, X, 0)  # every round's, on every row given
         return self
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ._core import DataError
 from ._task import infer_task
 
 # A text column with more distinct values than this is probably an identifier or free text.
@@ -62,8 +63,10 @@ def read_frame(path: str, sep: str | None = None) -> Any:
         raise fail(f"--sep applies to CSV files; {path} is read as Parquet")
     try:
         if lower.endswith(PARQUET):
+            from ._parquet import read_parquet  # its DataError names the file
+
             try:
-                return pd.read_parquet(path)
+                return read_parquet(path)
             except ImportError:
                 raise fail(
                     f"reading the Parquet file {path} needs pyarrow: pip install pyarrow "
@@ -72,6 +75,8 @@ def read_frame(path: str, sep: str | None = None) -> Any:
         if sep is None:
             sep = "\t" if lower.endswith((".tsv", ".tsv.gz")) else ","
         return pd.read_csv(path, sep=sep)
+    except DataError:  # a damaged Parquet file: its message names the file
+        raise
     except (OSError, ValueError, MemoryError) as exc:  # MemoryError: a footer that lies
         raise fail(f"cannot read {path}: {exc}") from None
     except re.error as exc:  # a --sep of several characters is a regular expression

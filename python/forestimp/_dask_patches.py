@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 
+from . import _oob, _state
 from . import _params as P
-from . import _state
 from ._core import Forest, InvalidParameterError
 from ._dask_read import load_npy
 from ._dask_tasks import Shipment, gather
@@ -131,19 +131,22 @@ def _within_patch_oob(state, results, rows, n, classes, y) -> None:
             values, seen = result["oob"]
             sums[a:b] += np.nan_to_num(values) * seen[:, None]
             counts[a:b] += seen
-    seen = counts > 0
-    mean = np.full((n, width), np.nan)
-    mean[seen] = sums[seen] / counts[seen, None]
-    if not seen.any():
+    if not any("oob" in result for result in results):
         raise InvalidParameterError(
             "oob_score=True needs out-of-bag rows in the patches: bootstrap=True or max_samples"
         )
+    seen = counts > 0
+    mean = np.full((n, width), np.nan)
+    mean[seen] = sums[seen] / counts[seen, None]
     if classes is None:
         state["oob_prediction_"] = mean[:, 0]
-        state["oob_score_"] = float(r2_score(y[seen], mean[seen, 0]))
+        score = _oob.score(r2_score, y, lambda rows: mean[rows, 0], seen, stacklevel=4)
     else:
         state["oob_decision_function_"] = mean
-        state["oob_score_"] = float(accuracy_score(y[seen], classes[mean[seen].argmax(axis=1)]))
+        score = _oob.score(
+            accuracy_score, y, lambda rows: classes[mean[rows].argmax(axis=1)], seen, stacklevel=4
+        )
+    state["oob_score_"] = float(score)
 
 
 def _shape(X: Any) -> tuple[int, int]:

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ._core import DataError
-from .selection._columns import _check_npy_size, _npy_header, _open_regular, _parquet_errors
+from .selection._columns import _check_npy_size, _npy_header, _open_regular
 
 
 def is_path(value: Any) -> bool:
@@ -61,10 +61,9 @@ def _read_path(path: Any, column: str | None, y: Any) -> tuple[Any, Any]:
     if kind == ".npy":
         return load_npy(path), y
     if kind == ".parquet":
-        import pandas as pd
+        from ._parquet import read_parquet
 
-        with _parquet_errors(os.fspath(path)):
-            frame = pd.read_parquet(path)
+        frame = read_parquet(path)
         if column is not None:
             return frame.drop(columns=[column]), frame[column].to_numpy()
         return frame, y

@@ -30,8 +30,9 @@ _NUMERIC_OBJECTS = frozenset(
 
 def check_numeric(X: Any, name: str = "X") -> None:
     """Raise :class:`DataError` naming the columns of ``X`` that hold text, non-numeric
-    categories or dates (a pandas DataFrame, or a numpy array of strings or objects);
-    anything else passes unread."""
+    categories or dates (a pandas DataFrame, a numpy array of strings or objects, or a Dask
+    DataFrame by its dtypes); anything else passes unread."""
+    X = _dask_meta(X)
     frame = _is_frame(X)
     kinds = _frame_kinds(X) if frame else _array_kinds(X)
     if not kinds:
@@ -54,6 +55,16 @@ def check_numeric(X: Any, name: str = "X") -> None:
         "e.g. days since a start) or drop them. `forestimp rank` and `forestimp select` "
         "one-hot encode the text columns of a CSV or Parquet file themselves."
     )
+
+
+def _dask_meta(X: Any) -> Any:
+    """A Dask DataFrame's empty pandas twin (its dtypes, nothing computed), else ``X``. An
+    object column there holds no value to infer from and passes; Dask reads text as
+    ``string`` by default, which does not."""
+    dd = sys.modules.get("dask.dataframe")
+    if dd is not None and isinstance(X, dd.DataFrame):
+        return X._meta
+    return X
 
 
 def _is_frame(X: Any) -> bool:

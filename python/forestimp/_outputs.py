@@ -18,6 +18,7 @@ from sklearn.exceptions import DataConversionWarning
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils.multiclass import type_of_target
 
+from . import _oob
 from ._core import DataError
 
 
@@ -40,13 +41,26 @@ def single_or_columns(y: np.ndarray) -> np.ndarray:
     return y
 
 
+def label_codes(classes: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, unknown)``: each label's position in the sorted ``classes`` and where it is
+    none of them. numpy cannot sort text among numbers (a TypeError from searchsorted): such
+    labels are then matched one by one, so a wrong y is a DataError at every caller."""
+    try:
+        codes = np.clip(np.searchsorted(classes, y), 0, len(classes) - 1)
+        return codes, np.asarray(classes[codes] != y, dtype=bool)
+    except TypeError:
+        known = set(classes.tolist())
+        unknown = np.array([v not in known for v in np.asarray(y, dtype=object)], dtype=bool)
+        return np.zeros(len(unknown), dtype=np.intp), unknown
+
+
 def column_codes(y: np.ndarray, classes: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """``(classes, codes of y)`` of one column of labels: its labels (``np.unique``), or
     ``classes``."""
     if classes is None:
         return np.unique(y, return_inverse=True)
-    codes = np.clip(np.searchsorted(classes, y), 0, len(classes) - 1)
-    if np.any(classes[codes] != y):
+    codes, unknown = label_codes(classes, y)
+    if unknown.any():
         raise DataError("y holds labels outside the classes given.")
     return classes, codes
 
@@ -134,7 +148,9 @@ def set_oob_attributes(
     """
     if not est._is_classifier:
         est.oob_prediction_ = values
-        est.oob_score_ = (scorer or r2_score)(y[seen], values[seen])
+        est.oob_score_ = _oob.score(
+            scorer or r2_score, y, lambda rows: values[rows], seen, stacklevel=5
+        )
         return
     parts = split(values, est.n_classes_)
     width = max(est.n_classes_)
@@ -143,8 +159,10 @@ def set_oob_attributes(
         decision[:, : p.shape[1], k] = p
     est.oob_decision_function_ = decision
     codes = np.stack([np.searchsorted(c, y[:, k]) for k, c in enumerate(est.classes_)], axis=1)
-    pred = np.argmax(np.nan_to_num(decision[seen]), axis=1)
-    est.oob_score_ = (scorer or accuracy_score)(codes[seen], pred)
+    est.oob_score_ = _oob.score(
+        scorer or accuracy_score, codes,
+        lambda rows: np.argmax(np.nan_to_num(decision[rows]), axis=1), seen, stacklevel=5,
+    )  # fmt: skip
 
 
 def check_targets(est: Any, y: np.ndarray, n_samples: int) -> None:
@@ -158,8 +176,7 @@ def check_targets(est: Any, y: np.ndarray, n_samples: int) -> None:
             raise DataError("y contains NaN or infinite values.")
         return
     for k, classes in enumerate(est.classes_):
-        codes = np.clip(np.searchsorted(classes, y[:, k]), 0, len(classes) - 1)
-        if np.any(classes[codes] != y[:, k]):
+        if label_codes(classes, y[:, k])[1].any():
             raise DataError(f"y[:, {k}] contains labels the classifier was not fitted on.")
 
 

@@ -244,11 +244,24 @@ def check_verbose(value: object) -> int:
 
 def check_cv_folds(cv: object) -> Any:
     """``cv`` as ``sklearn.model_selection.check_cv`` reads it: an int is a number of folds,
-    >= 2 (more than the samples: scikit-learn's error at the split); anything else (None, a
-    splitter, an iterable) is returned as is."""
+    >= 2 (more than the samples: scikit-learn's error at the split); an iterable of
+    ``(train, test)`` splits is read into a list that must hold one (scikit-learn meets an
+    empty one with an IndexError deep in cross_val_score); anything else (None, a splitter)
+    is returned as is."""
     if _is_int(cv):
         return check_int("cv", cv, 2)
-    return cv
+    if cv is None or hasattr(cv, "split") or isinstance(cv, (str, bytes)):
+        return cv
+    try:
+        splits = list(cv)  # type: ignore[call-overload]
+    except TypeError:
+        return cv  # not iterable: check_cv's own error
+    if not splits:
+        raise InvalidParameterError(
+            "The 'cv' parameter is an iterable of no (train, test) split: pass an int of "
+            "folds >= 2, a CV splitter, or at least one split."
+        )
+    return splits
 
 
 def check_stored_params(params: dict[str, Any]) -> None:

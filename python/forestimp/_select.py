@@ -125,12 +125,9 @@ def parquet_text_columns(path: str, target: str) -> list[str] | None:
     reader reads it (its size checked first); None when it cannot be read, which the reader
     then says."""
     try:
-        import pyarrow.parquet as pq
+        from .selection._columns import open_parquet
 
-        from .selection._columns import _parquet_footer_length
-
-        footer = _parquet_footer_length(path)
-        with pq.ParquetFile(path, thrift_container_size_limit=max(1, footer)) as fh:
+        with open_parquet(path) as fh:
             schema = fh.schema_arrow
     except Exception:  # noqa: BLE001 (any failure is the reader's to report)
         return None
@@ -346,13 +343,12 @@ def assess_quality(args: Any, problem: Problem, selector: Any) -> Quality | None
         q = selector._check_params(problem.n_columns)[0]
         if not support.any() or support.sum() > q:  # within the memory SRS was given
             return None
-        import pandas as pd
-
+        from ._parquet import read_parquet
         from .selection._plots import feature_names
 
         found = [n for n, s in zip(feature_names(selector), support, strict=True) if s]
-        X = pd.read_parquet(problem.X, columns=found).to_numpy(dtype=np.float64,
-                                                               na_value=np.nan)  # fmt: skip
+        X = read_parquet(problem.X, columns=found).to_numpy(dtype=np.float64,
+                                                            na_value=np.nan)  # fmt: skip
         return Quality(_score(args, problem, X, len(found)), "found", n_trees, None, n_kept)
     X = np.asarray(problem.X, dtype=np.float64)
     n_sources = len(problem.groups) if problem.groups is not None else X.shape[1]

@@ -31,6 +31,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from . import _boosting_state, _model_kinds, _sparse
 from ._boosting_base import BaseGradientBoosting
 from ._core import DataError, InvalidParameterError
+from ._outputs import label_codes
 
 
 class GradientBoostingRegressor(RegressorMixin, BaseGradientBoosting):
@@ -184,8 +185,8 @@ class GradientBoostingClassifier(ClassifierMixin, BaseGradientBoosting):
         check_classification_targets(y)
         if getattr(self, "booster_", None) is not None and self.warm_start:
             classes = self.classes_
-            codes = np.clip(np.searchsorted(classes, y), 0, len(classes) - 1)
-            if np.any(classes[codes] != y):
+            codes, unknown = label_codes(classes, y)
+            if unknown.any():
                 raise DataError("y holds labels the first fit did not see.")
         else:
             classes, codes = np.unique(y, return_inverse=True)

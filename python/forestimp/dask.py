@@ -45,7 +45,7 @@ except ImportError as e:  # pragma: no cover - exercised without the extra only
         "forestimp.dask needs dask and distributed: pip install 'forestimp[dask]'"
     ) from e
 
-from . import _float32_routing, _sparse, _state
+from . import _float32_routing, _frames, _sparse, _state
 from ._core import Forest, InvalidParameterError, oob_permutation_importance
 from ._dask_patches import fit_patches as _fit_patches
 from ._dask_read import is_path, read, suffix
@@ -66,10 +66,18 @@ __all__ = [
 ]
 
 
+def _checked(X: Any, y: Any) -> tuple[Any, Any]:
+    """``X, y`` checked on the client, before anything is sent or a client looked up: a
+    malformed sparse matrix or a text, category or date column of X is a DataError here
+    rather than on a worker."""
+    _frames.check_numeric(X)
+    return _sparse.checked(X), _sparse.checked(y, "y")
+
+
 @functools.wraps(_fit_patches)
 def fit_patches(estimator: Any, X: Any, y: Any, **kwargs: Any) -> Any:
     # A sparse X, y checked here, before the client cuts X into patches.
-    X, y = _sparse.checked(X), _sparse.checked(y, "y")
+    X, y = _checked(X, y)
     return _fit_patches(estimator, X, y, **kwargs)
 
 
@@ -109,7 +117,7 @@ def fit(
         one machine (out-of-bag scores included, computed on one worker).
     """
     # Here, before anything is sent: a worker's conversions would read the index unchecked.
-    X, y = _sparse.checked(X), _sparse.checked(y, "y")
+    X, y = _checked(X, y)
     client = client or default_client()
     n_estimators = estimator.get_params()["n_estimators"]
     ranges = tree_ranges(n_estimators, n_tasks or worker_count(client))
@@ -297,7 +305,7 @@ def permutation(
     and ``y`` as :func:`fit` does (arrays, Dask collections or paths). The result is the
     one machine's, number for number: permutations depend only on ``(random_state, tree,
     feature, repeat)``."""
-    X, y = _sparse.checked(X), _sparse.checked(y, "y")  # before any client is looked up
+    X, y = _checked(X, y)  # before any client is looked up
     draws = _OnCluster(client, n_tasks)
     return _permutation(
         est, X, y, oob, n_repeats, scoring, sample_weight, scaled, None, random_state, draws
@@ -310,7 +318,7 @@ def srs(
     """Sequential Random Subspace with the B fits of each round on the workers: see
     :func:`forestimp._dask_srs.srs` (the same selection as ``selector.fit`` in one process,
     for any number of workers)."""
-    X, y = _sparse.checked(X), _sparse.checked(y, "y")
+    X, y = _checked(X, y)
     return _srs(selector, X, y, true_support=true_support, client=client)
 
 
@@ -354,6 +362,7 @@ def predict_proba(estimator: Any, X: Any) -> Any:
 def _as_rows(X: Any) -> Any:
     """``X`` as a Dask array in row blocks (every column in each block)."""
     _sparse.checked(X)  # a scipy.sparse X is refused below; a malformed one: DataError
+    _frames.check_numeric(X)  # a text column: DataError here, not in a task later
     if isinstance(X, dd.DataFrame):
         X = X.to_dask_array(lengths=True)
     if not isinstance(X, da.Array) or X.ndim != 2:

@@ -64,6 +64,7 @@ from . import _boosting_state, _model_kinds, _outputs, _state
 from . import _params as P
 from ._core import DataError, InvalidParameterError, ModelFormatError
 from ._core import __version__ as _version
+from ._files import open_regular
 
 MAGIC = b"FIMPSAVE"
 CONTAINER_VERSION = 1
@@ -220,8 +221,15 @@ def _encode_array(name: str, value: Any) -> tuple[dict[str, Any], bytes]:
 def load(path: str | os.PathLike[str]) -> Any:
     """The estimator :func:`save` wrote to ``path``, fitted, with the same predictions,
     importances and model bytes. Runs no code from the file; a damaged or hostile file
-    raises :class:`~forestimp.exceptions.ModelFormatError`."""
-    with open(path, "rb") as f:
+    raises :class:`~forestimp.exceptions.ModelFormatError`, as does a path that is not a
+    regular file (a device or a FIFO, which have no end or no writer)."""
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        # open() would take an int as a file descriptor, and read (then close) it.
+        raise TypeError(
+            f"load expects a path (str or os.PathLike), got {type(path).__name__}; "
+            "forestimp.persistence.loads reads the bytes of dumps."
+        )
+    with open(open_regular(os.fsdecode(path), ModelFormatError), "rb") as f:
         data = f.read()
     return loads(data)
 

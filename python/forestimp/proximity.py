@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 from scipy.sparse import csr_matrix
-from sklearn.utils.validation import check_is_fitted
 
 from . import _sparse
 from ._core import InvalidParameterError
+from ._fitted import checked_model
 from ._params import check_int
 
 # Rows of X per block when only the k nearest rows are kept: bounds the memory of the
@@ -45,7 +45,10 @@ def leaf_embedding(est: Any, X: Any) -> csr_matrix:
         Row ``i`` has a 1 in column ``offset[t] + leaf_t(x_i)`` for each tree ``t``, where
         ``offset`` is the ``n_nodes_ptr`` of ``est.decision_path``.
     """
-    check_is_fitted(est, "forest_")
+    return _embedding(checked_model(est, "leaf_embedding"), X)
+
+
+def _embedding(est: Any, X: Any) -> csr_matrix:
     leaves = est.apply(_sparse.checked(X))
     counts = np.asarray(est.forest_.node_counts(), dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(counts)[:-1]])
@@ -87,11 +90,12 @@ def proximity(
     scipy.sparse.csr_matrix, ndarray, or (ndarray of int, ndarray of float)
         Proximities in [0, 1]: the fraction of the trees in which the two rows share a leaf.
     """
+    est = checked_model(est, "proximity")
     X, X2 = _sparse.checked(X), _sparse.checked(X2, "X2")
     if dense and k is not None:
         raise InvalidParameterError("Pass either k (nearest rows) or dense=True, not both.")
-    left = leaf_embedding(est, X)
-    right = left if X2 is None else leaf_embedding(est, X2)
+    left = _embedding(est, X)
+    right = left if X2 is None else _embedding(est, X2)
     n_trees = est.forest_.n_estimators
     if k is None:
         shared = (left @ right.T).tocsr()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 
 import numpy as np
 import pandas as pd
@@ -194,10 +195,8 @@ def test_parquet_input(csv_file, tmp_path, capsys):
 
 
 def test_parquet_without_pyarrow_says_how_to_install_it(tmp_path, capsys, monkeypatch):
-    def no_engine(*args, **kwargs):
-        raise ImportError("Unable to find a usable engine")
-
-    monkeypatch.setattr(pd, "read_parquet", no_engine)
+    # None in sys.modules makes the import fail as it does where pyarrow is not installed.
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
     with pytest.raises(SystemExit) as info:
         main(["rank", str(tmp_path / "data.parquet"), "--target", "label"])
     assert info.value.code == 2

@@ -5,6 +5,7 @@ out of bag on each round's unused rows (``subsample < 1``, computed by the engin
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,7 @@ from .._core import (
     booster_oob_permutation_importance,
     permutation_indices,
 )
+from .._outputs import label_codes
 from ._permutation_core import PermutationImportance, _result, held_out_results
 from ._result import feature_names_of
 from ._scoring import _call, resolve
@@ -51,18 +53,26 @@ def _boosting_permutation(
     seed = P.seed_from(random_state)
     Xe = np.array(est._engine_input(X), order="F")  # one copy, one column rewritten per draw
     yv = np.asarray(y)
+    if hasattr(est, "classes_") and yv.ndim == 1 and label_codes(est.classes_, yv)[1].any():
+        # As the forests' measures: a label the model never saw (or text among numbers,
+        # which the scorer would meet with a TypeError) is a wrong y.
+        raise DataError("y holds labels the model was not fitted on.")
     sw = None if sample_weight is None else _check_sample_weight(sample_weight, Xe)
     scorer, _, multi = resolve(est, scoring)
-    baseline = _call(scorer, est, Xe, yv, sw)
     n, p = Xe.shape
-    imp = {k: np.zeros((p, n_repeats)) for k in baseline}
-    for m in range(p):
-        column = Xe[:, m].copy()
-        for r in range(n_repeats):
-            Xe[:, m] = column[permutation_indices(seed, n, m, r)]
-            for k, v in _call(scorer, est, Xe, yv, sw).items():
-                imp[k][m, r] = baseline[k] - v
-        Xe[:, m] = column
+    with warnings.catch_warnings():
+        # X's names were checked against feature_names_in_ above; the scorer then sees
+        # the engine's array, which scikit-learn would flag on every call.
+        warnings.filterwarnings("ignore", "X does not have valid feature names", UserWarning)
+        baseline = _call(scorer, est, Xe, yv, sw)
+        imp = {k: np.zeros((p, n_repeats)) for k in baseline}
+        for m in range(p):
+            column = Xe[:, m].copy()
+            for r in range(n_repeats):
+                Xe[:, m] = column[permutation_indices(seed, n, m, r)]
+                for k, v in _call(scorer, est, Xe, yv, sw).items():
+                    imp[k][m, r] = baseline[k] - v
+            Xe[:, m] = column
     names = feature_names_of(est, p)
     return held_out_results(imp, baseline, multi, names, scaled, seed)
 
@@ -126,8 +136,8 @@ def _boosting_oob(
     if yv.ndim != 1 or yv.shape[0] != Xe.shape[0]:
         raise DataError(f"y must have one value per row of X ({Xe.shape[0]}), got {yv.shape}.")
     if hasattr(est, "classes_"):
-        codes = np.clip(np.searchsorted(est.classes_, yv), 0, len(est.classes_) - 1)
-        if np.any(est.classes_[codes] != yv):
+        codes, unknown = label_codes(est.classes_, yv)
+        if unknown.any():
             raise DataError("y holds labels the model was not fitted on.")
         yt = codes.astype(np.float64)
     else:

@@ -14,11 +14,12 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.utils.validation import _check_sample_weight
 
 from .. import _params as P
 from .. import _sparse
 from .._core import DataError, InvalidParameterError, context_importances
+from .._fitted import checked_model
 from ._result import Importances, feature_names_of
 
 
@@ -156,7 +157,7 @@ def context(
     """
     X, y = _sparse.checked(X), _sparse.checked(y, "y")
     context = _sparse.checked(context, "context")
-    check_is_fitted(est, "forest_")
+    est = checked_model(est, "context")
     if context is None:
         raise InvalidParameterError("context is required: one context value per sample")
     X, y_engine, y_labels = _data(est, X, y)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _core, _sparse
+from .._fitted import checked_model
 from .._params import check_n_jobs
 from ._result import LocalImportances, feature_names_of, local_result
 
@@ -46,6 +47,7 @@ def local_mdi(est: Any, X: Any, *, n_jobs: int | None = None) -> LocalImportance
         samples (the MDI when ``X`` is the training set of a forest grown without row
         sampling), ``importances`` is ``values.T``.
     """
+    est = checked_model(est, "local_mdi", boosting=True)
     X = _sparse.checked(X)
     jobs = check_n_jobs(est.n_jobs if n_jobs is None else n_jobs)
     if hasattr(est, "booster_"):

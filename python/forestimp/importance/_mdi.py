@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 
 from .. import _core
 from .._core import InvalidParameterError
+from .._fitted import checked_model
 from .._params import check_n_jobs
 from ._result import Importances, feature_names_of
 
@@ -17,8 +17,7 @@ from ._result import Importances, feature_names_of
 def _forest(est: Any) -> _core.Forest:
     if isinstance(est, _core.Forest):
         return est
-    check_is_fitted(est, "forest_")
-    return est.forest_
+    return checked_model(est, "mdi", boosting=True).forest_
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)

@@ -36,6 +36,7 @@ from .._core import (
     permutation_indices,
     permuted_predictions,
 )
+from .._fitted import checked_model
 from ._any_model import all_rows, any_model_draws, n_rows, repeat_rows, stack_repeats
 from ._boosting import _boosting_permutation
 from ._permutation_core import PermutationImportance, _result, held_out_results
@@ -458,7 +459,7 @@ def local_permutation(
         rows without NaN.
     """
     X, y = _sparse.checked(X), _sparse.checked(y, "y")
-    forest = _forest_of(est)
+    forest = checked_model(est, "local_permutation").forest_
     n_jobs = P.check_n_jobs(n_jobs)
     seed = P.seed_from(random_state)
     level = P.check_choice("level", level, ("tree", "forest"))

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import _core, _sparse
 from .._core import InvalidParameterError
+from .._fitted import checked_model
 from .._params import check_n_jobs
 from ._result import LocalImportances, feature_names_of
 
@@ -135,6 +136,7 @@ def shap_values(
         ``values``, ``expected_value``, ``interaction_values`` (with ``interactions``),
         ``importances_mean`` (mean ``|values|`` per feature) and ``to_explanation()``.
     """
+    est = checked_model(est, "shap_values", boosting=True)
     X = est._engine_input(_sparse.checked(X))
     jobs = check_n_jobs(est.n_jobs if n_jobs is None else n_jobs)
     if hasattr(est, "booster_"):

@@ -11,6 +11,7 @@ from sklearn.base import clone
 
 from .. import _sparse
 from .._core import DataError, InvalidParameterError
+from .._fitted import checked_model
 from .._params import check_choice, check_int, generator_from
 from ._mdi import mdi
 from ._result import Importances
@@ -111,6 +112,7 @@ def significance(
     -------
     Significance
     """
+    est = checked_model(est, "significance")
     X, y = _sparse.checked(X), _sparse.checked(y, "y")
     importance = check_choice("importance", importance, MEASURES)
     method = check_choice("method", method, ("altmann", "janitza"))

@@ -6,10 +6,10 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.utils.validation import check_is_fitted
 
 from .. import _core, _sparse
 from .._core import InvalidParameterError
+from .._fitted import checked_model
 from .._params import check_choice, check_int, check_n_jobs
 from ._result import Importances, feature_names_of
 
@@ -77,7 +77,7 @@ def unbiased(
     """
     X, y = _sparse.checked(X), _sparse.checked(y, "y")
     method = check_choice("method", method, METHODS)
-    check_is_fitted(est, "forest_")
+    est = checked_model(est, "unbiased")
     names = feature_names_of(est, est.forest_.n_features)
     jobs = check_n_jobs(est.n_jobs if n_jobs is None else n_jobs)
     if output is not None:

@@ -37,7 +37,6 @@ import contextlib
 import io
 import math
 import os
-import stat
 import threading
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -46,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from .._core import DataError, InvalidParameterError
+from .._files import open_regular
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 # Row blocks of a C-order scan: large enough for few system calls, small next to n * q.
@@ -76,14 +76,9 @@ def _one_line(error: BaseException) -> str:
 
 
 def _open_regular(path: str) -> int:
-    """A read-only descriptor on ``path``, which must be a regular file: a directory or a
-    device has no size to check a header against. O_NONBLOCK keeps the open of a FIFO from
-    waiting for a writer; it changes nothing for a regular file."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise DataError(f"{path!r} is not a regular file.")
-    return fd
+    """A read-only descriptor on ``path``, a regular file (a directory or a device has no
+    size to check a header against), else a DataError."""
+    return open_regular(path, DataError)
 
 
 class ColumnSource:
@@ -329,6 +324,36 @@ def _parquet_footer_length(path: str) -> int:
     return length
 
 
+def open_parquet(path: str) -> Any:
+    """pyarrow's ``ParquetFile`` at ``path``, its footer checked against the file's size
+    first. Thrift lists and strings are bounded by the footer's length: pyarrow builds every
+    element a list claims (10**6 by default) before finding them missing. Page checksums are
+    verified where the writer left them (``write_page_checksum=True``)."""
+    import inspect
+
+    pq = _pyarrow_parquet()
+    limit = max(1, _parquet_footer_length(path))
+    options = {"thrift_container_size_limit": limit, "thrift_string_size_limit": limit}
+    if "page_checksum_verification" in inspect.signature(pq.ParquetFile).parameters:
+        options["page_checksum_verification"] = True  # pyarrow >= 14
+    with _parquet_errors(path):
+        return pq.ParquetFile(path, **options)
+
+
+def parquet_rows(file: Any, path: str, empty_ok: bool = False) -> int:
+    """The rows the footer of ``file`` claims, once its row groups add up to them (a
+    DataError for a file of no rows, unless ``empty_ok``)."""
+    meta = file.metadata
+    groups = [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
+    if min(groups, default=0) < 0 or sum(groups) != meta.num_rows:
+        raise DataError(
+            f"{path!r}: its footer claims {meta.num_rows} rows, its row groups {sum(groups)}."
+        )
+    if meta.num_rows == 0 and not empty_ok:
+        raise DataError(f"{path!r} holds no rows.")
+    return int(meta.num_rows)
+
+
 @contextlib.contextmanager
 def _parquet_errors(path: str) -> Iterator[None]:
     """pyarrow's errors on a damaged file (OSError, ArrowInvalid, ...) as a DataError that
@@ -346,13 +371,8 @@ class ParquetColumns(ColumnSource):
 
     def __init__(self, path: str | os.PathLike[str], target: str | None = None) -> None:
         super().__init__()
-        pq = _pyarrow_parquet()
         self._path = os.fspath(path)
-        footer = _parquet_footer_length(self._path)
-        with _parquet_errors(self._path):
-            # Each element of a Thrift list takes at least one byte of the footer; pyarrow
-            # builds every element a list claims (10**6 by default) before finding them missing.
-            self._file = pq.ParquetFile(self._path, thrift_container_size_limit=max(1, footer))
+        self._file = open_parquet(self._path)
         try:
             with _parquet_errors(self._path):
                 self._open(self._path, target)
@@ -384,7 +404,7 @@ class ParquetColumns(ColumnSource):
             except (NotImplementedError, TypeError):
                 dtypes.append(np.dtype(object))
             _check_numeric(dtypes[-1], f"column {field.name!r}")
-        self.n_rows, self.n_columns = self._claimed_rows(path), len(self._fields)
+        self.n_rows, self.n_columns = parquet_rows(self._file, path), len(self._fields)
         self.names = [all_names[j] for j in self._fields]
         self.dtype = engine_dtype(dtypes)
         # The footer's row count is a claim (a few bytes claim 2**60 rows): count the rows of
@@ -393,18 +413,6 @@ class ParquetColumns(ColumnSource):
         if target is None and self.names:
             for _ in self._batches(self.names[:1]):
                 pass
-
-    def _claimed_rows(self, path: str) -> int:
-        """The rows the footer claims, once its row groups add up to them."""
-        meta = self._file.metadata
-        groups = [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
-        if min(groups, default=0) < 0 or sum(groups) != meta.num_rows:
-            raise DataError(
-                f"{path!r}: its footer claims {meta.num_rows} rows, its row groups {sum(groups)}."
-            )
-        if meta.num_rows == 0:
-            raise DataError(f"{path!r} holds no rows.")
-        return int(meta.num_rows)
 
     def _batches(self, names: list[str]) -> Iterator[Any]:
         """The ``names`` columns in record batches of at most ``_BLOCK_BYTES`` (at 8 bytes a

@@ -21,7 +21,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import validate_data
 
 from .. import _frames, _sparse
-from .._core import InvalidParameterError
+from .._core import DataError, InvalidParameterError
 from .._params import check_choice, check_cv_folds, check_int, check_n_jobs, check_real
 from ._base import (
     BaseSelector,
@@ -115,7 +115,15 @@ class _Path:
             )
         est.fit(X, y, **self.fit_params)
         if self.cv is None:
-            return est, float(est.oob_score_), oob_standard_error(est, y), folds
+            score = float(est.oob_score_)
+            if np.isnan(score):  # a NaN would make the path's choice meaningless
+                raise DataError(
+                    f"RFE scores each step out of bag, and the out-of-bag score of the model "
+                    f"on {X.shape[1]} columns is undefined (n_samples = {len(y)}: no row, or "
+                    "a single one for R², was out of bag of any tree). Use more rows or "
+                    "trees, or cv=5."
+                )
+            return est, score, oob_standard_error(est, y), folds
         return est, float(folds.mean()), float(folds.std()), folds
 
     def ranked(self, est: Any, X: np.ndarray, y: np.ndarray, features: np.ndarray) -> tuple:

@@ -26,6 +26,10 @@ from sklearn.utils import check_random_state
 from ..exceptions import InvalidParameterError
 from ._srs import _check_args, _check_count, expected_srs_iterations
 
+# Simulated fits (subspaces drawn) beyond which simulate_srs refuses: each costs O(r)
+# Python steps, so 10**9 fits already take hours.
+MAX_SIMULATED_FITS = 10**9
+
 
 @dataclass(frozen=True)
 class SRSSimulation:
@@ -117,10 +121,21 @@ def simulate_srs(
         raise InvalidParameterError(
             f"batch_size must be >= 1 and n_runs >= 2, got {batch_size!r} and {n_runs!r}"
         )
-    if math.isinf(expected_srs_iterations(scenario, p, q, r, alpha, method="markov_chain")):
+    sequential = expected_srs_iterations(scenario, p, q, r, alpha, method="markov_chain")
+    if math.isinf(sequential):
         # A state no single fit can leave is left by no round either (a round's fits are
         # single fits from the same state).
         return SRSSimulation(math.inf, math.inf, math.nan, math.nan, B, n_runs)
+    # A run plays at least one round of B fits, and at least the fits Algorithm 1 needs on
+    # average (a round's fits cannot use each other's finds): past the budget the loop
+    # below would run for days (p = 10**18 asks for ~10**17 fits a run).
+    fits = n_runs * max(B, sequential)
+    if fits > MAX_SIMULATED_FITS:
+        raise InvalidParameterError(
+            f"simulating {n_runs} runs needs at least {fits:.3g} fits (batch_size={B}, "
+            f"{sequential:.3g} expected fits a run), more than {MAX_SIMULATED_FITS:.0e}: "
+            "lower n_runs, or use expected_srs_iterations for batch_size=1."
+        )
     rng = check_random_state(random_state)
     rounds = np.empty(n_runs)
     for run in range(n_runs):
