@@ -278,7 +278,13 @@ impl Booster {
             every_row: None,
             spare_bins: SpareBins::default(),
         };
-        let mut history = vec![f64::INFINITY; params.n_iter_no_change.unwrap_or(0)];
+        // At n_estimators slots or more the rule can never stop a fit: as many slots give the
+        // same rounds, and a huge n_iter_no_change no huge allocation.
+        let slots = params
+            .n_iter_no_change
+            .unwrap_or(0)
+            .min(params.n_estimators);
+        let mut history = vec![f64::INFINITY; slots];
         for r in model.n_rounds()..params.n_estimators {
             let mask = run.mask(params.subsample, params.tree.seed, r);
             if let Loss::Huber { alpha } = params.loss {

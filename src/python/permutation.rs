@@ -8,6 +8,7 @@ use super::arrays::{ensure_result_fits, to_rows, to_shape, with_matrix, XArray, 
 use super::boosting::PyBooster;
 use super::doorway::{run, run_watched};
 use super::model::PyForest;
+use crate::error::invalid;
 use crate::importance::permutation::{oob_rows, permutation_indices as perm_indices};
 
 type OobArrays<'py> = (
@@ -117,19 +118,25 @@ pub fn booster_oob_permutation_importance<'py>(
 }
 
 /// Out-of-bag rows of round `round` of a booster fitted on `n_samples` rows, increasing
-/// (empty without subsampling), as its fit drew them.
+/// (empty without subsampling), as its fit drew them. A fit's rows are indexed by `u32`,
+/// and the draw needs a few bytes a row: larger counts are errors, not aborts.
 #[pyfunction]
 pub fn booster_oob_indices<'py>(
     py: Python<'py>,
     booster: PyRef<'_, PyBooster>,
     n_samples: usize,
     round: usize,
-) -> Bound<'py, PyArray1<i64>> {
+) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    if u32::try_from(n_samples).is_err() {
+        let reason = format!("{n_samples} rows: a fit has at most 2^32 - 1");
+        return Err(invalid("n_samples", reason).into());
+    }
+    crate::error::ensure_allocatable(n_samples, 13, "booster out-of-bag rows")?;
     let p = booster.inner.params();
     let rows: Vec<i64> = crate::boosting::round_mask(n_samples, p.subsample, p.tree.seed, round)
         .map(|m| (0..n_samples as i64).filter(|&i| !m[i as usize]).collect())
         .unwrap_or_default();
-    rows.into_pyarray(py)
+    Ok(rows.into_pyarray(py))
 }
 
 /// Forest predictions with column `feature` permuted, for the repeats `first_repeat..

@@ -12,11 +12,11 @@ the first only), unit, integer and fractional weights. The ``wide`` cases have c
 300 to 600 levels on 4 000 rows, which wide (two-byte) codes bin in the larger nodes; their
 digests were made by the engine before wide codes existed (sorted there). The last six
 cases draw K >= p/2 candidates with whole sums, where the exact search keeps the coded
-columns' bins and subtracts them (``src/tree/split/kept_codes.rs``); their digests were
+columns' bins and subtracts them (``src/tree/split/state/kept_codes.rs``); their digests were
 made by the engine with those bins disabled (every node gathering its codes).
 The ``coded`` cases have a code for every column and sums that are not whole (real
 targets or weights), where the exact search grows subtrees of up to 1 024 rows from lists
-of the codes (``src/tree/split/listed.rs``); their digests were made by the engine before
+of the codes (``src/tree/split/source/listed.rs``); their digests were made by the engine before
 those lists (every node gathering its codes).
 
 Regenerate only for a change meant to change models:

@@ -7,7 +7,7 @@
 //!   source/  where the candidates are read: gathered from X, code or rank lists, kept
 //!            bins, X in place, the codes of 2 to 4 rows; each drawn by draw.rs
 //!     rules/ how a candidate's threshold is searched: exact (CART), random, histogram
-//!       scan/  the scans that offer its cuts: sorted rows (rules/exact.rs), bins,
+//!       scan/  the scans that offer its cuts: one over rows in order, one over bins,
 //!              NaN on either side, medians for absolute error
 //! ```
 //! beside what they share: [`draw`] (the one draw loop, which owns the batch size and so
@@ -16,9 +16,9 @@
 //! node, held by the [`Splitter`]).
 //!
 //! So the best split of a dense float column for a Random Forest is: route `Gathered` →
-//! `source/gathered.rs` (values gathered by `read/gather.rs`) → `rules/exact.rs` (sorted,
-//! scanned by its `scan_sorted`). A column with at most 256 distinct values is read as its
-//! lossless codes ([`crate::data::Levels`]): binned or counted instead of sorted, with the
+//! `source/gathered.rs` (values gathered by `read/gather.rs`) → `rules/exact.rs` (sorted)
+//! → `scan/rows.rs` (the one row scan). A column with at most 256 distinct values is read
+//! as its lossless codes ([`crate::data::Levels`]): binned or counted instead of sorted, with the
 //! same cuts, bit for bit. Values with NaN in the node go to `scan/missing.rs`
 //! (scikit-learn's rules); absolute error ([`Criterion::order_statistic`]) to
 //! `scan/median/`.
@@ -53,9 +53,9 @@ mod state;
 pub(crate) use self::read::partition::NodeRows;
 pub use self::read::partition::Word;
 pub(crate) use self::rules::exact::BestThreshold;
+pub(crate) use self::rules::histogram::HistThreshold;
 pub(crate) use self::rules::random::RandomThreshold;
 pub(crate) use self::rules::ThresholdRule;
-pub(crate) use self::scan::bins::HistThreshold;
 pub(crate) use self::source::gathered::find_split;
 pub(crate) use self::splitter::Splitter;
 pub(crate) use self::state::bufs::{SearchBufs, SplitBufs};

@@ -219,20 +219,6 @@ pub(crate) fn sums_left<T: Feature, C: Criterion>(
     n_left
 }
 
-/// One byte a row of the node, 1 for the rows that go left under threshold `t`.
-pub(crate) fn mark_entries_left<T: Feature>(
-    entries: &Entries<T>,
-    n: usize,
-    t: f64,
-    flags: &mut Vec<u8>,
-) {
-    flags.clear();
-    flags.resize(n, u8::from(goes_left(0.0, t, false)));
-    for (&j, &v) in entries.pos.iter().zip(&entries.vals) {
-        flags[j as usize] = u8::from(goes_left(v.to_f64(), t, false));
-    }
-}
-
 /// Calls `put(j, v)` for each entry `v` of the column (`rows`, `values`) at a row of
 /// `samples`, `j` its position there (increasing), and returns (entries found, their min,
 /// their max). Both lists are strictly increasing: each step bisects the longer of them

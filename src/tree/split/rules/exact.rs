@@ -18,8 +18,9 @@ use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
 use crate::tree::split::rules::{RuleKind, ThresholdRule};
 use crate::tree::split::scan::bins::{scan_occupied, scan_occupied_wide};
+use crate::tree::split::scan::rows::{scan_rows, Start};
 use crate::tree::split::SearchBufs;
-use crate::tree::split::{with_left_sums, BestCut, Cut, NodeCtx, NodeRows};
+use crate::tree::split::{with_left_sums, Cut, NodeCtx, NodeRows};
 
 /// CART: every mid-point between consecutive distinct sorted values.
 pub(crate) struct BestThreshold;
@@ -164,7 +165,8 @@ fn best_sorted<V: Feature, C: Criterion>(
     };
     let n = xf.len();
     with_left_sums!(ctx.crit, left => {
-        scan_sorted(n, at, rows.ys, rows.ws, left, ctx, bar, cut)
+        let ys_ws = (&*rows.ys, &*rows.ws);
+        scan_rows::<V, C, false>((n, n), at, Start::EMPTY, ys_ws, (left, &mut []), ctx, bar, cut)
     })
 }
 
@@ -190,7 +192,8 @@ fn best_counted<V: Feature, C: Criterion>(
     };
     let n = xf.len();
     with_left_sums!(ctx.crit, left => {
-        scan_sorted(n, at, rows.ys, rows.ws, left, ctx, bar, cut)
+        let ys_ws = (&*rows.ys, &*rows.ws);
+        scan_rows::<V, C, false>((n, n), at, Start::EMPTY, ys_ws, (left, &mut []), ctx, bar, cut)
     })
 }
 
@@ -229,40 +232,6 @@ fn counting_sort<V: Feature>(
         out[*slot as usize] = v.pack(k as u32);
         *slot += 1;
     }
-}
-
-/// Scores the cut between every two consecutive distinct values of a node of `n` rows
-/// given in increasing (value, position) order: `at(i)` is the `i`-th value and the index
-/// of its row in `ys` and `ws`. Only cuts above `bar` are scored (see [`BestCut`]).
-#[inline(always)]
-fn scan_sorted<V: PartialOrd + Copy, C: Criterion>(
-    n: usize,
-    at: impl Fn(usize) -> (V, usize),
-    ys: &[C::Y],
-    ws: &[f64],
-    left: &mut [f64],
-    ctx: &NodeCtx<'_, C>,
-    bar: f64,
-    cut: impl Fn(V, V) -> f64,
-) -> Option<Cut> {
-    left.fill(0.0);
-    let mut best = BestCut::above(bar);
-    let mut wl = 0.0;
-    let mut current = at(0);
-    // Cuts leave at least min_samples_leaf rows on the right.
-    for i in 0..n.saturating_sub(ctx.min_samples_leaf.max(1)) {
-        let (v, k) = current;
-        let w = ws[k];
-        wl += w;
-        ctx.crit.add_for_proxy(left, ys[k], w);
-        left[0] = wl;
-        current = at(i + 1);
-        let next = current.0;
-        if (next > v) & best.worth(ctx, i + 1, left) {
-            best.offer(ctx, left, cut(v, next), i + 1);
-        }
-    }
-    best.cut()
 }
 
 #[cfg(test)]

@@ -1,10 +1,12 @@
 //! The threshold rule: how one candidate feature's cut is searched once its values (or
 //! codes, entries, kept bins) are at hand. Each rule is zero-sized and chosen once per fit:
-//! the exact search ([`crate::tree::split::rules::exact`]), the random threshold ([`crate::tree::split::rules::random`]) and the
-//! histogram-code search ([`crate::tree::split::scan::bins`]). The gathered source ([`crate::tree::split::source::gathered`])
-//! calls it per candidate; its defaults read codes and entries back as values.
+//! the exact search ([`exact`]), the random threshold ([`random`]) and the histogram-code
+//! search ([`histogram`]). The gathered source ([`crate::tree::split::source::gathered`])
+//! calls it per candidate; its defaults read codes and entries back as values. What each
+//! rule allows the route table ([`crate::tree::split::route`]) is its [`RuleKind`].
 
 pub(crate) mod exact;
+pub(crate) mod histogram;
 pub(crate) mod random;
 
 use crate::data::Feature;

@@ -1,17 +1,23 @@
 //! Scoring one feature's cuts from bins of its codes: [`add_rows`] sums rows into bins
 //! (the summing passes are in [`sums`]), [`scan_occupied`] scores a gathered candidate
 //! from the bins its rows occupy, and [`scan_bins`] scans a node's own bins
-//! ([`crate::tree::split::state::node_bins::NodeBins`]). A bin is the weight, the criterion's sums that its
-//! proxy reads ([`Criterion::proxy_len`] slots with the weight) and the row count of the
-//! rows with one code; every boundary between non-empty bins is a cut, and its threshold
-//! is the code below it.
+//! ([`crate::tree::split::state::node_bins::NodeBins`]). A bin is the weight, the
+//! criterion's sums that its proxy reads ([`Criterion::proxy_len`] slots with the weight)
+//! and the row count of the rows with one code; every boundary between non-empty bins is a
+//! cut.
+//!
+//! Two scans serve every bin search: [`scan_codes`] visits the non-empty codes ([`Bitmap`]
+//! of a gathered candidate's codes, or [`Dense`] kept bins) and offers the cut below each
+//! at `cut(a, b)`, the threshold the rule chooses between the codes (a mid-point of
+//! levels, or the code below); [`scan_dense`] walks every bin of a range, the code below
+//! each cut its threshold, folding empty bins in branch-free (a node's subtracted bins) or
+//! skipping them (the NaN passes). Their cuts are the same where both apply (a range's
+//! ends are non-empty); they differ in what they cost on which bins.
 
 use crate::data::Feature;
-use crate::rng::TreeRng;
 use crate::tree::criterion::{Criterion, LANES};
-use crate::tree::split::rules::{RuleKind, ThresholdRule};
-use crate::tree::split::SearchBufs;
-use crate::tree::split::{with_left_sums, BestCut, Cut, NodeCtx, NodeRows};
+use crate::tree::split::scan::rows::Start;
+use crate::tree::split::{with_left_sums, BestCut, Cut, NodeCtx};
 
 mod sums;
 
@@ -56,7 +62,7 @@ pub(crate) fn scan_bins<C: Criterion>(
     bar: f64,
 ) -> Option<Cut> {
     with_left_sums!(ctx.crit, left => {
-        scan_bins_into(bins, lo, n_bins, n, left, ctx, bar)
+        scan_dense::<C, true>((bins, lo, n_bins), n, Start::EMPTY, left, ctx, bar)
     })
 }
 
@@ -204,12 +210,10 @@ pub(crate) fn scan_occupied_wide<C: Criterion>(
 }
 
 /// [`scan_occupied`] with the left sums in `left`, from `L` lanes of bins per code: the
-/// occupied codes in order, the lanes of each added to the left sums and cleared; the cut
-/// below each code but the first is scored as [`scan_bins`] does, once the code above it
-/// is known. `occupied` is a bitmap of the codes from `base` on. Without `COUNTED`, the
-/// bins hold the criterion's sums only: a code's weight is their sum
-/// ([`Criterion::WEIGHT_IS_SUM`]), every cut leaves a row on each side (which is all a
-/// `min_samples_leaf` of 1 asks), and the partition counts the cut's left rows.
+/// occupied codes of the bitmap `occupied` (from code `base` on) scanned by [`scan_codes`],
+/// the lanes of each added to the left sums and cleared. Without `COUNTED`, the bins hold
+/// the criterion's sums only: a code's weight is their sum ([`Criterion::WEIGHT_IS_SUM`]),
+/// and the partition counts the cut's left rows.
 #[inline(always)]
 fn scan_occupied_into<C: Criterion, const L: usize, const COUNTED: bool>(
     table: &mut [f64],
@@ -222,81 +226,166 @@ fn scan_occupied_into<C: Criterion, const L: usize, const COUNTED: bool>(
 ) -> Option<Cut> {
     let k = left.len();
     let stride = k + 1;
+    let codes = Bitmap {
+        words: occupied,
+        base,
+    };
+    let add = |code: usize, left: &mut [f64]| {
+        let mut rows = 0;
+        let lanes = &mut table[code * L * stride..(code + 1) * L * stride];
+        for stats in lanes.chunks_exact_mut(stride) {
+            if !COUNTED {
+                let mut w = 0.0;
+                for (l, h) in left[1..].iter_mut().zip(&mut stats[1..k]) {
+                    w += *h;
+                    *l += *h;
+                    *h = 0.0;
+                }
+                left[0] += w;
+                continue;
+            }
+            rows += stats[k] as usize;
+            // Added and cleared in one pass (a `fill` was a call to memset per bin).
+            for (l, h) in left.iter_mut().zip(stats.iter_mut()) {
+                *l += *h;
+                *h = 0.0;
+            }
+            stats[k] = 0.0;
+        }
+        rows
+    };
+    scan_codes::<C, COUNTED>(codes, n, left, ctx, bar, cut, add)
+}
+
+/// The non-empty codes of a candidate's bins, visited in increasing order.
+pub(crate) trait NonEmpty {
+    fn visit(&self, f: impl FnMut(usize));
+}
+
+/// The codes of a bitmap, bit `c` of word `w` standing for code `base + 64 w + c`: the
+/// codes a gathered candidate's rows occupy.
+pub(crate) struct Bitmap<'a> {
+    pub words: &'a [u64],
+    pub base: usize,
+}
+
+impl NonEmpty for Bitmap<'_> {
+    #[inline(always)]
+    fn visit(&self, mut f: impl FnMut(usize)) {
+        for (word, &bits) in self.words.iter().enumerate() {
+            let mut bits = bits;
+            while bits != 0 {
+                f(self.base + word * 64 + bits.trailing_zeros() as usize);
+                bits &= bits - 1;
+            }
+        }
+    }
+}
+
+/// The codes `lo..` of bins (`stride` values each, the row count last) with a row: a
+/// node's kept bins.
+pub(crate) struct Dense<'a> {
+    pub bins: &'a [f64],
+    pub lo: usize,
+    pub stride: usize,
+}
+
+impl NonEmpty for Dense<'_> {
+    #[inline(always)]
+    fn visit(&self, mut f: impl FnMut(usize)) {
+        for (b, stats) in self.bins.chunks_exact(self.stride).enumerate() {
+            if stats[self.stride - 1] as usize != 0 {
+                f(self.lo + b);
+            }
+        }
+    }
+}
+
+/// The one scan of bins by code: before each non-empty code of `codes` but the first, the
+/// cut below it, at `cut(a, b)` between the last code added `a` and it; then `add(code,
+/// left)` adds the code's bins to the left sums and returns their rows. Only cuts above
+/// `bar` are scored (see [`BestCut`]). Without `COUNTED`, `add` counts no rows: every cut
+/// leaves a row on each side (all a `min_samples_leaf` of 1 asks), and the cut's
+/// [`Cut::n_left`] is None (the partition counts them).
+#[inline(always)]
+pub(crate) fn scan_codes<C: Criterion, const COUNTED: bool>(
+    codes: impl NonEmpty,
+    n: usize,
+    left: &mut [f64],
+    ctx: &NodeCtx<'_, C>,
+    bar: f64,
+    cut: impl Fn(usize, usize) -> f64,
+    mut add: impl FnMut(usize, &mut [f64]) -> usize,
+) -> Option<Cut> {
     left.fill(0.0);
     let mut n_left = 0;
     let mut best = BestCut::above(bar);
     let right_rows = ctx.min_samples_leaf.max(1);
     // The last code added to the left (none yet).
     let mut below = usize::MAX;
-    for (word, &bits) in occupied.iter().enumerate() {
-        let mut bits = bits;
-        while bits != 0 {
-            let code = base + word * 64 + bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            // Uncounted, both sides have rows: all that `min_samples_leaf` (1) asks.
-            let (rows_left, rows_right) = match COUNTED {
-                true => (n_left, n - n_left),
-                false => (ctx.min_samples_leaf, right_rows),
-            };
-            if (below != usize::MAX) & (rows_right >= right_rows) & best.worth(ctx, rows_left, left)
-            {
-                best.offer(ctx, left, cut(below, code), n_left);
-            }
-            let lanes = &mut table[code * L * stride..(code + 1) * L * stride];
-            for stats in lanes.chunks_exact_mut(stride) {
-                if !COUNTED {
-                    let mut w = 0.0;
-                    for (l, h) in left[1..].iter_mut().zip(&mut stats[1..k]) {
-                        w += *h;
-                        *l += *h;
-                        *h = 0.0;
-                    }
-                    left[0] += w;
-                    continue;
-                }
-                n_left += stats[k] as usize;
-                // Added and cleared in one pass (a `fill` was a call to memset per bin).
-                for (l, h) in left.iter_mut().zip(stats.iter_mut()) {
-                    *l += *h;
-                    *h = 0.0;
-                }
-                stats[k] = 0.0;
-            }
-            below = code;
+    codes.visit(|code| {
+        // Uncounted, both sides have rows: all that `min_samples_leaf` (1) asks.
+        let (rows_left, rows_right) = match COUNTED {
+            true => (n_left, n - n_left),
+            false => (ctx.min_samples_leaf, right_rows),
+        };
+        if (below != usize::MAX) & (rows_right >= right_rows) & best.worth(ctx, rows_left, left) {
+            best.offer(ctx, left, cut(below, code), n_left);
         }
-    }
+        n_left += add(code, left);
+        below = code;
+    });
     best.cut().map(|c| Cut {
         n_left: c.n_left.filter(|_| COUNTED),
         ..c
     })
 }
 
-/// [`scan_bins`] with the left sums in `left`. Empty bins are folded in times 0 rather
-/// than skipped, without a branch: a node's bins are often sparse, and whether the next
-/// one is empty was a coin toss for the branch predictor (a subtracted empty bin may
-/// hold rounding residue, which the 0 cancels).
+/// The one scan of dense bins: the `n_bins` bins of one feature (codes `lo..`) of a node
+/// of `n` rows, added to the left side in code order after `start` (the rows and sums
+/// already on the left), and after each non-empty bin but the last the cut above it
+/// (threshold: its code). Only cuts above `bar` are scored (see [`BestCut`]).
+///
+/// `MASKED` (a node's own bins, [`scan_bins`]): empty bins are folded in times 0 rather
+/// than skipped, without a branch: a node's bins are often sparse, and whether the next one
+/// is empty was a coin toss for the branch predictor (a subtracted empty bin may hold
+/// rounding residue, which the 0 cancels). Otherwise they are skipped (the scans of a
+/// candidate with NaN rows, [`crate::tree::split::scan::nan_bins`]).
 #[inline(always)]
-fn scan_bins_into<C: Criterion>(
-    bins: &[f64],
-    lo: usize,
-    n_bins: usize,
+pub(crate) fn scan_dense<C: Criterion, const MASKED: bool>(
+    (bins, lo, n_bins): (&[f64], usize, usize),
     n: usize,
+    start: Start<'_>,
     left: &mut [f64],
     ctx: &NodeCtx<'_, C>,
     bar: f64,
 ) -> Option<Cut> {
     let k = left.len();
     let stride = k + 1;
-    left.fill(0.0);
-    let mut n_left = 0;
+    match start.sums {
+        Some(sums) => left.copy_from_slice(&sums[..k]),
+        None => left.fill(0.0),
+    }
+    let mut n_left = start.rows;
     let mut best = BestCut::above(bar);
     for (b, stats) in bins.chunks_exact(stride).take(n_bins - 1).enumerate() {
         let count = stats[k] as usize;
-        let m = f64::from(u8::from(count > 0));
-        n_left += count;
-        for (l, h) in left.iter_mut().zip(stats) {
-            *l += h * m;
+        if MASKED {
+            let m = f64::from(u8::from(count > 0));
+            n_left += count;
+            for (l, h) in left.iter_mut().zip(stats) {
+                *l += h * m;
+            }
+        } else {
+            if count == 0 {
+                continue;
+            }
+            n_left += count;
+            for (l, h) in left.iter_mut().zip(stats) {
+                *l += h;
+            }
         }
+        // The right side only loses rows from here.
         if n - n_left < ctx.min_samples_leaf {
             break;
         }
@@ -307,183 +396,5 @@ fn scan_bins_into<C: Criterion>(
     best.cut()
 }
 
-/// Histogram CART on bin codes (`u8`): one pass fills per-bin statistics, then every
-/// boundary between non-empty bins is scored; the threshold is a code.
-pub(crate) struct HistThreshold;
-
-impl ThresholdRule for HistThreshold {
-    const KIND: RuleKind = RuleKind::Histogram;
-    fn search<T: Feature, C: Criterion>(
-        xf: &[T],
-        s: &mut SearchBufs<T>,
-        ctx: &NodeCtx<'_, C>,
-        rows: &NodeRows<'_, C::Y>,
-        bar: f64,
-        lo: T,
-        hi: T,
-        _rng: &mut TreeRng,
-    ) -> Option<Cut> {
-        let (ys, ws) = (&*rows.ys, &*rows.ws);
-        let code_below = |a: usize, _| a as f64;
-        let bounds = (lo.code(), hi.code());
-        // (The histogram search's partition would count the left rows from values.)
-        scan_occupied::<T, C, false>(
-            &mut s.bins,
-            xf,
-            bounds,
-            ys,
-            ws,
-            &mut s.left,
-            ctx,
-            bar,
-            code_below,
-        )
-    }
-
-    /// The node's NaN rows hold the missing-values bin ([`crate::tree::split::scan::nan_bins`]).
-    fn search_missing<T: Feature, C: Criterion>(
-        xf: &[T],
-        s: &mut SearchBufs<T>,
-        ctx: &NodeCtx<'_, C>,
-        rows: &NodeRows<'_, C::Y>,
-        bar: f64,
-        lo: T,
-        hi: T,
-        _rng: &mut TreeRng,
-    ) -> Option<Cut> {
-        let (ys, ws) = (&*rows.ys, &*rows.ws);
-        let bounds = (lo.code(), hi.code());
-        crate::tree::split::scan::nan_bins::search_gathered(
-            &mut s.bins,
-            &mut s.left,
-            xf,
-            bounds,
-            ys,
-            ws,
-            ctx,
-            bar,
-        )
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use crate::rng::TreeRng;
-    use crate::tree::criterion::{Gini, SquaredError};
-    use crate::tree::split::better;
-    use crate::tree::split::scan::bins::*;
-
-    /// The best cut by brute force: every code but the largest, the rows at or below it
-    /// summed in position order, the first best in code order kept.
-    fn best_cut_by_brute_force<C: Criterion>(
-        codes: &[u8],
-        ys: &[C::Y],
-        ws: &[f64],
-        ctx: &NodeCtx<'_, C>,
-    ) -> Option<(f64, f64, usize)> {
-        let mut distinct = codes.to_vec();
-        distinct.sort_unstable();
-        distinct.dedup();
-        let mut best: Option<(f64, f64, usize)> = None;
-        for &c in &distinct[..distinct.len() - 1] {
-            let mut left = vec![0.0; ctx.total.len()];
-            let mut n_left = 0;
-            for ((&v, &y), &w) in codes.iter().zip(ys).zip(ws) {
-                if v <= c {
-                    left[0] += w;
-                    ctx.crit.add_for_proxy(&mut left, y, w);
-                    n_left += 1;
-                }
-            }
-            if !ctx.admissible(n_left, codes.len(), &left) {
-                continue;
-            }
-            let proxy = ctx.crit.proxy(ctx.total, &left);
-            if best.is_none_or(|(b, _, _)| better(proxy, b)) {
-                best = Some((proxy, f64::from(c), n_left));
-            }
-        }
-        best
-    }
-
-    /// Checks [`scan_occupied`] against the brute force on nodes of 1 to 1 000 rows over 3
-    /// to 256 codes, through one table (which must come back zeroed), with sums declared
-    /// whole or not (they are: the lanes of whole sums must not change a bit).
-    fn check_occupied_scan<C: Criterion>(crit: &C, ys_of: impl Fn(&mut TreeRng) -> C::Y) {
-        let mut rng = TreeRng::new(11);
-        let mut table = Vec::new();
-        for n in [1, 2, 3, 7, 40, 255, 256, 1000] {
-            for spread in [3, 40, 256] {
-                for (msl, min_w, whole_sums) in [
-                    (1, 0.0, false),
-                    (3, 0.0, false),
-                    (1, 5.0, false),
-                    (1, 0.0, true),
-                    (3, 5.0, true),
-                ] {
-                    let codes: Vec<u8> = (0..n).map(|_| rng.below(spread) as u8).collect();
-                    let ys: Vec<C::Y> = (0..n).map(|_| ys_of(&mut rng)).collect();
-                    // Integer weights: every sum is exact in either order.
-                    let ws: Vec<f64> = (0..n).map(|_| (1 + rng.below(3)) as f64).collect();
-                    let mut total = vec![0.0; crit.stats_len()];
-                    for (&y, &w) in ys.iter().zip(&ws) {
-                        total[0] += w;
-                        crit.add_for_proxy(&mut total, y, w);
-                    }
-                    let ctx = NodeCtx {
-                        crit,
-                        total: &total,
-                        min_samples_leaf: msl,
-                        min_weight_leaf: min_w,
-                        unit_weights: false,
-                        whole_sums,
-                        mono: None,
-                        sign: 0,
-                    };
-                    let mut left = vec![0.0; total.len()];
-                    let lo = usize::from(*codes.iter().min().unwrap());
-                    let hi = usize::from(*codes.iter().max().unwrap());
-                    let mut scan = |partition_counts: bool| {
-                        let scan = match partition_counts {
-                            true => scan_occupied::<u8, C, true>,
-                            false => scan_occupied::<u8, C, false>,
-                        };
-                        let (bounds, no_bar) = ((lo, hi), f64::NEG_INFINITY);
-                        scan(
-                            &mut table,
-                            &codes,
-                            bounds,
-                            &ys,
-                            &ws,
-                            &mut left,
-                            &ctx,
-                            no_bar,
-                            |a, _| a as f64,
-                        )
-                        .map(|c| (c.proxy, c.threshold, c.n_left))
-                    };
-                    let (got, counted) = (scan(true), scan(false));
-                    let want = best_cut_by_brute_force(&codes, &ys, &ws, &ctx);
-                    let case =
-                        format!("n {n} spread {spread} msl {msl} min_w {min_w} whole {whole_sums}");
-                    assert_eq!(counted, want.map(|(p, t, n)| (p, t, Some(n))), "{case}");
-                    // The left rows are counted unless the partition may count them.
-                    let uncounted = whole_sums && msl == 1 && C::WEIGHT_IS_SUM && hi - lo < 64;
-                    let want = want.map(|(p, t, n)| (p, t, (!uncounted).then_some(n)));
-                    assert_eq!(got, want, "{case}");
-                    assert!(table.iter().all(|&b| b == 0.0), "bins left behind");
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn occupied_bins_score_the_cuts_of_the_brute_force() {
-        // The targets are passed to the scan directly, so the criteria hold none.
-        let none: Vec<u32> = Vec::new();
-        check_occupied_scan(&Gini::new(&none, 2), |r| r.below(2) as u32);
-        check_occupied_scan(&Gini::new(&none, 5), |r| r.below(5) as u32);
-        // Integer targets, so the sums of squares are exact too.
-        check_occupied_scan(&SquaredError { y: &[] }, |r| r.below(50) as f64 - 20.0);
-    }
-}
+mod tests;

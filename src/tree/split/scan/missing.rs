@@ -22,8 +22,9 @@ use crate::data::{Feature, Packed};
 use crate::rng::TreeRng;
 use crate::tree::criterion::{weight_if_le, weight_if_not_gt, Criterion};
 use crate::tree::split::rules::random::draw_threshold;
+use crate::tree::split::scan::rows::{scan_rows, Start};
 use crate::tree::split::SearchBufs;
-use crate::tree::split::{better, BestCut, Cut, NodeCtx, NodeRows};
+use crate::tree::split::{better, with_left_sums, BestCut, Cut, NodeCtx, NodeRows};
 use crate::tree::{goes_left, Missing};
 
 /// Min and max of the non-missing values of `xf`, and whether any is missing. With no
@@ -67,7 +68,58 @@ pub(in crate::tree::split) fn best_with_missing<T: Feature, C: Criterion>(
     }
     miss[0] = w_miss;
     let n_miss = n - m;
-    let left = &mut s.left;
+    let packed = &*packed;
+    let at = |i: usize| {
+        let k = packed[i].position() as usize;
+        (xf[k], k)
+    };
+    let cut = |a: T, b: T| midpoint(a.to_f64(), b.to_f64());
+    let pass = |left: &mut [f64], missing_left: bool, bar: f64| {
+        let start = match missing_left {
+            true => Start {
+                rows: n_miss,
+                sums: Some(&miss),
+            },
+            false => Start::EMPTY,
+        };
+        with_left_sums!(ctx.crit, left => {
+            let sums = (left, &mut [][..]);
+            scan_rows::<T, C, false>((m, n), at, start, (ys, ws), sums, ctx, bar, cut)
+        })
+    };
+    // Every non-missing row left, every NaN row right: summed in the rows' order.
+    let apart = |left: &mut [f64], bar: f64| {
+        let mut scan = BestCut::above(bar);
+        left.fill(0.0);
+        let mut wl = 0.0;
+        for (k, v) in xf.iter().enumerate() {
+            if !v.to_f64().is_nan() {
+                ctx.crit.add_for_proxy(left, ys[k], ws[k]);
+                wl += ws[k];
+            }
+        }
+        left[0] = wl;
+        if n_miss >= ctx.min_samples_leaf && scan.worth(ctx, m, left) {
+            scan.offer(ctx, left, f64::INFINITY, m);
+        }
+        scan.cut()
+    };
+    three_way(&mut s.left, bar, pass, apart)
+}
+
+/// The best of the three searches of a candidate with NaN rows at the node, in
+/// scikit-learn's order, ties keeping the first ([`better`]): `pass(left, false, bar)`
+/// with every NaN row on the right, `pass(left, true, bar)` on the left, then
+/// `apart(left, bar)`, the cut "non-missing left, missing right" (threshold +∞); each is
+/// asked only for cuts above the best so far, with `left` as its sums' scratch. The exact
+/// search of values and the histogram search of bins share it.
+#[inline(always)]
+pub(crate) fn three_way(
+    left: &mut [f64],
+    bar: f64,
+    mut pass: impl FnMut(&mut [f64], bool, f64) -> Option<Cut>,
+    apart: impl FnOnce(&mut [f64], f64) -> Option<Cut>,
+) -> Option<Cut> {
     let mut best: Option<Cut> = None;
     let keep = |cut: Option<Cut>, missing: Missing, best: &mut Option<Cut>| {
         if let Some(c) = cut {
@@ -76,49 +128,12 @@ pub(in crate::tree::split) fn best_with_missing<T: Feature, C: Criterion>(
             }
         }
     };
-    let packed = &*packed;
     for missing_left in [false, true] {
-        let bar_now = best.map_or(bar, |b| b.proxy);
-        let mut scan = BestCut::above(bar_now);
-        if missing_left {
-            left.copy_from_slice(&miss);
-        } else {
-            left.fill(0.0);
-        }
-        let (n0, mut wl) = if missing_left {
-            (n_miss, w_miss)
-        } else {
-            (0, 0.0)
-        };
-        for i in 0..m.saturating_sub(1) {
-            let k = packed[i].position() as usize;
-            wl += ws[k];
-            ctx.crit.add_for_proxy(left, ys[k], ws[k]);
-            left[0] = wl;
-            let (v, next) = (xf[k], xf[packed[i + 1].position() as usize]);
-            let n_left = n0 + i + 1;
-            if next > v && n - n_left >= ctx.min_samples_leaf && scan.worth(ctx, n_left, left) {
-                scan.offer(ctx, left, midpoint(v.to_f64(), next.to_f64()), n_left);
-            }
-        }
-        keep(scan.cut(), Missing::seen(true, missing_left), &mut best);
+        let found = pass(left, missing_left, best.map_or(bar, |b| b.proxy));
+        keep(found, Missing::side(missing_left), &mut best);
     }
-    // Every non-missing row left, every NaN row right.
-    let bar_now = best.map_or(bar, |b| b.proxy);
-    let mut scan = BestCut::above(bar_now);
-    left.fill(0.0);
-    let mut wl = 0.0;
-    for (k, v) in xf.iter().enumerate() {
-        if !v.to_f64().is_nan() {
-            ctx.crit.add_for_proxy(left, ys[k], ws[k]);
-            wl += ws[k];
-        }
-    }
-    left[0] = wl;
-    if n_miss >= ctx.min_samples_leaf && scan.worth(ctx, m, left) {
-        scan.offer(ctx, left, f64::INFINITY, m);
-    }
-    keep(scan.cut(), Missing::Right, &mut best);
+    let found = apart(left, best.map_or(bar, |b| b.proxy));
+    keep(found, Missing::Right, &mut best);
     best
 }
 

@@ -1,5 +1,5 @@
 //! The scans of one candidate: its cuts offered in order to [`crate::tree::split::BestCut`],
-//! from rows sorted by value (in [`crate::tree::split::rules::exact`]), from bins
+//! from rows in the order of their values, codes or ranks ([`rows`]), from bins
 //! ([`bins`]), with NaN rows on either side ([`missing`] for values, [`nan_bins`] for
 //! bins), or, for absolute error, by the children's medians ([`median`]).
 
@@ -7,3 +7,4 @@ pub(crate) mod bins;
 pub(crate) mod median;
 pub(crate) mod missing;
 pub(crate) mod nan_bins;
+pub(crate) mod rows;

@@ -16,9 +16,10 @@
 use crate::data::widen;
 use crate::data::{Feature, NAN_CODE};
 use crate::tree::criterion::Criterion;
-use crate::tree::split::scan::bins::{add_rows, N_CODES};
-use crate::tree::split::{better, BestCut, Cut, NodeCtx};
-use crate::tree::Missing;
+use crate::tree::split::scan::bins::{add_rows, scan_dense, N_CODES};
+use crate::tree::split::scan::missing::three_way;
+use crate::tree::split::scan::rows::Start;
+use crate::tree::split::{BestCut, Cut, NodeCtx};
 
 /// The value routing sees for the code `v` of a column whose NaN bin is [`NAN_CODE`]:
 /// NaN for that code, the code itself otherwise (the scale of the thresholds while
@@ -85,55 +86,34 @@ pub(crate) fn scan_missing<C: Criterion>(
     let stride = k + 1;
     let n_miss = nan[k] as usize;
     let n_bins = bins.len() / stride;
-    let mut best: Option<Cut> = None;
-    let keep = |cut: Option<Cut>, missing: Missing, best: &mut Option<Cut>| {
-        if let Some(c) = cut {
-            if best.is_none_or(|b| better(c.proxy, b.proxy)) {
-                *best = Some(Cut { missing, ..c });
-            }
-        }
-    };
-    for missing_left in [false, true] {
-        let mut scan = BestCut::above(best.map_or(bar, |b| b.proxy));
-        let mut n_left = 0;
-        match missing_left {
-            true => {
-                left.copy_from_slice(&nan[..k]);
-                n_left = n_miss;
-            }
-            false => left.fill(0.0),
-        }
+    let pass = |left: &mut [f64], missing_left: bool, bar: f64| {
+        let start = match missing_left {
+            true => Start {
+                rows: n_miss,
+                sums: Some(&nan[..k]),
+            },
+            false => Start::EMPTY,
+        };
         // The last non-missing bin is never a cut's left side's top.
-        for (b, stats) in bins.chunks_exact(stride).take(n_bins - 1).enumerate() {
-            let count = stats[k] as usize;
-            if count == 0 {
-                continue;
-            }
-            n_left += count;
+        scan_dense::<C, false>((bins, lo, n_bins), n, start, left, ctx, bar)
+    };
+    // Every non-missing row left, every NaN row right: summed in code order.
+    let apart = |left: &mut [f64], bar: f64| {
+        let mut scan = BestCut::above(bar);
+        left.fill(0.0);
+        let mut n_left = 0;
+        for stats in bins.chunks_exact(stride).filter(|s| s[k] > 0.0) {
+            n_left += stats[k] as usize;
             for (l, h) in left.iter_mut().zip(stats) {
                 *l += h;
             }
-            if n - n_left >= ctx.min_samples_leaf && scan.worth(ctx, n_left, left) {
-                scan.offer(ctx, left, (lo + b) as f64, n_left);
-            }
         }
-        keep(scan.cut(), Missing::side(missing_left), &mut best);
-    }
-    // Every non-missing row left, every NaN row right.
-    let mut scan = BestCut::above(best.map_or(bar, |b| b.proxy));
-    left.fill(0.0);
-    let mut n_left = 0;
-    for stats in bins.chunks_exact(stride).filter(|s| s[k] > 0.0) {
-        n_left += stats[k] as usize;
-        for (l, h) in left.iter_mut().zip(stats) {
-            *l += h;
+        if n_miss >= ctx.min_samples_leaf && scan.worth(ctx, n_left, left) {
+            scan.offer(ctx, left, f64::INFINITY, n_left);
         }
-    }
-    if n_miss >= ctx.min_samples_leaf && scan.worth(ctx, n_left, left) {
-        scan.offer(ctx, left, f64::INFINITY, n_left);
-    }
-    keep(scan.cut(), Missing::Right, &mut best);
-    best
+        scan.cut()
+    };
+    three_way(left, bar, pass, apart)
 }
 
 /// The histogram search of gathered codes `xf` of a flagged column whose node rows include
@@ -170,8 +150,9 @@ pub(crate) fn search_gathered<T: Feature, C: Criterion>(
 mod tests {
     use crate::rng::TreeRng;
     use crate::tree::criterion::{Gini, SquaredError};
-    use crate::tree::goes_left;
+    use crate::tree::split::better;
     use crate::tree::split::scan::nan_bins::*;
+    use crate::tree::{goes_left, Missing};
 
     /// The best cut by brute force over the exact search's candidates with NaN, in its
     /// order: each code threshold with NaN right, then left, then (+∞, NaN right); rows

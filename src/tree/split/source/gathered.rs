@@ -7,7 +7,7 @@
 //! candidate's column is needed again to partition the rows, so before a new gather
 //! overwrites it, its rows' sides are kept as one flag a row.
 
-use crate::data::{Feature, Wide};
+use crate::data::Feature;
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
 use crate::tree::split::draw::MAX_BATCH;
@@ -15,37 +15,15 @@ use crate::tree::split::draw::{draw_split, CandidateSource};
 use crate::tree::split::last_code_left;
 use crate::tree::split::read::gather::{gather_codes, gather_few_codes, gather_many};
 use crate::tree::split::read::partition::partition_rows;
-use crate::tree::split::read::sparse_gather::{gather_entries, mark_entries_left};
+use crate::tree::split::read::side::{mark_entries_left, mark_kept_left};
 use crate::tree::split::scan::missing;
 use crate::tree::split::scan::nan_bins;
-use crate::tree::split::state::kept_codes::{kept_levels, mark_kept_left, Kept};
+use crate::tree::split::state::kept_codes::{kept_levels, Kept};
 use crate::tree::split::{ChosenSplit, Columns, Cut, NodeCtx, NodeRows, SplitBufs, ThresholdRule};
 use crate::tree::{goes_left, Missing};
+use span::{sparse_span, values_span, wide_at, Span};
 
-/// Where a gathered candidate lies, with its bounds in the node.
-#[derive(Clone, Copy)]
-enum Span<T> {
-    /// Values in batch column `column`, between `lo` and `hi`; with `nan`, some are NaN
-    /// and the bounds are those of the others.
-    Values {
-        column: usize,
-        lo: T,
-        hi: T,
-        nan: bool,
-    },
-    /// Codes in the candidate's own place of the code batch, between `lo` and `hi`.
-    Codes { lo: u8, hi: u8 },
-    /// Wide codes in the candidate's own place of the wide batch, between `lo` and `hi`.
-    Wide { lo: u16, hi: u16 },
-    /// A sparse candidate's entries in its own place of the entries batch, the node's
-    /// values (zeros included) between `lo` and `hi`.
-    Entries { lo: T, hi: T },
-    /// A sparse column without an entry in the node: constant 0, never gathered.
-    Zero,
-    /// Codes whose bins the node keeps, in bin slot `slot`, between `lo` and `hi`: never
-    /// gathered ([`crate::tree::split::state::kept_codes`]).
-    Kept { slot: u32, lo: u16, hi: u16 },
-}
+mod span;
 
 /// A node's candidates gathered into columns and searched by `R`.
 struct Gathered<'a, 'r, T: Feature, C: Criterion, R, const KEPT: bool> {
@@ -84,33 +62,9 @@ impl<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool> CandidateSour
     fn prepare(&mut self, drawn: &[u32]) {
         let (cols, s) = (self.cols, &mut *self.s);
         if let Some(k) = self.best_in_batch.take() {
-            let (t, flags) = (self.best_threshold, &mut s.best_left);
-            let ml = self.best_missing_left;
-            match self.spans[k] {
-                Span::Values { column, .. } if self.best_nan_code => {
-                    mark_left(&s.batch[column], nan_bins::code_value, t, ml, flags)
-                }
-                Span::Values { column, .. } => mark_left(&s.batch[column], T::to_f64, t, ml, flags),
-                Span::Codes { .. } => {
-                    let last = last_code_left(cols.levels(self.drawn[k]), t) as u8;
-                    mark_codes_left(&s.codes[k], last, flags);
-                }
-                Span::Wide { .. } => {
-                    let last = last_code_left(cols.wide_levels(self.drawn[k]), t) as u16;
-                    mark_codes_left(&s.wide[k], last, flags);
-                }
-                Span::Entries { .. } => {
-                    let n = self.rows.samples.len();
-                    mark_entries_left(&s.entries[k], n, t, flags);
-                }
-                Span::Kept { .. } => {
-                    let (f, samples) = (self.drawn[k] as usize, &*self.rows.samples);
-                    if let Some(levels) = cols.levels {
-                        mark_kept_left(levels, f, t, samples, flags);
-                    }
-                }
-                Span::Zero => {} // constant: never the best
-            }
+            let best = (self.best_threshold, self.best_missing_left);
+            let (f, nan_code) = (self.drawn[k], self.best_nan_code);
+            self.spans[k].mark_left(k, f, best, nan_code, cols, s, self.rows.samples);
         }
         let samples = &*self.rows.samples;
         let mut values = [0u32; MAX_BATCH];
@@ -427,72 +381,4 @@ pub(in crate::tree::split) fn draw_gathered<
         rule: std::marker::PhantomData,
     };
     draw_split(&mut source, features, n_constant, max_features, rng)
-}
-
-/// The span of an uncoded candidate `f` of a sparse X: all zeros when the node has none
-/// of its entries, else its entries gathered into place `k`. None for a shadow column
-/// (stored dense: gathered as values).
-#[inline(always)]
-fn sparse_span<T: Feature>(
-    cols: Columns<'_, T>,
-    f: u32,
-    samples: &[u32],
-    s: &mut SplitBufs<T>,
-    k: usize,
-) -> Option<Span<T>> {
-    if s.node_features.absent(f) {
-        return Some(Span::Zero);
-    }
-    let (rows, vals) = cols.x.sparse_column(f as usize)?;
-    let (node, out) = (&s.node_rows, &mut s.entries[k]);
-    let (lo, hi) = gather_entries(rows, vals, samples, node, out);
-    Some(Span::Entries { lo, hi })
-}
-
-/// Queues candidate `f` for the batch gather of values: its span, whose bounds the
-/// gather fills in.
-#[inline(always)]
-fn values_span<T: Feature>(f: u32, values: &mut [u32; MAX_BATCH], n_values: &mut usize) -> Span<T> {
-    values[*n_values] = f;
-    *n_values += 1;
-    let lo = T::default();
-    Span::Values {
-        column: *n_values - 1,
-        lo,
-        hi: lo,
-        nan: false,
-    }
-}
-
-/// The wide codes of feature `f`, when it has them and the tree's sums are whole (bins
-/// then keep them bit for bit; [`ThresholdRule::search_wide`] chooses between bins and a
-/// sort of the codes).
-#[inline(always)]
-fn wide_at<'a, T: Feature, C: Criterion>(
-    cols: Columns<'a, T>,
-    f: u32,
-    ctx: &NodeCtx<'_, C>,
-) -> Option<&'a Wide> {
-    let wide = cols.levels?.wide(f as usize)?;
-    ctx.whole_sums.then_some(wide)
-}
-
-/// Flags the rows whose code is at most `last`: those that go left, as [`Gathered`]'s
-/// `apply` partitions coded rows (no level lookup, no float compare).
-fn mark_codes_left<K: Copy + Ord>(codes: &[K], last: K, flags: &mut Vec<u8>) {
-    flags.clear();
-    flags.extend(codes.iter().map(|&c| u8::from(c <= last)));
-}
-
-/// Flags the rows that go left (by [`goes_left`]).
-fn mark_left<V: Copy>(
-    xf: &[V],
-    value: impl Fn(V) -> f64,
-    threshold: f64,
-    missing_left: bool,
-    flags: &mut Vec<u8>,
-) {
-    flags.clear();
-    let left = |v| goes_left(value(v), threshold, missing_left);
-    flags.extend(xf.iter().map(|&v| u8::from(left(v))));
 }

@@ -16,7 +16,8 @@ use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
 use crate::tree::split::draw::CandidateSource;
 use crate::tree::split::read::partition::partition_rows;
-use crate::tree::split::{BestCut, ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
+use crate::tree::split::scan::rows::{scan_rows, Start};
+use crate::tree::split::{with_left_sums, ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
 use std::cmp::Ordering;
 
 /// The rows of the nodes split here; their children are leaves.
@@ -88,21 +89,17 @@ impl<T: Feature, C: Criterion> CandidateSource for Pair<'_, '_, T, C> {
         if ctx.min_samples_leaf > 1 {
             return None; // (a node of two rows is then never searched)
         }
-        let left = &mut self.s.search.left[..];
-        left.fill(0.0);
-        let (y, w) = (self.rows.ys[first], self.rows.ws[first]);
-        // As the listed scan sums its first row.
-        let mut wl = 0.0;
-        wl += w;
-        ctx.crit.add_for_proxy(left, y, w);
-        left[0] = wl;
-        let mut best = BestCut::above(bar);
-        if best.worth(ctx, 1, left) {
-            let values = &self.levels.column(f as usize)?.values;
-            let (lo, hi) = (usize::from(lo), usize::from(hi));
-            best.offer(ctx, left, midpoint(values[lo], values[hi]), 1);
-        }
-        best.cut()
+        let values = &self.levels.column(f as usize)?.values;
+        let (lo, hi) = (usize::from(lo), usize::from(hi));
+        // The listed scan of the pair: the first row, then the cut before the other.
+        let at = |i: usize| [(lo, first), (hi, 1 - first)][i];
+        let cut = |a: usize, b: usize| midpoint(values[a], values[b]);
+        let (ys, ws) = (&*self.rows.ys, &*self.rows.ws);
+        let left = &mut self.s.search.left;
+        with_left_sums!(ctx.crit, left => {
+            let sums = (left, &mut [][..]);
+            scan_rows::<usize, C, false>((2, 2), at, Start::EMPTY, (ys, ws), sums, ctx, bar, cut)
+        })
     }
 
     fn apply(&mut self, feature: u32, cut: Cut, _unsettled: &[u32]) -> ChosenSplit {

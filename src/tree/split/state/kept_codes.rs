@@ -16,12 +16,12 @@
 //! none: their gathers are cheap.
 
 use crate::data::midpoint;
-use crate::data::{Feature, Levels};
+use crate::data::Levels;
 use crate::tree::criterion::Criterion;
-use crate::tree::split::last_code_left;
+use crate::tree::split::scan::bins::{scan_codes, Dense};
 use crate::tree::split::state::code_lists::lists_pay;
 use crate::tree::split::state::node_bins::{BinStack, NodeBins};
-use crate::tree::split::{with_left_sums, BestCut, Cut, NodeCtx};
+use crate::tree::split::{with_left_sums, Cut, NodeCtx};
 
 /// Rows above which a child keeps its bins in the exact search.
 pub(crate) const KEPT_MIN_ROWS: usize = 32;
@@ -112,39 +112,6 @@ impl<'a> Kept<'a> {
     }
 }
 
-/// One byte per row of the node `samples`, 1 where the row's value of feature `f` (a
-/// column with lossless codes) goes left under threshold `t`.
-pub(in crate::tree::split) fn mark_kept_left(
-    levels: &Levels,
-    f: usize,
-    t: f64,
-    samples: &[u32],
-    flags: &mut Vec<u8>,
-) {
-    if let Some(c) = levels.column(f) {
-        mark_codes_left(&c.codes, &c.values, t, samples, flags);
-    } else if let Some(w) = levels.wide(f) {
-        mark_codes_left(&w.codes, &w.values, t, samples, flags);
-    }
-}
-
-/// [`mark_kept_left`] of codes `codes` of increasing `levels`.
-fn mark_codes_left<K: Feature>(
-    codes: &[K],
-    levels: &[f64],
-    t: f64,
-    samples: &[u32],
-    flags: &mut Vec<u8>,
-) {
-    let last = last_code_left(levels, t);
-    flags.clear();
-    flags.extend(
-        samples
-            .iter()
-            .map(|&i| u8::from(codes[i as usize].code() <= last)),
-    );
-}
-
 /// The best cut between the non-empty bins `bins` (codes from `lo`) of a node of `n` rows:
 /// before each non-empty code but the first, the cut below it, at `cut(a, b)` between the
 /// last code added `a` and it, scored as [`crate::tree::split::scan::bins::scan_occupied`] scores it.
@@ -159,26 +126,14 @@ fn scan_kept<C: Criterion>(
     bar: f64,
     cut: impl Fn(usize, usize) -> f64,
 ) -> Option<Cut> {
-    let k = left.len();
-    left.fill(0.0);
-    let mut n_left = 0;
-    let mut best = BestCut::above(bar);
-    let right_rows = ctx.min_samples_leaf.max(1);
-    let mut below = usize::MAX;
-    for (b, stats) in bins.chunks_exact(k + 1).enumerate() {
-        let count = stats[k] as usize;
-        if count == 0 {
-            continue;
-        }
-        let code = lo + b;
-        if (below != usize::MAX) & (n - n_left >= right_rows) & best.worth(ctx, n_left, left) {
-            best.offer(ctx, left, cut(below, code), n_left);
-        }
-        n_left += count;
+    let stride = left.len() + 1;
+    let codes = Dense { bins, lo, stride };
+    let add = |code: usize, left: &mut [f64]| {
+        let stats = &bins[(code - lo) * stride..(code - lo + 1) * stride];
         for (l, h) in left.iter_mut().zip(stats) {
             *l += *h;
         }
-        below = code;
-    }
-    best.cut()
+        stats[stride - 1] as usize
+    };
+    scan_codes::<C, true>(codes, n, left, ctx, bar, cut, add)
 }

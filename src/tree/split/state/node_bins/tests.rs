@@ -1,9 +1,12 @@
 //! Unit tests of the kept bins: subtraction, the parallel and in-place fills, and which
 //! children keep bins.
 
+use super::fill::{IN_PLACE_ROWS, PARALLEL_FILL_WORK};
 use crate::data::Layout;
 use crate::rng::TreeRng;
 use crate::tree::criterion::SquaredError;
+use crate::tree::split::read::gather::gather;
+use crate::tree::split::scan::bins::add_rows;
 use crate::tree::split::state::node_bins::*;
 
 /// The bins of `samples` summed directly.

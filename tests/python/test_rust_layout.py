@@ -1,0 +1,171 @@
+"""The crate's layout rules (issue #51): no import circle between the files of ``src/``,
+and the split search's files stay small.
+
+The graph is read from the source text, nothing compiled: every ``use`` of a file outside
+its ``#[cfg(test)]`` module, its paths (``crate::``, ``super::``, ``self::``, nested
+braces) resolved to the file that defines the item. A ``pub use`` re-export is followed to
+the defining file rather than counted as an edge (counting it would put every file behind
+a ``mod.rs`` in one circle with it). A ``mod`` declaration is not an import.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+SPLIT_MAX_LINES = 400
+
+Module = tuple[str, ...]
+
+
+def _module_of(path: Path) -> Module:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] in ("mod", "lib"):
+        parts.pop()
+    return tuple(parts)
+
+
+def _without_tests(text: str) -> str:
+    found = re.search(r"#\[cfg\(test\)\]\s*(?:pub(?:\([^)]*\))?\s+)?mod \w+\s*\{", text)
+    text = text[: found.start()] if found else text
+    return re.sub(r"//[^\n]*", "", text)
+
+
+def _expand(tree: str, prefix: list[str]) -> list[list[str]]:
+    """The paths of one ``use`` tree (``a::{b, c::{d, e as f}}``)."""
+    tree = tree.strip()
+    if not tree:
+        return []
+    if tree.endswith("}") and "{" in tree:
+        head, body = tree[: tree.index("{")], tree[tree.index("{") + 1 : -1]
+        base = prefix + [p for p in head.split("::") if p]
+        out, depth, part = [], 0, ""
+        for ch in body + ",":
+            depth += (ch == "{") - (ch == "}")
+            if ch == "," and depth == 0:
+                out += _expand(part, base)
+                part = ""
+            else:
+                part += ch
+        return out
+    return [prefix + tree.split(" as ")[0].strip().split("::")]
+
+
+def _absolute(here: Module, path: list[str], files: set[Module]) -> Module | None:
+    """``path`` as seen from module ``here``, from the crate root; None outside the crate."""
+    at, rest = list(here), list(path)
+    if rest[0] == "crate":
+        at, rest = [], rest[1:]
+    elif rest[0] == "self":
+        rest = rest[1:]
+    elif rest[0] == "super":
+        while rest and rest[0] == "super":
+            at, rest = at[:-1], rest[1:]
+    elif tuple(at + rest[:1]) not in files:
+        return None  # another crate (std, rayon, ...)
+    return tuple(at + rest)
+
+
+def _graph() -> dict[Module, dict[Module, set[str]]]:
+    files = {_module_of(p): p for p in SRC.rglob("*.rs")}
+    uses: dict[Module, list[tuple[bool, Module]]] = {}
+    reexports: dict[tuple[Module, str], Module] = {}
+    pattern = re.compile(r"^\s*(pub(?:\([^)]*\))?\s+)?use\s+([^;]+);", re.M)
+    for module, path in files.items():
+        found = []
+        for m in pattern.finditer(_without_tests(path.read_text())):
+            for p in _expand(re.sub(r"\s+", "", m.group(2)), []):
+                target = _absolute(module, p, set(files))
+                if target:
+                    found.append((bool(m.group(1)), target))
+                    if m.group(1) and target[-1] not in ("*", "self"):
+                        reexports[(module, target[-1])] = target
+        uses[module] = found
+
+    def defining_file(path: Module, depth: int = 0) -> Module | None:
+        for k in range(len(path), -1, -1):
+            if path[:k] in files:
+                module, rest = path[:k], path[k:]
+                break
+        else:
+            return None
+        if rest and rest[0] not in ("*", "self") and (module, rest[0]) in reexports:
+            if depth < 20:
+                return defining_file(reexports[(module, rest[0])], depth + 1) or module
+        return module
+
+    edges: dict[Module, dict[Module, set[str]]] = {m: {} for m in files}
+    for module, found in uses.items():
+        for public, path in found:
+            target = defining_file(path)
+            if not public and target is not None and target != module:
+                edges[module].setdefault(target, set()).add(path[-1])
+    return edges
+
+
+def _circles(edges: dict[Module, dict[Module, set[str]]]) -> list[list[Module]]:
+    """Strongly connected components of more than one file (Tarjan)."""
+    index: dict[Module, int] = {}
+    low: dict[Module, int] = {}
+    stack: list[Module] = []
+    on_stack: set[Module] = set()
+    circles: list[list[Module]] = []
+
+    def visit(v: Module) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                circles.append(component)
+
+    for v in edges:
+        if v not in index:
+            visit(v)
+    return circles
+
+
+def test_no_import_circle_in_the_crate():
+    edges = _graph()
+    report = []
+    for circle in _circles(edges):
+        members = set(circle)
+        report.append(" <-> ".join("/".join(m) for m in sorted(circle)))
+        for a in sorted(circle):
+            for b, items in edges[a].items():
+                if b in members:
+                    report.append(f"    {'/'.join(a)} uses {'/'.join(b)}: {sorted(items)}")
+    assert not report, "\n".join(report)
+
+
+def test_the_graph_sees_the_imports_it_checks():
+    # A parser that read nothing would find no circle: it must see known edges.
+    edges = _graph()
+    route = ("tree", "split", "route")
+    assert ("tree", "split", "source", "gathered") in edges[route]
+    assert ("tree", "criterion") in edges[route]
+    # `super::` resolves, and a re-export is followed to the defining file.
+    assert ("tree", "split", "read", "partition") in edges[("tree", "criterion")]
+
+
+def test_split_files_stay_small():
+    long = {
+        str(p.relative_to(SRC)): n
+        for p in (SRC / "tree" / "split").rglob("*.rs")
+        if (n := len(p.read_text().splitlines())) > SPLIT_MAX_LINES
+    }
+    assert not long, f"over {SPLIT_MAX_LINES} lines: {long}"
