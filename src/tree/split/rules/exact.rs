@@ -18,7 +18,7 @@ use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
 use crate::tree::split::rules::{RuleKind, ThresholdRule};
 use crate::tree::split::scan::bins::{scan_occupied, scan_occupied_wide};
-use crate::tree::split::scan::rows::{scan_rows, Start};
+use crate::tree::split::scan::rows::scan_rows;
 use crate::tree::split::SearchBufs;
 use crate::tree::split::{with_left_sums, Cut, NodeCtx, NodeRows};
 
@@ -166,7 +166,7 @@ fn best_sorted<V: Feature, C: Criterion>(
     let n = xf.len();
     with_left_sums!(ctx.crit, left => {
         let ys_ws = (&*rows.ys, &*rows.ws);
-        scan_rows::<V, C, false>((n, n), at, Start::EMPTY, ys_ws, (left, &mut []), ctx, bar, cut)
+        scan_rows::<V, C, false>(n, at, ys_ws, (left, &mut []), ctx, bar, cut)
     })
 }
 
@@ -193,7 +193,7 @@ fn best_counted<V: Feature, C: Criterion>(
     let n = xf.len();
     with_left_sums!(ctx.crit, left => {
         let ys_ws = (&*rows.ys, &*rows.ws);
-        scan_rows::<V, C, false>((n, n), at, Start::EMPTY, ys_ws, (left, &mut []), ctx, bar, cut)
+        scan_rows::<V, C, false>(n, at, ys_ws, (left, &mut []), ctx, bar, cut)
     })
 }
 

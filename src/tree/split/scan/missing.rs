@@ -22,7 +22,7 @@ use crate::data::{Feature, Packed};
 use crate::rng::TreeRng;
 use crate::tree::criterion::{weight_if_le, weight_if_not_gt, Criterion};
 use crate::tree::split::rules::random::draw_threshold;
-use crate::tree::split::scan::rows::{scan_rows, Start};
+use crate::tree::split::scan::rows::{scan_rows_after, Start};
 use crate::tree::split::SearchBufs;
 use crate::tree::split::{better, with_left_sums, BestCut, Cut, NodeCtx, NodeRows};
 use crate::tree::{goes_left, Missing};
@@ -83,8 +83,7 @@ pub(in crate::tree::split) fn best_with_missing<T: Feature, C: Criterion>(
             false => Start::EMPTY,
         };
         with_left_sums!(ctx.crit, left => {
-            let sums = (left, &mut [][..]);
-            scan_rows::<T, C, false>((m, n), at, start, (ys, ws), sums, ctx, bar, cut)
+            scan_rows_after::<T, C>(start, (m, n), at, (ys, ws), left, ctx, bar, cut)
         })
     };
     // Every non-missing row left, every NaN row right: summed in the rows' order.

@@ -21,7 +21,7 @@ use crate::tree::split::draw::{draw_split, CandidateSource};
 use crate::tree::split::read::partition::{partition_rows, stable_partition};
 use crate::tree::split::scan::bins::{add_row, N_CODES};
 use crate::tree::split::scan::nan_bins::{self, nan_in_node};
-use crate::tree::split::scan::rows::{scan_rows, Start};
+use crate::tree::split::scan::rows::scan_rows;
 use crate::tree::split::state::code_lists::{CodeLists, ListItem};
 use crate::tree::split::{with_left_sums, ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
 use crate::tree::Missing;
@@ -358,7 +358,7 @@ fn scan<C: Criterion, I: ListItem, const BY_BIN: bool>(
 ) -> Option<Cut> {
     let n = items.len();
     let at = |i: usize| (items[i].code(), items[i].local());
-    scan_rows::<usize, C, BY_BIN>((n, n), at, Start::EMPTY, (ys, ws), sums, ctx, bar, cut)
+    scan_rows::<usize, C, BY_BIN>(n, at, (ys, ws), sums, ctx, bar, cut)
 }
 
 #[cfg(test)]

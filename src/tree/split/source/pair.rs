@@ -16,7 +16,7 @@ use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
 use crate::tree::split::draw::CandidateSource;
 use crate::tree::split::read::partition::partition_rows;
-use crate::tree::split::scan::rows::{scan_rows, Start};
+use crate::tree::split::scan::rows::scan_rows;
 use crate::tree::split::{with_left_sums, ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
 use std::cmp::Ordering;
 
@@ -98,7 +98,7 @@ impl<T: Feature, C: Criterion> CandidateSource for Pair<'_, '_, T, C> {
         let left = &mut self.s.search.left;
         with_left_sums!(ctx.crit, left => {
             let sums = (left, &mut [][..]);
-            scan_rows::<usize, C, false>((2, 2), at, Start::EMPTY, (ys, ws), sums, ctx, bar, cut)
+            scan_rows::<usize, C, false>(2, at, (ys, ws), sums, ctx, bar, cut)
         })
     }
 
