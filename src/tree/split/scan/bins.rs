@@ -7,7 +7,7 @@
 //! cut.
 //!
 //! Two scans serve every bin search: [`scan_codes`] visits the non-empty codes ([`Bitmap`]
-//! of a gathered candidate's codes, or [`Dense`] kept bins) and offers the cut below each
+//! of a gathered candidate's codes, or [`dense`] kept bins) and offers the cut below each
 //! at `cut(a, b)`, the threshold the rule chooses between the codes (a mid-point of
 //! levels, or the code below); [`scan_dense`] walks every bin of a range, the code below
 //! each cut its threshold, folding empty bins in branch-free (a node's subtracted bins) or
@@ -226,10 +226,7 @@ fn scan_occupied_into<C: Criterion, const L: usize, const COUNTED: bool>(
 ) -> Option<Cut> {
     let k = left.len();
     let stride = k + 1;
-    let codes = Bitmap {
-        words: occupied,
-        base,
-    };
+    let codes = Bitmap::new(occupied, base);
     let add = |code: usize, left: &mut [f64]| {
         let mut rows = 0;
         let lanes = &mut table[code * L * stride..(code + 1) * L * stride];
@@ -254,68 +251,74 @@ fn scan_occupied_into<C: Criterion, const L: usize, const COUNTED: bool>(
         }
         rows
     };
-    scan_codes::<C, COUNTED>(codes, n, left, ctx, bar, cut, add)
-}
-
-/// The non-empty codes of a candidate's bins, visited in increasing order.
-pub(crate) trait NonEmpty {
-    fn visit(&self, f: impl FnMut(usize));
+    scan_codes::<C, usize, COUNTED>(codes, n, left, ctx, bar, cut, add)
 }
 
 /// The codes of a bitmap, bit `c` of word `w` standing for code `base + 64 w + c`: the
-/// codes a gathered candidate's rows occupy.
+/// codes a gathered candidate's rows occupy, in increasing order.
 pub(crate) struct Bitmap<'a> {
-    pub words: &'a [u64],
-    pub base: usize,
+    words: &'a [u64],
+    base: usize,
+    /// The word being read and its bits not yet visited.
+    word: usize,
+    bits: u64,
 }
 
-impl NonEmpty for Bitmap<'_> {
-    #[inline(always)]
-    fn visit(&self, mut f: impl FnMut(usize)) {
-        for (word, &bits) in self.words.iter().enumerate() {
-            let mut bits = bits;
-            while bits != 0 {
-                f(self.base + word * 64 + bits.trailing_zeros() as usize);
-                bits &= bits - 1;
-            }
+impl<'a> Bitmap<'a> {
+    pub(crate) fn new(words: &'a [u64], base: usize) -> Self {
+        let bits = words.first().copied().unwrap_or(0);
+        Bitmap {
+            words,
+            base,
+            word: 0,
+            bits,
         }
     }
 }
 
-/// The codes `lo..` of bins (`stride` values each, the row count last) with a row: a
-/// node's kept bins.
-pub(crate) struct Dense<'a> {
-    pub bins: &'a [f64],
-    pub lo: usize,
-    pub stride: usize,
-}
+impl Iterator for Bitmap<'_> {
+    /// The code, twice: the code and where its bins are.
+    type Item = (usize, usize);
 
-impl NonEmpty for Dense<'_> {
     #[inline(always)]
-    fn visit(&self, mut f: impl FnMut(usize)) {
-        for (b, stats) in self.bins.chunks_exact(self.stride).enumerate() {
-            if stats[self.stride - 1] as usize != 0 {
-                f(self.lo + b);
-            }
+    fn next(&mut self) -> Option<(usize, usize)> {
+        while self.bits == 0 {
+            self.word += 1;
+            self.bits = *self.words.get(self.word)?;
         }
+        let code = self.base + self.word * 64 + self.bits.trailing_zeros() as usize;
+        self.bits &= self.bits - 1;
+        Some((code, code))
     }
 }
 
-/// The one scan of bins by code: before each non-empty code of `codes` but the first, the
-/// cut below it, at `cut(a, b)` between the last code added `a` and it; then `add(code,
-/// left)` adds the code's bins to the left sums and returns their rows. Only cuts above
+/// The codes `lo..` of bins (`stride` values each, the row count last) with a row, each
+/// with its bin: a node's kept bins, in increasing order.
+pub(crate) fn dense(
+    bins: &[f64],
+    lo: usize,
+    stride: usize,
+) -> impl Iterator<Item = (usize, &[f64])> {
+    let bins = bins.chunks_exact(stride).enumerate();
+    bins.filter_map(move |(b, stats)| (stats[stride - 1] as usize != 0).then_some((lo + b, stats)))
+}
+
+/// The one scan of bins by code: before each non-empty code of `codes` (with where its bins
+/// are, `B`) but the first, the cut below it, at `cut(a, b)` between the last code added
+/// `a` and it; then `add(bins, left)` adds the code's bins to the left sums and returns
+/// their rows. Only cuts above
 /// `bar` are scored (see [`BestCut`]). Without `COUNTED`, `add` counts no rows: every cut
 /// leaves a row on each side (all a `min_samples_leaf` of 1 asks), and the cut's
 /// [`Cut::n_left`] is None (the partition counts them).
 #[inline(always)]
-pub(crate) fn scan_codes<C: Criterion, const COUNTED: bool>(
-    codes: impl NonEmpty,
+pub(crate) fn scan_codes<C: Criterion, B, const COUNTED: bool>(
+    codes: impl Iterator<Item = (usize, B)>,
     n: usize,
     left: &mut [f64],
     ctx: &NodeCtx<'_, C>,
     bar: f64,
     cut: impl Fn(usize, usize) -> f64,
-    mut add: impl FnMut(usize, &mut [f64]) -> usize,
+    mut add: impl FnMut(B, &mut [f64]) -> usize,
 ) -> Option<Cut> {
     left.fill(0.0);
     let mut n_left = 0;
@@ -323,7 +326,7 @@ pub(crate) fn scan_codes<C: Criterion, const COUNTED: bool>(
     let right_rows = ctx.min_samples_leaf.max(1);
     // The last code added to the left (none yet).
     let mut below = usize::MAX;
-    codes.visit(|code| {
+    for (code, bins) in codes {
         // Uncounted, both sides have rows: all that `min_samples_leaf` (1) asks.
         let (rows_left, rows_right) = match COUNTED {
             true => (n_left, n - n_left),
@@ -332,9 +335,9 @@ pub(crate) fn scan_codes<C: Criterion, const COUNTED: bool>(
         if (below != usize::MAX) & (rows_right >= right_rows) & best.worth(ctx, rows_left, left) {
             best.offer(ctx, left, cut(below, code), n_left);
         }
-        n_left += add(code, left);
+        n_left += add(bins, left);
         below = code;
-    });
+    }
     best.cut().map(|c| Cut {
         n_left: c.n_left.filter(|_| COUNTED),
         ..c

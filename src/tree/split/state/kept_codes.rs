@@ -18,7 +18,7 @@
 use crate::data::midpoint;
 use crate::data::Levels;
 use crate::tree::criterion::Criterion;
-use crate::tree::split::scan::bins::{scan_codes, Dense};
+use crate::tree::split::scan::bins::{dense, scan_codes};
 use crate::tree::split::state::code_lists::lists_pay;
 use crate::tree::split::state::node_bins::{BinStack, NodeBins};
 use crate::tree::split::{with_left_sums, Cut, NodeCtx};
@@ -127,13 +127,12 @@ fn scan_kept<C: Criterion>(
     cut: impl Fn(usize, usize) -> f64,
 ) -> Option<Cut> {
     let stride = left.len() + 1;
-    let codes = Dense { bins, lo, stride };
-    let add = |code: usize, left: &mut [f64]| {
-        let stats = &bins[(code - lo) * stride..(code - lo + 1) * stride];
+    let codes = dense(bins, lo, stride);
+    let add = |stats: &[f64], left: &mut [f64]| {
         for (l, h) in left.iter_mut().zip(stats) {
             *l += *h;
         }
         stats[stride - 1] as usize
     };
-    scan_codes::<C, true>(codes, n, left, ctx, bar, cut, add)
+    scan_codes::<C, &[f64], true>(codes, n, left, ctx, bar, cut, add)
 }
