@@ -16,12 +16,11 @@
 //!
 //! Module map: `criterion` (the criterion contract, with the impurities of `classes` and
 //! `regression`), `builder` (growing a tree depth-first or best-first: stopping rules and
-//! assembly), `growing` (the tree while it grows), `split` (one node's split: the candidate
-//! draw loop `split::draw` over the candidate sources — gathered columns searched
-//! `exact`ly, at a `random` threshold or by histogram codes `bin_scans`, a node's kept
-//! `histograms`, the `code_lists` of small subtrees searched by `listed` — with `gather`,
-//! `sort` and `partition` of a node's rows, and the `splitter` state a tree keeps between
-//! nodes), `multiway` (multiway trees stored as binary chains: `grow` a tree, `choose` a
+//! assembly), `growing` (the tree while it grows), `split` (one node's split: the route
+//! table `split::route` picks a candidate source of `split::source`, drawn by
+//! `split::draw`; the threshold rules of `split::rules` offer cuts through the scans of
+//! `split::scan`; `split::read` gathers and partitions a node's rows, `split::state` keeps
+//! what a tree needs between nodes), `multiway` (multiway trees stored as binary chains: `grow` a tree, `choose` a
 //! node's split), `descend` (prediction: the leaf each row reaches), `missing` (the side
 //! missing values go to at each split, learned or derived from the counts), `prune` (minimal
 //! cost-complexity pruning of a grown tree).

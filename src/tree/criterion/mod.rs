@@ -39,7 +39,7 @@ use super::Word;
 use crate::params::CriterionKind;
 
 /// Independent accumulators of [`Criterion::accumulate_weighted`] (and of the bins of
-/// whole sums, `split::bin_scans`).
+/// whole sums, `split::scan::bins`).
 pub(crate) const LANES: usize = 4;
 
 /// Runs `body(lane, j, y, w)` for every sample `j` (target `y`, weight `w`), on lane
@@ -128,7 +128,7 @@ pub trait Criterion: Sync {
     /// Target of one sample: a class code or a real value (a [`Word`] to be partitioned).
     type Y: Copy + Send + Sync + Word;
     /// Whether the split search may sum whole sums into several bins per code
-    /// (`split::bin_scans::scan_occupied`): for criteria whose rows all add to the same
+    /// (`split::scan::bins::scan_occupied`): for criteria whose rows all add to the same
     /// slots. Class-indexed slots made the lanes slower than one bin (BENCHMARKS.md).
     const LANED_BINS: bool = false;
     /// Whether the weight (slot 0 of the statistics) is the sum of the other slots (class

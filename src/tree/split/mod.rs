@@ -37,7 +37,7 @@
 //!   RNG stream gives a fixed tree, whatever the scale of the sample weights;
 //! * under monotonic constraints ([`crate::tree::monotone`]) every cut of a constrained
 //!   candidate passes its test where cuts are admitted ([`BestCut::offer`],
-//!   [`NodeCtx::admissible`], and on the children's medians in [`median`] through
+//!   [`NodeCtx::admissible`], and on the children's medians in [`scan::median`] through
 //!   [`NodeCtx::constraint`]): each source searches a constrained candidate with the
 //!   context of [`NodeCtx::for_feature`], so no search path can skip it.
 
@@ -82,7 +82,7 @@ pub(crate) struct Columns<'a, T> {
     pub x: &'a Matrix<'a, T>,
     pub levels: Option<&'a Levels>,
     /// Per feature, whether its column holds NaN; None when X holds none. Only those
-    /// columns are searched for NaN at a node ([`missing`]).
+    /// columns are searched for NaN at a node ([`scan::missing`]).
     pub missing: Option<&'a [bool]>,
 }
 
@@ -134,7 +134,7 @@ pub(crate) struct Cut {
     /// Rows with `x ≤ threshold`, when the search counted them (the partition counts
     /// them otherwise).
     pub n_left: Option<usize>,
-    /// Where the node's NaN rows go, if it has any ([`missing`]).
+    /// Where the node's NaN rows go, if it has any ([`scan::missing`]).
     pub missing: Missing,
 }
 /// What a search needs about the node besides its rows.

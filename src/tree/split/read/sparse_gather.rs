@@ -186,7 +186,7 @@ pub(crate) fn gather_entries<T: Feature>(
 /// The sums of the rows of a node that go left (`x ≤ t`, by [`goes_left`]) for a sparse
 /// candidate given by its `entries`: those of the stored entries that do, plus, when 0
 /// goes left, those of the zeros, the node's `total` minus all the entries'. Exact only
-/// when every sum is whole ([`crate::tree::split::read::NodeCtx::whole_sums`]), which is when the trees
+/// when every sum is whole ([`crate::tree::split::NodeCtx::whole_sums`]), which is when the trees
 /// equal those of the dense search, that sums the rows in their order. Returns the rows
 /// that go left.
 pub(crate) fn sums_left<T: Feature, C: Criterion>(

@@ -134,8 +134,8 @@ pub(crate) trait ThresholdRule: Sync {
         search_written_out::<Self, T, C>(entries, s, ctx, rows, bar, lo, hi, rng)
     }
     /// [`ThresholdRule::search`] of a candidate whose gathered values include NaN, `lo <
-    /// hi` being the bounds of the others (see [`crate::tree::split::scan::missing`]; for a rule with
-    /// [`ThresholdRule::NAN_BIN`], the NaN rows are those of the missing-values bin). Every
+    /// hi` being the bounds of the others (see [`crate::tree::split::scan::missing`]; for a
+    /// rule of [`RuleKind::nan_bin`], the NaN rows are those of the missing-values bin). Every
     /// rule of a fit overrides it; this default finds no cut.
     #[allow(clippy::too_many_arguments)]
     fn search_missing<T: Feature, C: Criterion>(

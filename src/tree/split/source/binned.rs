@@ -28,7 +28,7 @@ struct Binned<'a, 'r, T: Feature, C: Criterion> {
     rows: &'a mut NodeRows<'r, C::Y>,
     /// The node's rows.
     n: usize,
-    /// Per feature, whether code [`NAN_CODE`] is its missing-values bin (None: no feature's).
+    /// Per feature, whether code [`crate::data::NAN_CODE`] is its missing-values bin (None: no feature's).
     nan: Option<&'a [bool]>,
 }
 

@@ -1,7 +1,7 @@
 //! The gathered candidate source: each drawn candidate's values at the node's rows are
 //! copied into a column ([`gather_many`]) and searched there by a [`ThresholdRule`]
 //! (exact, random threshold, or histogram codes). A candidate with lossless codes
-//! ([`Levels`]) is gathered and searched as codes instead ([`ThresholdRule::search_coded`]).
+//! ([`crate::data::Levels`]) is gathered and searched as codes instead ([`ThresholdRule::search_coded`]).
 //!
 //! Columns are gathered a batch at a time into the per-tree [`SplitBufs`]. The best
 //! candidate's column is needed again to partition the rows, so before a new gather

@@ -146,7 +146,7 @@ impl BinStack {
         })
     }
 
-    /// Fills the bins of nodes of at least [`PARALLEL_FILL_WORK`] rows × features in
+    /// Fills the bins of nodes of at least `PARALLEL_FILL_WORK` (`fill.rs`) rows × features in
     /// parallel over features, on the pool the caller runs in (the same bins for any
     /// number of threads). Only for trees grown one at a time: a forest already keeps
     /// every thread busy with its trees.

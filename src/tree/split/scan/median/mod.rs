@@ -14,7 +14,7 @@
 //! candidate costs its sort and `O(n)` per output (measured: the passes were 3/4 of a fit
 //! with the Fenwick tree, see BENCHMARKS.md). A second pass gives every suffix's error.
 //! The random rule scores its one threshold by a walk over the node's ranks (`O(n)` per
-//! output, [`random`]). A candidate with NaN at the node is scanned as in `split::missing`
+//! output, [`random()`]). A candidate with NaN at the node is scanned as in `split::missing`
 //! ([`best_with_missing`]: NaN rows last, then first, in the row order).
 //!
 //! Monotonic constraints (one output) compare the children's medians, as scikit-learn's

@@ -118,7 +118,7 @@ pub(super) fn values_span<T: Feature>(
 }
 
 /// The wide codes of feature `f`, when it has them and the tree's sums are whole (bins
-/// then keep them bit for bit; [`ThresholdRule::search_wide`] chooses between bins and a
+/// then keep them bit for bit; [`crate::tree::split::ThresholdRule::search_wide`] chooses between bins and a
 /// sort of the codes).
 #[inline(always)]
 pub(super) fn wide_at<'a, T: Feature, C: Criterion>(

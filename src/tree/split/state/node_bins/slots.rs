@@ -25,9 +25,9 @@ pub(super) fn trim(bins: &[f64], range: &mut (usize, usize), stride: usize) -> (
 /// A split's two children (left, right) as their searches will see them: their contexts
 /// and rows, and per feature whether its code [`NAN_CODE`] is the missing-values bin.
 /// Their bins may then be scanned as soon as they are kept
-/// ([`BinStack::keep_children`]), in the parallel task that makes them, instead of one
+/// ([`super::BinStack::keep_children`]), in the parallel task that makes them, instead of one
 /// candidate after another when each child is split: the search of a node whose bins were
-/// scanned returns those cuts ([`NodeBins::scanned`]).
+/// scanned returns those cuts ([`super::NodeBins::scanned`]).
 ///
 /// Those scans skip no cut (no bar): where the draws' bar would have skipped a cut, that
 /// cut cannot beat the node's best (see [`crate::tree::split::floor`]), so the split is the same.
