@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from test_import_graph import circles  # the Python package's check: one Tarjan
+
 SRC = Path(__file__).resolve().parents[2] / "src"
 SPLIT_MAX_LINES = 400
 
@@ -104,47 +106,12 @@ def _graph() -> dict[Module, dict[Module, set[str]]]:
     return edges
 
 
-def _circles(edges: dict[Module, dict[Module, set[str]]]) -> list[list[Module]]:
-    """Strongly connected components of more than one file (Tarjan)."""
-    index: dict[Module, int] = {}
-    low: dict[Module, int] = {}
-    stack: list[Module] = []
-    on_stack: set[Module] = set()
-    circles: list[list[Module]] = []
-
-    def visit(v: Module) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in edges[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                circles.append(component)
-
-    for v in edges:
-        if v not in index:
-            visit(v)
-    return circles
-
-
 def test_no_import_circle_in_the_crate():
     edges = _graph()
     report = []
-    for circle in _circles(edges):
+    for circle in circles({m: set(targets) for m, targets in edges.items()}):
         members = set(circle)
-        report.append(" <-> ".join("/".join(m) for m in sorted(circle)))
+        report.append(" <-> ".join("/".join(m) for m in circle))
         for a in sorted(circle):
             for b, items in edges[a].items():
                 if b in members:
