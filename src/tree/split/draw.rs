@@ -1,4 +1,6 @@
-//! The candidate draw of a node, written once for every candidate source.
+//! Every use of the tree's RNG in the split search: the candidate draw of a node, written
+//! once for every candidate source, and the random thresholds of Extra-Trees
+//! ([`draw_threshold`], with [`draw_missing_left`] for the side of their NaN rows).
 //!
 //! [`draw_split`] owns the rule of the module ([`super`]): K candidates drawn uniformly
 //! without replacement among the features not known constant in the node, a drawn feature
@@ -26,6 +28,26 @@ const BATCH_BYTES: usize = 32 << 20;
 /// Candidates to gather together at a node of `n` samples.
 pub(crate) fn batch_len<T>(n: usize) -> usize {
     (BATCH_BYTES / (n * std::mem::size_of::<T>()).max(1)).clamp(1, MAX_BATCH)
+}
+
+/// A threshold uniform in `[lo, hi)` (one draw of `rng`), for `lo < hi`.
+#[inline]
+pub(in crate::tree::split) fn draw_threshold(lo: f64, hi: f64, rng: &mut TreeRng) -> f64 {
+    let mut t = lo + rng.unit() * (hi - lo);
+    if !t.is_finite() {
+        t = lo / 2.0 + hi / 2.0;
+    }
+    if t >= hi {
+        t = lo;
+    }
+    t
+}
+
+/// The side of a random threshold's missing values, when the node has some: left or right
+/// by one more draw (scikit-learn's Extra-Trees rule, [`crate::tree::split::scan::missing`]).
+#[inline]
+pub(in crate::tree::split) fn draw_missing_left(rng: &mut TreeRng) -> bool {
+    rng.below(2) == 1
 }
 
 /// Where the candidates of one node are read and scored: gathered columns (the exact,
@@ -62,17 +84,36 @@ pub(crate) trait CandidateSource {
     fn apply(&mut self, f: u32, cut: Cut, unsettled: &[u32]) -> ChosenSplit;
 }
 
-/// Draws candidate features for the node from `features` (the first `n_constant` known
-/// constant in it), scores each with `source`, and returns the best split (already applied
-/// to the rows) with the new length of the constant prefix.
+/// What a node draws its candidates from: `features`, of which the first `n_constant` are
+/// known constant in the node, `max_features` (K) of them at most, with the tree's `rng`.
+pub(crate) struct NodeDraw<'a> {
+    pub features: &'a mut [u32],
+    pub n_constant: usize,
+    pub max_features: usize,
+    pub rng: &'a mut TreeRng,
+}
+
+impl NodeDraw<'_> {
+    /// The features not known constant in the node.
+    pub(crate) fn varying(&self) -> &[u32] {
+        &self.features[self.n_constant..]
+    }
+}
+
+/// Draws candidate features for the node (`draw`), scores each with `source`, and returns
+/// the best split (already applied to the rows) with the new length of the constant
+/// prefix.
 #[inline(always)]
 pub(crate) fn draw_split<S: CandidateSource>(
     source: &mut S,
-    features: &mut [u32],
-    n_constant: usize,
-    max_features: usize,
-    rng: &mut TreeRng,
+    draw: NodeDraw<'_>,
 ) -> (Option<ChosenSplit>, usize) {
+    let NodeDraw {
+        features,
+        n_constant,
+        max_features,
+        rng,
+    } = draw;
     let mut draws = Draws::new(features, n_constant, max_features);
     let mut best: Option<(u32, Cut)> = None;
     let mut drawn = [0u32; MAX_BATCH];

@@ -50,15 +50,18 @@ mod source;
 mod splitter;
 mod state;
 
+pub(crate) use self::draw::NodeDraw;
 pub(crate) use self::read::partition::NodeRows;
 pub use self::read::partition::Word;
+pub(crate) use self::route::Planning;
 pub(crate) use self::rules::exact::BestThreshold;
 pub(crate) use self::rules::histogram::HistThreshold;
 pub(crate) use self::rules::random::RandomThreshold;
 pub(crate) use self::rules::ThresholdRule;
+pub(crate) use self::scan::bufs::SearchBufs;
 pub(crate) use self::source::gathered::find_split;
 pub(crate) use self::splitter::Splitter;
-pub(crate) use self::state::bufs::{SearchBufs, SplitBufs};
+pub(crate) use self::state::bufs::SplitBufs;
 pub(crate) use self::state::node_bins::SpareBins;
 
 use crate::data::{Feature, Levels, Matrix};

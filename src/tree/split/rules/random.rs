@@ -4,6 +4,7 @@
 use crate::data::Feature;
 use crate::rng::TreeRng;
 use crate::tree::criterion::{weight_if_le, Criterion};
+use crate::tree::split::draw::draw_threshold;
 use crate::tree::split::read::sparse_gather::{sums_left, Entries};
 use crate::tree::split::rules::search_written_out;
 use crate::tree::split::rules::{RuleKind, ThresholdRule};
@@ -13,19 +14,6 @@ use crate::tree::{goes_left, Missing};
 
 /// Extra-Trees: one threshold uniform in `[min, max)` of the node values.
 pub(crate) struct RandomThreshold;
-
-/// A threshold uniform in `[lo, hi)` (one draw of `rng`), for `lo < hi`.
-#[inline]
-pub(in crate::tree::split) fn draw_threshold(lo: f64, hi: f64, rng: &mut TreeRng) -> f64 {
-    let mut t = lo + rng.unit() * (hi - lo);
-    if !t.is_finite() {
-        t = lo / 2.0 + hi / 2.0;
-    }
-    if t >= hi {
-        t = lo;
-    }
-    t
-}
 
 /// The Extra-Trees cut of a candidate whose value at the node's row `j` is `value(j)`,
 /// between `lo` and `hi`: one threshold drawn, the left sums, the leaf constraints and the

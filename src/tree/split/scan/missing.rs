@@ -21,7 +21,7 @@ use crate::data::widen;
 use crate::data::{Feature, Packed};
 use crate::rng::TreeRng;
 use crate::tree::criterion::{weight_if_le, weight_if_not_gt, Criterion};
-use crate::tree::split::rules::random::draw_threshold;
+use crate::tree::split::draw::{draw_missing_left, draw_threshold};
 use crate::tree::split::scan::rows::{scan_rows_after, Start};
 use crate::tree::split::SearchBufs;
 use crate::tree::split::{better, with_left_sums, BestCut, Cut, NodeCtx, NodeRows};
@@ -149,7 +149,7 @@ pub(in crate::tree::split) fn random_with_missing<T: Feature, C: Criterion>(
     rng: &mut TreeRng,
 ) -> Option<Cut> {
     let t = draw_threshold(lo.to_f64(), hi.to_f64(), rng);
-    let missing_left = rng.below(2) == 1;
+    let missing_left = draw_missing_left(rng);
     let side = |v: f64, w: f64| {
         if missing_left {
             weight_if_not_gt(v, t, w)

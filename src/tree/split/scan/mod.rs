@@ -4,6 +4,7 @@
 //! bins), or, for absolute error, by the children's medians ([`median`]).
 
 pub(crate) mod bins;
+pub(crate) mod bufs;
 pub(crate) mod median;
 pub(crate) mod missing;
 pub(crate) mod nan_bins;

@@ -10,10 +10,11 @@
 use crate::data::{Feature, Matrix};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
-use crate::tree::split::draw::{draw_split, CandidateSource};
+use crate::tree::split::draw::{draw_split, CandidateSource, NodeDraw};
 use crate::tree::split::read::gather::gather;
 use crate::tree::split::read::partition::{partition_rows, partition_rows_by_sample};
 use crate::tree::split::scan::nan_bins::code_value;
+use crate::tree::split::source::Node;
 use crate::tree::split::state::node_bins::{slot_bounds, slot_cut, BinStack, NodeBins};
 use crate::tree::split::{ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
 use crate::tree::{goes_left, Missing};
@@ -115,20 +116,15 @@ impl<T: Feature, C: Criterion> CandidateSource for Binned<'_, '_, T, C> {
 
 /// [`crate::tree::split::find_split`] for a node with bins `nb`: the same draws, every candidate
 /// scored from its bins by [`crate::tree::split::scan::bins::scan_bins`]. Applies the split to the rows.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn find_split_binned<T: Feature, C: Criterion>(
     x: &Matrix<'_, T>,
     stack: &BinStack,
     nb: &mut NodeBins,
-    ctx: &NodeCtx<'_, C>,
-    s: &mut SplitBufs<T>,
-    rows: &mut NodeRows<'_, C::Y>,
-    features: &mut [u32],
-    n_constant: usize,
-    max_features: usize,
+    node: Node<'_, '_, T, C>,
+    draw: NodeDraw<'_>,
     nan: Option<&[bool]>,
-    rng: &mut TreeRng,
 ) -> (Option<ChosenSplit>, usize) {
+    let Node { ctx, s, rows } = node;
     let mut source = Binned {
         x,
         stack,
@@ -139,5 +135,5 @@ pub(crate) fn find_split_binned<T: Feature, C: Criterion>(
         rows,
         nan,
     };
-    draw_split(&mut source, features, n_constant, max_features, rng)
+    draw_split(&mut source, draw)
 }

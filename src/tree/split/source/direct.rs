@@ -22,10 +22,11 @@ use crate::data::{Feature, Matrix};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
 use crate::tree::split::draw::MAX_BATCH;
-use crate::tree::split::draw::{draw_split, CandidateSource};
+use crate::tree::split::draw::{draw_split, CandidateSource, NodeDraw};
 use crate::tree::split::read::gather::{row_bounds, MAX_ROW_COLS};
 use crate::tree::split::read::partition::partition_rows_by_sample;
 use crate::tree::split::rules::random::random_cut;
+use crate::tree::split::source::Node;
 use crate::tree::split::{ChosenSplit, Columns, Cut, NodeCtx, NodeRows, SplitBufs};
 use crate::tree::{goes_left, Missing};
 
@@ -72,17 +73,12 @@ fn reads_whole_rows<T: Feature>(x: &Matrix<'_, T>, n: usize, max_features: usize
 /// [`crate::tree::split::find_split`] of a node that [`reads_directly`], with the random-threshold
 /// search: the best split found (already applied to `rows`) and the new length of the
 /// constant prefix of `features`.
-#[allow(clippy::too_many_arguments)]
 pub(in crate::tree::split) fn find_split_direct<T: Feature, C: Criterion>(
     x: &Matrix<'_, T>,
-    ctx: &NodeCtx<'_, C>,
-    s: &mut SplitBufs<T>,
-    rows: &mut NodeRows<'_, C::Y>,
-    features: &mut [u32],
-    n_constant: usize,
-    max_features: usize,
-    rng: &mut TreeRng,
+    node: Node<'_, '_, T, C>,
+    draw: NodeDraw<'_>,
 ) -> (Option<ChosenSplit>, usize) {
+    let Node { ctx, s, rows } = node;
     // A node above DIRECT_ROWS is here because `reads_whole_rows`.
     let whole = x
         .row_major_data()
@@ -96,7 +92,7 @@ pub(in crate::tree::split) fn find_split_direct<T: Feature, C: Criterion>(
         s,
         rows,
     };
-    draw_split(&mut source, features, n_constant, max_features, rng)
+    draw_split(&mut source, draw)
 }
 
 /// A node's candidates, read from X at its rows.
@@ -314,27 +310,22 @@ mod tests {
                 let mut features: Vec<u32> = (0..self.x.n_cols() as u32).collect();
                 let mut s = SplitBufs::new(self.x.n_rows(), crit.stats_len());
                 let mut rng = TreeRng::new(self.seed);
+                let node = Node {
+                    ctx: &ctx,
+                    s: &mut s,
+                    rows: &mut rows,
+                };
+                let draw = NodeDraw {
+                    features: &mut features,
+                    n_constant: 0,
+                    max_features: self.k,
+                    rng: &mut rng,
+                };
                 let (split, n_constant) = match direct {
-                    true => find_split_direct(
-                        self.x,
-                        &ctx,
-                        &mut s,
-                        &mut rows,
-                        &mut features,
-                        0,
-                        self.k,
-                        &mut rng,
-                    ),
-                    false => draw_gathered::<f32, C, RandomThreshold, false>(
-                        cols,
-                        &ctx,
-                        &mut s,
-                        &mut rows,
-                        None,
-                        &mut features,
-                        (0, self.k),
-                        &mut rng,
-                    ),
+                    true => find_split_direct(self.x, node, draw),
+                    false => {
+                        draw_gathered::<f32, C, RandomThreshold, false>(cols, node, None, draw)
+                    }
                 };
                 let split = split.map(|s| (s.feature, s.threshold.to_bits(), s.n_left));
                 let ys: Vec<u64> = ys

@@ -1,8 +1,8 @@
 //! A node of three or four rows ([`FEW_ROWS`]) in a subtree listed with lossless codes
-//! ([`crate::tree::split::source::listed`]): each candidate's codes read at the rows' sample ids and sorted
-//! there, from no list. So a split whose children have at most [`FEW_ROWS`] rows writes
-//! no lists for them (`Listed::apply`). [`find_split_few`] splits nodes of two rows too,
-//! with [`crate::tree::split::source::pair`]'s source.
+//! ([`crate::tree::split::source::listed`]): each candidate's codes read at the rows'
+//! sample ids and sorted there, from no list. So a split whose children have at most
+//! [`FEW_ROWS`] rows writes no lists for them (`Listed::apply`); nodes of two rows are
+//! [`crate::tree::split::source::pair`]'s.
 //!
 //! The codes are sorted by (code, position in the node). A node's positions are in the
 //! order of its local indices (partitions are stable), so that is its list's order, and
@@ -14,11 +14,10 @@ use crate::data::midpoint;
 use crate::data::{Feature, Levels};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
-use crate::tree::split::draw::{draw_split, CandidateSource};
+use crate::tree::split::draw::{draw_split, CandidateSource, NodeDraw};
 use crate::tree::split::read::partition::partition_rows_by_sample;
-use crate::tree::split::source::listed::search_rows;
-use crate::tree::split::source::pair::{Pair, PAIR_ROWS};
-use crate::tree::split::state::code_lists::{Item, ListItem};
+use crate::tree::split::source::Node;
+use crate::tree::split::state::code_lists::{search_rows, Item, ListItem};
 use crate::tree::split::{ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
 
 /// The most rows of a node split here.
@@ -118,32 +117,23 @@ fn sorted(items: &mut Rows, n: usize) -> &[Item] {
     &items[..n]
 }
 
-/// [`crate::tree::split::find_split`] for a node of [`PAIR_ROWS`] to [`FEW_ROWS`] rows of a subtree
+/// [`crate::tree::split::find_split`] for a node of 3 to [`FEW_ROWS`] rows of a subtree
 /// listed with the lossless codes `levels` (every feature has them): the same draws and
 /// cuts as from its lists.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn find_split_few<T: Feature, C: Criterion>(
     levels: &Levels,
-    ctx: &NodeCtx<'_, C>,
-    s: &mut SplitBufs<T>,
-    rows: &mut NodeRows<'_, C::Y>,
-    features: &mut [u32],
-    n_constant: usize,
-    max_features: usize,
-    rng: &mut TreeRng,
+    node: Node<'_, '_, T, C>,
+    draw: NodeDraw<'_>,
 ) -> (Option<ChosenSplit>, usize) {
-    debug_assert!((PAIR_ROWS..=FEW_ROWS).contains(&rows.samples.len()));
-    if rows.samples.len() == PAIR_ROWS {
-        let mut source = Pair::new(levels, ctx, s, rows);
-        return draw_split(&mut source, features, n_constant, max_features, rng);
-    }
+    let Node { ctx, s, rows } = node;
+    debug_assert!((FEW_ROWS - 1..=FEW_ROWS).contains(&rows.samples.len()));
     let mut source = Few {
         levels,
         ctx,
         s,
         rows,
     };
-    draw_split(&mut source, features, n_constant, max_features, rng)
+    draw_split(&mut source, draw)
 }
 
 #[cfg(test)]
@@ -152,6 +142,7 @@ mod tests {
     use crate::tree::criterion::{Entropy, Gini, SquaredError};
     use crate::tree::split::source::few::*;
     use crate::tree::split::source::pair::tests::{search, Outcome};
+    use crate::tree::split::source::pair::PAIR_ROWS;
 
     /// A node of three or four rows split from their codes as the sorted search of their
     /// values splits it, bit for bit, draws and rows included: with ties of codes, targets

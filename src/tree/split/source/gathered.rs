@@ -11,13 +11,14 @@ use crate::data::Feature;
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
 use crate::tree::split::draw::MAX_BATCH;
-use crate::tree::split::draw::{draw_split, CandidateSource};
+use crate::tree::split::draw::{draw_split, CandidateSource, NodeDraw};
 use crate::tree::split::last_code_left;
 use crate::tree::split::read::gather::{gather_codes, gather_few_codes, gather_many};
 use crate::tree::split::read::partition::partition_rows;
 use crate::tree::split::read::side::{mark_entries_left, mark_kept_left};
 use crate::tree::split::scan::missing;
 use crate::tree::split::scan::nan_bins;
+use crate::tree::split::source::Node;
 use crate::tree::split::state::kept_codes::{kept_levels, Kept};
 use crate::tree::split::{ChosenSplit, Columns, Cut, NodeCtx, NodeRows, SplitBufs, ThresholdRule};
 use crate::tree::{goes_left, Missing};
@@ -302,49 +303,24 @@ impl<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool> CandidateSour
 /// Draws candidate features for the node, gathers and searches them with `R` (reading
 /// those whose bins the node keeps from `kept`), and returns the best split found (already
 /// applied to `rows`), with the new length of the constant prefix of `features`.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn find_split<T: Feature, C: Criterion, R: ThresholdRule>(
     cols: Columns<'_, T>,
-    ctx: &NodeCtx<'_, C>,
-    s: &mut SplitBufs<T>,
-    rows: &mut NodeRows<'_, C::Y>,
-    features: &mut [u32],
-    n_constant: usize,
-    max_features: usize,
+    node: Node<'_, '_, T, C>,
+    draw: NodeDraw<'_>,
     kept: Option<Kept<'_>>,
-    rng: &mut TreeRng,
 ) -> (Option<ChosenSplit>, usize) {
-    s.node_features.mark(cols.x, rows.samples);
+    node.s.node_features.mark(cols.x, node.rows.samples);
     if cols.x.is_sparse() {
-        s.node_rows.mark(cols.x.n_rows(), rows.samples);
+        node.s.node_rows.mark(cols.x.n_rows(), node.rows.samples);
     }
     match kept {
         // Two sources, so that the nodes without kept bins search as if none existed.
-        Some(_) => draw_gathered::<T, C, R, true>(
-            cols,
-            ctx,
-            s,
-            rows,
-            kept,
-            features,
-            (n_constant, max_features),
-            rng,
-        ),
-        None => draw_gathered::<T, C, R, false>(
-            cols,
-            ctx,
-            s,
-            rows,
-            None,
-            features,
-            (n_constant, max_features),
-            rng,
-        ),
+        Some(_) => draw_gathered::<T, C, R, true>(cols, node, kept, draw),
+        None => draw_gathered::<T, C, R, false>(cols, node, None, draw),
     }
 }
 
 /// [`find_split`]'s draw, from the source with (`KEPT`) or without kept bins.
-#[allow(clippy::too_many_arguments)]
 pub(in crate::tree::split) fn draw_gathered<
     T: Feature,
     C: Criterion,
@@ -352,14 +328,11 @@ pub(in crate::tree::split) fn draw_gathered<
     const KEPT: bool,
 >(
     cols: Columns<'_, T>,
-    ctx: &NodeCtx<'_, C>,
-    s: &mut SplitBufs<T>,
-    rows: &mut NodeRows<'_, C::Y>,
+    node: Node<'_, '_, T, C>,
     kept: Option<Kept<'_>>,
-    features: &mut [u32],
-    (n_constant, max_features): (usize, usize),
-    rng: &mut TreeRng,
+    draw: NodeDraw<'_>,
 ) -> (Option<ChosenSplit>, usize) {
+    let Node { ctx, s, rows } = node;
     let lo = T::default();
     let mut source = Gathered::<T, C, R, KEPT> {
         cols,
@@ -380,5 +353,5 @@ pub(in crate::tree::split) fn draw_gathered<
         kept,
         rule: std::marker::PhantomData,
     };
-    draw_split(&mut source, features, n_constant, max_features, rng)
+    draw_split(&mut source, draw)
 }

@@ -17,12 +17,12 @@ use crate::data::set_len;
 use crate::data::{Feature, Levels, NAN_CODE};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
-use crate::tree::split::draw::{draw_split, CandidateSource};
+use crate::tree::split::draw::{draw_split, CandidateSource, NodeDraw};
 use crate::tree::split::read::partition::{partition_rows, stable_partition};
 use crate::tree::split::scan::bins::{add_row, N_CODES};
 use crate::tree::split::scan::nan_bins::{self, nan_in_node};
-use crate::tree::split::scan::rows::scan_rows;
-use crate::tree::split::state::code_lists::{CodeLists, ListItem};
+use crate::tree::split::source::Node;
+use crate::tree::split::state::code_lists::{scan_list, search_rows, CodeLists, ListItem};
 use crate::tree::split::{with_left_sums, ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
 use crate::tree::Missing;
 use std::ops::Range;
@@ -238,21 +238,16 @@ fn list_bounds<I: ListItem>(items: &[I], nan: bool) -> Option<(usize, usize, usi
 /// [`crate::tree::split::find_split`] for a node of the listed subtree (at `start` in the sample
 /// buffer) with the histogram search: the same draws, the same cuts, read from the lists.
 /// Applies the split to the rows, and to the lists (see [`Listed::apply`]).
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn find_split_listed<T: Feature, C: Criterion, I: ListItem>(
     lists: &mut CodeLists<T, C::Y, I>,
-    ctx: &NodeCtx<'_, C>,
-    s: &mut SplitBufs<T>,
-    rows: &mut NodeRows<'_, C::Y>,
+    node: Node<'_, '_, T, C>,
     start: usize,
-    features: &mut [u32],
-    n_constant: usize,
-    max_features: usize,
+    draw: NodeDraw<'_>,
     split_rows: usize,
     nan: Option<&[bool]>,
     exact: Option<&Levels>,
-    rng: &mut TreeRng,
 ) -> (Option<ChosenSplit>, usize) {
+    let Node { ctx, s, rows } = node;
     let mut source = Listed {
         lists,
         ctx,
@@ -264,7 +259,7 @@ pub(crate) fn find_split_listed<T: Feature, C: Criterion, I: ListItem>(
         nan,
         exact,
     };
-    draw_split(&mut source, features, n_constant, max_features, rng)
+    draw_split(&mut source, draw)
 }
 
 /// The search of one candidate's listed rows: summed row by row into the left side
@@ -287,27 +282,8 @@ fn search<C: Criterion, I: ListItem>(
     // The left side's sums and the bin's (`run`): local arrays when few.
     let (left, run) = sums;
     with_left_sums!(ctx.crit, left, run => match by_row {
-        true => scan::<C, I, false>(items, ys, ws, (left, run), ctx, bar, cut),
-        false => scan::<C, I, true>(items, ys, ws, (left, run), ctx, bar, cut),
-    })
-}
-
-/// The exact search's scan of a list ([`search`] row by row) of rows `items` in (code,
-/// local index) order, their targets and weights `ys` and `ws` by local index, with the
-/// left sums in `left` (or in registers).
-#[inline(always)]
-pub(in crate::tree::split) fn search_rows<C: Criterion, I: ListItem>(
-    items: &[I],
-    ys: &[C::Y],
-    ws: &[f64],
-    left: &mut [f64],
-    ctx: &NodeCtx<'_, C>,
-    bar: f64,
-    cut: impl Fn(usize, usize) -> f64,
-) -> Option<Cut> {
-    // Row by row, the bin's sums are never read.
-    with_left_sums!(ctx.crit, left => {
-        scan::<C, I, false>(items, ys, ws, (left, &mut []), ctx, bar, cut)
+        true => scan_list::<C, I, false>(items, ys, ws, (left, run), ctx, bar, cut),
+        false => scan_list::<C, I, true>(items, ys, ws, (left, run), ctx, bar, cut),
     })
 }
 
@@ -342,23 +318,6 @@ fn search_missing<C: Criterion, I: ListItem>(
     table[lo * stride..(hi + 1) * stride].fill(0.0);
     table[nan_at..nan_at + stride].fill(0.0);
     cut
-}
-
-/// [`search`] in one summation order: `BY_BIN`, or row by row: the one row scan over the
-/// list's codes.
-#[inline(always)]
-fn scan<C: Criterion, I: ListItem, const BY_BIN: bool>(
-    items: &[I],
-    ys: &[C::Y],
-    ws: &[f64],
-    sums: (&mut [f64], &mut [f64]),
-    ctx: &NodeCtx<'_, C>,
-    bar: f64,
-    cut: impl Fn(usize, usize) -> f64,
-) -> Option<Cut> {
-    let n = items.len();
-    let at = |i: usize| (items[i].code(), items[i].local());
-    scan_rows::<usize, C, BY_BIN>(n, at, (ys, ws), sums, ctx, bar, cut)
 }
 
 #[cfg(test)]

@@ -12,3 +12,14 @@ pub(crate) mod few;
 pub(crate) mod gathered;
 pub(crate) mod listed;
 pub(crate) mod pair;
+
+use crate::data::Feature;
+use crate::tree::criterion::Criterion;
+use crate::tree::split::{NodeCtx, NodeRows, SplitBufs};
+
+/// The node every source splits: its search context, the tree's buffers and its rows.
+pub(crate) struct Node<'a, 'r, T: Feature, C: Criterion> {
+    pub ctx: &'a NodeCtx<'a, C>,
+    pub s: &'a mut SplitBufs<T>,
+    pub rows: &'a mut NodeRows<'r, C::Y>,
+}

@@ -14,9 +14,10 @@ use crate::data::midpoint;
 use crate::data::{Feature, Levels};
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
-use crate::tree::split::draw::CandidateSource;
+use crate::tree::split::draw::{draw_split, CandidateSource, NodeDraw};
 use crate::tree::split::read::partition::partition_rows;
 use crate::tree::split::scan::rows::scan_rows;
+use crate::tree::split::source::Node;
 use crate::tree::split::{with_left_sums, ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
 use std::cmp::Ordering;
 
@@ -24,7 +25,7 @@ use std::cmp::Ordering;
 pub(crate) const PAIR_ROWS: usize = 2;
 
 /// The node's two rows, their candidates read from the lossless codes `levels`.
-pub(in crate::tree::split) struct Pair<'a, 'r, T: Feature, C: Criterion> {
+struct Pair<'a, 'r, T: Feature, C: Criterion> {
     levels: &'a Levels,
     ctx: &'a NodeCtx<'a, C>,
     s: &'a mut SplitBufs<T>,
@@ -115,25 +116,24 @@ impl<T: Feature, C: Criterion> CandidateSource for Pair<'_, '_, T, C> {
     }
 }
 
-impl<'a, 'r, T: Feature, C: Criterion> Pair<'a, 'r, T, C> {
-    /// The source of a node of two `rows` of a subtree listed with the lossless codes
-    /// `levels` (every feature has them), for [`crate::tree::split::source::few::find_split_few`]: the same
-    /// draws and cuts as from its lists.
-    pub(in crate::tree::split) fn new(
-        levels: &'a Levels,
-        ctx: &'a NodeCtx<'a, C>,
-        s: &'a mut SplitBufs<T>,
-        rows: &'a mut NodeRows<'r, C::Y>,
-    ) -> Self {
-        debug_assert_eq!(rows.samples.len(), PAIR_ROWS);
-        Pair {
-            levels,
-            ctx,
-            s,
-            rows,
-            scored: [false; 2],
-        }
-    }
+/// [`crate::tree::split::find_split`] for a node of [`PAIR_ROWS`] rows of a subtree listed
+/// with the lossless codes `levels` (every feature has them): the same draws and cuts as
+/// from its lists.
+pub(crate) fn find_split_pair<T: Feature, C: Criterion>(
+    levels: &Levels,
+    node: Node<'_, '_, T, C>,
+    draw: NodeDraw<'_>,
+) -> (Option<ChosenSplit>, usize) {
+    let Node { ctx, s, rows } = node;
+    debug_assert_eq!(rows.samples.len(), PAIR_ROWS);
+    let mut source = Pair {
+        levels,
+        ctx,
+        s,
+        rows,
+        scored: [false; 2],
+    };
+    draw_split(&mut source, draw)
 }
 
 #[cfg(test)]
@@ -182,25 +182,28 @@ pub(in crate::tree::split) mod tests {
         };
         let (mut s, mut features) = (SplitBufs::new(2, crit.stats_len()), features.to_vec());
         let mut rng = TreeRng::new(seed);
+        let pair = rows.samples.len() == PAIR_ROWS;
+        let node = Node {
+            ctx: &ctx,
+            s: &mut s,
+            rows: &mut rows,
+        };
+        let draw = NodeDraw {
+            features: &mut features,
+            n_constant: 0,
+            max_features: k,
+            rng: &mut rng,
+        };
         let (split, n_constant) = match from_codes {
-            true => crate::tree::split::source::few::find_split_few(
-                levels,
-                &ctx,
-                &mut s,
-                &mut rows,
-                &mut features,
-                0,
-                k,
-                &mut rng,
-            ),
+            true if pair => find_split_pair(levels, node, draw),
+            true => crate::tree::split::source::few::find_split_few(levels, node, draw),
             false => {
                 let cols = Columns {
                     x,
                     levels: None,
                     missing: None,
                 };
-                let (f, r) = (&mut features, &mut rng);
-                find_split::<f32, C, BestThreshold>(cols, &ctx, &mut s, &mut rows, f, 0, k, None, r)
+                find_split::<f32, C, BestThreshold>(cols, node, draw, None)
             }
         };
         let split = split.map(|s| (s.feature, s.threshold.to_bits(), s.n_left));

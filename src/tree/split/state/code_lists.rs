@@ -28,9 +28,11 @@
 use crate::data::set_len;
 use crate::data::sort::sort_packed;
 use crate::data::{Feature, Levels, Matrix, Packed, Ranks};
+use crate::tree::criterion::Criterion;
 use crate::tree::split::read::gather::gather;
 use crate::tree::split::read::partition::Word;
-use crate::tree::split::NodeRows;
+use crate::tree::split::scan::rows::scan_rows;
+use crate::tree::split::{with_left_sums, Cut, NodeCtx, NodeRows};
 
 /// Rows of the largest node whose subtree is grown from lists (a broad optimum of the wall
 /// time, see BENCHMARKS.md). Larger nodes gather their candidates into histograms.
@@ -344,4 +346,40 @@ impl<T: Feature, Y: Word> CodeLists<T, Y, RankItem> {
             debug_assert_eq!(at, n);
         }
     }
+}
+
+/// The exact search's scan of a list (row by row) of rows `items` in (code,
+/// local index) order, their targets and weights `ys` and `ws` by local index, with the
+/// left sums in `left` (or in registers).
+#[inline(always)]
+pub(in crate::tree::split) fn search_rows<C: Criterion, I: ListItem>(
+    items: &[I],
+    ys: &[C::Y],
+    ws: &[f64],
+    left: &mut [f64],
+    ctx: &NodeCtx<'_, C>,
+    bar: f64,
+    cut: impl Fn(usize, usize) -> f64,
+) -> Option<Cut> {
+    // Row by row, the bin's sums are never read.
+    with_left_sums!(ctx.crit, left => {
+        scan_list::<C, I, false>(items, ys, ws, (left, &mut []), ctx, bar, cut)
+    })
+}
+
+/// The one row scan ([`scan_rows`]) over a list's rows `items`, in (code, local index)
+/// order, summed `BY_BIN` or row by row.
+#[inline(always)]
+pub(in crate::tree::split) fn scan_list<C: Criterion, I: ListItem, const BY_BIN: bool>(
+    items: &[I],
+    ys: &[C::Y],
+    ws: &[f64],
+    sums: (&mut [f64], &mut [f64]),
+    ctx: &NodeCtx<'_, C>,
+    bar: f64,
+    cut: impl Fn(usize, usize) -> f64,
+) -> Option<Cut> {
+    let n = items.len();
+    let at = |i: usize| (items[i].code(), items[i].local());
+    scan_rows::<usize, C, BY_BIN>(n, at, (ys, ws), sums, ctx, bar, cut)
 }

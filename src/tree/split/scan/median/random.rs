@@ -5,7 +5,7 @@
 use crate::data::Feature;
 use crate::rng::TreeRng;
 use crate::tree::criterion::{Criterion, OrderTargets};
-use crate::tree::split::rules::random::draw_threshold;
+use crate::tree::split::draw::{draw_missing_left, draw_threshold};
 use crate::tree::split::SearchBufs;
 use crate::tree::split::{Cut, NodeCtx};
 use crate::tree::{goes_left, Missing};
@@ -30,7 +30,7 @@ pub(in crate::tree::split) fn random<T: Feature, C: Criterion>(
     let t = draw_threshold(lo.to_f64(), hi.to_f64(), rng);
     // With NaN at the node, one more draw sends them to one side (`split::missing`).
     let missing = match nan {
-        true => Missing::seen(true, rng.below(2) == 1),
+        true => Missing::seen(true, draw_missing_left(rng)),
         false => Missing::Unseen,
     };
     let missing_left = missing == Missing::Left;
