@@ -100,8 +100,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--a", required=True, help="PYTHONPATH of build A (the baseline)")
     ap.add_argument("--b", required=True, help="PYTHONPATH of build B")
-    ap.add_argument("cases", nargs="*", default=list(CASES), choices=list(CASES))
+    # (argparse checks a `nargs="*"` default against `choices` as one value: checked here.)
+    ap.add_argument("cases", nargs="*", help=f"cases to run (all by default): {', '.join(CASES)}")
     args = ap.parse_args()
+    unknown = sorted(set(args.cases) - set(CASES))
+    if unknown:
+        ap.error(f"unknown cases {unknown}; choose from {list(CASES)}")
+    args.cases = args.cases or list(CASES)
     if shutil.which("valgrind") is None:
         sys.exit("needs valgrind: apt-get install valgrind")
     print(f"{'case':8} {'A':>15} {'B':>15}  B/A     what")

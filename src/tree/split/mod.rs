@@ -10,10 +10,12 @@
 //!       scan/  the scans that offer its cuts: one over rows in order, one over bins,
 //!              NaN on either side, medians for absolute error
 //! ```
-//! beside what they share: [`draw`] (the one draw loop, which owns the batch size and so
-//! the RNG stream), `read/` (gathering a node's values, a sparse X's entries, the stable
-//! partition of its rows) and `state/` (the buffers, lists and bins kept from node to
-//! node, held by the [`Splitter`]).
+//! beside what they share: [`draw`] (the one draw loop, which owns the batch size, and
+//! every other draw of the RNG), `read/` (gathering a node's values, a sparse X's entries,
+//! the stable partition of its rows) and `state/` (the buffers, lists and bins kept from
+//! node to node, held by the [`Splitter`]). A file imports only from its own layer or
+//! those below it: route, sources, rules, state, scans, reads, then this file, `draw.rs`
+//! and the criteria; no source imports another (`tests/python/test_rust_layout.py`).
 //!
 //! So the best split of a dense float column for a Random Forest is: route `Gathered` →
 //! `source/gathered.rs` (values gathered by `read/gather.rs`) → `rules/exact.rs` (sorted)

@@ -14,12 +14,10 @@
 
 use crate::data::sort::sort_packed;
 use crate::data::{midpoint, Feature, Packed};
-use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
-use crate::tree::split::rules::{RuleKind, ThresholdRule};
+use crate::tree::split::rules::{RuleKind, Scoring, ThresholdRule};
 use crate::tree::split::scan::bins::{scan_occupied, scan_occupied_wide};
 use crate::tree::split::scan::rows::scan_rows;
-use crate::tree::split::SearchBufs;
 use crate::tree::split::{with_left_sums, Cut, NodeCtx, NodeRows};
 
 /// CART: every mid-point between consecutive distinct sorted values.
@@ -30,14 +28,12 @@ impl ThresholdRule for BestThreshold {
 
     fn search<T: Feature, C: Criterion>(
         xf: &[T],
-        s: &mut SearchBufs<T>,
-        ctx: &NodeCtx<'_, C>,
-        rows: &NodeRows<'_, C::Y>,
-        bar: f64,
-        _lo: T,
-        _hi: T,
-        _rng: &mut TreeRng,
+        (_lo, _hi): (T, T),
+        q: Scoring<'_, T, C>,
     ) -> Option<Cut> {
+        let Scoring {
+            s, ctx, rows, bar, ..
+        } = q;
         if let Some(ys) = ctx.crit.order_statistic(rows.ys) {
             return crate::tree::split::scan::median::best(xf, ys, rows.ws, s, ctx);
         }
@@ -49,14 +45,12 @@ impl ThresholdRule for BestThreshold {
     fn search_coded<T: Feature, C: Criterion>(
         codes: &[u8],
         levels: &[f64],
-        s: &mut SearchBufs<T>,
-        ctx: &NodeCtx<'_, C>,
-        rows: &NodeRows<'_, C::Y>,
-        bar: f64,
-        lo: u8,
-        hi: u8,
-        _rng: &mut TreeRng,
+        (lo, hi): (u8, u8),
+        q: Scoring<'_, T, C>,
     ) -> Option<Cut> {
+        let Scoring {
+            s, ctx, rows, bar, ..
+        } = q;
         let cut = |a: usize, b: usize| midpoint(levels[a], levels[b]);
         if ctx.whole_sums {
             let (ys, ws) = (&*rows.ys, &*rows.ws);
@@ -86,14 +80,12 @@ impl ThresholdRule for BestThreshold {
     fn search_wide<T: Feature, C: Criterion>(
         codes: &[u16],
         levels: &[f64],
-        s: &mut SearchBufs<T>,
-        ctx: &NodeCtx<'_, C>,
-        rows: &NodeRows<'_, C::Y>,
-        bar: f64,
-        lo: u16,
-        hi: u16,
-        _rng: &mut TreeRng,
+        (lo, hi): (u16, u16),
+        q: Scoring<'_, T, C>,
     ) -> Option<Cut> {
+        let Scoring {
+            s, ctx, rows, bar, ..
+        } = q;
         // Wide codes are gathered only when every sum is whole (`gathered::wide_at`).
         let cut = |a: usize, b: usize| midpoint(levels[a], levels[b]);
         if usize::from(hi - lo) > WIDE_LEVELS_PER_ROW * codes.len() {
@@ -120,14 +112,12 @@ impl ThresholdRule for BestThreshold {
 
     fn search_missing<T: Feature, C: Criterion>(
         xf: &[T],
-        s: &mut SearchBufs<T>,
-        ctx: &NodeCtx<'_, C>,
-        rows: &NodeRows<'_, C::Y>,
-        bar: f64,
-        _lo: T,
-        _hi: T,
-        _rng: &mut TreeRng,
+        (_lo, _hi): (T, T),
+        q: Scoring<'_, T, C>,
     ) -> Option<Cut> {
+        let Scoring {
+            s, ctx, rows, bar, ..
+        } = q;
         if let Some(ys) = ctx.crit.order_statistic(rows.ys) {
             return crate::tree::split::scan::median::best_with_missing(xf, ys, rows.ws, s, ctx);
         }
@@ -237,9 +227,10 @@ fn counting_sort<V: Feature>(
 #[cfg(test)]
 mod tests {
     //! The coded searches ([`ThresholdRule::search_coded`]) against the value searches.
+    use crate::rng::TreeRng;
     use crate::tree::criterion::{Gini, SquaredError};
     use crate::tree::split::rules::exact::*;
-    use crate::tree::split::RandomThreshold;
+    use crate::tree::split::{RandomThreshold, SearchBufs};
 
     /// Searches one candidate as values and as codes, with the same RNG stream, and
     /// checks that both find the same cut, bit for bit.
@@ -293,27 +284,24 @@ mod tests {
                 values[codes.iter().position(|&c| c == hi).unwrap()],
             );
             let bar = f64::NEG_INFINITY;
-            let by_values = R::search(
-                &values,
-                &mut s,
-                &ctx,
-                &rows,
+            let (mut rng_values, mut rng_codes) = (TreeRng::new(seed), TreeRng::new(seed));
+            let (ctx, rows) = (&ctx, &rows);
+            let q = Scoring {
+                s: &mut s,
+                ctx,
+                rows,
                 bar,
-                vlo,
-                vhi,
-                &mut TreeRng::new(seed),
-            );
-            let by_codes = R::search_coded(
-                &codes,
-                &levels,
-                &mut s,
-                &ctx,
-                &rows,
+                rng: &mut rng_values,
+            };
+            let by_values = R::search(&values, (vlo, vhi), q);
+            let q = Scoring {
+                s: &mut s,
+                ctx,
+                rows,
                 bar,
-                lo,
-                hi,
-                &mut TreeRng::new(seed),
-            );
+                rng: &mut rng_codes,
+            };
+            let by_codes = R::search_coded(&codes, &levels, (lo, hi), q);
             let bits = |c: Option<Cut>| c.map(|c| (c.proxy.to_bits(), c.threshold.to_bits()));
             let case = format!("n {n} levels {} msl {msl} whole {whole_sums}", levels.len());
             assert_eq!(bits(by_values), bits(by_codes), "{case}");

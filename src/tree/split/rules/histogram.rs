@@ -4,12 +4,11 @@
 //! ([`crate::tree::split::scan::nan_bins`]).
 
 use crate::data::Feature;
-use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
-use crate::tree::split::rules::{RuleKind, ThresholdRule};
+use crate::tree::split::rules::{RuleKind, Scoring, ThresholdRule};
 use crate::tree::split::scan::bins::scan_occupied;
 use crate::tree::split::scan::nan_bins::search_gathered;
-use crate::tree::split::{Cut, NodeCtx, NodeRows, SearchBufs};
+use crate::tree::split::Cut;
 
 /// Histogram CART on bin codes (`u8`): one pass fills per-bin statistics, then every
 /// boundary between non-empty bins is scored; the threshold is a code.
@@ -19,14 +18,12 @@ impl ThresholdRule for HistThreshold {
     const KIND: RuleKind = RuleKind::Histogram;
     fn search<T: Feature, C: Criterion>(
         xf: &[T],
-        s: &mut SearchBufs<T>,
-        ctx: &NodeCtx<'_, C>,
-        rows: &NodeRows<'_, C::Y>,
-        bar: f64,
-        lo: T,
-        hi: T,
-        _rng: &mut TreeRng,
+        (lo, hi): (T, T),
+        q: Scoring<'_, T, C>,
     ) -> Option<Cut> {
+        let Scoring {
+            s, ctx, rows, bar, ..
+        } = q;
         let (ys, ws) = (&*rows.ys, &*rows.ws);
         let code_below = |a: usize, _| a as f64;
         let bounds = (lo.code(), hi.code());
@@ -47,14 +44,12 @@ impl ThresholdRule for HistThreshold {
     /// The node's NaN rows hold the missing-values bin ([`crate::tree::split::scan::nan_bins`]).
     fn search_missing<T: Feature, C: Criterion>(
         xf: &[T],
-        s: &mut SearchBufs<T>,
-        ctx: &NodeCtx<'_, C>,
-        rows: &NodeRows<'_, C::Y>,
-        bar: f64,
-        lo: T,
-        hi: T,
-        _rng: &mut TreeRng,
+        (lo, hi): (T, T),
+        q: Scoring<'_, T, C>,
     ) -> Option<Cut> {
+        let Scoring {
+            s, ctx, rows, bar, ..
+        } = q;
         let (ys, ws) = (&*rows.ys, &*rows.ws);
         let bounds = (lo.code(), hi.code());
         search_gathered(&mut s.bins, &mut s.left, xf, bounds, ys, ws, ctx, bar)

@@ -60,23 +60,28 @@ impl RuleKind {
     }
 }
 
+/// What a threshold rule scores a candidate with, besides its values and bounds: the
+/// scans' buffers, the node's context and rows, the proxy a cut must beat to be scored
+/// (`bar`, see [`crate::tree::split::floor`]) and the tree's RNG (random thresholds).
+pub(crate) struct Scoring<'a, T: Feature, C: Criterion> {
+    pub s: &'a mut SearchBufs<T>,
+    pub ctx: &'a NodeCtx<'a, C>,
+    pub rows: &'a NodeRows<'a, C::Y>,
+    pub bar: f64,
+    pub rng: &'a mut TreeRng,
+}
+
 /// Threshold search for one candidate feature; zero-sized, chosen once per fit.
 pub(crate) trait ThresholdRule: Sync {
     /// Which rule this is, for the route table ([`crate::tree::split::route`]).
     const KIND: RuleKind;
-    /// Best cut of the gathered values `xf` of the node, or None when no threshold
-    /// satisfies the leaf constraints. Searches that scan many cuts may skip those not
-    /// above `bar` (see [`crate::tree::split::floor`]).
-    #[allow(clippy::too_many_arguments)]
+    /// Best cut of the gathered values `xf` of the node, between `lo` and `hi`, or None
+    /// when no threshold satisfies the leaf constraints. Searches that scan many cuts may
+    /// skip those not above the scoring's `bar` (see [`crate::tree::split::floor`]).
     fn search<T: Feature, C: Criterion>(
         xf: &[T],
-        s: &mut SearchBufs<T>,
-        ctx: &NodeCtx<'_, C>,
-        rows: &NodeRows<'_, C::Y>,
-        bar: f64,
-        lo: T,
-        hi: T,
-        rng: &mut TreeRng,
+        lo_hi: (T, T),
+        q: Scoring<'_, T, C>,
     ) -> Option<Cut>;
     /// [`ThresholdRule::search`] of a candidate with lossless codes: `codes` are the node's
     /// codes (between `lo` and `hi`), which index the column's increasing `levels`. The
@@ -84,69 +89,45 @@ pub(crate) trait ThresholdRule: Sync {
     /// which is what this default does, on the values read back from the codes. Only the
     /// exact search is given codes (see `forest::fit`): it saves a sort per candidate,
     /// where a random threshold's one pass over the values gained nothing.
-    #[allow(clippy::too_many_arguments)]
     fn search_coded<T: Feature, C: Criterion>(
         codes: &[u8],
         levels: &[f64],
-        s: &mut SearchBufs<T>,
-        ctx: &NodeCtx<'_, C>,
-        rows: &NodeRows<'_, C::Y>,
-        bar: f64,
-        lo: u8,
-        hi: u8,
-        rng: &mut TreeRng,
+        (lo, hi): (u8, u8),
+        q: Scoring<'_, T, C>,
     ) -> Option<Cut> {
-        search_read_back::<Self, _, _, _>(codes, levels, s, ctx, rows, bar, (lo, hi), rng)
+        search_read_back::<Self, _, _, _>(codes, levels, (lo, hi), q)
     }
     /// [`ThresholdRule::search_coded`] of a candidate with wide codes ([`crate::data::Wide`]), given
     /// only to trees whose sums are whole ([`NodeCtx::whole_sums`]). This default reads
     /// the values back from the codes.
-    #[allow(clippy::too_many_arguments)]
     fn search_wide<T: Feature, C: Criterion>(
         codes: &[u16],
         levels: &[f64],
-        s: &mut SearchBufs<T>,
-        ctx: &NodeCtx<'_, C>,
-        rows: &NodeRows<'_, C::Y>,
-        bar: f64,
-        lo: u16,
-        hi: u16,
-        rng: &mut TreeRng,
+        (lo, hi): (u16, u16),
+        q: Scoring<'_, T, C>,
     ) -> Option<Cut> {
-        search_read_back::<Self, _, _, _>(codes, levels, s, ctx, rows, bar, (lo, hi), rng)
+        search_read_back::<Self, _, _, _>(codes, levels, (lo, hi), q)
     }
     /// [`ThresholdRule::search`] of a sparse candidate, given by its stored `entries` at the
     /// node's rows (the others hold 0), between `lo` and `hi`. The cut, its threshold and
     /// the RNG draws must be those of `search` on the dense values, which is what this
     /// default does, on the values written out (in `s.dense`). A rule that reads the
     /// entries alone must fall back to it unless [`NodeCtx::whole_sums`].
-    #[allow(clippy::too_many_arguments)]
     fn search_entries<T: Feature, C: Criterion>(
         entries: &Entries<T>,
-        s: &mut SearchBufs<T>,
-        ctx: &NodeCtx<'_, C>,
-        rows: &NodeRows<'_, C::Y>,
-        bar: f64,
-        lo: T,
-        hi: T,
-        rng: &mut TreeRng,
+        (lo, hi): (T, T),
+        q: Scoring<'_, T, C>,
     ) -> Option<Cut> {
-        search_written_out::<Self, T, C>(entries, s, ctx, rows, bar, lo, hi, rng)
+        search_written_out::<Self, T, C>(entries, (lo, hi), q)
     }
     /// [`ThresholdRule::search`] of a candidate whose gathered values include NaN, `lo <
     /// hi` being the bounds of the others (see [`crate::tree::split::scan::missing`]; for a
     /// rule of [`RuleKind::nan_bin`], the NaN rows are those of the missing-values bin). Every
     /// rule of a fit overrides it; this default finds no cut.
-    #[allow(clippy::too_many_arguments)]
     fn search_missing<T: Feature, C: Criterion>(
         _xf: &[T],
-        _s: &mut SearchBufs<T>,
-        _ctx: &NodeCtx<'_, C>,
-        _rows: &NodeRows<'_, C::Y>,
-        _bar: f64,
-        _lo: T,
-        _hi: T,
-        _rng: &mut TreeRng,
+        (_lo, _hi): (T, T),
+        _q: Scoring<'_, T, C>,
     ) -> Option<Cut> {
         None
     }
@@ -155,39 +136,56 @@ pub(crate) trait ThresholdRule: Sync {
 /// [`ThresholdRule::search`] of rule `R` on the values that `codes` (between `lo` and `hi`)
 /// index in `levels`, read back (the default of [`ThresholdRule::search_coded`] and
 /// [`ThresholdRule::search_wide`]).
-#[allow(clippy::too_many_arguments)]
 fn search_read_back<R: ThresholdRule + ?Sized, T: Feature, C: Criterion, K: Copy + Into<usize>>(
     codes: &[K],
     levels: &[f64],
-    s: &mut SearchBufs<T>,
-    ctx: &NodeCtx<'_, C>,
-    rows: &NodeRows<'_, C::Y>,
-    bar: f64,
     (lo, hi): (K, K),
-    rng: &mut TreeRng,
+    q: Scoring<'_, T, C>,
 ) -> Option<Cut> {
     let values: Vec<f64> = codes.iter().map(|&c| levels[c.into()]).collect();
     let (lo, hi) = (levels[lo.into()], levels[hi.into()]);
+    let Scoring {
+        s,
+        ctx,
+        rows,
+        bar,
+        rng,
+    } = q;
     let mut bufs = SearchBufs::new(s.left.len());
-    R::search(&values, &mut bufs, ctx, rows, bar, lo, hi, rng)
+    let q = Scoring {
+        s: &mut bufs,
+        ctx,
+        rows,
+        bar,
+        rng,
+    };
+    R::search(&values, (lo, hi), q)
 }
 
 /// [`ThresholdRule::search`] of rule `R` on a sparse candidate's values, written out from
 /// its `entries` (the default of [`ThresholdRule::search_entries`]).
-#[allow(clippy::too_many_arguments)]
 pub(super) fn search_written_out<R: ThresholdRule + ?Sized, T: Feature, C: Criterion>(
     entries: &Entries<T>,
-    s: &mut SearchBufs<T>,
-    ctx: &NodeCtx<'_, C>,
-    rows: &NodeRows<'_, C::Y>,
-    bar: f64,
-    lo: T,
-    hi: T,
-    rng: &mut TreeRng,
+    (lo, hi): (T, T),
+    q: Scoring<'_, T, C>,
 ) -> Option<Cut> {
+    let Scoring {
+        s,
+        ctx,
+        rows,
+        bar,
+        rng,
+    } = q;
     let mut xf = std::mem::take(&mut s.dense);
     entries.write_dense(rows.samples.len(), &mut xf);
-    let cut = R::search(&xf, s, ctx, rows, bar, lo, hi, rng);
+    let q = Scoring {
+        s: &mut *s,
+        ctx,
+        rows,
+        bar,
+        rng,
+    };
+    let cut = R::search(&xf, (lo, hi), q);
     s.dense = xf;
     cut
 }

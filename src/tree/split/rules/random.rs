@@ -7,7 +7,7 @@ use crate::tree::criterion::{weight_if_le, Criterion};
 use crate::tree::split::draw::draw_threshold;
 use crate::tree::split::read::sparse_gather::{sums_left, Entries};
 use crate::tree::split::rules::search_written_out;
-use crate::tree::split::rules::{RuleKind, ThresholdRule};
+use crate::tree::split::rules::{RuleKind, Scoring, ThresholdRule};
 use crate::tree::split::SearchBufs;
 use crate::tree::split::{Cut, NodeCtx, NodeRows};
 use crate::tree::{goes_left, Missing};
@@ -71,14 +71,12 @@ impl ThresholdRule for RandomThreshold {
     #[inline(always)]
     fn search<T: Feature, C: Criterion>(
         xf: &[T],
-        s: &mut SearchBufs<T>,
-        ctx: &NodeCtx<'_, C>,
-        rows: &NodeRows<'_, C::Y>,
-        _bar: f64,
-        lo: T,
-        hi: T,
-        rng: &mut TreeRng,
+        (lo, hi): (T, T),
+        q: Scoring<'_, T, C>,
     ) -> Option<Cut> {
+        let Scoring {
+            s, ctx, rows, rng, ..
+        } = q;
         if let Some(ys) = ctx.crit.order_statistic(rows.ys) {
             return crate::tree::split::scan::median::random(
                 xf,
@@ -98,17 +96,15 @@ impl ThresholdRule for RandomThreshold {
     /// total minus the entries' (`sparse_gather::sums_left`), exactly the dense sums.
     fn search_entries<T: Feature, C: Criterion>(
         entries: &Entries<T>,
-        s: &mut SearchBufs<T>,
-        ctx: &NodeCtx<'_, C>,
-        rows: &NodeRows<'_, C::Y>,
-        bar: f64,
-        lo: T,
-        hi: T,
-        rng: &mut TreeRng,
+        (lo, hi): (T, T),
+        q: Scoring<'_, T, C>,
     ) -> Option<Cut> {
-        if !ctx.whole_sums {
-            return search_written_out::<Self, T, C>(entries, s, ctx, rows, bar, lo, hi, rng);
+        if !q.ctx.whole_sums {
+            return search_written_out::<Self, T, C>(entries, (lo, hi), q);
         }
+        let Scoring {
+            s, ctx, rows, rng, ..
+        } = q;
         let t = draw_threshold(lo.to_f64(), hi.to_f64(), rng);
         let sums = (&mut s.left[..], &mut s.stored[..]);
         let n_left = sums_left(entries, t, ctx.crit, (rows.ys, rows.ws), ctx.total, sums);
@@ -126,14 +122,12 @@ impl ThresholdRule for RandomThreshold {
 
     fn search_missing<T: Feature, C: Criterion>(
         xf: &[T],
-        s: &mut SearchBufs<T>,
-        ctx: &NodeCtx<'_, C>,
-        rows: &NodeRows<'_, C::Y>,
-        _bar: f64,
-        lo: T,
-        hi: T,
-        rng: &mut TreeRng,
+        (lo, hi): (T, T),
+        q: Scoring<'_, T, C>,
     ) -> Option<Cut> {
+        let Scoring {
+            s, ctx, rows, rng, ..
+        } = q;
         if let Some(ys) = ctx.crit.order_statistic(rows.ys) {
             return crate::tree::split::scan::median::random(
                 xf,

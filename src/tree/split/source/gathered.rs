@@ -16,6 +16,7 @@ use crate::tree::split::last_code_left;
 use crate::tree::split::read::gather::{gather_codes, gather_few_codes, gather_many};
 use crate::tree::split::read::partition::partition_rows;
 use crate::tree::split::read::side::{mark_entries_left, mark_kept_left};
+use crate::tree::split::rules::Scoring;
 use crate::tree::split::scan::missing;
 use crate::tree::split::scan::nan_bins;
 use crate::tree::split::source::Node;
@@ -176,51 +177,32 @@ impl<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool> CandidateSour
                 constrained.as_ref().unwrap_or(self.ctx)
             }
         };
+        let q = Scoring {
+            s: &mut s.search,
+            ctx,
+            rows,
+            bar,
+            rng,
+        };
         match span {
             Span::Values {
                 column,
                 lo,
                 hi,
                 nan: false,
-            } => R::search(&s.batch[column], &mut s.search, ctx, rows, bar, lo, hi, rng),
-            Span::Values { column, lo, hi, .. } => {
-                R::search_missing(&s.batch[column], &mut s.search, ctx, rows, bar, lo, hi, rng)
-            }
+            } => R::search(&s.batch[column], (lo, hi), q),
+            Span::Values { column, lo, hi, .. } => R::search_missing(&s.batch[column], (lo, hi), q),
             Span::Codes { lo, hi } => {
-                let levels = self.cols.levels(f);
-                R::search_coded(
-                    &s.codes[k],
-                    levels,
-                    &mut s.search,
-                    ctx,
-                    rows,
-                    bar,
-                    lo,
-                    hi,
-                    rng,
-                )
+                R::search_coded(&s.codes[k], self.cols.levels(f), (lo, hi), q)
             }
             Span::Wide { lo, hi } => {
-                let levels = self.cols.wide_levels(f);
-                R::search_wide(
-                    &s.wide[k],
-                    levels,
-                    &mut s.search,
-                    ctx,
-                    rows,
-                    bar,
-                    lo,
-                    hi,
-                    rng,
-                )
+                R::search_wide(&s.wide[k], self.cols.wide_levels(f), (lo, hi), q)
             }
-            Span::Entries { lo, hi } => {
-                R::search_entries(&s.entries[k], &mut s.search, ctx, rows, bar, lo, hi, rng)
-            }
+            Span::Entries { lo, hi } => R::search_entries(&s.entries[k], (lo, hi), q),
             Span::Kept { slot, lo, hi } => {
                 let levels = kept_levels(self.cols.levels?, f as usize)?;
                 let (kept, n) = (self.kept.as_ref()?, rows.samples.len());
-                kept.search((slot, lo, hi), levels, n, &mut s.search.left, ctx, bar)
+                kept.search((slot, lo, hi), levels, n, &mut q.s.left, ctx, bar)
             }
             Span::Zero => None, // constant: never searched
         }

@@ -62,6 +62,7 @@ fn partitions_into_the_other_copy_stably() {
 #[test]
 fn exact_lists_scan_as_the_sorted_values() {
     use crate::data::midpoint;
+    use crate::tree::split::rules::Scoring;
     use crate::tree::split::{BestThreshold, NodeRows};
     use crate::tree::split::{SearchBufs, ThresholdRule};
     let mut rng = TreeRng::new(8);
@@ -101,16 +102,14 @@ fn exact_lists_scan_as_the_sorted_values() {
             ws: &mut ws2,
         };
         let (lo, hi) = (levels[items[0].code()], levels[items[n - 1].code()]);
-        let sorted = BestThreshold::search(
-            &values,
-            &mut SearchBufs::<f32>::new(3),
-            &ctx,
-            &rows,
-            f64::NEG_INFINITY,
-            lo as f32,
-            hi as f32,
-            &mut TreeRng::new(0),
-        );
+        let q = Scoring {
+            s: &mut SearchBufs::<f32>::new(3),
+            ctx: &ctx,
+            rows: &rows,
+            bar: f64::NEG_INFINITY,
+            rng: &mut TreeRng::new(0),
+        };
+        let sorted = BestThreshold::search(&values, (lo as f32, hi as f32), q);
         let bits = |c: Option<Cut>| c.map(|c| (c.proxy.to_bits(), c.threshold.to_bits(), c.n_left));
         assert_eq!(bits(listed), bits(sorted), "trial {trial}");
     }
