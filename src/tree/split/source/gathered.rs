@@ -177,6 +177,11 @@ impl<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool> CandidateSour
                 constrained.as_ref().unwrap_or(self.ctx)
             }
         };
+        if let Span::Kept { slot, lo, hi } = span {
+            let levels = kept_levels(self.cols.levels?, f as usize)?;
+            let (kept, n) = (self.kept.as_ref()?, rows.samples.len());
+            return kept.search((slot, lo, hi), levels, n, &mut s.search.left, ctx, bar);
+        }
         let q = Scoring {
             s: &mut s.search,
             ctx,
@@ -199,12 +204,8 @@ impl<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool> CandidateSour
                 R::search_wide(&s.wide[k], self.cols.wide_levels(f), (lo, hi), q)
             }
             Span::Entries { lo, hi } => R::search_entries(&s.entries[k], (lo, hi), q),
-            Span::Kept { slot, lo, hi } => {
-                let levels = kept_levels(self.cols.levels?, f as usize)?;
-                let (kept, n) = (self.kept.as_ref()?, rows.samples.len());
-                kept.search((slot, lo, hi), levels, n, &mut q.s.left, ctx, bar)
-            }
-            Span::Zero => None, // constant: never searched
+            // Constant (Zero: never searched), or read from the kept bins above.
+            Span::Zero | Span::Kept { .. } => None,
         }
     }
 
