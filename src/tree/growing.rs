@@ -43,6 +43,7 @@ impl GrowingTree {
                 missing_left: Vec::new(),
                 outputs: Vec::new(),
                 grown: Vec::new(),
+                categories: Vec::new(),
             },
             left: Vec::with_capacity(nodes),
             in_order: true,
@@ -91,6 +92,20 @@ impl GrowingTree {
         }
         self.left.push(LEAF);
         id
+    }
+
+    /// [`GrowingTree::set_split`] of a categorical split: the categories of `left` (bit `c`
+    /// of word `c / 64`) go left, and values outside them (categories not seen in
+    /// training) go left when `unseen_left`.
+    pub(crate) fn set_category_split(
+        &mut self,
+        node: u32,
+        feature: u32,
+        (left, unseen_left): (&[u64], bool),
+        missing: Missing,
+    ) {
+        let offset = super::categories::push_set(&mut self.tree.categories, left, unseen_left);
+        self.set_split(node, feature, super::categories::reference(offset), missing);
     }
 
     /// Turns leaf `node` into an internal node; its children are linked later. The leaf
@@ -210,6 +225,7 @@ impl GrowingTree {
         t.leaf_impurity = t.leaf_impurity.to_vec();
         t.missing_left = t.missing_left.to_vec();
         t.grown = t.grown.to_vec();
+        t.categories = t.categories.to_vec();
         t
     }
 
@@ -230,6 +246,8 @@ impl GrowingTree {
             missing_left: Vec::new(),
             outputs: g.outputs.clone(),
             grown: Vec::with_capacity(g.grown.len()),
+            // Thresholds move with their nodes, so their references to the sets hold.
+            categories: g.categories.clone(),
         };
         let mut new_id = vec![0u32; order.len()];
         for (new, &old) in order.iter().enumerate() {

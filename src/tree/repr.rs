@@ -181,6 +181,7 @@ impl TreeRepr {
             missing_left: Vec::new(),
             outputs: outputs.to_vec(),
             grown: Vec::new(),
+            categories: Vec::new(),
         })
     }
 }
