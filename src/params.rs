@@ -151,6 +151,10 @@ pub struct ForestParams {
     /// class. Single-output regression and binary classification only
     /// (`tree::monotone`).
     pub monotonic_cst: Option<Vec<i8>>,
+    /// Per feature, whether it is categorical: its values are category codes `0, 1, …`
+    /// (NaN missing), and nodes split it by sets of categories (`tree::categories`). The
+    /// exact and random splitters only.
+    pub categorical: Option<Vec<bool>>,
 }
 
 impl ForestParams {
@@ -173,6 +177,7 @@ impl ForestParams {
             seed: 0,
             ccp_alpha: 0.0,
             monotonic_cst: None,
+            categorical: None,
         }
     }
 
@@ -311,6 +316,7 @@ impl ForestParams {
             classification,
             self.splitter,
         )?;
+        let categorical = self.resolve_categorical(n_features, monotonic_cst.as_deref())?;
         let tree_features = match self.tree_features {
             None => n_features,
             Some(c) => c.resolve("tree_features", n_features)?,
@@ -366,7 +372,46 @@ impl ForestParams {
             assembled: false,
             ccp_alpha: self.ccp_alpha,
             monotonic_cst,
+            categorical,
         })
+    }
+
+    /// The categorical flags, checked against the features and the rest of the
+    /// parameters; None when no feature is categorical.
+    fn resolve_categorical(
+        &self,
+        n_features: usize,
+        monotonic: Option<&[i8]>,
+    ) -> Result<Option<Vec<bool>>> {
+        let Some(flags) = self.categorical.as_ref().filter(|c| c.iter().any(|&b| b)) else {
+            return Ok(None);
+        };
+        if flags.len() != n_features {
+            return Err(invalid(
+                "categorical_features",
+                format!("has {} flags for {n_features} features", flags.len()),
+            ));
+        }
+        if !matches!(self.splitter, SplitterKind::Best | SplitterKind::Random) {
+            return Err(crate::error::ForestError::Unsupported(
+                "categorical features are split by the exact and random splitters only \
+                 (not yet by splitter=\"hist\" or multiway=True)"
+                    .into(),
+            ));
+        }
+        if self.criterion == CriterionKind::AbsoluteError {
+            return Err(crate::error::ForestError::Unsupported(
+                "categorical features are not split under criterion=\"absolute_error\"".into(),
+            ));
+        }
+        let constrained = |f: usize| monotonic.is_some_and(|m| m[f] != 0);
+        if let Some(f) = (0..n_features).find(|&f| flags[f] && constrained(f)) {
+            return Err(invalid(
+                "monotonic_cst",
+                format!("feature {f} is categorical: its categories have no order to keep"),
+            ));
+        }
+        Ok(Some(flags.clone()))
     }
 }
 
@@ -430,6 +475,10 @@ pub struct Resolved {
     /// bytes, like `ccp_alpha`: they shape growth only, and the trees store their values.
     #[cfg_attr(feature = "serde", serde(skip))]
     pub monotonic_cst: Option<Vec<i8>>,
+    /// Per feature, whether it is categorical (None: none is). Not in the model bytes: it
+    /// shapes growth only, and each categorical split stores its set.
+    #[cfg_attr(feature = "serde", serde(skip))]
+    pub categorical: Option<Vec<bool>>,
 }
 
 impl Resolved {

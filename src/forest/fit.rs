@@ -151,6 +151,18 @@ impl<'a, T: Feature> FitSession<'a, T> {
         if params.splitter == SplitterKind::Multiway {
             multiway::check_integer_codes(&x)?;
         }
+        if let Some(categorical) = &params.categorical {
+            let multi_output = matches!(
+                targets,
+                Targets::MultiClasses { .. } | Targets::MultiRegression { .. }
+            );
+            if x.is_sparse() || multi_output {
+                return Err(ForestError::Unsupported(
+                    "categorical features are split in dense X with a single output only".into(),
+                ));
+            }
+            crate::tree::categories::check_codes(&x, categorical)?;
+        }
         match targets {
             Targets::Regression(y) => {
                 Targets::regression(y)?;
@@ -202,13 +214,13 @@ impl<'a, T: Feature> FitSession<'a, T> {
         // A booster grows many trees on the same X: its depth-first exact trees read the
         // columns in an order sorted once ([`Levels::with_ranks`]).
         let ranks = sums_in_any_order && params.max_leaf_nodes.is_none();
+        // A categorical column is split by sets of its codes, never by their order.
+        let coded = || Levels::without(Levels::new(&x, wide), params.categorical.as_deref());
         let levels = match params.splitter {
             SplitterKind::Best if codes && !x.is_sparse() && ranks => {
-                Levels::with_ranks(Levels::with_missing(Levels::new(&x, wide), missing), &x)
+                Levels::with_ranks(Levels::with_missing(coded(), missing), &x)
             }
-            SplitterKind::Best if codes && !x.is_sparse() => {
-                Levels::with_missing(Levels::new(&x, wide), missing)
-            }
+            SplitterKind::Best if codes && !x.is_sparse() => Levels::with_missing(coded(), missing),
             SplitterKind::Best | SplitterKind::Random => Levels::with_missing(None, missing),
             _ => None,
         };
@@ -497,6 +509,9 @@ fn grow<T: Feature, C: Criterion>(
         booster: Option<(&SpareBins, &AtomicBool)>,
     ) -> GrowingTree {
         let mut g = Grower::new(x, levels, crit, ws, samples, p, width);
+        if let Some(categorical) = &p.categorical {
+            g = g.with_categorical(categorical);
+        }
         if let Some(missing) = nan_bins {
             g = g.with_nan_bins(missing);
         }

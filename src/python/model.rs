@@ -192,6 +192,7 @@ impl PyForest {
             seed: random_state,
             ccp_alpha,
             monotonic_cst,
+            categorical: None,
         };
         let x = XArray::extract(x)?;
         let y = YArray::extract(y)?;

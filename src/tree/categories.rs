@@ -14,6 +14,13 @@
 //! NaN goes to the node's missing side ([`super::Tree::missing_left`]), as for ordered
 //! splits.
 
+use crate::data::{Feature, Matrix};
+use crate::error::{ForestError, Result};
+
+/// The most categories a categorical feature may have (codes `0..MAX_CATEGORIES`): a set
+/// of a node's categories takes up to 2 MiB.
+pub(crate) const MAX_CATEGORIES: usize = 1 << 24;
+
 /// The high bits of a threshold that refers to a category set: a quiet NaN with a tag, so
 /// that neither a NaN a computation returns nor any number has them.
 const TAG: u64 = 0x7FFC_CA7E_0000_0000;
@@ -87,6 +94,22 @@ pub(crate) fn check_pool(pool: &[u64]) -> Result<Vec<usize>, &'static str> {
         at += 1 + n_words;
     }
     Ok(offsets)
+}
+
+/// Checks the columns flagged `categorical` of `x`: every value a category code below
+/// [`MAX_CATEGORIES`], or NaN.
+pub(crate) fn check_codes<T: Feature>(x: &Matrix<'_, T>, categorical: &[bool]) -> Result<()> {
+    let max = MAX_CATEGORIES as f64;
+    for col in (0..x.n_cols()).filter(|&f| categorical[f]) {
+        for row in 0..x.n_rows() {
+            let value = x.get(row, col).to_f64();
+            let code = value >= 0.0 && value < max && value.fract() == 0.0;
+            if !(code || value.is_nan()) {
+                return Err(ForestError::CategoryCode { row, col, value });
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

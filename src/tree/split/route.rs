@@ -188,7 +188,9 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
             (Some(stack), Some(levels)) if n > stack.list_rows() => return Route::Kept(levels),
             _ => {}
         }
-        if R::KIND.reads_x_directly() && reads_directly(cols, ctx, rows, max_features) {
+        // (The direct source reads ordered values only.)
+        let ordered = cols.categorical.is_none();
+        if R::KIND.reads_x_directly() && ordered && reads_directly(cols, ctx, rows, max_features) {
             return Route::Direct;
         }
         Route::Gathered
@@ -213,7 +215,13 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
         let n = rows.samples.len();
         let nan = (!self.nan_bins.is_empty()).then_some(&self.nan_bins[..]);
         let missing = levels.and_then(Levels::missing).or(nan);
-        let cols = Columns { x, levels, missing };
+        let categorical = (!self.categorical.is_empty()).then_some(&self.categorical[..]);
+        let cols = Columns {
+            x,
+            levels,
+            missing,
+            categorical,
+        };
         let route = self.route::<C, R>(n, cols, ctx, rows, draw.max_features);
         let s = &mut self.bufs;
         let node = Node { ctx, s, rows };

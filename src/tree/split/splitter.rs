@@ -44,6 +44,8 @@ pub(crate) struct Splitter<T: Feature, Y> {
     /// Per feature, whether its bin code [`crate::data::NAN_CODE`] is the missing-values
     /// bin (the histogram search of X with NaN); empty when no feature's is.
     pub(super) nan_bins: Vec<bool>,
+    /// Per feature, whether it is categorical; empty when none is.
+    pub(super) categorical: Vec<bool>,
 }
 
 impl<T: Feature, Y: Word> Splitter<T, Y> {
@@ -64,7 +66,21 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
             any_order: false,
             parallel_bins: false,
             nan_bins: Vec::new(),
+            categorical: Vec::new(),
         }
+    }
+
+    /// Splits the features flagged in `categorical` by sets of their categories
+    /// ([`crate::tree::split::scan::categories`]); their values are category codes.
+    pub fn with_categorical(&mut self, categorical: &[bool]) {
+        self.categorical = categorical.to_vec();
+    }
+
+    /// The set of the last categorical split chosen ([`super::ChosenSplit::is_categorical`]):
+    /// bit `c` of word `c / 64` for each category that goes left, every category up to the
+    /// node's largest given a side.
+    pub fn chosen_categories(&self) -> &[u64] {
+        &self.bufs.best_categories
     }
 
     /// Reads bin code [`crate::data::NAN_CODE`] of the features flagged in `missing` as

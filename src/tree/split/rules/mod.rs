@@ -120,6 +120,16 @@ pub(crate) trait ThresholdRule: Sync {
     ) -> Option<Cut> {
         search_written_out::<Self, T, C>(entries, (lo, hi), q)
     }
+    /// The search of a categorical candidate, whose gathered values are category codes
+    /// (NaN missing): the best cut between the categories ordered by their value
+    /// ([`crate::tree::split::scan::categories`]), its set written into
+    /// `q.s.category_left`. The random rule draws the set instead.
+    fn search_categories<T: Feature, C: Criterion>(xf: &[T], q: Scoring<'_, T, C>) -> Option<Cut> {
+        let Scoring {
+            s, ctx, rows, bar, ..
+        } = q;
+        crate::tree::split::scan::categories::best_categories(xf, s, ctx, rows, bar)
+    }
     /// [`ThresholdRule::search`] of a candidate whose gathered values include NaN, `lo <
     /// hi` being the bounds of the others (see [`crate::tree::split::scan::missing`]; for a
     /// rule of [`RuleKind::nan_bin`], the NaN rows are those of the missing-values bin). Every
