@@ -205,6 +205,13 @@ fn extra_trees_draw_proper_subsets_and_refit_the_same() {
         let n_left = codes.iter().filter(|&&c| in_set(set, c)).count();
         assert!(n_left > 0 && n_left < codes.len(), "{n_left}");
     }
+    // The model file keeps the sets (format version 7), and refuses a damaged pool.
+    let bytes = forest.to_bytes().unwrap();
+    assert_eq!(bytes[4], 7);
+    let back = Forest::from_bytes(&bytes).unwrap();
+    assert_eq!(back.to_bytes().unwrap(), bytes);
+    let m = || Matrix::new(&x, n, 1, Layout::RowMajor).unwrap();
+    assert_eq!(back.predict(m()).unwrap(), forest.predict(m()).unwrap());
     // Predictions walk the sets: a stump-like check on the training rows.
     let m = Matrix::new(&x, n, 1, Layout::RowMajor).unwrap();
     let pred = forest.predict(m).unwrap();
