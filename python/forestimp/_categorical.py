@@ -1,0 +1,176 @@
+"""Categorical features: which columns are categorical, the categories learned at fit, and X
+with those columns as category codes for the engine (issue #52).
+
+``categorical_features`` follows scikit-learn's ``HistGradientBoosting*``: ``"from_dtype"``
+(the default: pandas ``category`` columns), ``None`` (none), a boolean mask, integer indices
+or feature names. A value is matched by its category, not by a code: a column's codes are
+positions in ``categories_[j]``, learned at fit (a category column's categories in its
+dtype's order, otherwise its distinct values sorted), so a DataFrame whose category order
+differs at predict encodes the same rows the same. Missing values (NaN, ``None``,
+``pd.NA``) stay NaN, the trees' missing value; a category not seen at fit becomes ``-1``,
+which every categorical split sends where unseen values go (the side with more training
+samples).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ._core import DataError, InvalidParameterError
+
+# The engine's bound on a feature's categories (`tree::categories::MAX_CATEGORIES`).
+MAX_CATEGORIES = 1 << 24
+UNSEEN = -1.0
+
+
+def _is_frame(X: Any) -> bool:
+    return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
+
+
+def _n_columns(X: Any) -> int:
+    return len(X.columns) if _is_frame(X) else np.shape(X)[1]
+
+
+def _is_category(column: Any) -> bool:
+    return getattr(getattr(column, "dtype", None), "name", None) == "category"
+
+
+def resolve_mask(X: Any, spec: Any) -> np.ndarray | None:
+    """The boolean mask of the categorical columns of ``X`` under ``spec`` (see the module
+    docs); None when no column is categorical."""
+    p = _n_columns(X)
+    if spec is None:
+        return None
+    if isinstance(spec, str):
+        if spec != "from_dtype":
+            raise InvalidParameterError(
+                f"categorical_features={spec!r}: expected 'from_dtype', None, a boolean "
+                "mask, indices or feature names"
+            )
+        if not _is_frame(X):
+            return None
+        mask = np.array([_is_category(X.iloc[:, j]) for j in range(p)], dtype=bool)
+        return mask if mask.any() else None
+    values = np.asarray(spec)
+    if values.ndim != 1:
+        raise InvalidParameterError("categorical_features must be one-dimensional")
+    if values.dtype == bool:
+        if len(values) != p:
+            raise InvalidParameterError(
+                f"categorical_features is a mask of {len(values)} values for {p} features"
+            )
+        mask = values.copy()
+    elif values.dtype.kind in "iu":
+        bad = values[(values < -p) | (values >= p)]
+        if len(bad):
+            raise InvalidParameterError(
+                f"categorical_features index {int(bad[0])} is out of range for {p} features"
+            )
+        mask = np.zeros(p, dtype=bool)
+        mask[values] = True
+    elif values.dtype.kind in "UO" and len(values):
+        if not _is_frame(X):
+            raise InvalidParameterError(
+                "categorical_features given by name needs X as a DataFrame with those columns"
+            )
+        names = [str(c) for c in X.columns]
+        missing = [str(v) for v in values if str(v) not in names]
+        if missing:
+            raise InvalidParameterError(
+                f"categorical_features names columns X does not have: {missing[:8]}"
+            )
+        mask = np.isin(np.array(names, dtype=object), values.astype(str))
+    elif len(values) == 0:
+        return None
+    else:
+        raise InvalidParameterError(
+            f"categorical_features of dtype {values.dtype}: expected booleans, integers or "
+            "names"
+        )
+    return mask if mask.any() else None
+
+
+def _column(X: Any, j: int) -> Any:
+    return X.iloc[:, j] if _is_frame(X) else np.asarray(X)[:, j]
+
+
+def _missing(values: np.ndarray) -> np.ndarray:
+    """Which entries of an object or float array are missing (NaN, None, pd.NA, NaT)."""
+    import pandas as pd
+
+    return np.asarray(pd.isna(values), dtype=bool)
+
+
+def _name(X: Any, j: int) -> str:
+    return repr(str(X.columns[j])) if _is_frame(X) else f"at index {j}"
+
+
+def learn(X: Any, mask: np.ndarray) -> list[np.ndarray | None]:
+    """``categories_``: for each feature of ``X``, its categories (None for the others)."""
+    out: list[np.ndarray | None] = []
+    for j, categorical in enumerate(mask):
+        if not categorical:
+            out.append(None)
+            continue
+        column = _column(X, j)
+        if _is_category(column):
+            categories = np.asarray(column.cat.categories)
+        else:
+            values = np.asarray(column, dtype=object)
+            present = values[~_missing(values)]
+            try:
+                categories = np.array(sorted(set(present.tolist())), dtype=object)
+            except TypeError as e:
+                kinds = sorted({type(v).__name__ for v in present.tolist()})
+                raise DataError(
+                    f"categorical column {_name(X, j)} mixes values of types {kinds}, which "
+                    "have no common order: convert it to one type (or a pandas category)"
+                ) from e
+            if len(categories) and all(isinstance(v, (int, float, np.number)) for v in categories):
+                categories = categories.astype(np.float64)
+        if len(categories) > MAX_CATEGORIES:
+            raise DataError(
+                f"categorical column {_name(X, j)} has {len(categories)} categories; at "
+                f"most {MAX_CATEGORIES} are supported"
+            )
+        out.append(categories)
+    return out
+
+
+def encode(X: Any, categories: Sequence[np.ndarray | None]) -> Any:
+    """``X`` with each categorical column replaced by its codes in ``categories`` (float64;
+    NaN for a missing value, -1 for a category not seen at fit). A DataFrame stays a
+    DataFrame (its other columns untouched), an array becomes a float64 array."""
+    import pandas as pd
+
+    frame = _is_frame(X)
+    out = X.copy() if frame else np.array(X, dtype=object, copy=True)
+    codes_of: dict[int, np.ndarray] = {}
+    for j, cats in enumerate(categories):
+        if cats is None:
+            continue
+        column = _column(X, j)
+        values = np.asarray(column.astype(object) if _is_category(column) else column, dtype=object)
+        missing = _missing(values)
+        # pandas matches values across types as Python does (1 == 1.0), strings by equality.
+        index = pd.Index(cats)
+        codes = index.get_indexer(pd.Index(values[~missing].tolist(), dtype=object))
+        coded = np.full(len(values), np.nan)
+        coded[~missing] = np.where(codes >= 0, codes, UNSEEN)
+        codes_of[j] = coded
+    if frame:
+        for j, coded in codes_of.items():
+            out.isetitem(j, coded)
+        return out
+    for j, coded in codes_of.items():
+        out[:, j] = coded
+    try:
+        return out.astype(np.float64)
+    except (TypeError, ValueError) as e:
+        raise DataError(
+            "X holds text outside its categorical columns: declare those columns in "
+            "categorical_features, or encode them"
+        ) from e
