@@ -272,3 +272,28 @@ fn what_the_search_cannot_split_is_refused() {
     p.categorical = Some(vec![false]);
     assert!(!fit(&p, &x).unwrap().trees()[0].has_categorical_splits());
 }
+
+#[test]
+fn thousands_of_levels_are_split_without_a_limit() {
+    // 6 000 categories (past any 256-level limit), two effects: the stump must separate
+    // them exactly, whatever their codes.
+    let (n, levels) = (24_000, 6_000);
+    let mut u = lcg(11);
+    let high: Vec<bool> = (0..levels).map(|_| u() < 0.5).collect();
+    let x: Vec<f32> = (0..n).map(|i| ((i * 7919) % levels) as f32).collect();
+    let y: Vec<f64> = x
+        .iter()
+        .map(|&c| if high[c as usize] { 5.0 } else { 1.0 })
+        .collect();
+    let m = Matrix::new(&x, n, 1, Layout::RowMajor).unwrap();
+    let p = stump(CriterionKind::SquaredError, SplitterKind::Best);
+    let forest = Forest::fit(&p, m, Targets::regression(&y).unwrap(), None).unwrap();
+    let set = forest.trees()[0]
+        .category_set(0)
+        .expect("a categorical root");
+    let first_high = high.iter().position(|&h| h).unwrap();
+    let left_high = in_set(set, first_high);
+    for c in 0..levels {
+        assert_eq!(in_set(set, c) == left_high, high[c], "category {c}");
+    }
+}

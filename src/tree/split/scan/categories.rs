@@ -37,8 +37,10 @@ struct CategoryBins {
     nan_code: u32,
 }
 
-/// Sums the rows of `xf` into `s.category_table` by category; None when fewer than two
-/// categories (NaN counting as one) are present.
+/// Sums the rows of `xf` into `s.category_table` by category (the table is zero between
+/// searches: [`clear`] zeroes the bins of the categories present after each); None, with
+/// the table zero, when fewer than two categories (NaN counting as one) are present. The
+/// work grows with the node's rows and categories, not with the feature's largest code.
 fn sum_categories<T: Feature, C: Criterion>(
     xf: &[T],
     s: &mut SearchBufs<T>,
@@ -54,25 +56,42 @@ fn sum_categories<T: Feature, C: Criterion>(
         .fold(-1.0, f64::max);
     let nan_code = (max_code + 1.0) as u32;
     let table = &mut s.category_table;
-    table.clear();
-    table.resize((nan_code as usize + 1) * stride, 0.0);
+    let len = (nan_code as usize + 1) * stride;
+    if table.len() < len {
+        table.resize(len, 0.0);
+    }
+    let mut present = Vec::new();
     for (j, v) in xf.iter().enumerate() {
         let v = v.to_f64();
-        let c = if v.is_nan() { nan_code } else { v as u32 } as usize;
-        let bin = &mut table[c * stride..(c + 1) * stride];
+        let c = if v.is_nan() { nan_code } else { v as u32 };
+        let bin = &mut table[c as usize * stride..(c as usize + 1) * stride];
+        if bin[0] == 0.0 {
+            present.push(c);
+        }
         let w = rows.ws[j];
         bin[0] += 1.0;
         bin[1] += w;
         ctx.crit.add_for_proxy(&mut bin[1..], rows.ys[j], w);
     }
-    let present: Vec<u32> = (0..=nan_code)
-        .filter(|&c| table[c as usize * stride] > 0.0)
-        .collect();
-    (present.len() >= 2).then_some(CategoryBins {
+    present.sort_unstable();
+    let bins = CategoryBins {
         stride,
         present,
         nan_code,
-    })
+    };
+    if bins.present.len() < 2 {
+        clear(table, &bins);
+        return None;
+    }
+    Some(bins)
+}
+
+/// Zeroes the bins of the categories present (the table is zero between searches).
+fn clear(table: &mut [f64], bins: &CategoryBins) {
+    let stride = bins.stride;
+    for &c in &bins.present {
+        table[c as usize * stride..(c as usize + 1) * stride].fill(0.0);
+    }
 }
 
 /// Writes the set that sends the categories `left` (codes; `nan_code` stands for NaN) to
@@ -136,6 +155,7 @@ pub(in crate::tree::split) fn best_categories<T: Feature, C: Criterion>(
             best.offer(ctx, &left, i as f64, n_left);
         }
     }
+    clear(&mut s.category_table, &bins);
     let mut cut = best.cut()?;
     let k = cut.threshold as usize + 1;
     cut.missing = write_set(s, &bins, order[..k].iter().copied(), (cut.n_left?, n));
@@ -249,6 +269,7 @@ pub(in crate::tree::split) fn random_categories<T: Feature, C: Criterion>(
             *l += b;
         }
     }
+    clear(&mut s.category_table, &bins);
     if !ctx.admissible(n_left, n, &left) {
         return None;
     }
