@@ -87,8 +87,7 @@ def resolve_mask(X: Any, spec: Any) -> np.ndarray | None:
         return None
     else:
         raise InvalidParameterError(
-            f"categorical_features of dtype {values.dtype}: expected booleans, integers or "
-            "names"
+            f"categorical_features of dtype {values.dtype}: expected booleans, integers or names"
         )
     return mask if mask.any() else None
 
