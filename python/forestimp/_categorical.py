@@ -146,7 +146,6 @@ def encode(X: Any, categories: Sequence[np.ndarray | None]) -> Any:
     import pandas as pd
 
     frame = _is_frame(X)
-    out = X.copy() if frame else np.array(X, dtype=object, copy=True)
     codes_of: dict[int, np.ndarray] = {}
     for j, cats in enumerate(categories):
         if cats is None:
@@ -161,9 +160,11 @@ def encode(X: Any, categories: Sequence[np.ndarray | None]) -> Any:
         coded[~missing] = np.where(codes >= 0, codes, UNSEEN)
         codes_of[j] = coded
     if frame:
+        coded_frame = X.copy()
         for j, coded in codes_of.items():
-            out.isetitem(j, coded)
-        return out
+            coded_frame.isetitem(j, coded)
+        return coded_frame
+    out = np.array(X, dtype=object, copy=True)
     for j, coded in codes_of.items():
         out[:, j] = coded
     try:
