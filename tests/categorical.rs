@@ -297,3 +297,46 @@ fn thousands_of_levels_are_split_without_a_limit() {
         assert_eq!(in_set(set, c) == left_high, high[c], "category {c}");
     }
 }
+
+#[test]
+fn shap_values_and_importances_read_the_sets() {
+    // A categorical feature beside a numeric one; y depends on both.
+    let (n, levels) = (800, 9);
+    let (cats, effect) = column(n, levels, 5);
+    let mut u = lcg(17);
+    let mut x = Vec::with_capacity(2 * n);
+    let mut y = Vec::with_capacity(n);
+    for i in 0..n {
+        let v = u();
+        x.extend([if i % 11 == 0 { f32::NAN } else { cats[i] }, v as f32]);
+        y.push(4.0 * effect[i] + v);
+    }
+    let mut p = ForestParams::random_forest(CriterionKind::SquaredError);
+    p.n_estimators = 6;
+    p.max_depth = Some(5);
+    p.categorical = Some(vec![true, false]);
+    let m = || Matrix::new(&x, n, 2, Layout::RowMajor).unwrap();
+    let forest = Forest::fit(&p, m(), Targets::regression(&y).unwrap(), None).unwrap();
+    assert!(forest.trees().iter().all(|t| t.has_categorical_splits()));
+    // Probe rows: seen, unseen (past every code, and absent from training) and missing.
+    let probe: Vec<f32> = vec![1.0, 0.2, 999.0, 0.5, 2.0, 0.9, f32::NAN, 0.1, 3.0, 0.7];
+    let pm = Matrix::new(&probe, 5, 2, Layout::RowMajor).unwrap();
+    let pred = forest
+        .predict(Matrix::new(&probe, 5, 2, Layout::RowMajor).unwrap())
+        .unwrap();
+    let shap = forest.tree_shap(pm, false).unwrap();
+    for r in 0..5 {
+        let total = shap.values[2 * r] + shap.values[2 * r + 1] + shap.expected_value[0];
+        assert!(
+            (total - pred[r]).abs() < 1e-9,
+            "row {r}: {total} against {}",
+            pred[r]
+        );
+    }
+    // The categorical feature carries most of the signal, and MDI sees it.
+    let mdi = forest.importances(true);
+    assert!(
+        mdi[0] > mdi[1] && (mdi[0] + mdi[1] - 1.0).abs() < 1e-9,
+        "{mdi:?}"
+    );
+}
