@@ -361,6 +361,13 @@ impl PyForest {
         let t = self.inner.trees().get(index).ok_or_else(|| {
             pyo3::exceptions::PyIndexError::new_err(format!("tree index {index} out of range"))
         })?;
+        if t.has_categorical_splits() {
+            // scikit-learn's `Tree` arrays hold one threshold a node, no set of categories.
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "tree {index} splits on categories, which scikit-learn's tree arrays cannot \
+                 express (they hold one threshold a node)"
+            )));
+        }
         let a = run(py, None, || Ok(SklearnArrays::of(t)))?;
         let d = PyDict::new(py);
         d.set_item("children_left", a.left.into_pyarray(py))?;
