@@ -21,6 +21,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from . import (
+    _categorical,
     _class_weight,
     _core,
     _float32_routing,
@@ -215,6 +216,13 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         # Before validate_data: its format conversions read the index unchecked (a sparse
         # y too, which it accepts for a multi-output y).
         X, y = _sparse.checked(X), _sparse.checked(y, "y")
+        # Categorical columns become codes of the categories learned here (by category, not
+        # by their order): forestimp._categorical.
+        mask = _categorical.resolve_mask(X, getattr(self, "categorical_features", None))
+        self.is_categorical_ = mask
+        self.categories_ = None if mask is None else _categorical.learn(X, mask)
+        if self.categories_ is not None:
+            X = _categorical.encode(X, self.categories_)
         _frames.check_numeric(X)  # a text or category column: DataError naming it
         X, y = validate_data(
             self,
@@ -346,6 +354,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
             ccp_alpha=P.check_real("ccp_alpha", getattr(self, "ccp_alpha", 0.0), 0.0, np.inf),
             output_classes=output_classes,
             monotonic_cst=monotonic_cst,
+            categorical=self._categorical_of_view(columns, shadows),
         )
         progress = None
         if verbose:
@@ -437,12 +446,26 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
                 scorer or r2_score, y, lambda rows: values[rows, 0], seen, stacklevel=4
             )
 
+    def _categorical_of_view(self, columns: Any, shadows: Any) -> list[bool] | None:
+        """The categorical flags of the columns the forest is grown on (None: none)."""
+        mask = getattr(self, "is_categorical_", None)
+        if mask is None:
+            return None
+        if columns is not None or shadows is not False:
+            raise NotImplementedError(
+                "categorical features are not yet supported by feature selection and "
+                "shadow-feature importances"
+            )
+        return [bool(b) for b in mask]
+
     # --------------------------------------------------------------------- prediction
     def _engine_input(self, X: Any, sparse: bool = False) -> Any:
         """X checked against the fit and ready for the engine; with ``sparse``, a sparse X
         is accepted (the engine's CSC), otherwise refused with ``TypeError``."""
         check_is_fitted(self, "forest_")
         X = _sparse.checked(X)  # a malformed sparse X: DataError even where sparse is refused
+        if getattr(self, "categories_", None) is not None:
+            X = _categorical.encode(X, self.categories_)
         _frames.check_numeric(X)
         # NaN is read at predict as at fit (the allow_nan tag; every splitter allows it).
         finite = "allow-nan" if self.__sklearn_tags__().input_tags.allow_nan else True

@@ -218,6 +218,7 @@ class Forest:
         ccp_alpha: float = 0.0,
         output_classes: list[int] | None = None,
         monotonic_cst: list[int] | None = None,
+        categorical: list[bool] | None = None,
     ) -> Forest:
         """Fit a forest.
 
@@ -264,6 +265,9 @@ class Forest:
         classifier, on the probability of class 1 (scikit-learn 1.9's rules; single-output
         regression and binary classification only, not with ``"multiway"``; not stored in
         the model bytes).
+        ``categorical``: per feature the forest is grown on, whether its values are category
+        codes (whole numbers from 0, NaN missing) split by sets of categories (``"best"`` and
+        ``"random"`` splitters, one output, dense X).
         """
 
     def predict(self, x: _Matrix, n_jobs: int | None = None) -> npt.NDArray[np.float64]:

@@ -184,7 +184,8 @@ class RandomForestClassifier(_RandomForestLayout, ForestClassifierMixin, BaseFor
                  max_features="sqrt", max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=True, oob_score=False, n_jobs=None, random_state=None, verbose=0,
                  warm_start=False, class_weight=None, max_samples=None, splitter="best",
-                 max_bins=255, ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
+                 max_bins=255, ccp_alpha=0.0, monotonic_cst=None,
+                 categorical_features="from_dtype"):  # fmt: skip
         _store(self, locals())
 
 
@@ -200,7 +201,8 @@ class RandomForestRegressor(_RandomForestLayout, ForestRegressorMixin, BaseFores
                  max_features=1.0, max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=True, oob_score=False, n_jobs=None, random_state=None, verbose=0,
                  warm_start=False, max_samples=None, splitter="best", max_bins=255,
-                 ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
+                 ccp_alpha=0.0, monotonic_cst=None,
+                 categorical_features="from_dtype"):  # fmt: skip
         _store(self, locals())
 
 
@@ -218,7 +220,8 @@ class ExtraTreesClassifier(_ExtraTreesLayout, ForestClassifierMixin, BaseForest)
                  max_features="sqrt", max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=False, oob_score=False, n_jobs=None, random_state=None, verbose=0,
                  warm_start=False, class_weight=None, max_samples=None,
-                 multiway=False, ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
+                 multiway=False, ccp_alpha=0.0, monotonic_cst=None,
+                 categorical_features="from_dtype"):  # fmt: skip
         _store(self, locals())
 
 
@@ -236,7 +239,8 @@ class ExtraTreesRegressor(_ExtraTreesLayout, ForestRegressorMixin, BaseForest):
                  max_features=1.0, max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=False, oob_score=False, n_jobs=None, random_state=None, verbose=0,
                  warm_start=False, max_samples=None, multiway=False,
-                 ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
+                 ccp_alpha=0.0, monotonic_cst=None,
+                 categorical_features="from_dtype"):  # fmt: skip
         _store(self, locals())
 
 
@@ -277,7 +281,8 @@ class RandomPatchesClassifier(_PatchesLayout, ForestClassifierMixin, BaseForest)
                  max_leaf_nodes=None, min_impurity_decrease=0.0, bootstrap=False,
                  oob_score=False, n_jobs=None, random_state=None, verbose=0,
                  warm_start=False, class_weight=None, max_bins=255,
-                 ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
+                 ccp_alpha=0.0, monotonic_cst=None,
+                 categorical_features="from_dtype"):  # fmt: skip
         _store(self, locals())
 
 
@@ -292,7 +297,8 @@ class RandomPatchesRegressor(_PatchesLayout, ForestRegressorMixin, BaseForest):
                  min_weight_fraction_leaf=0.0, max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=False, oob_score=False, n_jobs=None, random_state=None,
                  verbose=0, warm_start=False, max_bins=255,
-                 ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
+                 ccp_alpha=0.0, monotonic_cst=None,
+                 categorical_features="from_dtype"):  # fmt: skip
         _store(self, locals())
 
 
@@ -318,7 +324,8 @@ class TotallyRandomizedTreesClassifier(_TotallyRandomizedLayout, ForestClassifie
                  max_leaf_nodes=None, min_impurity_decrease=0.0, bootstrap=False,
                  oob_score=False, n_jobs=None, random_state=None, verbose=0,
                  warm_start=False, class_weight=None, max_samples=None,
-                 multiway=False, ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
+                 multiway=False, ccp_alpha=0.0, monotonic_cst=None,
+                 categorical_features="from_dtype"):  # fmt: skip
         _store(self, locals())
 
 
@@ -335,7 +342,8 @@ class TotallyRandomizedTreesRegressor(_TotallyRandomizedLayout, ForestRegressorM
                  max_leaf_nodes=None, min_impurity_decrease=0.0, bootstrap=False,
                  oob_score=False, n_jobs=None, random_state=None, verbose=0,
                  warm_start=False, max_samples=None, multiway=False,
-                 ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
+                 ccp_alpha=0.0, monotonic_cst=None,
+                 categorical_features="from_dtype"):  # fmt: skip
         _store(self, locals())
 
 

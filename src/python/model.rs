@@ -139,7 +139,7 @@ impl PyForest {
         min_impurity_decrease, max_leaf_nodes, bootstrap, max_samples, tree_features,
         balanced_subsample, random_state, n_jobs, progress = None, shadows = None, columns = None, max_bins = 255,
         previous = None, bins = None, trees = None, ccp_alpha = 0.0, output_classes = None,
-        monotonic_cst = None
+        monotonic_cst = None, categorical = None
     ))]
     fn fit(
         py: Python<'_>,
@@ -173,6 +173,7 @@ impl PyForest {
         ccp_alpha: f64,
         output_classes: Option<Vec<usize>>,
         monotonic_cst: Option<Vec<i8>>,
+        categorical: Option<Vec<bool>>,
     ) -> PyResult<Self> {
         let params = ForestParams {
             criterion: criterion_of(criterion)?,
@@ -192,7 +193,7 @@ impl PyForest {
             seed: random_state,
             ccp_alpha,
             monotonic_cst,
-            categorical: None,
+            categorical,
         };
         let x = XArray::extract(x)?;
         let y = YArray::extract(y)?;
@@ -356,18 +357,12 @@ impl PyForest {
     }
 
     /// Node arrays of tree `index`, with scikit-learn's conventions for leaves (and its
-    /// `missing_go_to_left`).
+    /// `missing_go_to_left`). A categorical split's threshold is a NaN (its set is not in
+    /// these arrays).
     fn tree_arrays<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyDict>> {
         let t = self.inner.trees().get(index).ok_or_else(|| {
             pyo3::exceptions::PyIndexError::new_err(format!("tree index {index} out of range"))
         })?;
-        if t.has_categorical_splits() {
-            // scikit-learn's `Tree` arrays hold one threshold a node, no set of categories.
-            return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "tree {index} splits on categories, which scikit-learn's tree arrays cannot \
-                 express (they hold one threshold a node)"
-            )));
-        }
         let a = run(py, None, || Ok(SklearnArrays::of(t)))?;
         let d = PyDict::new(py);
         d.set_item("children_left", a.left.into_pyarray(py))?;
