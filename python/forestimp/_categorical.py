@@ -41,7 +41,6 @@ def _is_category(column: Any) -> bool:
 def resolve_mask(X: Any, spec: Any) -> np.ndarray | None:
     """The boolean mask of the categorical columns of ``X`` under ``spec`` (see the module
     docs); None when no column is categorical."""
-    p = _n_columns(X)
     if spec is None:
         return None
     if isinstance(spec, str):
@@ -50,10 +49,12 @@ def resolve_mask(X: Any, spec: Any) -> np.ndarray | None:
                 f"categorical_features={spec!r}: expected 'from_dtype', None, a boolean "
                 "mask, indices or feature names"
             )
+        # (X is read only when it is a DataFrame: anything else is left to the checks.)
         if not _is_frame(X):
             return None
-        mask = np.array([_is_category(X.iloc[:, j]) for j in range(p)], dtype=bool)
+        mask = np.array([_is_category(X.iloc[:, j]) for j in range(X.shape[1])], dtype=bool)
         return mask if mask.any() else None
+    p = _n_columns(X)
     values = np.asarray(spec)
     if values.ndim != 1:
         raise InvalidParameterError("categorical_features must be one-dimensional")
