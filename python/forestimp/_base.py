@@ -464,8 +464,9 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         is accepted (the engine's CSC), otherwise refused with ``TypeError``."""
         check_is_fitted(self, "forest_")
         X = _sparse.checked(X)  # a malformed sparse X: DataError even where sparse is refused
-        if getattr(self, "categories_", None) is not None:
-            X = _categorical.encode(X, self.categories_)
+        categories = getattr(self, "categories_", None)
+        if categories is not None:
+            X = _categorical.encode(X, categories)
         _frames.check_numeric(X)
         # NaN is read at predict as at fit (the allow_nan tag; every splitter allows it).
         finite = "allow-nan" if self.__sklearn_tags__().input_tags.allow_nan else True

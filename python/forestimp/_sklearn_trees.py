@@ -148,7 +148,8 @@ def sklearn_tree(est: Any, index: int) -> SklearnTree:
     tree.max_features_ = params["max_features"]
     core = Tree(est.n_features_in_, n_classes, m)
     arrays = forest.tree_arrays(index)
-    if np.isnan(arrays["threshold"][arrays["feature"] >= 0]).any():
+    split = np.asarray(arrays["feature"]) >= 0
+    if np.isnan(np.asarray(arrays["threshold"])[split]).any():
         # A categorical split (issue #52): its threshold is a NaN, its set not expressible.
         raise ValueError(
             f"tree {index} splits on categories, which scikit-learn's tree arrays cannot "
