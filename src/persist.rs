@@ -61,6 +61,8 @@ pub const MAGIC: &[u8; 4] = b"FIMP";
 /// its models with a decode error. `ccp_alpha` is not written (the stored trees are pruned
 /// already).
 pub const FORMAT_VERSION: u16 = 7;
+/// The version a multi-output forest with node statistics as grown is written in.
+const MULTI_OUTPUT_GROWN_VERSION: u16 = 6;
 /// The version a forest with categorical splits is written in.
 const CATEGORICAL_VERSION: u16 = 7;
 /// The version a multi-output forest is written in.
@@ -262,7 +264,7 @@ impl Forest {
         if self.trees.iter().any(|t| !t.grown().is_empty()) {
             let version = match outputs.is_empty() {
                 true => GROWN_VERSION,
-                false => FORMAT_VERSION,
+                false => MULTI_OUTPUT_GROWN_VERSION,
             };
             let v4 = ForestReprV4 { v3: repr, outputs };
             let grown = self.trees.iter().map(|t| t.grown().to_vec()).collect();
