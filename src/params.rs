@@ -392,10 +392,10 @@ impl ForestParams {
                 format!("has {} flags for {n_features} features", flags.len()),
             ));
         }
-        if !matches!(self.splitter, SplitterKind::Best | SplitterKind::Random) {
+        if self.splitter == SplitterKind::Multiway {
             return Err(crate::error::ForestError::Unsupported(
-                "categorical features are split by the exact and random splitters only \
-                 (not yet by splitter=\"hist\" or multiway=True)"
+                "multiway=True splits every integer-coded feature into one child per value: \
+                 declare no categorical_features with it"
                     .into(),
             ));
         }

@@ -201,6 +201,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         trees: tuple[int, int] | None = None,
         classes: np.ndarray | None = None,
         kept: dict[str, Any] | None = None,
+        encoded: tuple[Any, Any] | None = None,
     ) -> _Self:
         """``fit``; with ``trees=(start, stop)`` only those trees are grown, as a part of the
         forest (``Forest.concat``, :mod:`forestimp.dask`), and out-of-bag scores are left
@@ -212,17 +213,21 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         else is computed: such a forest is read through its engine object only. ``bins``
         (``_core.Bins`` of X) spares the histogram splitter binning X again. ``kept``: the
         fitted attributes a warm start extends (:mod:`forestimp._warm_start`), read for a
-        whole forest only."""
+        whole forest only. ``encoded``: ``(is_categorical_, categories_)`` of a fitted
+        estimator whose engine input X is (its categorical columns already codes)."""
         # Before validate_data: its format conversions read the index unchecked (a sparse
         # y too, which it accepts for a multi-output y).
         X, y = _sparse.checked(X), _sparse.checked(y, "y")
         # Categorical columns become codes of the categories learned here (by category, not
         # by their order): forestimp._categorical.
-        mask = _categorical.resolve_mask(X, getattr(self, "categorical_features", None))
-        self.is_categorical_ = mask
-        self.categories_ = None if mask is None else _categorical.learn(X, mask)
-        if self.categories_ is not None:
-            X = _categorical.encode(X, self.categories_)
+        if encoded is not None:
+            self.is_categorical_, self.categories_ = encoded
+        else:
+            mask = _categorical.resolve_mask(X, getattr(self, "categorical_features", None))
+            self.is_categorical_ = mask
+            self.categories_ = None if mask is None else _categorical.learn(X, mask)
+            if self.categories_ is not None:
+                X = _categorical.encode(X, self.categories_)
         _frames.check_numeric(X)  # a text or category column: DataError naming it
         X, y = validate_data(
             self,
@@ -451,12 +456,15 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         mask = getattr(self, "is_categorical_", None)
         if mask is None:
             return None
-        if columns is not None or shadows is not False:
-            raise NotImplementedError(
-                "categorical features are not yet supported by feature selection and "
-                "shadow-feature importances"
-            )
-        return [bool(b) for b in mask]
+        flags = [bool(b) for b in mask]
+        # As Forest.fit reads the view: the columns in their order, then the shadows (a
+        # shadow of a categorical column is categorical).
+        seen = flags if columns is None else [flags[int(c)] for c in columns]
+        if shadows is True:
+            seen = seen + seen
+        elif isinstance(shadows, np.ndarray):
+            seen = seen + [flags[int(s)] for s in shadows]
+        return seen
 
     # --------------------------------------------------------------------- prediction
     def _engine_input(self, X: Any, sparse: bool = False) -> Any:

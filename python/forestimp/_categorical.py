@@ -14,12 +14,13 @@ samples).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from ._core import DataError, InvalidParameterError
+from ._core import DataError, InvalidParameterError, ModelFormatError
 
 # The engine's bound on a feature's categories (`tree::categories::MAX_CATEGORIES`).
 MAX_CATEGORIES = 1 << 24
@@ -35,7 +36,23 @@ def _n_columns(X: Any) -> int:
 
 
 def _is_category(column: Any) -> bool:
-    return getattr(getattr(column, "dtype", None), "name", None) == "category"
+    """A pandas ``category`` column, or an Arrow dictionary one (``pd.ArrowDtype``)."""
+    dtype = getattr(column, "dtype", None)
+    arrow = getattr(dtype, "pyarrow_dtype", None)
+    return getattr(dtype, "name", None) == "category" or type(arrow).__name__ == "DictionaryType"
+
+
+def _as_category(column: Any) -> Any:
+    """A category column as a pandas ``category`` one (an Arrow dictionary column's
+    dictionary becomes its categories)."""
+    if getattr(column.dtype, "name", None) == "category":
+        return column
+    import pandas as pd
+
+    chunks = column.array._pa_array.combine_chunks()
+    dictionary = chunks.dictionary.to_pylist()
+    codes = chunks.indices.fill_null(-1).to_numpy(zero_copy_only=False)
+    return pd.Series(pd.Categorical.from_codes(codes, dictionary), index=column.index)
 
 
 def resolve_mask(X: Any, spec: Any) -> np.ndarray | None:
@@ -117,7 +134,7 @@ def learn(X: Any, mask: np.ndarray) -> list[np.ndarray | None]:
             continue
         column = _column(X, j)
         if _is_category(column):
-            categories = np.asarray(column.cat.categories)
+            categories = np.asarray(_as_category(column).cat.categories)
         else:
             values = np.asarray(column, dtype=object)
             present = values[~_missing(values)]
@@ -152,7 +169,9 @@ def encode(X: Any, categories: Sequence[np.ndarray | None]) -> Any:
         if cats is None:
             continue
         column = _column(X, j)
-        values = np.asarray(column.astype(object) if _is_category(column) else column, dtype=object)
+        if _is_category(column):
+            column = _as_category(column).astype(object)
+        values = np.asarray(column, dtype=object)
         missing = _missing(values)
         # pandas matches values across types as Python does (1 == 1.0), strings by equality.
         index = pd.Index(cats)
@@ -175,3 +194,57 @@ def encode(X: Any, categories: Sequence[np.ndarray | None]) -> Any:
             "X holds text outside its categorical columns: declare those columns in "
             "categorical_features, or encode them"
         ) from e
+
+
+# ------------------------------------------------------------------------- model files
+_FILE_ARRAY = re.compile(r"categories_\[(0|[1-9][0-9]{0,9})\]")
+
+
+def is_file_array(name: str) -> bool:
+    """Whether ``name`` is an array of the categories a model file holds: ``is_categorical_``
+    and ``categories_[j]`` for each categorical feature ``j``."""
+    return name == "is_categorical_" or _FILE_ARRAY.fullmatch(name) is not None
+
+
+def file_state(est: Any) -> dict[str, np.ndarray]:
+    """The categories of fitted ``est`` as the arrays a model file holds (none when no
+    feature is categorical)."""
+    mask = est.__dict__.get("is_categorical_")
+    if mask is None:
+        return {}
+    categories = est.__dict__["categories_"]
+    state = {"is_categorical_": np.asarray(mask, dtype=bool)}
+    for j in np.flatnonzero(mask):
+        state[f"categories_[{j}]"] = np.asarray(categories[j])
+    return state
+
+
+def restored(state: dict[str, Any], p: int) -> dict[str, Any]:
+    """``is_categorical_`` and ``categories_`` from the arrays of :func:`file_state` in
+    ``state``, checked for ``p`` features (both None when there are none)."""
+    names = {k for k in state if is_file_array(k)}
+    if not names:
+        return {"is_categorical_": None, "categories_": None}
+    mask = state.get("is_categorical_")
+    if (
+        not isinstance(mask, np.ndarray)
+        or mask.dtype != bool
+        or mask.shape != (p,)
+        or not mask.any()
+    ):
+        raise ModelFormatError(f"is_categorical_ must be {p} booleans, one of them true")
+    flagged = {f"categories_[{j}]" for j in np.flatnonzero(mask)}
+    if names - {"is_categorical_"} != flagged:
+        raise ModelFormatError("the categories stored do not match is_categorical_")
+    categories: list[np.ndarray | None] = [None] * p
+    for j in np.flatnonzero(mask):
+        cats = state[f"categories_[{j}]"]
+        good = isinstance(cats, np.ndarray) and cats.ndim == 1 and cats.dtype.kind in "biufUO"
+        if not good or len(cats) > MAX_CATEGORIES:
+            raise ModelFormatError(f"categories_[{j}] must be a 1-D array of categories")
+        if cats.dtype.kind == "f" and np.isnan(cats).any():
+            raise ModelFormatError(f"categories_[{j}] holds NaN, which is a missing value")
+        if len(set(cats.tolist())) != len(cats):
+            raise ModelFormatError(f"categories_[{j}] repeats a category")
+        categories[j] = cats
+    return {"is_categorical_": mask, "categories_": categories}

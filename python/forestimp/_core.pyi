@@ -114,6 +114,7 @@ class Booster:
         progress: Callable[[int, int], object] | None = None,
         offset: npt.NDArray[np.float64] | None = None,
         monitor: Callable[[int, Booster], object] | None = None,
+        categorical: list[bool] | None = None,
     ) -> Booster:
         """Fit ``n_estimators`` rounds (those after ``previous``'s, warm start) on dense
         ``x``; ``y`` holds values, or class codes as floats when ``n_classes > 0``.
@@ -121,7 +122,8 @@ class Booster:
         as x); ``offset`` (and ``offset_val``), ``(n, k)`` raveled, are an initial model's raw
         predictions the rounds start from (``init_zero`` must be set). ``monitor(i, model)``,
         called after round ``i`` with the model so far, ends the fit when it returns
-        something true (its exception ends the fit and is raised)."""
+        something true (its exception ends the fit and is raised). ``categorical``: per
+        feature, whether its values are category codes split by sets (as the forests')."""
 
     def raw_predict(
         self, x: _Matrix, rounds: int | None = None, n_jobs: int | None = None

@@ -9,7 +9,10 @@ the loss with the engine that grows the forests, re-optimizes every leaf for the
 scikit-learn's (up to rounding). Beyond scikit-learn: ``splitter`` (``"best"``, ``"random"``
 or ``"hist"``, the forests' histogram codes, binned once per fit), ``max_bins``,
 ``tree_features`` (a random feature subset per tree: Random Patches inside boosting) and
-``n_jobs`` (parallelism inside a round; the model bytes do not depend on it).
+``n_jobs`` (parallelism inside a round; the model bytes do not depend on it) and
+``categorical_features`` (as ``HistGradientBoosting*``'s, ``"from_dtype"`` by default:
+categorical columns are split by sets of categories with either splitter, see
+``docs/categorical.md``; ``categories_`` and ``is_categorical_`` after fit).
 Rows of a round (``subsample < 1``) and the trees' random draws come from
 ``(random_state, round)``, not from scikit-learn's generator, so those models differ from
 scikit-learn's in their draws, not in their rules. ``init`` is None, ``"zero"`` or an
@@ -39,8 +42,8 @@ class GradientBoostingRegressor(RegressorMixin, BaseGradientBoosting):
 
     ``loss`` is ``"squared_error"``, ``"absolute_error"``, ``"huber"`` or ``"quantile"``
     (``alpha``: Huber's residual quantile, or the quantile estimated). See the module
-    docstring for the extra parameters ``splitter``, ``max_bins``, ``tree_features`` and
-    ``n_jobs``.
+    docstring for the extra parameters ``splitter``, ``max_bins``, ``tree_features``,
+    ``n_jobs`` and ``categorical_features``.
     """
 
     _losses = ("squared_error", "absolute_error", "huber", "quantile")
@@ -73,6 +76,7 @@ class GradientBoostingRegressor(RegressorMixin, BaseGradientBoosting):
         max_bins: int = 255,
         tree_features: Any = None,
         n_jobs: int | None = None,
+        categorical_features: Any = "from_dtype",
     ) -> None:
         super().__init__(
             loss=loss,
@@ -100,6 +104,7 @@ class GradientBoostingRegressor(RegressorMixin, BaseGradientBoosting):
             max_bins=max_bins,
             tree_features=tree_features,
             n_jobs=n_jobs,
+            categorical_features=categorical_features,
         )
 
     def predict(self, X: Any) -> np.ndarray:
@@ -153,6 +158,7 @@ class GradientBoostingClassifier(ClassifierMixin, BaseGradientBoosting):
         max_bins: int = 255,
         tree_features: Any = None,
         n_jobs: int | None = None,
+        categorical_features: Any = "from_dtype",
     ) -> None:
         super().__init__(
             loss=loss,
@@ -179,6 +185,7 @@ class GradientBoostingClassifier(ClassifierMixin, BaseGradientBoosting):
             max_bins=max_bins,
             tree_features=tree_features,
             n_jobs=n_jobs,
+            categorical_features=categorical_features,
         )
 
     def _encode_y(self, y: np.ndarray, sample_weight: np.ndarray | None) -> tuple[np.ndarray, int]:

@@ -30,6 +30,12 @@ estimates the terms of Thm 1 of Louppe et al. (2013) by interaction degree k. Va
 fit go to the nearest observed value; NaN is a category of its own (one more child).
 ``max_leaf_nodes`` is not available with multiway splits.
 
+``categorical_features`` (every estimator; scikit-learn ``HistGradientBoosting*``'s forms,
+``"from_dtype"`` by default: pandas ``category`` columns) splits a categorical column by sets
+of its categories rather than by codes: the best set by ordering the categories
+(``splitter="best"`` and ``"hist"``), a random set (random thresholds). Categories are
+learned at fit (``categories_``) and matched by value at predict; see ``docs/categorical.md``.
+
 Criteria and scikit-learn's other parameters, for every estimator and splitter:
 
 * classifiers: ``criterion="gini"``, ``"entropy"`` or its alias ``"log_loss"``. Entropy is in

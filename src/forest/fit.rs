@@ -191,9 +191,19 @@ impl<'a, T: Feature> FitSession<'a, T> {
         let (binned, nan_bins) = match params.splitter {
             SplitterKind::Histogram { max_bins } => {
                 let max_bins = usize::from(max_bins);
+                // (Bins made for a selection bin no column by category.)
+                let categorical = params.categorical.as_deref();
                 let cached = bins.filter(|&(_, made_with)| made_with == max_bins);
-                let view = cached.and_then(|(b, _)| b.view_of(&x));
-                let made = || Binned::with_missing(&x, max_bins, params.seed, missing.as_deref());
+                let view = cached.filter(|_| categorical.is_none());
+                let view = view.and_then(|(b, _)| b.view_of(&x));
+                let made = || {
+                    let (seed, missing) = (params.seed, missing.as_deref());
+                    let binned = Binned::with_missing(&x, max_bins, seed, missing);
+                    match categorical {
+                        Some(c) => binned.with_categories(&x, c, max_bins, seed, missing),
+                        None => binned,
+                    }
+                };
                 (Some(view.unwrap_or_else(made)), missing.clone())
             }
             _ => (None, None),
@@ -539,10 +549,15 @@ fn grow<T: Feature, C: Criterion>(
                 rng,
                 booster,
             );
-            // "Non-missing left, missing right" keeps its threshold +∞.
+            // "Non-missing left, missing right" keeps its threshold +∞, and a categorical
+            // split its reference to a set, whose bins become categories.
             tree.map_thresholds(|feature, code| match code.is_finite() {
                 true => b.threshold(feature, code as usize),
                 false => code,
+            });
+            tree.map_category_sets(|feature, bins, unseen_left| {
+                let table = b.category_table(feature);
+                table.map(|t| t.categories_left(bins, unseen_left))
             });
             tree
         }

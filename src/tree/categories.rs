@@ -81,6 +81,7 @@ pub(crate) fn goes_left(pool: &[u64], offset: usize, value: f64, missing_left: b
 
 /// Checks a pool read from a model file: every set whole, in order, from offset 0 to the
 /// end; returns the offsets of its sets (for the nodes' references to be checked against).
+#[cfg(feature = "serde")]
 pub(crate) fn check_pool(pool: &[u64]) -> Result<Vec<usize>, &'static str> {
     let mut offsets = Vec::new();
     let mut at = 0usize;
@@ -146,6 +147,7 @@ mod tests {
         let a = push_set(&mut pool, &left, false) as usize;
         // Category 0 left, unseen left: every word kept.
         let b = push_set(&mut pool, &[1, 0], true) as usize;
+        #[cfg(feature = "serde")]
         assert_eq!(check_pool(&pool), Ok(vec![a, b]));
         // The trailing zero word of `a` is not stored.
         assert_eq!(set_at(&pool, a).0.len(), 2);
@@ -164,6 +166,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "serde")]
     fn damaged_pools_are_refused() {
         assert_eq!(check_pool(&[]), Ok(vec![]));
         assert!(check_pool(&[2 << 1, 5]).is_err()); // two words announced, one there

@@ -153,6 +153,30 @@ impl GrowingTree {
         }
     }
 
+    /// Replaces the set of every categorical split by `f(feature, words, unseen_left)`
+    /// (None: kept), unseen values keeping their side: the histogram search's sets of bins
+    /// become sets of categories.
+    pub(crate) fn map_category_sets(
+        &mut self,
+        f: impl Fn(usize, &[u64], bool) -> Option<Vec<u64>>,
+    ) {
+        if self.tree.categories.is_empty() {
+            return;
+        }
+        let old = std::mem::take(&mut self.tree.categories);
+        for n in self.tree.nodes.iter_mut().filter(|n| n.right != LEAF) {
+            let Some(offset) = super::categories::offset_of(n.threshold) else {
+                continue;
+            };
+            let (words, unseen_left) = super::categories::set_at(&old, offset);
+            let mapped = f(n.feature(), words, unseen_left);
+            let words = mapped.as_deref().unwrap_or(words);
+            let pool = &mut self.tree.categories;
+            let offset = super::categories::push_set(pool, words, unseen_left);
+            n.threshold = super::categories::reference(offset);
+        }
+    }
+
     pub(crate) fn link(&mut self, parent: u32, is_left: bool, child: u32) {
         if is_left {
             self.in_order &= child == parent + 1;

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import forestimp as fi
 from forestimp import _categorical as cat
 from forestimp.exceptions import DataError, InvalidParameterError
 
@@ -99,3 +100,16 @@ def test_mixed_types_and_stray_text_are_typed_errors():
     categories = cat.learn(Y, np.array([True, False]))
     with pytest.raises(DataError, match="outside its categorical columns"):
         cat.encode(Y, categories)
+
+
+def test_arrow_dictionary_columns_are_categorical():
+    pa = pytest.importorskip("pyarrow")
+    values = ["b", "a", None, "c", "a", "b"] * 20
+    arrow = pd.Series(pd.array(values, dtype=pd.ArrowDtype(pa.dictionary(pa.int8(), pa.string()))))
+    X = pd.DataFrame({"cat": arrow, "x": np.arange(len(values), dtype=float)})
+    y = np.array([v == "a" for v in values], dtype=int)
+    est = fi.RandomForestClassifier(n_estimators=5, random_state=0).fit(X, y)
+    assert list(est.is_categorical_) == [True, False]
+    assert sorted(est.categories_[0]) == ["a", "b", "c"]
+    same = X.assign(cat=pd.Categorical(values))
+    np.testing.assert_array_equal(est.predict_proba(same), est.predict_proba(X))

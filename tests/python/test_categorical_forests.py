@@ -65,10 +65,10 @@ def test_arrays_declare_categorical_columns_by_index():
     assert again.fit(X, y).forest_.to_bytes() == est.forest_.to_bytes()
 
 
-def test_the_histogram_splitter_refuses_categories_for_now():
+def test_multiway_trees_refuse_declared_categories():
     X, y = table(n=100)
     with pytest.raises(InvalidParameterError, match="categorical"):
-        fi.RandomForestClassifier(n_estimators=2, splitter="hist").fit(X, y)
+        fi.ExtraTreesClassifier(n_estimators=2, multiway=True).fit(X, y)
     # Without the declaration, text categories are refused by name, as before.
     with pytest.raises(DataError, match="cat"):
         fi.RandomForestClassifier(n_estimators=2, splitter="hist", categorical_features=None).fit(

@@ -223,6 +223,7 @@ def test_boruta_plot_title_json_and_table_count_source_columns(
         "12",
         "--plot",
         str(tmp_path / "b.png"),
+        "--one-hot",  # the levels of colour, counted apart from the source columns
     ]
     report, _ = run_json(argv, capsys)
     assert report["n_features"] == 10 and report["n_encoded"] == 12
@@ -271,7 +272,7 @@ def test_rfe_plot_axis_counts_source_columns(table):
     from forestimp._cli_table import encode, read_frame
     from forestimp.selection import RFE
 
-    data = encode(read_frame(str(table)), "label", [], str(table))
+    data = encode(read_frame(str(table)), "label", [], str(table), one_hot=True)
     rfe = RFE(random_state=0).fit(data.X, data.y.to_numpy())
     ax = rfe.plot(groups=data.groups)
     xs = ax.lines[0].get_xdata() if ax.lines else ax.containers[0][0].get_xdata()

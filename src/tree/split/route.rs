@@ -15,6 +15,9 @@
 //! | `Direct`   | random rule, complete dense X, small node or narrow rows   | `direct`                 |
 //! | `Gathered` | otherwise                                                  | `gathered`               |
 //!
+//! A tree with a categorical feature plans no ranks and, in the histogram search, no lists
+//! or node bins: a categorical candidate is gathered (its bins are the categories').
+//!
 //! Inside the gathered source each candidate still picks its reading (values sorted,
 //! codes binned or counted, wide codes, sparse entries, NaN passes).
 //!
@@ -84,7 +87,10 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
     /// never listed); see [`Splitter::lists_and_bins`].
     pub fn depth_first<R: ThresholdRule>(&mut self, features: &[u32], plan: Planning<'_>) {
         let sums = !plan.order_statistic;
+        // A categorical column has no ranks, lists or node bins: its nodes are gathered.
+        let categorical = self.categorical.iter().any(|&c| c);
         let ranked = R::KIND.lists_lossless_codes()
+            && !categorical
             && sums
             && plan.levels.and_then(Levels::ranks).is_some()
             && self.depth_first_ranked(features, plan.max_features);
@@ -122,7 +128,10 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
             self.listed = listable && lists_pay(max_features, features.len());
             self.list_rows = list_rows(features.len(), self.any_order);
         } else {
-            self.listed = R::KIND.lists_bin_codes() && lists_pay(max_features, features.len());
+            let categorical = self.categorical.iter().any(|&c| c);
+            self.listed = R::KIND.lists_bin_codes()
+                && !categorical
+                && lists_pay(max_features, features.len());
             self.list_rows = list_rows(features.len(), self.any_order);
             if self.listed {
                 let parallel = self.parallel_bins;

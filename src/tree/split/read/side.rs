@@ -34,15 +34,32 @@ pub(crate) fn category_left(v: f64, left: &[u64], missing_left: bool) -> bool {
     left.get(c / 64).is_some_and(|w| w >> (c % 64) & 1 == 1)
 }
 
+/// The category of a gathered value: its code, NaN for a missing one. With `nan_bin` the
+/// values are the histogram's codes, whose [`crate::data::NAN_CODE`] is the missing-values bin.
+#[inline(always)]
+pub(crate) fn category_value<T: Feature>(v: T, nan_bin: bool) -> f64 {
+    match nan_bin && v.code() == usize::from(crate::data::NAN_CODE) {
+        true => f64::NAN,
+        false => v.to_f64(),
+    }
+}
+
 /// Flags the rows whose category goes left under the set `left` ([`category_left`]).
 pub(crate) fn mark_categories_left<T: Feature>(
     xf: &[T],
+    nan_bin: bool,
     left: &[u64],
     missing_left: bool,
     flags: &mut Vec<u8>,
 ) {
     flags.clear();
-    let goes = |v: &T| u8::from(category_left(v.to_f64(), left, missing_left));
+    let goes = |&v: &T| {
+        u8::from(category_left(
+            category_value(v, nan_bin),
+            left,
+            missing_left,
+        ))
+    };
     flags.extend(xf.iter().map(goes));
 }
 

@@ -93,11 +93,16 @@ impl ThresholdRule for RandomThreshold {
     }
 
     /// A random set of the categories present (Geurts et al. 2006).
-    fn search_categories<T: Feature, C: Criterion>(xf: &[T], q: Scoring<'_, T, C>) -> Option<Cut> {
+    fn search_categories<T: Feature, C: Criterion>(
+        xf: &[T],
+        nan_bin: bool,
+        q: Scoring<'_, T, C>,
+    ) -> Option<Cut> {
         let Scoring {
             s, ctx, rows, rng, ..
         } = q;
-        crate::tree::split::scan::categories::random_categories(xf, s, ctx, rows, rng)
+        let values = (xf, nan_bin);
+        crate::tree::split::scan::categories::random_categories(values, s, ctx, rows, rng)
     }
 
     /// Reads only the entries when every sum is whole: the zeros' sums are the node's

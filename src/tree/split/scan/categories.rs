@@ -1,6 +1,7 @@
 //! The searches of a categorical candidate: which categories go left.
 //!
-//! A candidate's values are category codes (NaN missing). Each category present in the
+//! A candidate's values are category codes (NaN missing; in the histogram search, codes
+//! of category bins whose [`crate::data::NAN_CODE`] is NaN's in a column holding NaN). Each category present in the
 //! node is summed into its own bin ([`CategoryBins`]); NaN rows into one more, which the
 //! searches treat as one more category, so the side of the missing values is learned with
 //! the split (scikit-learn's categorical trees do the same).
@@ -24,6 +25,7 @@ use crate::data::Feature;
 use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
 use crate::tree::split::draw::draw_left;
+use crate::tree::split::read::side::category_value;
 use crate::tree::split::scan::bufs::SearchBufs;
 use crate::tree::split::{unseen_go_left, BestCut, Cut, NodeCtx, NodeRows};
 use crate::tree::Missing;
@@ -42,7 +44,7 @@ struct CategoryBins {
 /// the table zero, when fewer than two categories (NaN counting as one) are present. The
 /// work grows with the node's rows and categories, not with the feature's largest code.
 fn sum_categories<T: Feature, C: Criterion>(
-    xf: &[T],
+    (xf, nan_bin): (&[T], bool),
     s: &mut SearchBufs<T>,
     ctx: &NodeCtx<'_, C>,
     rows: &NodeRows<'_, C::Y>,
@@ -51,7 +53,7 @@ fn sum_categories<T: Feature, C: Criterion>(
     // Codes are checked whole and in range by the fit: the largest is read as is.
     let max_code = xf
         .iter()
-        .map(|v| v.to_f64())
+        .map(|&v| category_value(v, nan_bin))
         .filter(|v| !v.is_nan())
         .fold(-1.0, f64::max);
     let nan_code = (max_code + 1.0) as u32;
@@ -61,8 +63,8 @@ fn sum_categories<T: Feature, C: Criterion>(
         table.resize(len, 0.0);
     }
     let mut present = Vec::new();
-    for (j, v) in xf.iter().enumerate() {
-        let v = v.to_f64();
+    for (j, &v) in xf.iter().enumerate() {
+        let v = category_value(v, nan_bin);
         let c = if v.is_nan() { nan_code } else { v as u32 };
         let bin = &mut table[c as usize * stride..(c as usize + 1) * stride];
         if bin[0] == 0.0 {
@@ -131,13 +133,13 @@ fn write_set<T: Feature>(
 
 /// The exact search of a categorical candidate (see the module docs).
 pub(in crate::tree::split) fn best_categories<T: Feature, C: Criterion>(
-    xf: &[T],
+    (xf, nan_bin): (&[T], bool),
     s: &mut SearchBufs<T>,
     ctx: &NodeCtx<'_, C>,
     rows: &NodeRows<'_, C::Y>,
     bar: f64,
 ) -> Option<Cut> {
-    let bins = sum_categories(xf, s, ctx, rows)?;
+    let bins = sum_categories((xf, nan_bin), s, ctx, rows)?;
     let order = order_categories(&s.category_table, &bins, ctx);
     let (stride, n) = (bins.stride, xf.len());
     let table = &s.category_table;
@@ -220,7 +222,7 @@ fn principal_scores(values: &[f64], width: usize, weights: &[f64]) -> Vec<f64> {
             .map(|a| (0..width).map(|b| cov[a * width + b] * dir[b]).sum())
             .collect();
         let norm = next.iter().map(|x| x * x).sum::<f64>().sqrt();
-        if !(norm > 0.0) || !norm.is_finite() {
+        if norm.is_nan() || norm <= 0.0 || norm.is_infinite() {
             break;
         }
         dir = next.into_iter().map(|x| x / norm).collect();
@@ -241,13 +243,13 @@ fn principal_scores(values: &[f64], width: usize, weights: &[f64]) -> Vec<f64> {
 /// `rng` one bit per category present (NaN included, as one more category), again until
 /// both sides have one.
 pub(in crate::tree::split) fn random_categories<T: Feature, C: Criterion>(
-    xf: &[T],
+    (xf, nan_bin): (&[T], bool),
     s: &mut SearchBufs<T>,
     ctx: &NodeCtx<'_, C>,
     rows: &NodeRows<'_, C::Y>,
     rng: &mut TreeRng,
 ) -> Option<Cut> {
-    let bins = sum_categories(xf, s, ctx, rows)?;
+    let bins = sum_categories((xf, nan_bin), s, ctx, rows)?;
     let m = bins.present.len();
     let mut goes = vec![false; m];
     loop {

@@ -15,7 +15,9 @@ use crate::tree::split::draw::{draw_split, CandidateSource, NodeDraw};
 use crate::tree::split::last_code_left;
 use crate::tree::split::read::gather::{gather_codes, gather_few_codes, gather_many};
 use crate::tree::split::read::partition::partition_rows;
-use crate::tree::split::read::side::{category_left, mark_entries_left, mark_kept_left};
+use crate::tree::split::read::side::{
+    category_left, category_value, mark_entries_left, mark_kept_left,
+};
 use crate::tree::split::rules::Scoring;
 use crate::tree::split::scan::missing;
 use crate::tree::split::scan::nan_bins;
@@ -231,7 +233,10 @@ impl<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool> CandidateSour
                 nan: false,
             } => R::search(&s.batch[column], (lo, hi), q),
             Span::Values { column, lo, hi, .. } => R::search_missing(&s.batch[column], (lo, hi), q),
-            Span::Categories { column, .. } => R::search_categories(&s.batch[column], q),
+            Span::Categories { column, .. } => {
+                let nan_bin = R::KIND.nan_bin() && self.cols.missing.is_some_and(|m| m[f as usize]);
+                R::search_categories(&s.batch[column], nan_bin, q)
+            }
             Span::Codes { lo, hi } => {
                 R::search_coded(&s.codes[k], self.cols.levels(f), (lo, hi), q)
             }
@@ -287,8 +292,9 @@ impl<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool> CandidateSour
             }
             Some((_, Span::Categories { column, .. })) => {
                 let (xf, set) = (&s.batch[column], &s.best_categories);
+                let nan_bin = self.best_nan_code;
                 partition_rows(cut.n_left, rows, buf, unit, |r| {
-                    category_left(xf[r].to_f64(), set, ml)
+                    category_left(category_value(xf[r], nan_bin), set, ml)
                 })
             }
             Some((k, Span::Codes { .. })) => {

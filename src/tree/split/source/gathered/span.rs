@@ -68,7 +68,8 @@ impl<T: Feature> Span<T> {
             }
             Span::Values { column, .. } => mark_left(&s.batch[column], T::to_f64, t, ml, flags),
             Span::Categories { column, .. } => {
-                mark_categories_left(&s.batch[column], &s.best_categories, ml, flags)
+                let xf = &s.batch[column];
+                mark_categories_left(xf, nan_code, &s.best_categories, ml, flags)
             }
             Span::Codes { .. } => {
                 let last = last_code_left(cols.levels(f), t) as u8;
