@@ -3,11 +3,10 @@ separator, or Parquet), the columns left out, the target and its task, and the f
 the forest sees them.
 
 Text and category columns are categorical (issue #52): each becomes one column of category
-codes that the forests split natively, by sets of categories (``categorical_features``).
-With ``--one-hot`` (or where a method cannot split categories yet, :func:`one_hot_reason`)
-each level becomes a 0/1 column instead, and the report sums them back to their source
-column. Every refusal is a :class:`UsageError`, which :func:`forestimp.cli.main` prints on
-one line (``forestimp <command>: error: <message>``) with exit status 2. Missing feature
+codes that the forests split natively, by sets of categories (``categorical_features``). With
+``--one-hot`` each level becomes a 0/1 column instead, and the report sums them back to their
+source column. Every refusal is a :class:`UsageError`, which :func:`forestimp.cli.main` prints
+on one line (``forestimp <command>: error: <message>``) with exit status 2. Missing feature
 values are kept, in numeric and in categorical columns: forestimp's forests route them
 (``docs/missing-values.md``); a missing target value is refused unless
 ``--drop-missing-target`` drops its row.
@@ -29,14 +28,6 @@ from ._task import infer_task
 # (one-hot encoding: as many columns as values).
 MANY_LEVELS = 100
 PARQUET = (".parquet", ".pq")
-# What cannot split a category natively yet (issue #52), by the option that asks for it: the
-# text columns are then one-hot encoded, as with --one-hot, and the note says why. RFE and
-# SRS refit their model on subsets of the columns, and forestimp.selection does not yet cut
-# the model's categorical_features down to them.
-NOT_NATIVE = {
-    ("method", "rfe"): "RFE's refits on fewer columns",
-    ("method", "srs"): "SRS's forests on subspaces",
-}
 
 
 class UsageError(Exception):
@@ -53,17 +44,6 @@ def fail(message: str) -> UsageError:
 def note(message: str) -> None:
     """A line for the person at the terminal: stderr, so that stdout stays the report."""
     print(message, file=sys.stderr)
-
-
-def one_hot_reason(args: Any) -> str | None:
-    """None when text columns are split natively; else why they are one-hot encoded (empty
-    for ``--one-hot`` itself)."""
-    if args.one_hot:
-        return ""
-    for (option, value), what in NOT_NATIVE.items():
-        if getattr(args, option, None) == value:
-            return f"--{option} {value}: {what} cannot split categories natively yet"
-    return None
 
 
 @dataclass
@@ -170,11 +150,10 @@ def encode(
     path: str,
     drop_missing_target: bool = False,
     one_hot: bool = False,
-    why: str = "",
 ) -> Table:
     """Split off the target and encode the features: numbers as float64 (NaN where missing),
     text and category columns as category codes (NaN where missing), or, with ``one_hot``,
-    as one 0/1 column per level (``why``: the reason the note gives)."""
+    as one 0/1 column per level."""
     import pandas as pd
 
     if target not in df.columns:
@@ -208,8 +187,7 @@ def encode(
         note(f"missing values in {listed}{more}: kept, the trees route them "
              "(docs/missing-values.md)")  # fmt: skip
     if text and one_hot:
-        note(f"one-hot encoding non-numeric columns: {', '.join(map(str, text))}"
-             + (f" ({why})" if why else ""))  # fmt: skip
+        note(f"one-hot encoding non-numeric columns: {', '.join(map(str, text))}")
     elif text:
         note(f"categorical columns, split natively: {', '.join(map(str, text))}")
     blocks, groups, start, encoded = [], [], 0, []

@@ -26,7 +26,6 @@ from ._cli_table import (
     check_target,
     encode,
     fail,
-    one_hot_reason,
     prepare_target,
     read_frame,
 )
@@ -185,9 +184,8 @@ def render(fmt: str, fit: Fit, args: Any, rows: list[dict[str, Any]], table: Tab
 
 def run(args: Any) -> int:
     """``forestimp rank``."""
-    why = one_hot_reason(args)
     table = encode(read_frame(args.file, args.sep), args.target, args.drop, args.file,
-                   args.drop_missing_target, why is not None, why or "")  # fmt: skip
+                   args.drop_missing_target, args.one_hot)  # fmt: skip
     est, fit, y = fit_forest(args, table)
     values, draws = _measure(
         est, table.X, y, args.measure, args.random_state, args.n_jobs, args.n_repeats

@@ -3,14 +3,12 @@
 One selector of :mod:`forestimp.selection` runs on a CSV or Parquet file, or, with no file, on
 a built-in problem whose relevant columns are known, and the report then says how close the
 selection came. Files are read and encoded as ``forestimp rank`` reads them
-(:mod:`forestimp._cli_table`): text and category columns are split natively as categories,
-except by RFE and SRS, whose forests on subsets of the columns cannot take them yet: they get
-them one-hot encoded (as ``--one-hot`` does), and a text column is kept when any of its levels
-is, with the best level's score. ``--method srs`` reads a Parquet file out of core when its
-features are all numbers and nothing is dropped. A forest on all the columns, and one on the
-kept ones, are scored out of bag (:mod:`forestimp._cli_quality`): a selection from a forest at
-chance level is noise. The report is :mod:`forestimp._select_report`'s.
-"""
+(:mod:`forestimp._cli_table`): text and category columns are split natively as categories by
+every method (with ``--one-hot``, encoded as levels, and a text column is kept when any of its
+levels is, with the best level's score). ``--method srs`` reads a Parquet file out of core when
+its features are all numbers and nothing is dropped. A forest on all the columns, and one on
+the kept ones, are scored out of bag (:mod:`forestimp._cli_quality`): a selection from a forest
+at chance level is noise. The report is :mod:`forestimp._select_report`'s."""
 
 from __future__ import annotations
 
@@ -28,7 +26,6 @@ from ._cli_table import (
     encode,
     fail,
     note,
-    one_hot_reason,
     prepare_target,
     read_frame,
 )
@@ -120,9 +117,8 @@ def load_problem(args: Any) -> Problem:
             return problem
     import pandas as pd
 
-    why = one_hot_reason(args)
     table = encode(read_frame(args.file, args.sep), args.target, args.drop, args.file,
-                   args.drop_missing_target, why is not None, why or "")  # fmt: skip
+                   args.drop_missing_target, args.one_hot)  # fmt: skip
     if args.method == "boruta" and table.missing:
         cols = ", ".join(list(table.missing)[:5])
         text = set(table.missing) & set(table.text)

@@ -376,14 +376,12 @@ columns. A warning (stderr and the JSON's "warnings") when the first is at chanc
 the columns a selector keeps from a forest that predicts nothing are noise. SRS reading a
 Parquet file out of core scores the found columns only.
 
-Text and category columns are categorical (as in forestimp rank), split natively, one
-column each, except by rfe and srs: they refit forests on subsets of the columns, which
-cannot take categories yet, so with them, as with --one-hot, text columns are one-hot
-encoded (a note says so), and a text column is kept when any of its levels is, with its
-best level's score. Every count (table, summary, plot titles, JSON) is of source columns, a
-text column once; the encoded levels are counted in parentheses where they differ.
---output csv|json lists every column with its status; the table lists the kept (and
-tentative) ones, --all every one.
+Text and category columns are categorical (as in forestimp rank), split natively by every
+method, one column each. With --one-hot they are one-hot encoded instead, and a text column is
+kept when any of its levels is, with its best level's score. Every count (table, summary, plot
+titles, JSON) is of source columns, a text column once; the encoded levels are counted in
+parentheses where they differ. --output csv|json lists every column with its status; the table
+lists the kept (and tentative) ones, --all every one.
 """
 
 

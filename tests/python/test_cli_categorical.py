@@ -1,6 +1,6 @@
 """``forestimp rank`` and ``select`` split text and category columns natively (issue #52): one
-row and one column each, missing values routed, ``--one-hot`` for the encoded levels, and the
-methods that cannot split categories yet one-hot encoding them with a note that says why."""
+row and one column each, missing values routed, every selection method, and ``--one-hot``
+for the encoded levels."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from forestimp._cli_table import NOT_NATIVE
 from forestimp.cli import main
 
 LEVELS = 300
@@ -188,14 +187,11 @@ def test_boruta_refuses_missing_text_values_and_names_one_hot(shops, capsys):
     assert "--one-hot (a missing text value is then a level)" in line
 
 
-@pytest.mark.parametrize("option, value", sorted(NOT_NATIVE))
-def test_what_cannot_split_categories_yet_one_hot_encodes_and_says_why(
-    small, capsys, option, value
-):
-    argv = ["select", str(small), "--target", "y", f"--{option}", value, "--n-estimators", "20"]
-    report, err = run_json(argv, capsys)
-    assert report["encoding"] == "one-hot" and rows_of(report)["colour"]["n_columns"] == 3
-    assert f"(--{option} {value}: {NOT_NATIVE[option, value]} cannot split categories" in err
+@pytest.mark.parametrize("method", ["threshold", "boruta", "rfe", "srs"])
+def test_every_selection_method_splits_categories_natively(small, capsys, method):
+    argv = ["select", str(small), "--target", "y", "--method", method, "--n-estimators", "20"]
+    report, _ = run_json(argv, capsys)
+    assert report["encoding"] == "native" and rows_of(report)["colour"]["n_columns"] == 1
 
 
 def test_mixed_value_types_are_refused(tmp_path, capsys):

@@ -349,7 +349,7 @@ def test_srs_on_parquet_encodes_text_columns_and_drops(holes, tmp_path, capsys):
     report, err = run_json([*argv, "--drop", "id"], capsys)
     assert "reading" in err and "whole" in err
     town = next(r for r in report["features"] if r["feature"] == "town")
-    assert town["n_columns"] == 3 and report["n_features"] == 3
+    assert town["n_columns"] == 1 and report["n_features"] == 3  # split natively
     numeric = tmp_path / "numeric.parquet"
     df.drop(columns=["town", "id"]).dropna(subset=["y"]).to_parquet(numeric)
     report, err = run_json(["select", str(numeric), "--target", "y", "--method", "srs"], capsys)
