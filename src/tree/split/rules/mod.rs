@@ -123,7 +123,7 @@ pub(crate) trait ThresholdRule: Sync {
     /// The search of a categorical candidate, whose gathered values are category codes
     /// (NaN missing): the best cut between the categories ordered by their value
     /// ([`crate::tree::split::scan::categories`]), its set written into
-    /// `q.s.category_left`; with `nan_bin` the values are histogram codes whose
+    /// `q.s.categories`; with `nan_bin` the values are histogram codes whose
     /// [`crate::data::NAN_CODE`] is the missing-values bin. The random rule draws the set instead.
     fn search_categories<T: Feature, C: Criterion>(
         xf: &[T],
@@ -133,7 +133,13 @@ pub(crate) trait ThresholdRule: Sync {
         let Scoring {
             s, ctx, rows, bar, ..
         } = q;
-        crate::tree::split::scan::categories::best_categories((xf, nan_bin), s, ctx, rows, bar)
+        crate::tree::split::scan::categories::best_categories(
+            (xf, nan_bin),
+            &mut s.categories,
+            ctx,
+            rows,
+            bar,
+        )
     }
     /// [`ThresholdRule::search`] of a candidate whose gathered values include NaN, `lo <
     /// hi` being the bounds of the others (see [`crate::tree::split::scan::missing`]; for a

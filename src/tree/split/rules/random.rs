@@ -102,7 +102,13 @@ impl ThresholdRule for RandomThreshold {
             s, ctx, rows, rng, ..
         } = q;
         let values = (xf, nan_bin);
-        crate::tree::split::scan::categories::random_categories(values, s, ctx, rows, rng)
+        crate::tree::split::scan::categories::random_categories(
+            values,
+            &mut s.categories,
+            ctx,
+            rows,
+            rng,
+        )
     }
 
     /// Reads only the entries when every sum is whole: the zeros' sums are the node's

@@ -17,7 +17,7 @@
 //! * [`random_categories`], the Extra-Trees rule (Geurts et al. 2006): each category
 //!   present sent left or right by one draw, redrawn until both sides have one.
 //!
-//! Both write the chosen set into [`SearchBufs::category_left`] (bit `c` of word `c / 64`)
+//! Both write the chosen set into [`CategoryBufs::left`] (bit `c` of word `c / 64`)
 //! in a form [`crate::tree::categories`] stores as is: the categories absent from the node
 //! take the side with more of its rows, as values unseen in training do.
 
@@ -26,26 +26,47 @@ use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
 use crate::tree::split::draw::draw_left;
 use crate::tree::split::read::side::category_value;
-use crate::tree::split::scan::bufs::SearchBufs;
 use crate::tree::split::{unseen_go_left, BestCut, Cut, NodeCtx, NodeRows};
 use crate::tree::Missing;
 
-/// The node's categories of one candidate, summed: bins of `stride` numbers (the rows'
-/// count, then the proxy's sums, the weight first), and the present ones in code order,
-/// NaN last as code `nan_code`.
+/// What the categorical searches reuse from node to node.
+#[derive(Default)]
+pub(crate) struct CategoryBufs {
+    /// The bins, one per category (the rows' count, then the proxy's sums, the weight
+    /// first), zero between searches: [`clear`] zeroes those of the categories present.
+    table: Vec<f64>,
+    /// The set of the last cut (bit `c` of word `c / 64`: category `c` goes left).
+    pub(crate) left: Vec<u64>,
+    /// The node's categories in code order (NaN last, as one more code).
+    present: Vec<u32>,
+    /// The categories' values, and their sort keys with codes ([`order_categories`]).
+    values: Vec<f64>,
+    order: Vec<(f64, u32)>,
+    /// The left side's sums, and the random rule's sides of the categories present.
+    sums: Vec<f64>,
+    goes: Vec<bool>,
+}
+
+/// The shape of one candidate's bins: `stride` numbers a bin, NaN's code `nan_code`.
+#[derive(Clone, Copy)]
 struct CategoryBins {
     stride: usize,
-    present: Vec<u32>,
     nan_code: u32,
 }
 
-/// Sums the rows of `xf` into `s.category_table` by category (the table is zero between
-/// searches: [`clear`] zeroes the bins of the categories present after each); None, with
-/// the table zero, when fewer than two categories (NaN counting as one) are present. The
-/// work grows with the node's rows and categories, not with the feature's largest code.
+impl CategoryBins {
+    fn bin<'t>(&self, table: &'t [f64], c: u32) -> &'t [f64] {
+        &table[c as usize * self.stride..(c as usize + 1) * self.stride]
+    }
+}
+
+/// Sums the rows of `xf` into `b.table` by category, the categories present into
+/// `b.present`; None, with the table zero, when fewer than two categories (NaN counting as
+/// one) are present. The work grows with the node's rows and categories, not with the
+/// feature's largest code.
 fn sum_categories<T: Feature, C: Criterion>(
     (xf, nan_bin): (&[T], bool),
-    s: &mut SearchBufs<T>,
+    b: &mut CategoryBufs,
     ctx: &NodeCtx<'_, C>,
     rows: &NodeRows<'_, C::Y>,
 ) -> Option<CategoryBins> {
@@ -56,145 +77,139 @@ fn sum_categories<T: Feature, C: Criterion>(
         .map(|&v| category_value(v, nan_bin))
         .filter(|v| !v.is_nan())
         .fold(-1.0, f64::max);
-    let nan_code = (max_code + 1.0) as u32;
-    let table = &mut s.category_table;
-    let len = (nan_code as usize + 1) * stride;
-    if table.len() < len {
-        table.resize(len, 0.0);
+    let bins = CategoryBins {
+        stride,
+        nan_code: (max_code + 1.0) as u32,
+    };
+    let len = (bins.nan_code as usize + 1) * stride;
+    if b.table.len() < len {
+        b.table.resize(len, 0.0);
     }
-    let mut present = Vec::new();
+    b.present.clear();
     for (j, &v) in xf.iter().enumerate() {
         let v = category_value(v, nan_bin);
-        let c = if v.is_nan() { nan_code } else { v as u32 };
-        let bin = &mut table[c as usize * stride..(c as usize + 1) * stride];
+        let c = if v.is_nan() { bins.nan_code } else { v as u32 };
+        let bin = &mut b.table[c as usize * stride..(c as usize + 1) * stride];
         if bin[0] == 0.0 {
-            present.push(c);
+            b.present.push(c);
         }
         let w = rows.ws[j];
         bin[0] += 1.0;
         bin[1] += w;
         ctx.crit.add_for_proxy(&mut bin[1..], rows.ys[j], w);
     }
-    present.sort_unstable();
-    let bins = CategoryBins {
-        stride,
-        present,
-        nan_code,
-    };
-    if bins.present.len() < 2 {
-        clear(table, &bins);
+    b.present.sort_unstable();
+    if b.present.len() < 2 {
+        clear(b, bins);
         return None;
     }
+    b.sums.clear();
+    b.sums.resize(stride - 1, 0.0);
     Some(bins)
 }
 
 /// Zeroes the bins of the categories present (the table is zero between searches).
-fn clear(table: &mut [f64], bins: &CategoryBins) {
+fn clear(b: &mut CategoryBufs, bins: CategoryBins) {
     let stride = bins.stride;
-    for &c in &bins.present {
-        table[c as usize * stride..(c as usize + 1) * stride].fill(0.0);
+    for &c in &b.present {
+        b.table[c as usize * stride..(c as usize + 1) * stride].fill(0.0);
     }
 }
 
-/// Writes the set that sends the categories `left` (codes; `nan_code` stands for NaN) to
-/// the left child into `s.category_left`, every other category up to the node's largest
-/// going where unseen values go: left when `n_left` is more than half the node's `n` rows.
-/// Returns the side of the NaN rows.
-fn write_set<T: Feature>(
-    s: &mut SearchBufs<T>,
-    bins: &CategoryBins,
-    left: impl Iterator<Item = u32>,
-    (n_left, n): (usize, usize),
-) -> Missing {
+/// Starts the set of a cut of `n_left` of the node's `n` rows in `b.left`: every category
+/// present on the right, every other up to the node's largest where unseen values go (left
+/// when `n_left` is more than half of `n`). [`send_left`] then moves the left ones.
+fn start_set(b: &mut CategoryBufs, bins: CategoryBins, (n_left, n): (usize, usize)) {
     let unseen_left = unseen_go_left(n_left, n);
     let words = (bins.nan_code as usize).div_ceil(64);
-    let set = &mut s.category_left;
-    set.clear();
-    set.resize(words, if unseen_left { u64::MAX } else { 0 });
-    // The node's categories take their side, the others stay unseen.
-    for &c in &bins.present {
+    b.left.clear();
+    b.left.resize(words, if unseen_left { u64::MAX } else { 0 });
+    for &c in &b.present {
         if c != bins.nan_code {
-            set[c as usize / 64] &= !(1 << (c % 64));
+            b.left[c as usize / 64] &= !(1 << (c % 64));
         }
-    }
-    let mut nan_left = false;
-    for c in left {
-        match c == bins.nan_code {
-            true => nan_left = true,
-            false => set[c as usize / 64] |= 1 << (c % 64),
-        }
-    }
-    let has_nan = bins.present.last() == Some(&bins.nan_code);
-    match (has_nan, nan_left) {
-        (false, _) => Missing::Unseen,
-        (true, left) => Missing::seen(true, left),
     }
 }
 
-/// The exact search of a categorical candidate (see the module docs).
+/// Sends category `c` left in `set`; true for NaN's code (the missing side, not a bit).
+fn send_left(set: &mut [u64], bins: CategoryBins, c: u32) -> bool {
+    if c == bins.nan_code {
+        return true;
+    }
+    set[c as usize / 64] |= 1 << (c % 64);
+    false
+}
+
+/// The side of the node's NaN rows, `nan_left` when it has some.
+fn missing_side(b: &CategoryBufs, bins: CategoryBins, nan_left: bool) -> Missing {
+    match b.present.last() == Some(&bins.nan_code) {
+        false => Missing::Unseen,
+        true => Missing::seen(true, nan_left),
+    }
+}
+
+/// The exact search of a categorical candidate (see the module docs); its set in `b.left`.
 pub(in crate::tree::split) fn best_categories<T: Feature, C: Criterion>(
-    (xf, nan_bin): (&[T], bool),
-    s: &mut SearchBufs<T>,
+    values: (&[T], bool),
+    b: &mut CategoryBufs,
     ctx: &NodeCtx<'_, C>,
     rows: &NodeRows<'_, C::Y>,
     bar: f64,
 ) -> Option<Cut> {
-    let bins = sum_categories((xf, nan_bin), s, ctx, rows)?;
-    let order = order_categories(&s.category_table, &bins, ctx);
-    let (stride, n) = (bins.stride, xf.len());
-    let table = &s.category_table;
-    let mut left = vec![0.0; stride - 1];
+    let bins = sum_categories(values, b, ctx, rows)?;
+    order_categories(b, bins, ctx);
+    let n = values.0.len();
     let mut n_left = 0usize;
     let mut best = BestCut::above(bar);
-    for (i, &c) in order[..order.len() - 1].iter().enumerate() {
-        let bin = &table[c as usize * stride..(c as usize + 1) * stride];
+    for (i, &(_, c)) in b.order[..b.order.len() - 1].iter().enumerate() {
+        let bin = bins.bin(&b.table, c);
         n_left += bin[0] as usize;
-        for (l, b) in left.iter_mut().zip(&bin[1..]) {
-            *l += b;
+        for (l, x) in b.sums.iter_mut().zip(&bin[1..]) {
+            *l += x;
         }
         let right_ok = n - n_left >= ctx.min_samples_leaf;
-        if right_ok && best.worth(ctx, n_left, &left) {
-            best.offer(ctx, &left, i as f64, n_left);
+        if right_ok && best.worth(ctx, n_left, &b.sums) {
+            best.offer(ctx, &b.sums, i as f64, n_left);
         }
     }
-    clear(&mut s.category_table, &bins);
+    clear(b, bins);
     let mut cut = best.cut()?;
-    let k = cut.threshold as usize + 1;
-    cut.missing = write_set(s, &bins, order[..k].iter().copied(), (cut.n_left?, n));
+    start_set(b, bins, (cut.n_left?, n));
+    let mut nan_left = false;
+    for &(_, c) in &b.order[..cut.threshold as usize + 1] {
+        nan_left |= send_left(&mut b.left, bins, c);
+    }
+    cut.missing = missing_side(b, bins, nan_left);
     Some(cut)
 }
 
-/// The node's categories (with NaN as `bins.nan_code`) in the order of their values (see
-/// the module docs), ties by code.
-fn order_categories<C: Criterion>(
-    table: &[f64],
-    bins: &CategoryBins,
-    ctx: &NodeCtx<'_, C>,
-) -> Vec<u32> {
+/// Sorts the node's categories (with NaN as `bins.nan_code`) into `b.order` by their value
+/// (see the module docs), ties by code.
+fn order_categories<C: Criterion>(b: &mut CategoryBufs, bins: CategoryBins, ctx: &NodeCtx<'_, C>) {
     let stride = bins.stride;
     let width = (stride - 2).max(1);
-    let mut values = vec![0.0; bins.present.len() * width];
-    for (v, &c) in values.chunks_mut(width).zip(&bins.present) {
-        ctx.crit.value(
-            &table[c as usize * stride + 1..(c as usize + 1) * stride],
-            v,
-        );
+    b.values.clear();
+    b.values.resize(b.present.len() * width, 0.0);
+    for (v, &c) in b.values.chunks_mut(width).zip(&b.present) {
+        ctx.crit.value(&bins.bin(&b.table, c)[1..], v);
     }
-    let keys: Vec<f64> = match width {
-        1 => values,
-        2 => values.chunks(2).map(|v| v[1] - v[0]).collect(),
+    b.order.clear();
+    let codes = b.present.iter().copied();
+    match width {
+        1 => b.order.extend(b.values.iter().copied().zip(codes)),
+        2 => b
+            .order
+            .extend(b.values.chunks(2).map(|v| v[1] - v[0]).zip(codes)),
         _ => {
-            let weights: Vec<f64> = bins
-                .present
-                .iter()
-                .map(|&c| table[c as usize * stride + 1])
+            let weights: Vec<f64> = (b.present.iter())
+                .map(|&c| bins.bin(&b.table, c)[1])
                 .collect();
-            principal_scores(&values, width, &weights)
+            let scores = principal_scores(&b.values, width, &weights);
+            b.order.extend(scores.into_iter().zip(codes));
         }
-    };
-    let mut order: Vec<(f64, u32)> = keys.into_iter().zip(bins.present.iter().copied()).collect();
-    order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    order.into_iter().map(|(_, c)| c).collect()
+    }
+    b.order
+        .sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
 }
 
 /// The scores of the rows of `values` (`width` columns, weights `weights`) on their first
@@ -241,56 +256,53 @@ fn principal_scores(values: &[f64], width: usize, weights: &[f64]) -> Vec<f64> {
 
 /// The Extra-Trees search of a categorical candidate (see the module docs): draws from
 /// `rng` one bit per category present (NaN included, as one more category), again until
-/// both sides have one.
+/// both sides have one; its set in `b.left`.
 pub(in crate::tree::split) fn random_categories<T: Feature, C: Criterion>(
-    (xf, nan_bin): (&[T], bool),
-    s: &mut SearchBufs<T>,
+    values: (&[T], bool),
+    b: &mut CategoryBufs,
     ctx: &NodeCtx<'_, C>,
     rows: &NodeRows<'_, C::Y>,
     rng: &mut TreeRng,
 ) -> Option<Cut> {
-    let bins = sum_categories((xf, nan_bin), s, ctx, rows)?;
-    let m = bins.present.len();
-    let mut goes = vec![false; m];
+    let bins = sum_categories(values, b, ctx, rows)?;
+    let m = b.present.len();
+    b.goes.clear();
+    b.goes.resize(m, false);
     loop {
-        for g in goes.iter_mut() {
+        for g in b.goes.iter_mut() {
             *g = draw_left(rng);
         }
-        let n_true = goes.iter().filter(|&&g| g).count();
+        let n_true = b.goes.iter().filter(|&&g| g).count();
         if n_true > 0 && n_true < m {
             break;
         }
     }
-    let (stride, n) = (bins.stride, xf.len());
-    let mut left = vec![0.0; stride - 1];
+    let n = values.0.len();
     let mut n_left = 0usize;
-    for (&c, _) in bins.present.iter().zip(&goes).filter(|(_, &g)| g) {
-        let bin = &s.category_table[c as usize * stride..(c as usize + 1) * stride];
+    for (&c, _) in b.present.iter().zip(&b.goes).filter(|(_, &g)| g) {
+        let bin = bins.bin(&b.table, c);
         n_left += bin[0] as usize;
-        for (l, b) in left.iter_mut().zip(&bin[1..]) {
-            *l += b;
+        for (l, x) in b.sums.iter_mut().zip(&bin[1..]) {
+            *l += x;
         }
     }
-    clear(&mut s.category_table, &bins);
-    if !ctx.admissible(n_left, n, &left) {
+    clear(b, bins);
+    if !ctx.admissible(n_left, n, &b.sums) {
         return None;
     }
-    let proxy = ctx.crit.proxy(ctx.total, &left);
+    let proxy = ctx.crit.proxy(ctx.total, &b.sums);
     if !C::allows(proxy) {
         return None;
     }
-    let chosen: Vec<u32> = bins
-        .present
-        .iter()
-        .zip(&goes)
-        .filter(|(_, &g)| g)
-        .map(|(&c, _)| c)
-        .collect();
-    let missing = write_set(s, &bins, chosen.into_iter(), (n_left, n));
+    start_set(b, bins, (n_left, n));
+    let mut nan_left = false;
+    for (&c, _) in b.present.iter().zip(&b.goes).filter(|(_, &g)| g) {
+        nan_left |= send_left(&mut b.left, bins, c);
+    }
     Some(Cut {
         proxy,
         threshold: 0.0,
         n_left: Some(n_left),
-        missing,
+        missing: missing_side(b, bins, nan_left),
     })
 }

@@ -254,7 +254,7 @@ impl<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool> CandidateSour
         self.best_categorical = matches!(self.spans[k], Span::Categories { .. });
         if self.best_categorical {
             let s = &mut *self.s;
-            s.best_categories.clone_from(&s.search.category_left);
+            s.best_categories.clone_from(&s.search.categories.left);
         }
         self.best_in_batch = Some(k);
         self.best_threshold = cut.threshold;
