@@ -217,10 +217,15 @@ impl Binned {
             .collect();
         let max_bins = max_bins.clamp(2, 256);
         let tables = map_each_mut(&mut columns, |_, (j, out)| {
+            // NaN's bin is the last code; the categories get the others.
+            let bins = match has_nan(*j) {
+                true => max_bins.min(usize::from(NAN_CODE)),
+                false => max_bins,
+            };
             let rows = rows.as_deref();
             (
                 *j,
-                CategoryTable::bin_column(x, *j, rows, max_bins, has_nan(*j), out),
+                CategoryTable::bin_column(x, *j, rows, (bins, NAN_CODE), out),
             )
         });
         self.tables = vec![None; self.edges.len()];

@@ -1,9 +1,9 @@
 //! Histogram bins of categorical columns: a bin per category, or per frequent category.
 //!
 //! A categorical column's values are category codes `0, 1, …` (NaN missing) whose order
-//! means nothing, so its bins are not intervals: when the column has at most `bins − 1`
+//! means nothing, so its bins are not intervals: when the column has at most `bins`
 //! categories (`bins`: `max_bins`, at most 255 when it holds NaN, whose bin is
-//! [`NAN_CODE`]) each gets its own bin; with more, the `bins − 1` most frequent keep theirs
+//! [`crate::data::NAN_CODE`]) each gets its own bin; with more, the `bins − 1` most frequent keep theirs
 //! and the others share the last one (LightGBM groups its rare categories the same way), so
 //! rare categories always go to the same side. Counts come from the rows that place the
 //! numeric edges (every row up to [`super::SAMPLE_ROWS`], else the fit's sample), so the
@@ -12,7 +12,6 @@
 //! The table of a column maps each category to its bin: a split of bins then reads as a
 //! split of categories ([`CategoryTable::categories_left`]), which is what the tree stores.
 
-use super::bins::NAN_CODE;
 use super::{Feature, Matrix};
 
 /// A category no training row holds: not in any bin.
@@ -33,14 +32,14 @@ pub struct CategoryTable {
 
 impl CategoryTable {
     /// The table of the column `j` of `x` counted over `rows` (None: every row), with at most
-    /// `max_bins` bins, writes every row's code into `codes` (NaN: [`NAN_CODE`] when
-    /// `has_nan`). Codes are checked category codes (`crate::tree::categories::check_codes`).
+    /// `bins` bins, writes every row's code into `codes`, `nan_code` for NaN (a column with
+    /// NaN has one bin fewer for its categories: the caller's `bins`). Values are checked
+    /// category codes (`crate::tree::categories::check_codes`).
     pub(super) fn bin_column<T: Feature>(
         x: &Matrix<'_, T>,
         j: usize,
         rows: Option<&[u32]>,
-        max_bins: usize,
-        has_nan: bool,
+        (bins, nan_code): (usize, u8),
         codes: &mut [u8],
     ) -> CategoryTable {
         let category = |i: usize| {
@@ -60,15 +59,11 @@ impl CategoryTable {
             Some(rows) => rows.iter().for_each(|&i| count(i as usize)),
             None => (0..x.n_rows()).for_each(count),
         }
-        let bins = match has_nan {
-            true => max_bins.min(usize::from(NAN_CODE)),
-            false => max_bins,
-        };
         let mut table = CategoryTable::of_counts(&counts, bins);
         for (i, code) in codes.iter_mut().enumerate() {
             *code = match category(i) {
                 Some(c) => table.code_of(c),
-                None => NAN_CODE,
+                None => nan_code,
             };
         }
         table
@@ -144,17 +139,17 @@ mod tests {
     use super::*;
     use crate::data::Layout;
 
-    fn table(values: &[f64], max_bins: usize, has_nan: bool) -> (CategoryTable, Vec<u8>) {
+    fn table(values: &[f64], bins: usize) -> (CategoryTable, Vec<u8>) {
         let x = Matrix::new(values, values.len(), 1, Layout::ColumnMajor).unwrap();
         let mut codes = vec![0u8; values.len()];
-        let t = CategoryTable::bin_column(&x, 0, None, max_bins, has_nan, &mut codes);
+        let t = CategoryTable::bin_column(&x, 0, None, (bins, 255), &mut codes);
         (t, codes)
     }
 
     #[test]
     fn few_categories_get_a_bin_each_in_category_order() {
-        let (t, codes) = table(&[7.0, 2.0, 7.0, 0.0, f64::NAN], 256, true);
-        assert_eq!(codes, vec![2, 1, 2, 0, NAN_CODE]);
+        let (t, codes) = table(&[7.0, 2.0, 7.0, 0.0, f64::NAN], 255);
+        assert_eq!(codes, vec![2, 1, 2, 0, 255]);
         // Bins 0 and 2 left: categories 0 and 7; 1, 3..6 (absent) go the unseen side.
         assert_eq!(t.categories_left(&[0b101], false), vec![0b1000_0001]);
         assert_eq!(t.categories_left(&[0b101], true), vec![!0b100]);
@@ -164,7 +159,7 @@ mod tests {
     fn rare_categories_share_the_last_bin() {
         // Category 5 three times, 1 twice, 0, 3 and 9 once: three bins keep 5 and 1.
         let values = [5.0, 1.0, 5.0, 0.0, 3.0, 5.0, 1.0, 9.0];
-        let (t, codes) = table(&values, 3, false);
+        let (t, codes) = table(&values, 3);
         assert_eq!(codes, vec![1, 0, 1, 2, 2, 1, 0, 2]);
         // The shared bin left: 0, 3 and 9 together.
         assert_eq!(
