@@ -157,38 +157,56 @@ def learn(X: Any, mask: np.ndarray) -> list[np.ndarray | None]:
     return out
 
 
-def encode(X: Any, categories: Sequence[np.ndarray | None]) -> Any:
-    """``X`` with each categorical column replaced by its codes in ``categories`` (float64;
-    NaN for a missing value, -1 for a category not seen at fit). A DataFrame stays a
-    DataFrame (its other columns untouched), an array becomes a float64 array."""
+def _codes(column: Any, cats: np.ndarray) -> np.ndarray:
+    """The codes of ``column``'s values in ``cats`` (float64; NaN missing, -1 unseen)."""
     import pandas as pd
 
-    frame = _is_frame(X)
-    codes_of: dict[int, np.ndarray] = {}
-    for j, cats in enumerate(categories):
-        if cats is None:
-            continue
-        column = _column(X, j)
-        if _is_category(column):
-            column = _as_category(column).astype(object)
-        values = np.asarray(column, dtype=object)
+    index = pd.Index(cats)
+    if _is_category(column):
+        # Through the column's own categories: one lookup per category, not per row.
+        column = _as_category(column)
+        ours = index.get_indexer(pd.Index(column.cat.categories.tolist(), dtype=object))
+        theirs = np.asarray(column.cat.codes)
+        coded = np.where(ours[theirs] >= 0, ours[theirs], UNSEEN).astype(np.float64)
+        coded[theirs < 0] = np.nan
+        return coded
+    values = np.asarray(column)
+    if values.dtype.kind in "biuf" and index.dtype.kind in "biuf":
+        values = values.astype(np.float64)
+        missing = np.isnan(values)
+        found = index.get_indexer(values[~missing])
+    else:
+        values = values.astype(object)
         missing = _missing(values)
         # pandas matches values across types as Python does (1 == 1.0), strings by equality.
-        index = pd.Index(cats)
-        codes = index.get_indexer(pd.Index(values[~missing].tolist(), dtype=object))
-        coded = np.full(len(values), np.nan)
-        coded[~missing] = np.where(codes >= 0, codes, UNSEEN)
-        codes_of[j] = coded
+        found = index.get_indexer(pd.Index(values[~missing].tolist(), dtype=object))
+    coded = np.full(len(values), np.nan)
+    coded[~missing] = np.where(found >= 0, found, UNSEEN)
+    return coded
+
+
+def encode(X: Any, categories: Sequence[np.ndarray | None]) -> Any:
+    """``X`` with each categorical column replaced by its codes in ``categories`` (NaN for a
+    missing value, -1 for a category not seen at fit). A DataFrame stays a DataFrame (its
+    other columns untouched), an array becomes a float array. The codes are float32 when
+    every other column is (codes below 2^24 are exact in float32), so that the forest reads
+    X as float32 (half the sort keys of float64), else float64."""
+    frame = _is_frame(X)
+    codes_of = {j: _codes(_column(X, j), c) for j, c in enumerate(categories) if c is not None}
+    others = [j for j in range(len(categories)) if j not in codes_of]
     if frame:
+        single = all(X.dtypes.iloc[j] == np.float32 for j in others)
         coded_frame = X.copy()
         for j, coded in codes_of.items():
-            coded_frame.isetitem(j, coded)
+            coded_frame.isetitem(j, coded.astype(np.float32) if single else coded)
         return coded_frame
-    out = np.array(X, dtype=object, copy=True)
-    for j, coded in codes_of.items():
-        out[:, j] = coded
+    array = np.asarray(X)
+    dtype = np.float32 if array.dtype == np.float32 else np.float64
     try:
-        return out.astype(np.float64)
+        out = np.array(array, dtype=dtype if array.dtype.kind in "biuf" else object, copy=True)
+        for j, coded in codes_of.items():
+            out[:, j] = coded
+        return out.astype(dtype, copy=False)
     except (TypeError, ValueError) as e:
         raise DataError(
             "X holds text outside its categorical columns: declare those columns in "

@@ -273,10 +273,10 @@ def _patch_on_workers(client: Any, X: Any, y: Any, a: int, b: int, columns: np.n
     if isinstance(X, (str, Path)):
         return {"X": str(X), "y": y, "rows": (a, b), "columns": columns}
     if hasattr(X, "compute"):  # a dask Array: the patch is computed on the workers
-        if y is None:
-            y_part = None
+        if y is None or not hasattr(y, "compute"):
+            y_part = None if y is None else _y_block(y, a, b)
         else:
-            y_part = client.compute(y[a:b]) if hasattr(y, "compute") else np.asarray(y)[a:b]
+            y_part = client.compute(y[a:b])
         return {
             "X": client.compute(X[a:b][:, columns]),
             "y": y_part,
@@ -284,16 +284,18 @@ def _patch_on_workers(client: Any, X: Any, y: Any, a: int, b: int, columns: np.n
             "columns": columns,
         }
     X_patch = np.ascontiguousarray(np.asarray(X)[a:b][:, columns])
-    if y is None:
-        y_part = None
-    else:
-        y_part = load_npy(y)[a:b] if isinstance(y, (str, Path)) else np.asarray(y)[a:b]
+    y_part = None if y is None else _y_block(y, a, b)
     return {
         "X": client.scatter(X_patch, hash=False),
-        "y": None if y_part is None else client.scatter(np.asarray(y_part), hash=False),
+        "y": None if y_part is None else client.scatter(y_part, hash=False),
         "rows": None,
         "columns": columns,
     }
+
+
+def _y_block(y: Any, a: int, b: int) -> np.ndarray:
+    """The rows ``a..b`` of an in-memory ``y`` or of a ``.npy`` file's, on the client."""
+    return np.asarray(load_npy(y)[a:b] if isinstance(y, (str, Path)) else np.asarray(y)[a:b])
 
 
 def _read_patch(patch: dict) -> tuple[np.ndarray, Any]:
