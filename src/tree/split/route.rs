@@ -15,8 +15,8 @@
 //! | `Direct`   | random rule, complete dense X, small node or narrow rows   | `direct`                 |
 //! | `Gathered` | otherwise                                                  | `gathered`               |
 //!
-//! A tree with a categorical feature plans no ranks and, in the histogram search, no lists
-//! or node bins: a categorical candidate is gathered (its bins are the categories').
+//! A tree with a categorical feature plans no ranks; its categorical candidates are read
+//! by category from the histogram search's lists and node bins as from gathered codes.
 //!
 //! Inside the gathered source each candidate still picks its reading (values sorted,
 //! codes binned or counted, wide codes, sparse entries, NaN passes).
@@ -128,10 +128,7 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
             self.listed = listable && lists_pay(max_features, features.len());
             self.list_rows = list_rows(features.len(), self.any_order);
         } else {
-            let categorical = self.categorical.iter().any(|&c| c);
-            self.listed = R::KIND.lists_bin_codes()
-                && !categorical
-                && lists_pay(max_features, features.len());
+            self.listed = R::KIND.lists_bin_codes() && lists_pay(max_features, features.len());
             self.list_rows = list_rows(features.len(), self.any_order);
             if self.listed {
                 let parallel = self.parallel_bins;
@@ -241,7 +238,7 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
                     lists.build_ranked(ranks, x.n_rows(), node.rows, start, draw.varying());
                 }
                 let exact = Some(levels);
-                find_split_listed(lists, node, start, draw, split_rows, None, exact)
+                find_split_listed(lists, node, start, draw, split_rows, (None, None), exact)
             }
             (Route::Pair(levels), _) => find_split_pair(levels, node, draw),
             (Route::Few(levels), _) => find_split_few(levels, node, draw),
@@ -257,7 +254,8 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
                     None => split_rows,
                 };
                 let (lists, sr) = (&mut self.lists, listed_child_rows);
-                find_split_listed(lists, node, start, draw, sr, nan, lossless)
+                let flags = (nan, categorical);
+                find_split_listed(lists, node, start, draw, sr, flags, lossless)
             }
             (Route::Binned, Some(stack)) => {
                 let nb = self.node_bins.get_or_insert_with(|| {
@@ -266,7 +264,7 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
                     let (crit, varying) = (ctx.crit, draw.varying());
                     stack.fill(CodeColumns::X(x), crit, node.s, rows, start, varying)
                 });
-                find_split_binned(x, stack, nb, node, draw, nan)
+                find_split_binned(x, stack, nb, node, draw, (nan, categorical))
             }
             (Route::Kept(levels), Some(stack)) => {
                 let nb = self.node_bins.get_or_insert_with(|| {

@@ -160,7 +160,13 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
     /// Whether the children of a split may be scanned as their bins are kept: when the
     /// histogram search fills them in parallel ([`ChildScans`]).
     pub fn scans_children(&self) -> bool {
-        self.parallel_bins && !self.code_bins && self.bins.is_some() && current_threads() > 1
+        // (A categorical candidate's scan writes its set, which a slot's cut cannot keep.)
+        let ordered = self.categorical.is_empty();
+        ordered
+            && self.parallel_bins
+            && !self.code_bins
+            && self.bins.is_some()
+            && current_threads() > 1
     }
 
     /// The builder keeps the split of the node: the bins of its children that will be

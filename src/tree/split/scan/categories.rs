@@ -26,14 +26,16 @@ use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
 use crate::tree::split::draw::draw_left;
 use crate::tree::split::read::side::category_value;
+use crate::tree::split::scan::bins::add_row;
 use crate::tree::split::{unseen_go_left, BestCut, Cut, NodeCtx, NodeRows};
 use crate::tree::Missing;
 
 /// What the categorical searches reuse from node to node.
 #[derive(Default)]
 pub(crate) struct CategoryBufs {
-    /// The bins, one per category (the rows' count, then the proxy's sums, the weight
-    /// first), zero between searches: [`clear`] zeroes those of the categories present.
+    /// The bins, one per category, laid out as the histogram's (the proxy's sums, the
+    /// weight first, then the rows' count: [`add_row`]), zero between searches: [`clear`]
+    /// zeroes those of the categories present.
     table: Vec<f64>,
     /// The set of the last cut (bit `c` of word `c / 64`: category `c` goes left).
     pub(crate) left: Vec<u64>,
@@ -57,6 +59,11 @@ struct CategoryBins {
 impl CategoryBins {
     fn bin<'t>(&self, table: &'t [f64], c: u32) -> &'t [f64] {
         &table[c as usize * self.stride..(c as usize + 1) * self.stride]
+    }
+
+    /// The rows of bin `bin`.
+    fn count(&self, bin: &[f64]) -> f64 {
+        bin[self.stride - 1]
     }
 }
 
@@ -90,13 +97,10 @@ fn sum_categories<T: Feature, C: Criterion>(
         let v = category_value(v, nan_bin);
         let c = if v.is_nan() { bins.nan_code } else { v as u32 };
         let bin = &mut b.table[c as usize * stride..(c as usize + 1) * stride];
-        if bin[0] == 0.0 {
+        if bins.count(bin) == 0.0 {
             b.present.push(c);
         }
-        let w = rows.ws[j];
-        bin[0] += 1.0;
-        bin[1] += w;
-        ctx.crit.add_for_proxy(&mut bin[1..], rows.ys[j], w);
+        add_row::<C, false>(bin, rows.ys[j], rows.ws[j], ctx.crit);
     }
     b.present.sort_unstable();
     if b.present.len() < 2 {
@@ -157,14 +161,85 @@ pub(in crate::tree::split) fn best_categories<T: Feature, C: Criterion>(
     bar: f64,
 ) -> Option<Cut> {
     let bins = sum_categories(values, b, ctx, rows)?;
-    order_categories(b, bins, ctx);
-    let n = values.0.len();
+    let table = std::mem::take(&mut b.table);
+    let cut = best_of_present(&table, bins, b, ctx, values.0.len(), bar);
+    b.table = table;
+    clear(b, bins);
+    cut
+}
+
+/// [`best_categories`] from a slot's histogram bins `slot` (from code 0, `stride` numbers
+/// a code; [`crate::tree::split::state::node_bins`]): its non-empty codes between `lo` and
+/// `hi`, code [`crate::data::NAN_CODE`] standing for NaN with `nan` (the column's
+/// missing-values bin). Its set in `b.left`, of codes.
+pub(in crate::tree::split) fn best_of_bins<C: Criterion>(
+    (slot, stride): (&[f64], usize),
+    (lo, hi, nan): (usize, usize, bool),
+    b: &mut CategoryBufs,
+    ctx: &NodeCtx<'_, C>,
+    n: usize,
+    bar: f64,
+) -> Option<Cut> {
+    let nan_code = match nan {
+        true => u32::from(crate::data::NAN_CODE),
+        false => 1 + u32::from(crate::data::NAN_CODE),
+    };
+    let bins = CategoryBins { stride, nan_code };
+    b.present.clear();
+    let codes = (lo..=hi).filter(|&c| bins.count(bins.bin(slot, c as u32)) > 0.0);
+    b.present.extend(codes.map(|c| c as u32));
+    if b.present.len() < 2 {
+        return None;
+    }
+    b.sums.clear();
+    b.sums.resize(stride - 1, 0.0);
+    best_of_present(slot, bins, b, ctx, n, bar)
+}
+
+/// [`best_of_bins`] of a node's `rows` given by code (NaN's [`crate::data::NAN_CODE`] with
+/// `nan`), target and weight, between codes `lo` and `hi`, in the node's order within each
+/// code (so that each bin sums its rows as the gathered search does): summed into
+/// `b.table`, which is left zero.
+#[allow(clippy::type_complexity)]
+pub(in crate::tree::split) fn best_of_codes<C: Criterion>(
+    rows: impl Iterator<Item = (usize, C::Y, f64)>,
+    (lo, hi, nan): (usize, usize, bool),
+    b: &mut CategoryBufs,
+    ctx: &NodeCtx<'_, C>,
+    n: usize,
+    bar: f64,
+) -> Option<Cut> {
+    let stride = 1 + ctx.crit.proxy_len();
+    if b.table.len() < (hi + 1) * stride {
+        b.table.resize((hi + 1) * stride, 0.0);
+    }
+    for (c, y, w) in rows {
+        add_row::<C, false>(&mut b.table[c * stride..(c + 1) * stride], y, w, ctx.crit);
+    }
+    let mut table = std::mem::take(&mut b.table);
+    let cut = best_of_bins((&table, stride), (lo, hi, nan), b, ctx, n, bar);
+    table[lo * stride..(hi + 1) * stride].fill(0.0);
+    b.table = table;
+    cut
+}
+
+/// The best cut above `bar` between the categories `b.present` of `table` ordered by their
+/// value, its set written into `b.left`; `n` is the node's rows and `b.sums` zero.
+fn best_of_present<C: Criterion>(
+    table: &[f64],
+    bins: CategoryBins,
+    b: &mut CategoryBufs,
+    ctx: &NodeCtx<'_, C>,
+    n: usize,
+    bar: f64,
+) -> Option<Cut> {
+    order_categories(table, b, bins, ctx);
     let mut n_left = 0usize;
     let mut best = BestCut::above(bar);
     for (i, &(_, c)) in b.order[..b.order.len() - 1].iter().enumerate() {
-        let bin = bins.bin(&b.table, c);
-        n_left += bin[0] as usize;
-        for (l, x) in b.sums.iter_mut().zip(&bin[1..]) {
+        let bin = bins.bin(table, c);
+        n_left += bins.count(bin) as usize;
+        for (l, x) in b.sums.iter_mut().zip(bin) {
             *l += x;
         }
         let right_ok = n - n_left >= ctx.min_samples_leaf;
@@ -172,7 +247,6 @@ pub(in crate::tree::split) fn best_categories<T: Feature, C: Criterion>(
             best.offer(ctx, &b.sums, i as f64, n_left);
         }
     }
-    clear(b, bins);
     let mut cut = best.cut()?;
     start_set(b, bins, (cut.n_left?, n));
     let mut nan_left = false;
@@ -183,15 +257,20 @@ pub(in crate::tree::split) fn best_categories<T: Feature, C: Criterion>(
     Some(cut)
 }
 
-/// Sorts the node's categories (with NaN as `bins.nan_code`) into `b.order` by their value
-/// (see the module docs), ties by code.
-fn order_categories<C: Criterion>(b: &mut CategoryBufs, bins: CategoryBins, ctx: &NodeCtx<'_, C>) {
+/// Sorts the node's categories (with NaN as `bins.nan_code`) of `table` into `b.order` by
+/// their value (see the module docs), ties by code.
+fn order_categories<C: Criterion>(
+    table: &[f64],
+    b: &mut CategoryBufs,
+    bins: CategoryBins,
+    ctx: &NodeCtx<'_, C>,
+) {
     let stride = bins.stride;
     let width = (stride - 2).max(1);
     b.values.clear();
     b.values.resize(b.present.len() * width, 0.0);
     for (v, &c) in b.values.chunks_mut(width).zip(&b.present) {
-        ctx.crit.value(&bins.bin(&b.table, c)[1..], v);
+        ctx.crit.value(&bins.bin(table, c)[..stride - 1], v);
     }
     b.order.clear();
     let codes = b.present.iter().copied();
@@ -201,9 +280,7 @@ fn order_categories<C: Criterion>(b: &mut CategoryBufs, bins: CategoryBins, ctx:
             .order
             .extend(b.values.chunks(2).map(|v| v[1] - v[0]).zip(codes)),
         _ => {
-            let weights: Vec<f64> = (b.present.iter())
-                .map(|&c| bins.bin(&b.table, c)[1])
-                .collect();
+            let weights: Vec<f64> = (b.present.iter()).map(|&c| bins.bin(table, c)[0]).collect();
             let scores = principal_scores(&b.values, width, &weights);
             b.order.extend(scores.into_iter().zip(codes));
         }
@@ -281,8 +358,8 @@ pub(in crate::tree::split) fn random_categories<T: Feature, C: Criterion>(
     let mut n_left = 0usize;
     for (&c, _) in b.present.iter().zip(&b.goes).filter(|(_, &g)| g) {
         let bin = bins.bin(&b.table, c);
-        n_left += bin[0] as usize;
-        for (l, x) in b.sums.iter_mut().zip(&bin[1..]) {
+        n_left += bins.count(bin) as usize;
+        for (l, x) in b.sums.iter_mut().zip(bin) {
             *l += x;
         }
     }
