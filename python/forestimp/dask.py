@@ -25,6 +25,11 @@ runs the batched rounds of Sequential Random Subspace with each round's fits on 
 :func:`fit_patches` grows Random Patches block by block, for data larger than a worker's
 memory (``_dask_patches``).
 
+Categorical features (``categorical_features``, ``docs/categorical.md``) are learned once over
+all the rows, never per task or per block, and every task codes X by those categories
+(``BaseForest._fit(..., encoded=...)``); prediction gives an estimator fitted on a DataFrame
+each partition of a Dask DataFrame as a DataFrame, matched by category (``docs/dask.md``).
+
 Requires the ``dask`` extra: ``pip install 'forestimp[dask]'``.
 """
 

@@ -5,9 +5,11 @@ subspaces, and the probes of the threshold and Boruta, so the category stays spl
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import forestimp as fi
+from forestimp.exceptions import DataError
 from forestimp.selection import RFE, Boruta, SelectFromImportance, SequentialRandomSubspace
 from forestimp.selection._base import on_columns
 
@@ -54,3 +56,11 @@ def test_selectors_keep_a_category_split_by_sets(make):
         assert list(selector.estimator_.is_categorical_) == [
             c == 3 for c in np.flatnonzero(selector.support_)
         ]
+
+
+def test_srs_refuses_a_category_column_of_a_frame_by_name():
+    X, y = data(200)
+    frame = pd.DataFrame(X, columns=[f"c{j}" for j in range(8)])
+    frame["c3"] = pd.Categorical(X[:, 3].astype(int))
+    with pytest.raises(DataError, match="'c3'"):
+        SequentialRandomSubspace(forest(), q=4, n_iterations=2).fit(frame, y)
