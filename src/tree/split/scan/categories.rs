@@ -383,3 +383,6 @@ pub(in crate::tree::split) fn random_categories<T: Feature, C: Criterion>(
         missing: missing_side(b, bins, nan_left),
     })
 }
+
+#[cfg(test)]
+mod tests;
