@@ -127,6 +127,11 @@ def _name(X: Any, j: int) -> str:
 
 def learn(X: Any, mask: np.ndarray) -> list[np.ndarray | None]:
     """``categories_``: for each feature of ``X``, its categories (None for the others)."""
+    if hasattr(X, "tocsc"):  # scipy.sparse: no column reads as categories
+        raise InvalidParameterError(
+            "categorical features are split in dense X only: pass X.toarray(), or "
+            "categorical_features=None"
+        )
     out: list[np.ndarray | None] = []
     for j, categorical in enumerate(mask):
         if not categorical:

@@ -152,13 +152,9 @@ impl<'a, T: Feature> FitSession<'a, T> {
             multiway::check_integer_codes(&x)?;
         }
         if let Some(categorical) = &params.categorical {
-            let multi_output = matches!(
-                targets,
-                Targets::MultiClasses { .. } | Targets::MultiRegression { .. }
-            );
-            if x.is_sparse() || multi_output {
+            if x.is_sparse() {
                 return Err(ForestError::Unsupported(
-                    "categorical features are split in dense X with a single output only".into(),
+                    "categorical features are split in dense X only: pass X.toarray()".into(),
                 ));
             }
             crate::tree::categories::check_codes(&x, categorical)?;

@@ -81,3 +81,34 @@ def test_scikit_learn_trees_cannot_hold_category_sets():
     est = fi.RandomForestClassifier(n_estimators=2, random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="splits on categories"):
         est.estimators_  # noqa: B018
+
+
+def test_object_arrays_of_text_categories_fit_and_predict():
+    rng = np.random.default_rng(7)
+    words = np.array(["oak", "elm", "ash", "fir", "yew"], dtype=object)
+    k = rng.integers(0, 5, 300)
+    X = np.column_stack([words[k], rng.random(300)]).astype(object)
+    y = np.isin(k, [1, 3]).astype(int)
+    est = fi.RandomForestClassifier(n_estimators=10, random_state=0, categorical_features=[0])
+    est.fit(X, y)
+    assert list(est.categories_[0]) == sorted(words)
+    assert est.score(X, y) == 1.0
+    probe = np.array([["elm", 0.5], ["pine", 0.5], [None, 0.5]], dtype=object)
+    assert est.predict_proba(probe).shape == (3, 2)
+
+
+def test_more_levels_than_the_format_holds_is_a_typed_error(monkeypatch):
+    from forestimp import _categorical
+
+    X, y = table(n=200, levels=30)
+    monkeypatch.setattr(_categorical, "MAX_CATEGORIES", 20)
+    with pytest.raises(DataError, match="30 categories; at most 20"):
+        fi.RandomForestClassifier(n_estimators=2).fit(X, y)
+
+
+def test_a_sparse_x_with_declared_categories_is_refused():
+    from scipy import sparse
+
+    X = sparse.csr_matrix(np.eye(6))
+    with pytest.raises(InvalidParameterError, match="dense X only"):
+        fi.RandomForestClassifier(categorical_features=[0]).fit(X, [0, 1] * 3)

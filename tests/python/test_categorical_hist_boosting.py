@@ -123,3 +123,22 @@ def test_a_warm_start_keeps_the_first_fits_categories():
     est.fit(reordered(X), y)
     cold = fi.GradientBoostingRegressor(n_estimators=20, random_state=0).fit(X, y)
     np.testing.assert_allclose(est.predict(X), cold.predict(X), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("splitter", ["best", "hist"])
+def test_multi_output_forests_split_categories(splitter):
+    # Two outputs, each a function of the 40-level category: one split per output's
+    # grouping is out of reach of thresholds on the codes, not of category sets.
+    X, y = table(n=2000, seed=5)
+    k = X["cat"].cat.codes.to_numpy()
+    Y = np.column_stack([(k % 2 == 0) & (k >= 0), (k % 3 == 0) & (k >= 0)]).astype(int)
+    kw = dict(n_estimators=10, max_depth=4, random_state=0, splitter=splitter)
+    native = fi.RandomForestClassifier(**kw).fit(X, Y)
+    codes = X.assign(cat=k.astype(float), small=X["small"].cat.codes)
+    ordinal = fi.RandomForestClassifier(**kw, categorical_features=None).fit(codes, Y)
+    assert native.score(X, Y) > ordinal.score(codes, Y) + 0.1
+    np.testing.assert_array_equal(native.predict(reordered(X)), native.predict(X))
+    reg = fi.ExtraTreesRegressor(n_estimators=10, random_state=0).fit(X, np.column_stack([y, -y]))
+    assert reg.predict(X).shape == (len(X), 2) and reg.score(X, np.column_stack([y, -y])) > 0.9
+    back = persistence.loads(persistence.dumps(native))
+    np.testing.assert_array_equal(back.predict_proba(X)[1], native.predict_proba(X)[1])
