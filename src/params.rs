@@ -155,6 +155,55 @@ pub struct ForestParams {
     /// (NaN missing), and nodes split it by sets of categories (`tree::categories`). The
     /// exact and random splitters only.
     pub categorical: Option<Vec<bool>>,
+    /// The best split's guards against fitting rare categories of the categorical features.
+    pub category_guards: CategoryGuards,
+}
+
+/// The best split's guards against fitting rare categories
+/// (`crate::tree::split::scan::categories`; LightGBM's `cat_smooth` and `max_cat_threshold`,
+/// and its rare-category cut-off as one pooled group). [`CategoryGuards::NONE`] guards
+/// nothing: the search is then exact.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CategoryGuards {
+    /// Rows of the node's mean added to each category's sums to order it: a category of
+    /// few rows is ordered near the node's mean.
+    pub smoothing: f64,
+    /// Categories with fewer rows in the node are ordered as one group, and so go together.
+    pub min_samples: usize,
+    /// At most this many groups on the smaller side of a cut (0: no limit).
+    pub max_side: usize,
+    /// Categories holding a smaller share of the node's rows are rare too.
+    pub min_share: f64,
+}
+
+impl CategoryGuards {
+    /// No guard: every cut of the order of the categories' own values.
+    pub const NONE: CategoryGuards = CategoryGuards {
+        smoothing: 0.0,
+        min_samples: 1,
+        max_side: 0,
+        min_share: 0.0,
+    };
+
+    /// Refuses a negative or non-finite smoothing and a zero `min_samples`.
+    fn check(&self) -> Result<()> {
+        if !(self.smoothing >= 0.0 && self.smoothing.is_finite()) {
+            return Err(invalid("category_smoothing", "must be a finite value >= 0"));
+        }
+        if !(0.0..1.0).contains(&self.min_share) {
+            return Err(invalid("min_category_share", "must be in [0, 1)"));
+        }
+        if self.min_samples == 0 {
+            return Err(invalid("min_category_samples", "must be at least 1"));
+        }
+        Ok(())
+    }
+}
+
+impl Default for CategoryGuards {
+    fn default() -> Self {
+        CategoryGuards::NONE
+    }
 }
 
 impl ForestParams {
@@ -178,6 +227,7 @@ impl ForestParams {
             ccp_alpha: 0.0,
             monotonic_cst: None,
             categorical: None,
+            category_guards: CategoryGuards::NONE,
         }
     }
 
@@ -317,6 +367,7 @@ impl ForestParams {
             self.splitter,
         )?;
         let categorical = self.resolve_categorical(n_features, monotonic_cst.as_deref())?;
+        self.category_guards.check()?;
         let tree_features = match self.tree_features {
             None => n_features,
             Some(c) => c.resolve("tree_features", n_features)?,
@@ -373,6 +424,7 @@ impl ForestParams {
             ccp_alpha: self.ccp_alpha,
             monotonic_cst,
             categorical,
+            category_guards: self.category_guards,
         })
     }
 
@@ -479,6 +531,9 @@ pub struct Resolved {
     /// shapes growth only, and each categorical split stores its set.
     #[cfg_attr(feature = "serde", serde(skip))]
     pub categorical: Option<Vec<bool>>,
+    /// The guards of the categorical searches (not in the model bytes either).
+    #[cfg_attr(feature = "serde", serde(skip))]
+    pub category_guards: CategoryGuards,
 }
 
 impl Resolved {

@@ -3,21 +3,13 @@
 //! unseen codes as documented, Extra-Trees draw proper subsets, and what the search cannot
 //! split is refused with typed errors.
 
+mod common;
+
+use common::lcg;
 use forestimp::{
     CriterionKind, FeatureCount, Forest, ForestError, ForestParams, Layout, Matrix, SplitterKind,
     Targets,
 };
-
-/// A fixed LCG in [0, 1).
-fn lcg(seed: u64) -> impl FnMut() -> f64 {
-    let mut state = seed;
-    move || {
-        state = state
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (state >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
 
 /// One categorical column of `n` rows over `levels` categories (codes skipping some, so
 /// that absent codes occur), with a per-category effect.

@@ -2,23 +2,15 @@
 //! the histogram trees are the exact trees; with more categories than bins the rare ones
 //! share a bin and so always go together; boosters split categories too.
 
+mod common;
+
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 
+use common::lcg;
 use forestimp::{
     BoostParams, Booster, CriterionKind, FeatureCount, Forest, ForestParams, Layout, Loss, Matrix,
     SplitterKind, Targets,
 };
-
-/// A fixed LCG in [0, 1).
-fn lcg(seed: u64) -> impl FnMut() -> f64 {
-    let mut state = seed;
-    move || {
-        state = state
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (state >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
 
 /// `n` rows (row-major) of two categorical columns, the first over `levels` codes
 /// `0, 3, 6, …` with NaN in one row of 9, the second over 5 codes; y a sum of

@@ -360,6 +360,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
             output_classes=output_classes,
             monotonic_cst=monotonic_cst,
             categorical=self._categorical_of_view(columns, shadows),
+            category_guards=_categorical.guards(self),
         )
         progress = None
         if verbose:

@@ -74,6 +74,10 @@ class BaseGradientBoosting(BaseEstimator):
         tree_features: Any = None,
         n_jobs: int | None = None,
         categorical_features: Any = "from_dtype",
+        category_smoothing: float = _categorical.SMOOTHING,
+        min_category_samples: int = _categorical.MIN_SAMPLES,
+        min_category_share: float = _categorical.MIN_SHARE,
+        max_category_side: int | None = _categorical.MAX_SIDE,
     ) -> None:
         self.loss = loss
         self.learning_rate = learning_rate
@@ -101,6 +105,10 @@ class BaseGradientBoosting(BaseEstimator):
         self.tree_features = tree_features
         self.n_jobs = n_jobs
         self.categorical_features = categorical_features
+        self.category_smoothing = category_smoothing
+        self.min_category_samples = min_category_samples
+        self.min_category_share = min_category_share
+        self.max_category_side = max_category_side
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -354,6 +362,7 @@ class BaseGradientBoosting(BaseEstimator):
             offset=offset,
             monitor=hook,
             categorical=self._categorical_flags(),
+            category_guards=_categorical.guards(self),
         )
         self._seed_ = seed
         self._set_fitted(booster, k_node)

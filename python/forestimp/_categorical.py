@@ -22,9 +22,36 @@ import numpy as np
 
 from ._core import DataError, InvalidParameterError, ModelFormatError
 
+# The defaults of the best categorical split's guards (`CategoryGuards` in src/params.rs;
+# docs/categorical.md): category_smoothing, min_category_samples, min_category_share,
+# max_category_side. A category with under 1 % of a node's rows is ordered with the other
+# rare ones: it keeps a column of thousands of levels from fitting noise (BENCHMARKS.md).
+SMOOTHING = 0.0
+MIN_SAMPLES = 1
+MAX_SIDE: int | None = None
+MIN_SHARE = 0.01
+
 # The engine's bound on a feature's categories (`tree::categories::MAX_CATEGORIES`).
 MAX_CATEGORIES = 1 << 24
 UNSEEN = -1.0
+
+
+def guards(est: Any) -> tuple[float, int, float, int]:
+    """The engine's ``category_guards`` of ``est``'s ``category_smoothing``,
+    ``min_category_samples`` and ``max_category_side`` (0: no limit), checked."""
+    from . import _params as P
+
+    smoothing = P.check_real(
+        "category_smoothing", getattr(est, "category_smoothing", SMOOTHING), 0.0, np.inf
+    )
+    min_samples = P.check_int(
+        "min_category_samples", getattr(est, "min_category_samples", MIN_SAMPLES), 1
+    )
+    side = getattr(est, "max_category_side", MAX_SIDE)
+    max_side = P.check_int("max_category_side", side, 1, none_ok=True)
+    share = getattr(est, "min_category_share", MIN_SHARE)
+    min_share = P.check_real("min_category_share", share, 0.0, 0.999)
+    return smoothing, min_samples, min_share, max_side or 0
 
 
 def _is_frame(X: Any) -> bool:

@@ -34,7 +34,14 @@ fit go to the nearest observed value; NaN is a category of its own (one more chi
 ``"from_dtype"`` by default: pandas ``category`` columns) splits a categorical column by sets
 of its categories rather than by codes: the best set by ordering the categories
 (``splitter="best"`` and ``"hist"``), a random set (random thresholds). Categories are
-learned at fit (``categories_``) and matched by value at predict; see ``docs/categorical.md``.
+learned at fit (``categories_``) and matched by value at predict. The best set is searched
+within guards against fitting rare categories (after LightGBM's): ``category_smoothing``
+(rows of the node's mean added to each category's sums before it is ordered),
+``min_category_samples`` and ``min_category_share`` (categories with fewer rows, or a smaller
+share of the node's rows, 1 % by default, are ordered as one group) and
+``max_category_side`` (at most that many groups on the smaller side of a cut; None: no
+limit). ``min_category_share=0`` with the other defaults gives the exact best set. See
+``docs/categorical.md``.
 
 Criteria and scikit-learn's other parameters, for every estimator and splitter:
 
@@ -136,6 +143,7 @@ import numpy as np
 from . import _model_kinds, _state
 from . import _params as P
 from ._base import BaseForest, ForestClassifierMixin, ForestRegressorMixin
+from ._categorical import MAX_SIDE, MIN_SAMPLES, MIN_SHARE, SMOOTHING
 from ._core import InvalidParameterError
 
 
@@ -191,7 +199,9 @@ class RandomForestClassifier(_RandomForestLayout, ForestClassifierMixin, BaseFor
                  bootstrap=True, oob_score=False, n_jobs=None, random_state=None, verbose=0,
                  warm_start=False, class_weight=None, max_samples=None, splitter="best",
                  max_bins=255, ccp_alpha=0.0, monotonic_cst=None,
-                 categorical_features="from_dtype"):  # fmt: skip
+                 categorical_features="from_dtype", category_smoothing=SMOOTHING,
+                 min_category_samples=MIN_SAMPLES, min_category_share=MIN_SHARE,
+                 max_category_side=MAX_SIDE):  # fmt: skip
         _store(self, locals())
 
 
@@ -208,7 +218,9 @@ class RandomForestRegressor(_RandomForestLayout, ForestRegressorMixin, BaseFores
                  bootstrap=True, oob_score=False, n_jobs=None, random_state=None, verbose=0,
                  warm_start=False, max_samples=None, splitter="best", max_bins=255,
                  ccp_alpha=0.0, monotonic_cst=None,
-                 categorical_features="from_dtype"):  # fmt: skip
+                 categorical_features="from_dtype", category_smoothing=SMOOTHING,
+                 min_category_samples=MIN_SAMPLES, min_category_share=MIN_SHARE,
+                 max_category_side=MAX_SIDE):  # fmt: skip
         _store(self, locals())
 
 
@@ -227,7 +239,9 @@ class ExtraTreesClassifier(_ExtraTreesLayout, ForestClassifierMixin, BaseForest)
                  bootstrap=False, oob_score=False, n_jobs=None, random_state=None, verbose=0,
                  warm_start=False, class_weight=None, max_samples=None,
                  multiway=False, ccp_alpha=0.0, monotonic_cst=None,
-                 categorical_features="from_dtype"):  # fmt: skip
+                 categorical_features="from_dtype", category_smoothing=SMOOTHING,
+                 min_category_samples=MIN_SAMPLES, min_category_share=MIN_SHARE,
+                 max_category_side=MAX_SIDE):  # fmt: skip
         _store(self, locals())
 
 
@@ -246,7 +260,9 @@ class ExtraTreesRegressor(_ExtraTreesLayout, ForestRegressorMixin, BaseForest):
                  bootstrap=False, oob_score=False, n_jobs=None, random_state=None, verbose=0,
                  warm_start=False, max_samples=None, multiway=False,
                  ccp_alpha=0.0, monotonic_cst=None,
-                 categorical_features="from_dtype"):  # fmt: skip
+                 categorical_features="from_dtype", category_smoothing=SMOOTHING,
+                 min_category_samples=MIN_SAMPLES, min_category_share=MIN_SHARE,
+                 max_category_side=MAX_SIDE):  # fmt: skip
         _store(self, locals())
 
 
@@ -288,7 +304,9 @@ class RandomPatchesClassifier(_PatchesLayout, ForestClassifierMixin, BaseForest)
                  oob_score=False, n_jobs=None, random_state=None, verbose=0,
                  warm_start=False, class_weight=None, max_bins=255,
                  ccp_alpha=0.0, monotonic_cst=None,
-                 categorical_features="from_dtype"):  # fmt: skip
+                 categorical_features="from_dtype", category_smoothing=SMOOTHING,
+                 min_category_samples=MIN_SAMPLES, min_category_share=MIN_SHARE,
+                 max_category_side=MAX_SIDE):  # fmt: skip
         _store(self, locals())
 
 
@@ -304,7 +322,9 @@ class RandomPatchesRegressor(_PatchesLayout, ForestRegressorMixin, BaseForest):
                  bootstrap=False, oob_score=False, n_jobs=None, random_state=None,
                  verbose=0, warm_start=False, max_bins=255,
                  ccp_alpha=0.0, monotonic_cst=None,
-                 categorical_features="from_dtype"):  # fmt: skip
+                 categorical_features="from_dtype", category_smoothing=SMOOTHING,
+                 min_category_samples=MIN_SAMPLES, min_category_share=MIN_SHARE,
+                 max_category_side=MAX_SIDE):  # fmt: skip
         _store(self, locals())
 
 
@@ -331,7 +351,9 @@ class TotallyRandomizedTreesClassifier(_TotallyRandomizedLayout, ForestClassifie
                  oob_score=False, n_jobs=None, random_state=None, verbose=0,
                  warm_start=False, class_weight=None, max_samples=None,
                  multiway=False, ccp_alpha=0.0, monotonic_cst=None,
-                 categorical_features="from_dtype"):  # fmt: skip
+                 categorical_features="from_dtype", category_smoothing=SMOOTHING,
+                 min_category_samples=MIN_SAMPLES, min_category_share=MIN_SHARE,
+                 max_category_side=MAX_SIDE):  # fmt: skip
         _store(self, locals())
 
 
@@ -349,7 +371,9 @@ class TotallyRandomizedTreesRegressor(_TotallyRandomizedLayout, ForestRegressorM
                  oob_score=False, n_jobs=None, random_state=None, verbose=0,
                  warm_start=False, max_samples=None, multiway=False,
                  ccp_alpha=0.0, monotonic_cst=None,
-                 categorical_features="from_dtype"):  # fmt: skip
+                 categorical_features="from_dtype", category_smoothing=SMOOTHING,
+                 min_category_samples=MIN_SAMPLES, min_category_share=MIN_SHARE,
+                 max_category_side=MAX_SIDE):  # fmt: skip
         _store(self, locals())
 
 

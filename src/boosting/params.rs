@@ -81,6 +81,7 @@ pub(crate) fn tree_params(r: &Resolved, ccp_alpha: f64) -> ForestParams {
     t.seed = r.seed;
     t.ccp_alpha = ccp_alpha;
     t.categorical = r.categorical.clone();
+    t.category_guards = r.category_guards;
     t
 }
 

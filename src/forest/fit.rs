@@ -516,7 +516,7 @@ fn grow<T: Feature, C: Criterion>(
     ) -> GrowingTree {
         let mut g = Grower::new(x, levels, crit, ws, samples, p, width);
         if let Some(categorical) = &p.categorical {
-            g = g.with_categorical(categorical);
+            g = g.with_categorical(categorical, p.category_guards);
         }
         if let Some(missing) = nan_bins {
             g = g.with_nan_bins(missing);

@@ -139,7 +139,7 @@ impl PyForest {
         min_impurity_decrease, max_leaf_nodes, bootstrap, max_samples, tree_features,
         balanced_subsample, random_state, n_jobs, progress = None, shadows = None, columns = None, max_bins = 255,
         previous = None, bins = None, trees = None, ccp_alpha = 0.0, output_classes = None,
-        monotonic_cst = None, categorical = None
+        monotonic_cst = None, categorical = None, category_guards = None
     ))]
     fn fit(
         py: Python<'_>,
@@ -174,6 +174,7 @@ impl PyForest {
         output_classes: Option<Vec<usize>>,
         monotonic_cst: Option<Vec<i8>>,
         categorical: Option<Vec<bool>>,
+        category_guards: Option<(f64, usize, f64, usize)>,
     ) -> PyResult<Self> {
         let params = ForestParams {
             criterion: criterion_of(criterion)?,
@@ -194,6 +195,7 @@ impl PyForest {
             ccp_alpha,
             monotonic_cst,
             categorical,
+            category_guards: super::guards_of(category_guards),
         };
         let x = XArray::extract(x)?;
         let y = YArray::extract(y)?;

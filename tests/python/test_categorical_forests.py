@@ -112,3 +112,34 @@ def test_a_sparse_x_with_declared_categories_is_refused():
     X = sparse.csr_matrix(np.eye(6))
     with pytest.raises(InvalidParameterError, match="dense X only"):
         fi.RandomForestClassifier(categorical_features=[0]).fit(X, [0, 1] * 3)
+
+
+@pytest.mark.parametrize(
+    "param, value",
+    [
+        ("category_smoothing", -1.0),
+        ("min_category_samples", 0),
+        ("min_category_share", 1.0),
+        ("max_category_side", 0),
+    ],
+)
+def test_bad_category_guards_are_refused_by_name(param, value):
+    X, y = table(n=100)
+    with pytest.raises(InvalidParameterError, match=param):
+        fi.RandomForestClassifier(n_estimators=2, **{param: value}).fit(X, y)
+
+
+def test_the_share_guard_pools_rare_categories_and_zero_gives_the_exact_search():
+    # 400 levels of ~5 rows each: with the default 1 % share every level of the root is rare,
+    # so the root's categorical split can only separate the rare group from NaN or none.
+    rng = np.random.default_rng(2)
+    n, levels = 2000, 400
+    k = rng.integers(0, levels, n)
+    X = pd.DataFrame({"id": pd.Categorical(k, categories=range(levels)), "x": rng.random(n)})
+    y = (rng.random(n) < 0.5).astype(int)  # noise: the id is all the trees could fit
+    kw = dict(n_estimators=1, max_depth=1, bootstrap=False, max_features=1.0, random_state=0)
+    exact = fi.RandomForestClassifier(**kw, min_category_share=0.0).fit(X, y)
+    guarded = fi.RandomForestClassifier(**kw).fit(X, y)
+    # The exact search fits the noise with a set of ids; the guarded one cannot.
+    assert exact.forest_.importances(False)[0] > 0
+    assert guarded.forest_.importances(False)[0] == 0

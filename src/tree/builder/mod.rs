@@ -9,6 +9,7 @@
 //! samples are partitioned in place in one buffer. The growth orders are here; the work on
 //! one node (its leaf, stopping rules, split and children's bins) is in [`node`].
 
+use crate::params::CategoryGuards;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
@@ -191,8 +192,8 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
     }
 
     /// Splits the features flagged in `categorical` by sets of categories.
-    pub fn with_categorical(mut self, categorical: &[bool]) -> Self {
-        self.splitter.with_categorical(categorical);
+    pub fn with_categorical(mut self, categorical: &[bool], guards: CategoryGuards) -> Self {
+        self.splitter.with_categorical(categorical, guards);
         self
     }
 

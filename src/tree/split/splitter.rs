@@ -8,6 +8,7 @@
 
 use crate::data::{Feature, Levels, Matrix};
 use crate::parallel::current_threads;
+use crate::params::CategoryGuards;
 use crate::tree::criterion::Criterion;
 use crate::tree::split::state::code_lists::{CodeLists, RankItem};
 use crate::tree::split::state::node_bins::{BinStack, ChildScans, CodeColumns, NodeBins, Spare};
@@ -71,9 +72,11 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
     }
 
     /// Splits the features flagged in `categorical` by sets of their categories
-    /// ([`crate::tree::split::scan::categories`]); their values are category codes.
-    pub fn with_categorical(&mut self, categorical: &[bool]) {
+    /// ([`crate::tree::split::scan::categories`], the best split within `guards`); their
+    /// values are category codes.
+    pub fn with_categorical(&mut self, categorical: &[bool], guards: CategoryGuards) {
         self.categorical = categorical.to_vec();
+        self.bufs.search.categories.guards = guards;
     }
 
     /// The set of the last categorical split chosen ([`super::ChosenSplit::is_categorical`]):

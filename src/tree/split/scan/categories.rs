@@ -29,43 +29,9 @@ use crate::tree::split::read::side::category_value;
 use crate::tree::split::scan::bins::add_row;
 use crate::tree::split::{unseen_go_left, BestCut, Cut, NodeCtx, NodeRows};
 use crate::tree::Missing;
-
-/// What the categorical searches reuse from node to node.
-#[derive(Default)]
-pub(crate) struct CategoryBufs {
-    /// The bins, one per category, laid out as the histogram's (the proxy's sums, the
-    /// weight first, then the rows' count: [`add_row`]), zero between searches: [`clear`]
-    /// zeroes those of the categories present.
-    table: Vec<f64>,
-    /// The set of the last cut (bit `c` of word `c / 64`: category `c` goes left).
-    pub(crate) left: Vec<u64>,
-    /// The node's categories in code order (NaN last, as one more code).
-    present: Vec<u32>,
-    /// The categories' values, and their sort keys with codes ([`order_categories`]).
-    values: Vec<f64>,
-    order: Vec<(f64, u32)>,
-    /// The left side's sums, and the random rule's sides of the categories present.
-    sums: Vec<f64>,
-    goes: Vec<bool>,
-}
-
-/// The shape of one candidate's bins: `stride` numbers a bin, NaN's code `nan_code`.
-#[derive(Clone, Copy)]
-struct CategoryBins {
-    stride: usize,
-    nan_code: u32,
-}
-
-impl CategoryBins {
-    fn bin<'t>(&self, table: &'t [f64], c: u32) -> &'t [f64] {
-        &table[c as usize * self.stride..(c as usize + 1) * self.stride]
-    }
-
-    /// The rows of bin `bin`.
-    fn count(&self, bin: &[f64]) -> f64 {
-        bin[self.stride - 1]
-    }
-}
+pub(crate) use bufs::CategoryBufs;
+use bufs::{CategoryBins, POOLED};
+use order::{order_categories, pool_rare};
 
 /// Sums the rows of `xf` into `b.table` by category, the categories present into
 /// `b.present`; None, with the table zero, when fewer than two categories (NaN counting as
@@ -233,102 +199,46 @@ fn best_of_present<C: Criterion>(
     n: usize,
     bar: f64,
 ) -> Option<Cut> {
-    order_categories(table, b, bins, ctx);
+    pool_rare(table, bins, b);
+    let pooled = std::mem::take(&mut b.pooled);
+    let bin_of = |c: u32| match c {
+        POOLED => &pooled[..],
+        c => bins.bin(table, c),
+    };
+    order_categories(&bin_of, b, bins, ctx);
+    let groups = b.order.len();
+    let max_side = match b.guards.max_side {
+        0 => groups,
+        m => m,
+    };
     let mut n_left = 0usize;
     let mut best = BestCut::above(bar);
-    for (i, &(_, c)) in b.order[..b.order.len() - 1].iter().enumerate() {
-        let bin = bins.bin(table, c);
+    for (i, &(_, c)) in b.order[..groups - 1].iter().enumerate() {
+        let bin = bin_of(c);
         n_left += bins.count(bin) as usize;
         for (l, x) in b.sums.iter_mut().zip(bin) {
             *l += x;
         }
+        let small_side = (i + 1).min(groups - 1 - i) <= max_side;
         let right_ok = n - n_left >= ctx.min_samples_leaf;
-        if right_ok && best.worth(ctx, n_left, &b.sums) {
+        if small_side && right_ok && best.worth(ctx, n_left, &b.sums) {
             best.offer(ctx, &b.sums, i as f64, n_left);
         }
     }
+    b.pooled = pooled;
     let mut cut = best.cut()?;
     start_set(b, bins, (cut.n_left?, n));
     let mut nan_left = false;
     for &(_, c) in &b.order[..cut.threshold as usize + 1] {
-        nan_left |= send_left(&mut b.left, bins, c);
+        match c {
+            POOLED => b.rare.iter().for_each(|&r| {
+                send_left(&mut b.left, bins, r);
+            }),
+            c => nan_left |= send_left(&mut b.left, bins, c),
+        }
     }
     cut.missing = missing_side(b, bins, nan_left);
     Some(cut)
-}
-
-/// Sorts the node's categories (with NaN as `bins.nan_code`) of `table` into `b.order` by
-/// their value (see the module docs), ties by code.
-fn order_categories<C: Criterion>(
-    table: &[f64],
-    b: &mut CategoryBufs,
-    bins: CategoryBins,
-    ctx: &NodeCtx<'_, C>,
-) {
-    let stride = bins.stride;
-    let width = (stride - 2).max(1);
-    b.values.clear();
-    b.values.resize(b.present.len() * width, 0.0);
-    for (v, &c) in b.values.chunks_mut(width).zip(&b.present) {
-        ctx.crit.value(&bins.bin(table, c)[..stride - 1], v);
-    }
-    b.order.clear();
-    let codes = b.present.iter().copied();
-    match width {
-        1 => b.order.extend(b.values.iter().copied().zip(codes)),
-        2 => b
-            .order
-            .extend(b.values.chunks(2).map(|v| v[1] - v[0]).zip(codes)),
-        _ => {
-            let weights: Vec<f64> = (b.present.iter()).map(|&c| bins.bin(table, c)[0]).collect();
-            let scores = principal_scores(&b.values, width, &weights);
-            b.order.extend(scores.into_iter().zip(codes));
-        }
-    }
-    b.order
-        .sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-}
-
-/// The scores of the rows of `values` (`width` columns, weights `weights`) on their first
-/// weighted principal component, by power iteration from a fixed start (so the order is
-/// the same on every machine and thread count).
-fn principal_scores(values: &[f64], width: usize, weights: &[f64]) -> Vec<f64> {
-    let total: f64 = weights.iter().sum::<f64>().max(f64::MIN_POSITIVE);
-    let mut mean = vec![0.0; width];
-    for (v, w) in values.chunks(width).zip(weights) {
-        for (m, x) in mean.iter_mut().zip(v) {
-            *m += w * x / total;
-        }
-    }
-    let mut cov = vec![0.0; width * width];
-    for (v, w) in values.chunks(width).zip(weights) {
-        for a in 0..width {
-            for b in 0..width {
-                cov[a * width + b] += w * (v[a] - mean[a]) * (v[b] - mean[b]);
-            }
-        }
-    }
-    let mut dir: Vec<f64> = (0..width).map(|k| 1.0 + k as f64).collect();
-    for _ in 0..64 {
-        let next: Vec<f64> = (0..width)
-            .map(|a| (0..width).map(|b| cov[a * width + b] * dir[b]).sum())
-            .collect();
-        let norm = next.iter().map(|x| x * x).sum::<f64>().sqrt();
-        if norm.is_nan() || norm <= 0.0 || norm.is_infinite() {
-            break;
-        }
-        dir = next.into_iter().map(|x| x / norm).collect();
-    }
-    values
-        .chunks(width)
-        .map(|v| {
-            v.iter()
-                .zip(&mean)
-                .zip(&dir)
-                .map(|((x, m), d)| (x - m) * d)
-                .sum()
-        })
-        .collect()
 }
 
 /// The Extra-Trees search of a categorical candidate (see the module docs): draws from
@@ -384,5 +294,7 @@ pub(in crate::tree::split) fn random_categories<T: Feature, C: Criterion>(
     })
 }
 
+mod bufs;
+mod order;
 #[cfg(test)]
 mod tests;

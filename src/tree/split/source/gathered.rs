@@ -146,19 +146,16 @@ impl<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool> CandidateSour
             &mut bounds,
         );
         for (span, &f) in self.spans[..drawn.len()].iter_mut().zip(drawn) {
-            if let Span::Categories {
+            // (A categorical candidate's codes are all categories, the missing-values
+            // bin's too.)
+            let ordered = !matches!(span, Span::Categories { .. });
+            if let Span::Values {
                 column,
                 lo,
                 hi,
                 nan,
-            } = span
-            {
-                (*lo, *hi) = bounds[*column];
-                if cols.missing.is_some_and(|m| m[f as usize]) {
-                    (*lo, *hi, *nan) = missing::bounds(&s.batch[*column]);
-                }
             }
-            if let Span::Values {
+            | Span::Categories {
                 column,
                 lo,
                 hi,
@@ -169,7 +166,7 @@ impl<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool> CandidateSour
                 if cols.missing.is_some_and(|m| m[f as usize]) {
                     // The gather's bounds see NaN as neither small nor large (and the
                     // missing-values bin as the largest code).
-                    (*lo, *hi, *nan) = match R::KIND.nan_bin() {
+                    (*lo, *hi, *nan) = match R::KIND.nan_bin() && ordered {
                         true => nan_bins::code_bounds(&s.batch[*column]),
                         false => missing::bounds(&s.batch[*column]),
                     };

@@ -1,5 +1,6 @@
 use super::*;
 use crate::data::NAN_CODE;
+use crate::params::CategoryGuards;
 use crate::tree::criterion::SquaredError;
 
 /// The three readings of a categorical candidate of histogram codes: gathered values
@@ -76,4 +77,96 @@ fn gathered_listed_and_binned_readings_agree() {
             }
         }
     }
+}
+
+/// A regression node of `n` rows over `codes` categories, category `c` of mean `c` and its
+/// own frequency (category `c` holds about `c + 1` times the rows of category 0).
+fn skewed(rng: &mut TreeRng, n: usize, codes: usize) -> (Vec<f32>, Vec<f64>) {
+    let total: usize = (1..=codes).sum();
+    let xf: Vec<f32> = (0..n)
+        .map(|_| {
+            let mut r = rng.below(total);
+            (0..codes)
+                .find(|&c| {
+                    r < c + 1 || {
+                        r -= c + 1;
+                        false
+                    }
+                })
+                .unwrap() as f32
+        })
+        .collect();
+    let ys = xf.iter().map(|&c| f64::from(c) + rng.unit()).collect();
+    (xf, ys)
+}
+
+/// The guards: rare categories go together, a cut's smaller side holds at most
+/// `max_side` groups, and smoothing orders a category of few rows nearer the node's mean.
+#[test]
+fn guards_pool_rare_categories_and_bound_the_smaller_side() {
+    let mut rng = TreeRng::new(4);
+    let (xf, ys) = skewed(&mut rng, 2000, 60);
+    let n = xf.len();
+    let ws = vec![1.0; n];
+    let crit = SquaredError { y: &[] };
+    let mut total = vec![0.0; crit.stats_len()];
+    crit.accumulate(&mut total, &ys, &ws);
+    let ctx = NodeCtx {
+        crit: &crit,
+        total: &total,
+        min_samples_leaf: 1,
+        min_weight_leaf: 0.0,
+        unit_weights: true,
+        whole_sums: false,
+        mono: None,
+        sign: 0,
+    };
+    let (mut samples, mut ys2, mut ws2) = ((0..n as u32).collect::<Vec<_>>(), ys.clone(), ws);
+    let rows = NodeRows {
+        samples: &mut samples,
+        ys: &mut ys2,
+        ws: &mut ws2,
+    };
+    let count = |c: usize| xf.iter().filter(|&&v| v as usize == c).count();
+    let goes_left = |set: &[u64], c: usize| set[c / 64] >> (c % 64) & 1 == 1;
+    let search = |guards: CategoryGuards| {
+        let mut b = CategoryBufs {
+            guards,
+            ..CategoryBufs::default()
+        };
+        let cut = best_categories((&xf[..], false), &mut b, &ctx, &rows, f64::NEG_INFINITY);
+        (cut.expect("a cut"), b.left)
+    };
+    // No guard: the order of the means, cut where the sums say.
+    let (exact, _) = search(CategoryGuards::NONE);
+    // Pooled: the categories of fewer than 40 rows all take one side.
+    let (_, set) = search(CategoryGuards {
+        min_samples: 40,
+        ..CategoryGuards::NONE
+    });
+    let rare: Vec<usize> = (0..60).filter(|&c| count(c) > 0 && count(c) < 40).collect();
+    assert!(rare.len() > 5, "{rare:?}");
+    assert!(rare
+        .iter()
+        .all(|&c| goes_left(&set, c) == goes_left(&set, rare[0])));
+    // At most 3 categories on the smaller side.
+    let (bounded, set) = search(CategoryGuards {
+        max_side: 3,
+        ..CategoryGuards::NONE
+    });
+    let present = (0..60).filter(|&c| count(c) > 0).count();
+    let left = (0..60)
+        .filter(|&c| count(c) > 0 && goes_left(&set, c))
+        .count();
+    assert!(left.min(present - left) <= 3, "{left} of {present}");
+    assert!(bounded.proxy <= exact.proxy);
+    // Smoothing keeps the cut a cut of the present categories (a proper subset).
+    let (_, set) = search(CategoryGuards {
+        smoothing: 50.0,
+        ..CategoryGuards::NONE
+    });
+    let left = (0..60)
+        .filter(|&c| count(c) > 0 && goes_left(&set, c))
+        .count();
+    assert!(left > 0 && left < present);
 }
