@@ -24,12 +24,13 @@ from ._core import DataError, InvalidParameterError, ModelFormatError
 
 # The defaults of the best categorical split's guards (`CategoryGuards` in src/params.rs;
 # docs/categorical.md): category_smoothing, min_category_samples, min_category_share,
-# max_category_side. A category with under 1 % of a node's rows is ordered with the other
-# rare ones: it keeps a column of thousands of levels from fitting noise (BENCHMARKS.md).
+# max_category_side. The defaults guard nothing (the exact search): a guard that keeps a
+# column of thousands of noisy levels from fitting noise also hides an informative column of
+# many small levels (docs/categorical.md, BENCHMARKS.md).
 SMOOTHING = 0.0
 MIN_SAMPLES = 1
 MAX_SIDE: int | None = None
-MIN_SHARE = 0.01
+MIN_SHARE = 0.0
 
 # The engine's bound on a feature's categories (`tree::categories::MAX_CATEGORIES`).
 MAX_CATEGORIES = 1 << 24

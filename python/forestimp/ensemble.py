@@ -38,10 +38,9 @@ learned at fit (``categories_``) and matched by value at predict. The best set i
 within guards against fitting rare categories (after LightGBM's): ``category_smoothing``
 (rows of the node's mean added to each category's sums before it is ordered),
 ``min_category_samples`` and ``min_category_share`` (categories with fewer rows, or a smaller
-share of the node's rows, 1 % by default, are ordered as one group) and
-``max_category_side`` (at most that many groups on the smaller side of a cut; None: no
-limit). ``min_category_share=0`` with the other defaults gives the exact best set. See
-``docs/categorical.md``.
+share of the node's rows, are ordered as one group) and ``max_category_side`` (at most that
+many groups on the smaller side of a cut; None: no limit). The defaults guard nothing: the
+exact best set. See ``docs/categorical.md``.
 
 Criteria and scikit-learn's other parameters, for every estimator and splitter:
 

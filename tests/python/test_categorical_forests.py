@@ -129,17 +129,17 @@ def test_bad_category_guards_are_refused_by_name(param, value):
         fi.RandomForestClassifier(n_estimators=2, **{param: value}).fit(X, y)
 
 
-def test_the_share_guard_pools_rare_categories_and_zero_gives_the_exact_search():
-    # 400 levels of ~5 rows each: with the default 1 % share every level of the root is rare,
-    # so the root's categorical split can only separate the rare group from NaN or none.
+def test_the_share_guard_pools_rare_categories_and_the_defaults_search_exactly():
+    # 400 levels of ~5 rows each: with a 1 % share every level of the root is rare, so the
+    # root's categorical split can only separate the rare group from NaN or none.
     rng = np.random.default_rng(2)
     n, levels = 2000, 400
     k = rng.integers(0, levels, n)
     X = pd.DataFrame({"id": pd.Categorical(k, categories=range(levels)), "x": rng.random(n)})
     y = (rng.random(n) < 0.5).astype(int)  # noise: the id is all the trees could fit
     kw = dict(n_estimators=1, max_depth=1, bootstrap=False, max_features=1.0, random_state=0)
-    exact = fi.RandomForestClassifier(**kw, min_category_share=0.0).fit(X, y)
-    guarded = fi.RandomForestClassifier(**kw).fit(X, y)
+    exact = fi.RandomForestClassifier(**kw).fit(X, y)
+    guarded = fi.RandomForestClassifier(**kw, min_category_share=0.01).fit(X, y)
     # The exact search fits the noise with a set of ids; the guarded one cannot.
     assert exact.forest_.importances(False)[0] > 0
     assert guarded.forest_.importances(False)[0] == 0
