@@ -49,6 +49,16 @@ pub enum ForestError {
         /// The value found.
         value: f64,
     },
+    /// A value of a categorical feature that is no category code.
+    #[error("X[{row}, {col}] = {value} is not a category code: a categorical feature holds whole numbers from 0 to 2^24 - 1 (or NaN, a missing value)")]
+    CategoryCode {
+        /// Row of the first offending value.
+        row: usize,
+        /// Column of the first offending value.
+        col: usize,
+        /// The value found.
+        value: f64,
+    },
     /// Targets or sample weights are unusable (labels out of range, negative weights...).
     #[error("invalid target or weight: {0}")]
     InvalidTarget(String),

@@ -55,5 +55,7 @@ pub use boosting::{BoostParams, Booster, Loss};
 pub use data::{Feature, Layout, Matrix, Shadows, Targets};
 pub use error::{ForestError, Result};
 pub use forest::{class_codes, FitSession, Forest};
-pub use params::{CriterionKind, FeatureCount, ForestParams, Resolved, SampleCount, SplitterKind};
+pub use params::{
+    CategoryGuards, CriterionKind, FeatureCount, ForestParams, Resolved, SampleCount, SplitterKind,
+};
 pub use tree::Tree;

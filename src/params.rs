@@ -151,6 +151,59 @@ pub struct ForestParams {
     /// class. Single-output regression and binary classification only
     /// (`tree::monotone`).
     pub monotonic_cst: Option<Vec<i8>>,
+    /// Per feature, whether it is categorical: its values are category codes `0, 1, …`
+    /// (NaN missing), and nodes split it by sets of categories (`tree::categories`). The
+    /// exact and random splitters only.
+    pub categorical: Option<Vec<bool>>,
+    /// The best split's guards against fitting rare categories of the categorical features.
+    pub category_guards: CategoryGuards,
+}
+
+/// The best split's guards against fitting rare categories
+/// (`crate::tree::split::scan::categories`; LightGBM's `cat_smooth` and `max_cat_threshold`,
+/// and its rare-category cut-off as one pooled group). [`CategoryGuards::NONE`] guards
+/// nothing: the search is then exact.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CategoryGuards {
+    /// Rows of the node's mean added to each category's sums to order it: a category of
+    /// few rows is ordered near the node's mean.
+    pub smoothing: f64,
+    /// Categories with fewer rows in the node are ordered as one group, and so go together.
+    pub min_samples: usize,
+    /// At most this many groups on the smaller side of a cut (0: no limit).
+    pub max_side: usize,
+    /// Categories holding a smaller share of the node's rows are rare too.
+    pub min_share: f64,
+}
+
+impl CategoryGuards {
+    /// No guard: every cut of the order of the categories' own values.
+    pub const NONE: CategoryGuards = CategoryGuards {
+        smoothing: 0.0,
+        min_samples: 1,
+        max_side: 0,
+        min_share: 0.0,
+    };
+
+    /// Refuses a negative or non-finite smoothing and a zero `min_samples`.
+    fn check(&self) -> Result<()> {
+        if !(self.smoothing >= 0.0 && self.smoothing.is_finite()) {
+            return Err(invalid("category_smoothing", "must be a finite value >= 0"));
+        }
+        if !(0.0..1.0).contains(&self.min_share) {
+            return Err(invalid("min_category_share", "must be in [0, 1)"));
+        }
+        if self.min_samples == 0 {
+            return Err(invalid("min_category_samples", "must be at least 1"));
+        }
+        Ok(())
+    }
+}
+
+impl Default for CategoryGuards {
+    fn default() -> Self {
+        CategoryGuards::NONE
+    }
 }
 
 impl ForestParams {
@@ -173,6 +226,8 @@ impl ForestParams {
             seed: 0,
             ccp_alpha: 0.0,
             monotonic_cst: None,
+            categorical: None,
+            category_guards: CategoryGuards::NONE,
         }
     }
 
@@ -311,6 +366,8 @@ impl ForestParams {
             classification,
             self.splitter,
         )?;
+        let categorical = self.resolve_categorical(n_features, monotonic_cst.as_deref())?;
+        self.category_guards.check()?;
         let tree_features = match self.tree_features {
             None => n_features,
             Some(c) => c.resolve("tree_features", n_features)?,
@@ -366,7 +423,47 @@ impl ForestParams {
             assembled: false,
             ccp_alpha: self.ccp_alpha,
             monotonic_cst,
+            categorical,
+            category_guards: self.category_guards,
         })
+    }
+
+    /// The categorical flags, checked against the features and the rest of the
+    /// parameters; None when no feature is categorical.
+    fn resolve_categorical(
+        &self,
+        n_features: usize,
+        monotonic: Option<&[i8]>,
+    ) -> Result<Option<Vec<bool>>> {
+        let Some(flags) = self.categorical.as_ref().filter(|c| c.iter().any(|&b| b)) else {
+            return Ok(None);
+        };
+        if flags.len() != n_features {
+            return Err(invalid(
+                "categorical_features",
+                format!("has {} flags for {n_features} features", flags.len()),
+            ));
+        }
+        if self.splitter == SplitterKind::Multiway {
+            return Err(crate::error::ForestError::Unsupported(
+                "multiway=True splits every integer-coded feature into one child per value: \
+                 declare no categorical_features with it"
+                    .into(),
+            ));
+        }
+        if self.criterion == CriterionKind::AbsoluteError {
+            return Err(crate::error::ForestError::Unsupported(
+                "categorical features are not split under criterion=\"absolute_error\"".into(),
+            ));
+        }
+        let constrained = |f: usize| monotonic.is_some_and(|m| m[f] != 0);
+        if let Some(f) = (0..n_features).find(|&f| flags[f] && constrained(f)) {
+            return Err(invalid(
+                "monotonic_cst",
+                format!("feature {f} is categorical: its categories have no order to keep"),
+            ));
+        }
+        Ok(Some(flags.clone()))
     }
 }
 
@@ -430,6 +527,13 @@ pub struct Resolved {
     /// bytes, like `ccp_alpha`: they shape growth only, and the trees store their values.
     #[cfg_attr(feature = "serde", serde(skip))]
     pub monotonic_cst: Option<Vec<i8>>,
+    /// Per feature, whether it is categorical (None: none is). Not in the model bytes: it
+    /// shapes growth only, and each categorical split stores its set.
+    #[cfg_attr(feature = "serde", serde(skip))]
+    pub categorical: Option<Vec<bool>>,
+    /// The guards of the categorical searches (not in the model bytes either).
+    #[cfg_attr(feature = "serde", serde(skip))]
+    pub category_guards: CategoryGuards,
 }
 
 impl Resolved {

@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{ForestError, Result};
 use crate::forest::Forest;
 use crate::params::{CriterionKind, Resolved, SplitterKind};
-use crate::tree::TreeRepr;
+use crate::tree::{Tree, TreeRepr};
 
 /// First bytes of every model.
 pub const MAGIC: &[u8; 4] = b"FIMP";
@@ -52,12 +52,19 @@ pub const MAGIC: &[u8; 4] = b"FIMP";
 ///   absolute-error forests and those grown under monotonic constraints (`Tree::grown`).
 /// * 6: version 5 with the outputs of a multi-output absolute-error forest (never empty);
 ///   a version-5 file keeps its bytes.
+/// * 7: version 6 (outputs and node statistics as grown possibly empty), then each tree's
+///   category sets (`crate::tree::categories`): the forests with categorical splits; the
+///   others keep the version and bytes they had.
 ///
 /// The criterion is written as its [`crate::CriterionKind`] index (0 Gini, 1 entropy,
 /// 2 squared error, 3 Poisson, 4 absolute error); a reader older than a criterion refuses
 /// its models with a decode error. `ccp_alpha` is not written (the stored trees are pruned
 /// already).
-pub const FORMAT_VERSION: u16 = 6;
+pub const FORMAT_VERSION: u16 = 7;
+/// The version a multi-output forest with node statistics as grown is written in.
+const MULTI_OUTPUT_GROWN_VERSION: u16 = 6;
+/// The version a forest with categorical splits is written in.
+const CATEGORICAL_VERSION: u16 = 7;
 /// The version a multi-output forest is written in.
 const MULTI_OUTPUT_VERSION: u16 = 4;
 /// The version a single-output forest with node statistics as grown is written in.
@@ -101,6 +108,14 @@ struct ForestReprV4 {
 struct ForestReprV5 {
     v4: ForestReprV4,
     grown: Vec<Vec<f64>>,
+}
+
+/// Version 7: version 5's fields (each tree's `Tree::grown` may be empty), then each tree's
+/// category sets (`crate::tree::categories`).
+#[derive(Serialize, Deserialize)]
+struct ForestReprV7 {
+    v5: ForestReprV5,
+    categories: Vec<Vec<u64>>,
 }
 
 /// Checks the outputs read from a version-4 or version-6 (`grown`) file against the task:
@@ -233,10 +248,23 @@ impl Forest {
         };
         let encode = |e: postcard::Error| ForestError::Encode(e.to_string());
         let outputs: Vec<u32> = self.outputs.iter().map(|&c| c as u32).collect();
+        if self.trees.iter().any(Tree::has_categorical_splits) {
+            let v4 = ForestReprV4 { v3: repr, outputs };
+            let grown = self.trees.iter().map(|t| t.grown().to_vec()).collect();
+            let v5 = ForestReprV5 { v4, grown };
+            let categories = self
+                .trees
+                .iter()
+                .map(|t| t.category_pool().to_vec())
+                .collect();
+            let payload =
+                postcard::to_allocvec(&ForestReprV7 { v5, categories }).map_err(encode)?;
+            return Ok(envelope(CATEGORICAL_VERSION, &payload));
+        }
         if self.trees.iter().any(|t| !t.grown().is_empty()) {
             let version = match outputs.is_empty() {
                 true => GROWN_VERSION,
-                false => FORMAT_VERSION,
+                false => MULTI_OUTPUT_GROWN_VERSION,
             };
             let v4 = ForestReprV4 { v3: repr, outputs };
             let grown = self.trees.iter().map(|t| t.grown().to_vec()).collect();
@@ -286,13 +314,17 @@ impl Forest {
         if crc32fast::hash(payload) != crc {
             return Err(decode_err("checksum mismatch (corrupted bytes)"));
         }
-        let (r4, grown) = match version {
-            5.. => {
-                let r: ForestReprV5 = decode_exact(payload)?;
-                (Some(r.v4), Some(r.grown))
+        let (r4, grown, pools) = match version {
+            CATEGORICAL_VERSION.. => {
+                let r: ForestReprV7 = decode_exact(payload)?;
+                (Some(r.v5.v4), Some(r.v5.grown), Some(r.categories))
             }
-            4 => (Some(decode_exact::<ForestReprV4>(payload)?), None),
-            _ => (None, None),
+            5 | 6 => {
+                let r: ForestReprV5 = decode_exact(payload)?;
+                (Some(r.v4), Some(r.grown), None)
+            }
+            4 => (Some(decode_exact::<ForestReprV4>(payload)?), None, None),
+            _ => (None, None, None),
         };
         let (repr, exceptions, first_tree, assembled, outputs) = if let Some(r) = r4 {
             let outputs: Vec<usize> = r.outputs.iter().map(|&c| c as usize).collect();
@@ -328,27 +360,43 @@ impl Forest {
         }
         let width = match version {
             4 | 6 => check_outputs(&outputs, n_classes, &repr.params, version == 6)?,
+            CATEGORICAL_VERSION if !outputs.is_empty() => {
+                let absolute = repr.params.criterion == CriterionKind::AbsoluteError;
+                check_outputs(&outputs, n_classes, &repr.params, absolute)?
+            }
             _ => n_classes.max(1),
         };
         // Versions 5 and 6: forests whose trees keep their nodes as grown, a list a tree;
         // every absolute-error forest (monotonic ones too), of several outputs in 6 only.
         let absolute = repr.params.criterion == CriterionKind::AbsoluteError;
+        // Version 7: any outputs, and a tree's list is empty unless its nodes were kept as
+        // grown (every absolute-error tree's).
+        let categorical = version == CATEGORICAL_VERSION;
         let fits = |g: &Vec<Vec<f64>>| {
-            g.len() == repr.trees.len() && outputs.is_empty() == (version == GROWN_VERSION)
+            g.len() == repr.trees.len()
+                && (categorical || outputs.is_empty() == (version == GROWN_VERSION))
+                && !(absolute && g.iter().any(Vec::is_empty))
         };
         if (absolute && grown.is_none()) || grown.as_ref().is_some_and(|g| !fits(g)) {
             return Err(decode_err("absolute-error node statistics amiss"));
+        }
+        let mut pools = pools.unwrap_or_else(|| vec![Vec::new(); repr.trees.len()]);
+        if pools.len() != repr.trees.len() {
+            return Err(decode_err("category sets of an unknown tree"));
         }
         let (criterion, p) = (repr.params.criterion, repr.params.n_features);
         let mut trees = repr
             .trees
             .into_iter()
-            .map(|t| t.into_tree(criterion, width, p, version, &outputs))
+            .zip(pools.drain(..))
+            .map(|(t, pool)| t.into_tree(criterion, width, p, version, &outputs, pool))
             .collect::<Result<Vec<_>>>()?;
         let multiway = repr.params.splitter == SplitterKind::Multiway;
         route_missing(&mut trees, &exceptions, multiway)?;
         for (t, g) in trees.iter_mut().zip(grown.into_iter().flatten()) {
-            t.set_grown(g)?;
+            if !g.is_empty() || !categorical {
+                t.set_grown(g)?;
+            }
         }
         let mut params = repr.params;
         params.first_tree = first_tree as usize;

@@ -21,6 +21,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from . import (
+    _categorical,
     _class_weight,
     _core,
     _float32_routing,
@@ -200,6 +201,7 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         trees: tuple[int, int] | None = None,
         classes: np.ndarray | None = None,
         kept: dict[str, Any] | None = None,
+        encoded: tuple[Any, Any] | None = None,
     ) -> _Self:
         """``fit``; with ``trees=(start, stop)`` only those trees are grown, as a part of the
         forest (``Forest.concat``, :mod:`forestimp.dask`), and out-of-bag scores are left
@@ -211,10 +213,21 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
         else is computed: such a forest is read through its engine object only. ``bins``
         (``_core.Bins`` of X) spares the histogram splitter binning X again. ``kept``: the
         fitted attributes a warm start extends (:mod:`forestimp._warm_start`), read for a
-        whole forest only."""
+        whole forest only. ``encoded``: ``(is_categorical_, categories_)`` of a fitted
+        estimator whose engine input X is (its categorical columns already codes)."""
         # Before validate_data: its format conversions read the index unchecked (a sparse
         # y too, which it accepts for a multi-output y).
         X, y = _sparse.checked(X), _sparse.checked(y, "y")
+        # Categorical columns become codes of the categories learned here (by category, not
+        # by their order): forestimp._categorical.
+        if encoded is not None:
+            self.is_categorical_, self.categories_ = encoded
+        else:
+            mask = _categorical.resolve_mask(X, getattr(self, "categorical_features", None))
+            self.is_categorical_ = mask
+            self.categories_ = None if mask is None else _categorical.learn(X, mask)
+            if self.categories_ is not None:
+                X = _categorical.encode(X, self.categories_)
         _frames.check_numeric(X)  # a text or category column: DataError naming it
         X, y = validate_data(
             self,
@@ -346,6 +359,8 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
             ccp_alpha=P.check_real("ccp_alpha", getattr(self, "ccp_alpha", 0.0), 0.0, np.inf),
             output_classes=output_classes,
             monotonic_cst=monotonic_cst,
+            categorical=self._categorical_of_view(columns, shadows),
+            category_guards=_categorical.guards(self),
         )
         progress = None
         if verbose:
@@ -437,12 +452,30 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
                 scorer or r2_score, y, lambda rows: values[rows, 0], seen, stacklevel=4
             )
 
+    def _categorical_of_view(self, columns: Any, shadows: Any) -> list[bool] | None:
+        """The categorical flags of the columns the forest is grown on (None: none)."""
+        mask = getattr(self, "is_categorical_", None)
+        if mask is None:
+            return None
+        flags = [bool(b) for b in mask]
+        # As Forest.fit reads the view: the columns in their order, then the shadows (a
+        # shadow of a categorical column is categorical).
+        seen = flags if columns is None else [flags[int(c)] for c in columns]
+        if shadows is True:
+            seen = seen + seen
+        elif isinstance(shadows, np.ndarray):
+            seen = seen + [flags[int(s)] for s in shadows]
+        return seen
+
     # --------------------------------------------------------------------- prediction
     def _engine_input(self, X: Any, sparse: bool = False) -> Any:
         """X checked against the fit and ready for the engine; with ``sparse``, a sparse X
         is accepted (the engine's CSC), otherwise refused with ``TypeError``."""
         check_is_fitted(self, "forest_")
         X = _sparse.checked(X)  # a malformed sparse X: DataError even where sparse is refused
+        categories = getattr(self, "categories_", None)
+        if categories is not None:
+            X = _categorical.encode(X, categories)
         _frames.check_numeric(X)
         # NaN is read at predict as at fit (the allow_nan tag; every splitter allows it).
         finite = "allow-nan" if self.__sklearn_tags__().input_tags.allow_nan else True

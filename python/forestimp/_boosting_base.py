@@ -15,7 +15,16 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import train_test_split
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from . import _boosting_state, _float32_routing, _frames, _oob, _sparse, _state, _verbose
+from . import (
+    _boosting_state,
+    _categorical,
+    _float32_routing,
+    _frames,
+    _oob,
+    _sparse,
+    _state,
+    _verbose,
+)
 from . import _params as P
 from ._core import Booster, DataError, InvalidParameterError
 
@@ -64,6 +73,11 @@ class BaseGradientBoosting(BaseEstimator):
         max_bins: int = 255,
         tree_features: Any = None,
         n_jobs: int | None = None,
+        categorical_features: Any = "from_dtype",
+        category_smoothing: float = _categorical.SMOOTHING,
+        min_category_samples: int = _categorical.MIN_SAMPLES,
+        min_category_share: float = _categorical.MIN_SHARE,
+        max_category_side: int | None = _categorical.MAX_SIDE,
     ) -> None:
         self.loss = loss
         self.learning_rate = learning_rate
@@ -90,6 +104,11 @@ class BaseGradientBoosting(BaseEstimator):
         self.max_bins = max_bins
         self.tree_features = tree_features
         self.n_jobs = n_jobs
+        self.categorical_features = categorical_features
+        self.category_smoothing = category_smoothing
+        self.min_category_samples = min_category_samples
+        self.min_category_share = min_category_share
+        self.max_category_side = max_category_side
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -186,6 +205,15 @@ class BaseGradientBoosting(BaseEstimator):
         finite = "allow-nan" if nan_ok else True
         # Before validate_data and toarray(): scipy's conversions read the index unchecked.
         X = _sparse.checked(X)
+        if fit and reset:
+            # Categorical columns become codes of the categories learned here (a warm
+            # start keeps the first fit's): forestimp._categorical.
+            mask = _categorical.resolve_mask(X, self.categorical_features)
+            self.is_categorical_ = mask
+            self.categories_ = None if mask is None else _categorical.learn(X, mask)
+        categories = getattr(self, "categories_", None)
+        if categories is not None:
+            X = _categorical.encode(X, categories)
         _frames.check_numeric(X)  # a text or category column: DataError naming it
         common = {
             "dtype": _DTYPES,
@@ -333,12 +361,19 @@ class BaseGradientBoosting(BaseEstimator):
             n_jobs=n_jobs,
             offset=offset,
             monitor=hook,
+            categorical=self._categorical_flags(),
+            category_guards=_categorical.guards(self),
         )
         self._seed_ = seed
         self._set_fitted(booster, k_node)
         _oob.warn_rounds_without_rows(getattr(self, "oob_scores_", None), stacklevel=2)
         _float32_routing.record(self, booster, X, 0)  # every round's, on every row given
         return self
+
+    def _categorical_flags(self) -> list[bool] | None:
+        """Per feature, whether it is categorical (None: none is)."""
+        mask = getattr(self, "is_categorical_", None)
+        return None if mask is None else [bool(b) for b in mask]
 
     def _init_estimator(self) -> bool:
         """Whether ``init`` is an estimator (not None or a string)."""

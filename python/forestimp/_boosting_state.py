@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import _categorical
 from ._core import Booster, InvalidParameterError
 from ._state import _array, _fail, _int, _restore_float32_cuts, _strictly_increasing
 
@@ -31,12 +32,14 @@ def fitted_state(est: Any) -> dict[str, Any] | None:
     for name in (*SCALARS, *ARRAYS):
         if name in est.__dict__:
             state[name] = est.__dict__[name]
+    state.update(_categorical.file_state(est))
     return state
 
 
 def restore_fitted_state(est: Any, state: dict[str, Any]) -> None:
     """Check ``state`` (from :func:`fitted_state`) against ``est``'s kind and set it."""
     unknown = set(state) - {"model", *SCALARS, *ARRAYS}
+    unknown = {name for name in unknown if not _categorical.is_file_array(name)}
     if unknown:
         raise _fail(f"unknown attributes {sorted(unknown)}")
     model = state.get("model")
@@ -50,6 +53,7 @@ def restore_fitted_state(est: Any, state: dict[str, Any]) -> None:
     if booster.loss not in est._losses:
         raise _fail(f"a {type(est).__name__} cannot hold a {booster.loss} model")
     attrs: dict[str, Any] = {"n_features_in_": p, "_seed_": seed}
+    attrs.update(_categorical.restored(state, p))
     if "feature_names_in_" in state:
         attrs["feature_names_in_"] = _array(state, "feature_names_in_", "OU", (p,)).astype(object)
     n_classes = booster.n_classes

@@ -1,6 +1,7 @@
 """Whether a forest learned anything, as ``forestimp rank`` and ``forestimp select`` say it.
 
-The forest is grown with bootstrap samples and scored out of bag (:func:`build_model`).
+The forest is grown with bootstrap samples, splitting the table's text columns as categories
+unless they are one-hot encoded, and scored out of bag (:func:`build_model`).
 :func:`assess` turns it into a :class:`Fit`: the OOB accuracy and the majority-class rate it
 must beat, the OOB balanced accuracy (the mean of the per-class recalls, whose chance level is
 1 / n_classes however unbalanced the classes are), or the OOB R², which must be above 0.
@@ -25,8 +26,11 @@ def build_model(
     seed: int,
     n_jobs: int,
     class_weight: str | None = None,
+    categorical: np.ndarray | None = None,
 ) -> Any:
-    """The forest, always with bootstrap samples and an out-of-bag score."""
+    """The forest, always with bootstrap samples and an out-of-bag score; ``categorical``
+    (a mask over the columns) is its ``categorical_features``: the columns it splits as
+    categories."""
     from . import ensemble as E
 
     models = {
@@ -40,6 +44,8 @@ def build_model(
     extra: dict[str, Any] = {"splitter": "hist"} if model == "hist" else {}
     if class_weight is not None and task == "classification":
         extra["class_weight"] = class_weight
+    if categorical is not None:
+        extra["categorical_features"] = categorical
     cls = models[model][task == "regression"]
     return cls(
         n_estimators=n_estimators,

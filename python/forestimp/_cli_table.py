@@ -1,10 +1,15 @@
 """How ``forestimp rank`` and ``forestimp select`` read a table: the file (CSV with any
-separator, or Parquet), the columns left out, the target and its task, one-hot encoding.
+separator, or Parquet), the columns left out, the target and its task, and the features as
+the forest sees them.
 
-Every refusal is a :class:`UsageError`, which :func:`forestimp.cli.main` prints on one line
-(``forestimp <command>: error: <message>``) with exit status 2. Missing feature values are
-kept: forestimp's forests route them (``docs/missing-values.md``); a missing target value is
-refused unless ``--drop-missing-target`` drops its row.
+Text and category columns are categorical (issue #52): each becomes one column of category
+codes that the forests split natively, by sets of categories (``categorical_features``). With
+``--one-hot`` each level becomes a 0/1 column instead, and the report sums them back to their
+source column. Every refusal is a :class:`UsageError`, which :func:`forestimp.cli.main` prints
+on one line (``forestimp <command>: error: <message>``) with exit status 2. Missing feature
+values are kept, in numeric and in categorical columns: forestimp's forests route them
+(``docs/missing-values.md``); a missing target value is refused unless
+``--drop-missing-target`` drops its row.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ import numpy as np
 from ._core import DataError
 from ._task import infer_task
 
-# A text column with more distinct values than this is probably an identifier or free text.
+# A text column with more distinct values than this is probably an identifier or free text
+# (one-hot encoding: as many columns as values).
 MANY_LEVELS = 100
 PARQUET = (".parquet", ".pq")
 
@@ -48,9 +54,24 @@ class Table:
     y: Any  # pandas Series
     names: list[str]  # source column names
     groups: list[np.ndarray]  # encoded column indices of each source column
-    encoded_names: list[str]  # "col" for a numeric column, "col=level" for a one-hot one
-    missing: dict[str, int] = field(default_factory=dict)  # numeric column: missing values
+    encoded_names: list[str]  # "col", or "col=level" for a one-hot level
+    missing: dict[str, int] = field(default_factory=dict)  # column: missing values
     rows_dropped: int = 0  # rows left out for a missing target (--drop-missing-target)
+    text: list[str] = field(default_factory=list)  # text and category source columns
+    one_hot: bool = False  # text columns one-hot encoded (else category codes)
+
+    @property
+    def categorical(self) -> np.ndarray | None:
+        """``categorical_features`` of the forests: the mask of the columns of X that hold
+        category codes (None: none do)."""
+        if self.one_hot or not self.text:
+            return None
+        return np.isin(np.array(self.names, dtype=object), self.text)
+
+    @property
+    def encoding(self) -> str:
+        """How text columns are given to the forest: ``"native"`` or ``"one-hot"``."""
+        return "one-hot" if self.one_hot else "native"
 
 
 def read_frame(path: str, sep: str | None = None) -> Any:
@@ -123,9 +144,16 @@ def _without_missing_target(df: Any, target: str, drop_missing_target: bool) -> 
 
 
 def encode(
-    df: Any, target: str, drop: list[str], path: str, drop_missing_target: bool = False
+    df: Any,
+    target: str,
+    drop: list[str],
+    path: str,
+    drop_missing_target: bool = False,
+    one_hot: bool = False,
 ) -> Table:
-    """Split off the target, one-hot encode the text columns, keep missing numbers as NaN."""
+    """Split off the target and encode the features: numbers as float64 (NaN where missing),
+    text and category columns as category codes (NaN where missing), or, with ``one_hot``,
+    as one 0/1 column per level."""
     import pandas as pd
 
     if target not in df.columns:
@@ -148,34 +176,83 @@ def encode(
     infinite = [str(c) for c in numeric if np.isinf(values[c]).any()]
     if infinite:
         raise fail(f"infinite values in {', '.join(infinite)}; replace them first")
-    missing = {str(c): int(np.isnan(values[c]).sum()) for c in numeric}
+    text = [c for c in df.columns if c not in numeric]
+    if not one_hot:  # a missing category is routed as a missing number is
+        values.update({c: category_codes(df[c]) for c in text})
+    missing = {str(c): int(np.isnan(v).sum()) for c, v in values.items()}
     missing = {c: n for c, n in missing.items() if n}
     if missing:
         listed = ", ".join(f"{c} ({n})" for c, n in list(missing.items())[:5])
         more = f" and {len(missing) - 5} more columns" if len(missing) > 5 else ""
         note(f"missing values in {listed}{more}: kept, the trees route them "
              "(docs/missing-values.md)")  # fmt: skip
-    text = [c for c in df.columns if c not in numeric]
-    if text:
+    if text and one_hot:
         note(f"one-hot encoding non-numeric columns: {', '.join(map(str, text))}")
+    elif text:
+        note(f"categorical columns, split natively: {', '.join(map(str, text))}")
     blocks, groups, start, encoded = [], [], 0, []
     for c in df.columns:
-        if c in numeric:
+        if c in values:
             block = values[c][:, None]
             encoded.append(str(c))
         else:
-            levels = df[c].nunique(dropna=False)
-            if levels > MANY_LEVELS or (levels == len(df) and levels > 2):
-                note(f"warning: text column {c!r} has {levels} distinct values (an "
-                     f"identifier?); leave it out with --drop {c}")  # fmt: skip
-            dummies = pd.get_dummies(df[c], dummy_na=bool(df[c].isna().any()), dtype=np.float64)
-            encoded += [f"{c}={level}" for level in dummies.columns]
-            block = dummies.to_numpy()
+            block, levels = _one_hot(df[c])
+            encoded += [f"{c}={level}" for level in levels]
+        _warn_identifier(df[c], c, c in numeric, one_hot)
         blocks.append(block)
         groups.append(np.arange(start, start + block.shape[1]))
         start += block.shape[1]
     X = np.ascontiguousarray(np.hstack(blocks))
-    return Table(X, y, [str(c) for c in df.columns], groups, encoded, missing, rows_dropped)
+    return Table(X, y, [str(c) for c in df.columns], groups, encoded, missing, rows_dropped,
+                 [str(c) for c in text], one_hot)  # fmt: skip
+
+
+def _one_hot(column: Any) -> tuple[np.ndarray, list[Any]]:
+    """``(0/1 columns, their levels)`` of a text column; a missing value is a level."""
+    import pandas as pd
+
+    dummies = pd.get_dummies(column, dummy_na=bool(column.isna().any()), dtype=np.float64)
+    return dummies.to_numpy(), list(dummies.columns)
+
+
+def _warn_identifier(column: Any, name: Any, numeric: bool, one_hot: bool) -> None:
+    """Warn of a text column that looks like an identifier: a value per row (and, one-hot
+    encoded, more than MANY_LEVELS columns)."""
+    if numeric:
+        return
+    levels = column.nunique(dropna=False)
+    if (one_hot and levels > MANY_LEVELS) or (levels == len(column) and levels > 2):
+        note(f"warning: text column {name!r} has {levels} distinct values (an "
+             f"identifier?); leave it out with --drop {name}")  # fmt: skip
+
+
+def category_codes(column: Any) -> np.ndarray:
+    """A text or category column as float64 category codes (NaN where missing): positions in
+    its categories, a category column's own or else its distinct values sorted. Values of
+    several types are refused: they have no order, and ``12`` and ``'12'`` would be two
+    categories where the file has one."""
+    import pandas as pd
+
+    if not isinstance(column.dtype, pd.CategoricalDtype):
+        if pd.api.types.infer_dtype(column, skipna=True) in ("mixed", "mixed-integer"):
+            raise fail(_mixed_message(column))
+        column = column.astype("category")
+    codes = column.cat.codes.to_numpy().astype(np.float64)
+    codes[codes < 0] = np.nan  # pandas' code of a missing value
+    return codes
+
+
+def _mixed_message(column: Any) -> str:
+    """What to say of a column that holds values of several types."""
+    first: dict[str, Any] = {}
+    for value in column.dropna():
+        first.setdefault(type(value).__name__, value)
+    examples = " and ".join(f"{v!r} ({t})" for t, v in list(first.items())[:3])
+    return (
+        f"column {column.name!r} mixes value types, e.g. {examples}: no category order, and "
+        "12 and '12' would be two categories (pandas reads a long CSV column in chunks, each "
+        f"typed on its own). Make its values one type, or leave it out with --drop {column.name}"
+    )
 
 
 def prepare_target(task: str, y: Any) -> tuple[str, str, np.ndarray]:

@@ -114,6 +114,8 @@ class Booster:
         progress: Callable[[int, int], object] | None = None,
         offset: npt.NDArray[np.float64] | None = None,
         monitor: Callable[[int, Booster], object] | None = None,
+        categorical: list[bool] | None = None,
+        category_guards: tuple[float, int, float, int] | None = None,
     ) -> Booster:
         """Fit ``n_estimators`` rounds (those after ``previous``'s, warm start) on dense
         ``x``; ``y`` holds values, or class codes as floats when ``n_classes > 0``.
@@ -121,7 +123,9 @@ class Booster:
         as x); ``offset`` (and ``offset_val``), ``(n, k)`` raveled, are an initial model's raw
         predictions the rounds start from (``init_zero`` must be set). ``monitor(i, model)``,
         called after round ``i`` with the model so far, ends the fit when it returns
-        something true (its exception ends the fit and is raised)."""
+        something true (its exception ends the fit and is raised). ``categorical``: per
+        feature, whether its values are category codes split by sets (as the forests'),
+        within ``category_guards`` (as the forests')."""
 
     def raw_predict(
         self, x: _Matrix, rounds: int | None = None, n_jobs: int | None = None
@@ -218,6 +222,8 @@ class Forest:
         ccp_alpha: float = 0.0,
         output_classes: list[int] | None = None,
         monotonic_cst: list[int] | None = None,
+        categorical: list[bool] | None = None,
+        category_guards: tuple[float, int, float, int] | None = None,
     ) -> Forest:
         """Fit a forest.
 
@@ -264,6 +270,11 @@ class Forest:
         classifier, on the probability of class 1 (scikit-learn 1.9's rules; single-output
         regression and binary classification only, not with ``"multiway"``; not stored in
         the model bytes).
+        ``categorical``: per feature the forest is grown on, whether its values are category
+        codes (whole numbers from 0, NaN missing) split by sets of categories (not
+        ``"multiway"``; dense X). ``category_guards``: ``(smoothing, min_samples,
+        min_share, max_side)`` of the best set's search (0 max_side: no limit; None: no
+        guard).
         """
 
     def predict(self, x: _Matrix, n_jobs: int | None = None) -> npt.NDArray[np.float64]:

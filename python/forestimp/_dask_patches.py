@@ -13,6 +13,12 @@ on the patch's columns (as ``RandomPatches*``' ``max_features``). Out-of-bag est
 only within a patch: a row's out-of-bag prediction averages the trees of its own block for
 which it was out of bag. MDI is additive: the forest's MDI is the tree-weighted mean of the
 sub-forests' MDI, each on its columns.
+
+Categorical features (``categorical_features``) are learned once over all the rows before any
+patch is fitted: a pandas DataFrame's on the client, an array's or a file's from the distinct
+values of each row block (one small task per block, reading only the categorical columns),
+merged on the client. Every patch codes its columns by those categories, so a category has
+one code in every sub-forest, even one that its block does not hold.
 """
 
 from __future__ import annotations
@@ -24,12 +30,19 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 
-from . import _oob, _state
+from . import _categorical, _oob, _state
 from . import _params as P
 from ._core import Forest, InvalidParameterError
 from ._dask_read import load_npy
 from ._dask_tasks import Shipment, gather
-from ._dask_worker import _FIT_LOCK, _worker_threads, tree_ranges
+from ._dask_worker import (
+    _FIT_LOCK,
+    _worker_threads,
+    categories_state,
+    encoded,
+    learned,
+    tree_ranges,
+)
 
 
 def fit_patches(
@@ -50,10 +63,14 @@ def fit_patches(
     estimator : forestimp estimator
         Unfitted; its ``n_estimators`` trees are shared out over the patches, and each
         patch fits a copy of it (with its own seed drawn from ``random_state``).
-    X : path to a ``.npy`` file or a Zarr array, ndarray, or dask Array
+    X : path to a ``.npy`` file or a Zarr array, ndarray, pandas DataFrame, or dask Array
         Paths are read by the workers, a patch at a time (a memory-mapped ``.npy`` or a Zarr
-        selection reads only the patch); an ndarray is cut on the client and each patch
-        sent to its worker; a dask Array's patches are computed on the workers.
+        selection reads only the patch); an ndarray or DataFrame is cut on the client and
+        each patch sent to its worker; a dask Array's patches are computed on the workers.
+        A Dask DataFrame is refused (``InvalidParameterError``): its rows cannot be cut by
+        position. Categorical columns: a DataFrame's category columns (or those named by
+        ``categorical_features``); for the others, ``categorical_features`` as a mask or
+        indices, whose columns hold category labels as numbers.
     y : array-like, dask Array or path to a ``.npy`` file
     n_row_blocks : int, optional
         Consecutive blocks of rows (default: one per worker).
@@ -68,8 +85,16 @@ def fit_patches(
     estimator
         A fitted clone, whose forest is ``assembled`` (see ``Forest.assemble``).
     """
+    import dask.dataframe as dd
     from distributed import default_client
 
+    if isinstance(X, (dd.DataFrame, dd.Series)):
+        raise InvalidParameterError(
+            "fit_patches cuts X into blocks of rows by position, which a Dask DataFrame "
+            "does not offer: give a dask Array (X.to_dask_array(lengths=True), category "
+            "columns as numbers declared by categorical_features=[...]), a pandas "
+            "DataFrame, or a .npy or Zarr path; or use forestimp.dask.fit"
+        )
     client = client or default_client()
     n_workers = len(client.scheduler_info()["workers"])
     shape = _shape(X)
@@ -90,16 +115,21 @@ def fit_patches(
     y_all = _labels(client, y) if want_y else None
     classes = np.unique(np.asarray(y_all)) if estimator._is_classifier else None
     trees = [stop - start for start, stop in tree_ranges(params["n_estimators"], patches)]
-    shipments, seeds, rows = [], [], []
+    names = _feature_names(X)
+    spec = params.get("categorical_features")
+    coded = _categorical._is_frame(X)  # a DataFrame is coded on the client
+    mask, categories, X = _categories(client, X, spec, row_blocks)
+    shipments, seeds, rows, views = [], [], [], []
     for k in range(patches):
         a, b = row_blocks[k % blocks]
         rows.append((a, b))
         columns = np.sort(rng.choice(p, q, replace=False))
         seeds.append(int(rng.integers(2**31 - 1)))
         shipments.append(Shipment(partial(_patch_on_workers, client, X, y, a, b, columns)))
+        views.append(None if categories is None else [categories[int(c)] for c in columns])
 
     def submit(k: int) -> Any:
-        args = (params, shipments[k].get(), int(trees[k]), seeds[k], classes)
+        args = (params, shipments[k].get(), int(trees[k]), seeds[k], classes, views[k], coded)
         return client.submit(_fit_patch, type(estimator), *args, pure=False)
 
     results = gather(client, submit, range(patches), "forestimp.dask.fit_patches")
@@ -109,6 +139,9 @@ def fit_patches(
         p,
     )
     state: dict[str, Any] = {"model": forest.to_bytes(), "n_features_in_": p, "n_outputs_": 1}
+    state.update(categories_state(mask, categories))
+    if names is not None:
+        state["feature_names_in_"] = names
     if classes is not None:
         state["classes_"] = classes
         state["n_classes_"] = len(classes)
@@ -147,6 +180,57 @@ def _within_patch_oob(state, results, rows, n, classes, y) -> None:
             accuracy_score, y, lambda rows: classes[mean[rows].argmax(axis=1)], seen, stacklevel=4
         )
     state["oob_score_"] = float(score)
+
+
+def _feature_names(X: Any) -> np.ndarray | None:
+    """A pandas DataFrame's column names when they are all strings (scikit-learn's rule for
+    ``feature_names_in_``), else None."""
+    if not _categorical._is_frame(X):
+        return None
+    names = [c for c in X.columns]
+    if not names or not all(isinstance(c, str) for c in names):
+        return None
+    return np.asarray(names, dtype=object)
+
+
+def _categories(
+    client: Any, X: Any, spec: Any, row_blocks: list[tuple[int, int]]
+) -> tuple[Any, Any, Any]:
+    """``(is_categorical_, categories_, X)``: the categories of the whole X, learned once,
+    and X as the patches are cut from it. A pandas DataFrame is coded here, on the client,
+    and becomes a float64 array of codes; an array's, a dask Array's or a file's categories
+    are the distinct values of its categorical columns in every row block (the union,
+    sorted, as ``_categorical.learn`` would find them in all the rows at once), and each
+    patch is coded where it is read."""
+    if _categorical._is_frame(X):
+        found, learnt = learned(X, spec)
+        return found, learnt, np.asarray(encoded(X, learnt))
+    # Numbers only: "from_dtype" finds no categorical column, names need a DataFrame.
+    mask = _categorical.resolve_mask(np.empty((0, _shape(X)[1])), spec)
+    if mask is None:
+        return None, None, X
+    columns = np.flatnonzero(mask)
+    if not (isinstance(X, (str, Path)) or hasattr(X, "compute")):
+        return mask, _categorical.learn(X, mask), X
+    shipments = [
+        Shipment(partial(_patch_on_workers, client, X, None, a, b, columns)) for a, b in row_blocks
+    ]
+
+    def submit(k: int) -> Any:
+        return client.submit(_block_categories, shipments[k].get(), pure=False)
+
+    per_block = gather(client, submit, range(len(row_blocks)), "forestimp.dask.fit_patches")
+    categories: list[np.ndarray | None] = [None] * len(mask)
+    for i, j in enumerate(columns):
+        seen = np.concatenate([np.asarray(block[i], dtype=object) for block in per_block])
+        categories[j] = _categorical.learn(seen[:, None], np.ones(1, dtype=bool))[0]
+    return mask, categories, X
+
+
+def _block_categories(patch: dict) -> list[np.ndarray | None]:
+    """The distinct values of every column of one patch (its block of rows)."""
+    X, _ = _read_patch(patch)
+    return _categorical.learn(X, np.ones(X.shape[1], dtype=bool))
 
 
 def _shape(X: Any) -> tuple[int, int]:
@@ -189,27 +273,37 @@ def _patch_on_workers(client: Any, X: Any, y: Any, a: int, b: int, columns: np.n
     if isinstance(X, (str, Path)):
         return {"X": str(X), "y": y, "rows": (a, b), "columns": columns}
     if hasattr(X, "compute"):  # a dask Array: the patch is computed on the workers
+        if y is None or not hasattr(y, "compute"):
+            y_part = None if y is None else _y_block(y, a, b)
+        else:
+            y_part = client.compute(y[a:b])
         return {
             "X": client.compute(X[a:b][:, columns]),
-            "y": client.compute(y[a:b]) if hasattr(y, "compute") else np.asarray(y)[a:b],
+            "y": y_part,
             "rows": None,
             "columns": columns,
         }
     X_patch = np.ascontiguousarray(np.asarray(X)[a:b][:, columns])
-    y_part = load_npy(y)[a:b] if isinstance(y, (str, Path)) else np.asarray(y)[a:b]
+    y_part = None if y is None else _y_block(y, a, b)
     return {
         "X": client.scatter(X_patch, hash=False),
-        "y": client.scatter(np.asarray(y_part), hash=False),
+        "y": None if y_part is None else client.scatter(y_part, hash=False),
         "rows": None,
         "columns": columns,
     }
 
 
-def _read_patch(patch: dict) -> tuple[np.ndarray, np.ndarray]:
-    """``(X, y)`` of one patch on a worker, reading only its rows and columns."""
+def _y_block(y: Any, a: int, b: int) -> np.ndarray:
+    """The rows ``a..b`` of an in-memory ``y`` or of a ``.npy`` file's, on the client."""
+    return np.asarray(load_npy(y)[a:b] if isinstance(y, (str, Path)) else np.asarray(y)[a:b])
+
+
+def _read_patch(patch: dict) -> tuple[np.ndarray, Any]:
+    """``(X, y)`` of one patch on a worker, reading only its rows and columns (y None when
+    the patch was sent without it)."""
     X, y, rows, columns = patch["X"], patch["y"], patch["rows"], patch["columns"]
     if rows is None:
-        return np.asarray(X), np.asarray(y)
+        return np.asarray(X), None if y is None else np.asarray(y)
     a, b = rows
     if str(X).endswith(".npy"):
         block = load_npy(X)[a:b]
@@ -220,21 +314,37 @@ def _read_patch(patch: dict) -> tuple[np.ndarray, np.ndarray]:
         import zarr
 
         X = zarr.open_array(str(X), mode="r").get_orthogonal_selection((slice(a, b), columns))
+    if y is None:
+        return np.asarray(X), None
     y = load_npy(y)[a:b] if isinstance(y, (str, Path)) else np.asarray(y)[a:b]
     return np.asarray(X), np.asarray(y)
 
 
-def _fit_patch(kind, params, patch, n_trees, seed, classes) -> dict[str, Any]:
-    """One sub-forest on its patch: model bytes, columns, rows, in-patch OOB predictions."""
+def _fit_patch(
+    kind, params, patch, n_trees, seed, classes, categories=None, coded=False
+) -> dict[str, Any]:
+    """One sub-forest on its patch: model bytes, columns, rows, in-patch OOB predictions.
+    ``categories``: those of the patch's columns (None for a numeric one), learned for the
+    whole X; None when X has no categorical column. ``coded``: the patch holds codes of
+    them already (a DataFrame, coded on the client)."""
     X, y = _read_patch(patch)
     overrides = {"n_estimators": n_trees, "random_state": seed, "oob_score": False}
     est = kind(**{**params, **overrides, "n_jobs": _worker_threads(), "warm_start": False})
+    mask = None if categories is None else np.array([c is not None for c in categories])
     with _FIT_LOCK:
-        est._fit(X, y, None, classes=classes)
+        if mask is not None and mask.any():
+            # Codes of the whole X's categories (a DataFrame's were coded on the client).
+            X = X if coded else encoded(X, categories)
+            est._fit(X, y, None, classes=classes, encoded=(mask, categories))
+        else:
+            # No categorical column among the patch's: none learned from its block either.
+            est._fit(X, y, None, classes=classes, encoded=(None, None))
     out: dict[str, Any] = {"model": est.forest_.to_bytes(), "columns": patch["columns"]}
     if params.get("oob_score"):
+        # X is coded already: the engine reads it as it is, not coded a second time.
+        Xe = X if est.categories_ is not None else est._engine_input(X)
         try:
-            out["oob"] = est.forest_.oob_predict(est._engine_input(X), n_jobs=est.n_jobs)
+            out["oob"] = est.forest_.oob_predict(Xe, n_jobs=est.n_jobs)
         except InvalidParameterError:  # no out-of-bag rows in this patch (no row sampling)
             pass
     return out

@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 
-from ._core import InvalidParameterError
+from . import _categorical
+from ._core import DataError, InvalidParameterError
 from ._dask_tasks import Shipment, gather, worker_count
 from ._dask_worker import _FIT_LOCK, _worker_threads
 from .selection._columns import ColumnSource, open_source
@@ -38,6 +39,21 @@ except ImportError as e:  # pragma: no cover - exercised without the extra only
     raise ImportError(
         "forestimp.dask needs dask and distributed: pip install 'forestimp[dask]'"
     ) from e
+
+
+def _refuse_category_columns(X: Any) -> None:
+    """DataError for a DataFrame with category columns (``docs/categorical.md``, "Not
+    yet"), on the client, before any worker reads a column."""
+    if not _categorical._is_frame(X):
+        return
+    found = [repr(c) for j, c in enumerate(X.columns) if _categorical._is_category(X.iloc[:, j])]
+    if found:
+        raise DataError(
+            f"X has category column(s) {', '.join(found[:8])}: Sequential Random Subspace "
+            "reads numbers only. Give the category codes (missing values as NaN) "
+            "and declare those columns by the estimator's categorical_features as a mask or "
+            "indices, which follow them into every subspace's fit (docs/categorical.md)."
+        )
 
 
 class DaskExecutor:
@@ -145,6 +161,10 @@ def srs(
     InvalidParameterError
         ``selector`` is not a SequentialRandomSubspace, ``batch_size`` is None, or ``X`` is
         a Dask collection (write it to Parquet or ``.npy`` first: SRS reads columns).
+    DataError
+        ``X`` is a DataFrame with category columns, which SRS does not read yet: give the
+        category codes, declared by the estimator's ``categorical_features`` as a mask or
+        indices (they follow the columns into every subspace's fit).
     """
     if not isinstance(selector, SequentialRandomSubspace):
         raise InvalidParameterError(
@@ -156,6 +176,7 @@ def srs(
             "write a Dask collection to Parquet (or .npy) first: each SRS fit reads a few "
             "of its columns."
         )
+    _refuse_category_columns(X)
     client = client or default_client()
     fitted = clone(selector)
     fitted._check_batch_size()

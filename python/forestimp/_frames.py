@@ -52,8 +52,10 @@ def check_numeric(X: Any, name: str = "X") -> None:
         f"{name} has {'; '.join(parts)}, which {verb} not convert to the numbers a forest "
         "splits on. Encode such columns first (pandas.get_dummies(X, columns=[...]), or "
         "scikit-learn's OneHotEncoder / OrdinalEncoder in a Pipeline; dates as numbers, "
-        "e.g. days since a start) or drop them. `forestimp rank` and `forestimp select` "
-        "one-hot encode the text columns of a CSV or Parquet file themselves."
+        "e.g. days since a start), declare them categorical when the estimator takes "
+        "categorical_features (a pandas category column, docs/categorical.md), or drop "
+        "them. `forestimp rank` and `forestimp select` split the text columns of a CSV or "
+        "Parquet file as categories themselves."
     )
 
 

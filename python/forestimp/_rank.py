@@ -1,10 +1,12 @@
 """``forestimp rank``: read a table, fit a forest with its out-of-bag score, rank the columns.
 
 Every call into :mod:`forestimp.importance` goes through :func:`_measure`, the one place to
-change when that API changes. Importances of the one-hot columns of a text column are summed
-back to it, and so is each tree's (or repeat's) value, so that the standard error of a column
-is the spread of its summed per-draw values, not a combination of per-column errors. The table
-is read by :mod:`forestimp._cli_table`, the forest judged by :mod:`forestimp._cli_quality`.
+change when that API changes. Text and category columns are split by the trees as categories,
+one column each; with ``--one-hot`` the importances of a text column's one-hot columns are
+summed back to it, and so is each tree's (or repeat's) value, so that the standard error of a
+column is the spread of its summed per-draw values, not a combination of per-column errors.
+The table is read by :mod:`forestimp._cli_table`, the forest judged by
+:mod:`forestimp._cli_quality`.
 """
 
 from __future__ import annotations
@@ -103,7 +105,7 @@ def fit_forest(args: Any, table: Table) -> tuple[Any, Fit, np.ndarray]:
     task, reason, y = prepare_target(args.task, table.y)
     check_class_weight(args.class_weight, task)
     est = build_model(args.model, task, args.n_estimators, args.random_state, args.n_jobs,
-                      args.class_weight)  # fmt: skip
+                      args.class_weight, table.categorical)  # fmt: skip
     try:
         est.fit(table.X, y)
     except ValueError as exc:  # forestimp's errors are ValueErrors, as select says them
@@ -148,6 +150,8 @@ def render(fmt: str, fit: Fit, args: Any, rows: list[dict[str, Any]], table: Tab
             "n_features": fit.n_features,
             "n_encoded": fit.n_encoded,
             "missing_values": table.missing,
+            "encoding": table.encoding,
+            "categorical_columns": table.text,
             "measure": args.measure,
             "n_repeats": args.n_repeats if args.measure == "permutation" else None,
             "additive": args.measure in ADDITIVE,
@@ -161,9 +165,11 @@ def render(fmt: str, fit: Fit, args: Any, rows: list[dict[str, Any]], table: Tab
 
         return pd.DataFrame(rows, columns=cols).to_csv(index=False)
     width = max([7] + [len(r["feature"]) for r in rows])
+    native = table.categorical is not None
+    columns = f"{len(table.text)} categorical" if native else f"{fit.n_encoded} encoded columns"
     lines = [
         f"{fit.model}, {args.n_estimators} trees, {fit.task} ({fit.task_reason}), "
-        f"{fit.n_rows} rows, {fit.n_features} features ({fit.n_encoded} encoded columns)",
+        f"{fit.n_rows} rows, {fit.n_features} features ({columns})",
         fit.oob_line() + fit.flag(),
         f"importance: {MEASURES[args.measure]}; ± standard error over trees",
         f"{'rank':>4}  {'feature':<{width}}  {'importance':>10}  {'std':>9}  {'s.e.':>9}",
@@ -179,7 +185,7 @@ def render(fmt: str, fit: Fit, args: Any, rows: list[dict[str, Any]], table: Tab
 def run(args: Any) -> int:
     """``forestimp rank``."""
     table = encode(read_frame(args.file, args.sep), args.target, args.drop, args.file,
-                   args.drop_missing_target)  # fmt: skip
+                   args.drop_missing_target, args.one_hot)  # fmt: skip
     est, fit, y = fit_forest(args, table)
     values, draws = _measure(
         est, table.X, y, args.measure, args.random_state, args.n_jobs, args.n_repeats

@@ -1,14 +1,14 @@
 """``forestimp select``: keep the columns of a table that matter for a target.
 
-One selector of :mod:`forestimp.selection` runs on a CSV or Parquet file, or, with no file,
-on a built-in problem whose relevant columns are known, and the report then says how close
-the selection came. Files are read and encoded as ``forestimp rank`` reads them
-(:mod:`forestimp._cli_table`); a text column is kept when any of its one-hot levels is, with
-the best level's score. ``--method srs`` reads a Parquet file out of core when its features
-are all numbers and nothing is dropped. A forest on all the columns, and one on the kept
-ones, are scored out of bag (:mod:`forestimp._cli_quality`): a selection from a forest at
-chance level is noise. The report is :mod:`forestimp._select_report`'s.
-"""
+One selector of :mod:`forestimp.selection` runs on a CSV or Parquet file, or, with no file, on
+a built-in problem whose relevant columns are known, and the report then says how close the
+selection came. Files are read and encoded as ``forestimp rank`` reads them
+(:mod:`forestimp._cli_table`): text and category columns are split natively as categories by
+every method (with ``--one-hot``, encoded as levels, and a text column is kept when any of its
+levels is, with the best level's score). ``--method srs`` reads a Parquet file out of core when
+its features are all numbers and nothing is dropped. A forest on all the columns, and one on
+the kept ones, are scored out of bag (:mod:`forestimp._cli_quality`): a selection from a forest
+at chance level is noise. The report is :mod:`forestimp._select_report`'s."""
 
 from __future__ import annotations
 
@@ -20,7 +20,15 @@ from typing import Any
 import numpy as np
 
 from ._cli_quality import Fit, assess, build_model
-from ._cli_table import PARQUET, check_target, encode, fail, note, prepare_target, read_frame
+from ._cli_table import (
+    PARQUET,
+    check_target,
+    encode,
+    fail,
+    note,
+    prepare_target,
+    read_frame,
+)
 from ._select_report import (
     KEPT,
     count_sources,
@@ -60,7 +68,10 @@ class Problem:
     reason: str
     relevant: dict[str, list[str]] | None = None  # the known answer, by kind
     n_columns: int = 0  # encoded columns (the file's, out of core)
-    missing: dict[str, int] = field(default_factory=dict)  # numeric column: missing values
+    missing: dict[str, int] = field(default_factory=dict)  # column: missing values
+    categorical: np.ndarray | None = None  # columns of X split as categories (the forests')
+    text: list[str] = field(default_factory=list)  # text and category source columns
+    encoding: str = "native"  # of the text columns: "native" or "one-hot"
 
 
 def builtin_problem() -> Problem:
@@ -91,7 +102,8 @@ def load_problem(args: Any) -> Problem:
     """The built-in data, a Parquet file SRS reads out of core, or a table read whole."""
     if args.file is None:
         given = [o for o, v in (("--target", args.target), ("--drop", args.drop), ("--sep",
-                 args.sep), ("--drop-missing-target", args.drop_missing_target)) if v]  # fmt: skip
+                 args.sep), ("--drop-missing-target", args.drop_missing_target),
+                 ("--one-hot", args.one_hot)) if v]  # fmt: skip
         if given:
             raise fail(f"{' and '.join(given)} need a FILE (without one: the built-in data)")
         return builtin_problem()
@@ -106,18 +118,21 @@ def load_problem(args: Any) -> Problem:
     import pandas as pd
 
     table = encode(read_frame(args.file, args.sep), args.target, args.drop, args.file,
-                   args.drop_missing_target)  # fmt: skip
+                   args.drop_missing_target, args.one_hot)  # fmt: skip
     if args.method == "boruta" and table.missing:
         cols = ", ".join(list(table.missing)[:5])
+        text = set(table.missing) & set(table.text)
+        level = ", --one-hot (a missing text value is then a level)" if text else ""
         raise fail(
-            f"boruta needs complete features: missing values in {cols}; impute them, or use "
-            "--method rfe, threshold or srs, whose forests route missing values"
+            f"boruta needs complete features: missing values in {cols}; impute them{level}, "
+            "or use --method rfe, threshold or srs, whose forests route missing values"
         )
     task, reason, y = prepare_target(args.task, table.y)
     # Named columns: the selector's feature_names_in_ and plots say "colour=red", not "x9".
     X = pd.DataFrame(table.X, columns=table.encoded_names, copy=False)
     return Problem(X, y, table.names, table.groups, args.file, task, reason, None,
-                   table.X.shape[1], table.missing)  # fmt: skip
+                   table.X.shape[1], table.missing, table.categorical, table.text,
+                   table.encoding)  # fmt: skip
 
 
 def parquet_text_columns(path: str, target: str) -> list[str] | None:
@@ -187,24 +202,28 @@ DEFAULT_IMPORTANCE = {"threshold": "permutation"}
 
 def model_for(args: Any, problem: Problem, selector: Any) -> Any:
     """None (the selector's own default model) unless ``--model`` / ``--n-estimators`` /
-    ``--class-weight`` ask for another or the default would guess the task wrong (integer
-    regression targets)."""
+    ``--class-weight`` ask for another, the default would guess the task wrong (integer
+    regression targets) or the forest must split categorical columns."""
     from ._task import silent_default_task
 
     guessed = silent_default_task(problem.y)
     own = args.model is None and args.n_estimators is None
-    if own and args.class_weight is None and guessed == problem.task:
+    plain = args.class_weight is None and problem.categorical is None
+    if own and plain and guessed == problem.task:
         return None
-    if own and args.method == "srs":  # SRS's own Extra-Trees, class weights added
+    if own and args.method == "srs":  # SRS's own Extra-Trees, with the CLI's additions
         from .selection._srs import default_estimator
 
         q = selector._check_params(problem.n_columns)[0]
         model = default_estimator(problem.task == "classification", q + selector.n_probes,
                                   args.n_jobs)  # fmt: skip
-        return model.set_params(**weights(args, problem))
+        model.set_params(**weights(args, problem))
+        if problem.categorical is not None:
+            model.set_params(categorical_features=problem.categorical)
+        return model
     model = args.model or DEFAULT_MODEL[args.method]
     return build_model(model, problem.task, args.n_estimators or 100, args.random_state,
-                       args.n_jobs, args.class_weight)  # fmt: skip
+                       args.n_jobs, args.class_weight, problem.categorical)  # fmt: skip
 
 
 def weights(args: Any, problem: Problem) -> dict[str, Any]:
@@ -321,10 +340,13 @@ class Quality:
         }
 
 
-def _score(args: Any, problem: Problem, X: Any, n_sources: int) -> Fit:
-    """The :class:`Fit` of the report's forest (``--model``, default rf) on ``X``."""
+def _score(args: Any, problem: Problem, X: Any, n_sources: int,
+           categorical: np.ndarray | None = None) -> Fit:  # fmt: skip
+    """The :class:`Fit` of the report's forest (``--model``, default rf) on ``X``, whose
+    ``categorical`` columns it splits as categories."""
     model = build_model(args.model or "rf", problem.task, args.n_estimators or 100,
-                        args.random_state, args.n_jobs, args.class_weight)  # fmt: skip
+                        args.random_state, args.n_jobs, args.class_weight,
+                        categorical)  # fmt: skip
     try:
         model.fit(X, problem.y)
     except ValueError as exc:
@@ -352,12 +374,14 @@ def assess_quality(args: Any, problem: Problem, selector: Any) -> Quality | None
         return Quality(_score(args, problem, X, len(found)), "found", n_trees, None, n_kept)
     X = np.asarray(problem.X, dtype=np.float64)
     n_sources = len(problem.groups) if problem.groups is not None else X.shape[1]
-    fit = _score(args, problem, X, n_sources)
+    mask = problem.categorical
+    fit = _score(args, problem, X, n_sources, mask)
     kept = None
     if support.all():
         kept = fit.oob_score
     elif support.any():
-        kept = _score(args, problem, X[:, support], n_kept).oob_score
+        sub = None if mask is None else mask[support]
+        kept = _score(args, problem, X[:, support], n_kept, sub).oob_score
     return Quality(fit, "all", n_trees, kept, n_kept)
 
 
@@ -374,6 +398,8 @@ def select_meta(args: Any, selector: Any, problem: Problem, rows: list[dict[str,
         "n_rows": len(problem.y),
         "n_features": len(rows),
         "n_encoded": selector.n_features_in_,
+        "encoding": problem.encoding,
+        "categorical_columns": problem.text,
         "n_kept": sum(r["status"] in KEPT for r in rows),
         "n_tentative": sum(r["status"] == "tentative" for r in rows),
         "iterations": iterations(selector),

@@ -1,9 +1,10 @@
 """What ``forestimp select`` reports: one row per source column, the summary of the run, the
 warnings that say what to raise, and the table, CSV or JSON they are written as.
 
-Every count is of source columns, a text column once however many one-hot levels it became
-(the levels are counted in parentheses where they differ): the table, the summary, the plot
-titles (``selector.plot(groups=...)``) and the JSON agree.
+Every count is of source columns, a text column once: split natively as categories it is one
+column; one-hot encoded it is counted once however many levels it became (the levels are
+counted in parentheses where they differ). The table, the summary, the plot titles
+(``selector.plot(groups=...)``) and the JSON agree.
 """
 
 from __future__ import annotations
@@ -172,9 +173,11 @@ def summary(args: Any, selector: Any, problem: Any, rows: list[dict[str, Any]],
             quality: Any) -> str:  # fmt: skip
     """What ran on what, the measure, the model's quality and the method's rule."""
     p = selector.n_features_in_
+    native = problem.categorical is not None
+    categorical = f" ({len(problem.text)} categorical)" if native else ""
     lines = [
         f"{args.method}: {METHODS[args.method]}",
-        f"data: {problem.label}, {len(problem.y)} rows, {_columns(len(rows), p)}, "
+        f"data: {problem.label}, {len(problem.y)} rows, {_columns(len(rows), p)}{categorical}, "
         f"{problem.task} ({problem.reason})",
         measure_line(selector),
     ]

@@ -148,6 +148,13 @@ def sklearn_tree(est: Any, index: int) -> SklearnTree:
     tree.max_features_ = params["max_features"]
     core = Tree(est.n_features_in_, n_classes, m)
     arrays = forest.tree_arrays(index)
+    split = np.asarray(arrays["feature"]) >= 0
+    if np.isnan(np.asarray(arrays["threshold"])[split]).any():
+        # A categorical split (issue #52): its threshold is a NaN, its set not expressible.
+        raise ValueError(
+            f"tree {index} splits on categories, which scikit-learn's tree arrays cannot "
+            "express (one threshold a node)"
+        )
     thresholds = tree_cuts(est, index, arrays["threshold"])
     core.__setstate__(_sklearn_tree_state(arrays, widths, thresholds))
     tree.tree_ = core

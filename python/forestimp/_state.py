@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _outputs
+from . import _categorical, _outputs
 from ._core import Forest, ModelFormatError
 from ._params import INT_MAX, INT_MIN
 
@@ -55,6 +55,7 @@ def fitted_state(est: Any) -> dict[str, Any] | None:
     for name in (*SCALARS, *ARRAYS):
         if name in est.__dict__:
             state[name] = est.__dict__[name]
+    state.update(_categorical.file_state(est))
     if forest.n_outputs > 1 and "oob_decision_function_" in state:
         # (n, C, m) kept 2-D, as files hold arrays (forestimp._outputs.restore).
         state["oob_decision_function_"] = _outputs.state_of(
@@ -181,6 +182,7 @@ def restore_fitted_state(est: Any, state: dict[str, Any], *, view_ok: bool = Fal
     carry; files never do.
     """
     unknown = set(state) - {"model", *SCALARS, *ARRAYS}
+    unknown = {name for name in unknown if not _categorical.is_file_array(name)}
     if unknown:
         raise _fail(f"unknown attributes {sorted(unknown)}")
     model = state.get("model")
@@ -202,6 +204,7 @@ def restore_fitted_state(est: Any, state: dict[str, Any], *, view_ok: bool = Fal
         names = _array(state, "feature_names_in_", "OU", (p,))
         attrs["feature_names_in_"] = names.astype(object)
     n_rows = _restore_fingerprint(state, attrs, p)
+    attrs.update(_categorical.restored(state, p))
     if est._is_classifier and m > 1:
         _restore_output_classes(state, attrs, list(forest.outputs), n_rows)
     elif est._is_classifier:

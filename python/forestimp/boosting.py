@@ -9,7 +9,11 @@ the loss with the engine that grows the forests, re-optimizes every leaf for the
 scikit-learn's (up to rounding). Beyond scikit-learn: ``splitter`` (``"best"``, ``"random"``
 or ``"hist"``, the forests' histogram codes, binned once per fit), ``max_bins``,
 ``tree_features`` (a random feature subset per tree: Random Patches inside boosting) and
-``n_jobs`` (parallelism inside a round; the model bytes do not depend on it).
+``n_jobs`` (parallelism inside a round; the model bytes do not depend on it) and
+``categorical_features`` (as ``HistGradientBoosting*``'s, ``"from_dtype"`` by default:
+categorical columns are split by sets of categories with either splitter, the best set
+within ``category_smoothing``, ``min_category_samples`` and ``max_category_side`` as the
+forests', see ``docs/categorical.md``; ``categories_`` and ``is_categorical_`` after fit).
 Rows of a round (``subsample < 1``) and the trees' random draws come from
 ``(random_state, round)``, not from scikit-learn's generator, so those models differ from
 scikit-learn's in their draws, not in their rules. ``init`` is None, ``"zero"`` or an
@@ -28,7 +32,7 @@ from scipy.special import expit, softmax
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 
-from . import _boosting_state, _model_kinds, _sparse
+from . import _boosting_state, _categorical, _model_kinds, _sparse
 from ._boosting_base import BaseGradientBoosting
 from ._core import DataError, InvalidParameterError
 from ._outputs import label_codes
@@ -39,8 +43,8 @@ class GradientBoostingRegressor(RegressorMixin, BaseGradientBoosting):
 
     ``loss`` is ``"squared_error"``, ``"absolute_error"``, ``"huber"`` or ``"quantile"``
     (``alpha``: Huber's residual quantile, or the quantile estimated). See the module
-    docstring for the extra parameters ``splitter``, ``max_bins``, ``tree_features`` and
-    ``n_jobs``.
+    docstring for the extra parameters ``splitter``, ``max_bins``, ``tree_features``,
+    ``n_jobs`` and ``categorical_features``.
     """
 
     _losses = ("squared_error", "absolute_error", "huber", "quantile")
@@ -73,6 +77,11 @@ class GradientBoostingRegressor(RegressorMixin, BaseGradientBoosting):
         max_bins: int = 255,
         tree_features: Any = None,
         n_jobs: int | None = None,
+        categorical_features: Any = "from_dtype",
+        category_smoothing: float = _categorical.SMOOTHING,
+        min_category_samples: int = _categorical.MIN_SAMPLES,
+        min_category_share: float = _categorical.MIN_SHARE,
+        max_category_side: int | None = _categorical.MAX_SIDE,
     ) -> None:
         super().__init__(
             loss=loss,
@@ -100,6 +109,11 @@ class GradientBoostingRegressor(RegressorMixin, BaseGradientBoosting):
             max_bins=max_bins,
             tree_features=tree_features,
             n_jobs=n_jobs,
+            categorical_features=categorical_features,
+            category_smoothing=category_smoothing,
+            min_category_samples=min_category_samples,
+            min_category_share=min_category_share,
+            max_category_side=max_category_side,
         )
 
     def predict(self, X: Any) -> np.ndarray:
@@ -153,6 +167,11 @@ class GradientBoostingClassifier(ClassifierMixin, BaseGradientBoosting):
         max_bins: int = 255,
         tree_features: Any = None,
         n_jobs: int | None = None,
+        categorical_features: Any = "from_dtype",
+        category_smoothing: float = _categorical.SMOOTHING,
+        min_category_samples: int = _categorical.MIN_SAMPLES,
+        min_category_share: float = _categorical.MIN_SHARE,
+        max_category_side: int | None = _categorical.MAX_SIDE,
     ) -> None:
         super().__init__(
             loss=loss,
@@ -179,6 +198,11 @@ class GradientBoostingClassifier(ClassifierMixin, BaseGradientBoosting):
             max_bins=max_bins,
             tree_features=tree_features,
             n_jobs=n_jobs,
+            categorical_features=categorical_features,
+            category_smoothing=category_smoothing,
+            min_category_samples=min_category_samples,
+            min_category_share=min_category_share,
+            max_category_side=max_category_side,
         )
 
     def _encode_y(self, y: np.ndarray, sample_weight: np.ndarray | None) -> tuple[np.ndarray, int]:

@@ -1,7 +1,8 @@
 """The ``forestimp`` command: ``select`` (the columns of a CSV or Parquet file that matter,
 ``forestimp._select``), ``rank`` (ranked by importance, ``forestimp._rank``) and ``demo``
-(LED, estimated vs exact importances). Tables are read by ``forestimp._cli_table``, forests
-judged by ``forestimp._cli_quality``."""
+(LED, estimated vs exact importances). Tables are read by ``forestimp._cli_table`` (text and
+category columns split natively as categories, or one-hot encoded with ``--one-hot``),
+forests judged by ``forestimp._cli_quality``."""
 
 from __future__ import annotations
 
@@ -85,14 +86,17 @@ Measures (--measure):
                column can outrank an informative binary one (docs/importances.md). Use it
                to see what the trees split on, not what the target depends on.
 
-Text columns are one-hot encoded; each reports one row, the sum over its encoded columns.
-air, mdi_oob and mdi are sums over the splits of the trees, so the sum is exactly the
-importance of the group. permutation is not additive: the sum of the per-column importances
-(each dummy permuted alone) approximates, but is not, the importance of permuting the
-original column. std and s.e. are always computed from the per-tree values summed over the
-group: std over trees (ddof 0, as every forestimp measure) and s.e. = std / sqrt(n_trees),
-the Monte-Carlo error of the forest average (more trees shrink it); neither includes the
-sampling variability of the data.
+Text and category columns are categorical: the trees split each natively, sending a set of
+its categories to each side (missing values go to the side learned for them, as for
+numbers), and it reports one row, n_columns 1. With --one-hot, text columns are one-hot
+encoded and each reports one row, the sum over its encoded columns. air, mdi_oob and mdi are
+sums over the splits of the trees, so the sum is exactly the importance of the group.
+permutation is not additive: the sum of the per-column importances (each dummy permuted
+alone) approximates, but is not, the importance of permuting the original column, which is
+what a categorical column's permutation importance is. std and s.e. are always computed
+from the per-tree values (summed over the group): std over trees (ddof 0, as every
+forestimp measure) and s.e. = std / sqrt(n_trees), the Monte-Carlo error of the forest
+average (more trees shrink it); neither includes the sampling variability of the data.
 
 permutation is out of bag: its draws are the trees, so std and s.e. are spreads over the
 trees and mean something with the default --n-repeats 1; more repeats only lower the noise
@@ -106,12 +110,14 @@ of classes) is printed too; with --class-weight the chance test reads it instead
 accuracy, which balanced weights trade for the rarer classes.
 """
 TABLE_HELP = """\
-Tables: --sep for a CSV separator (default: tab for .tsv, else comma); text columns are
-one-hot encoded; missing feature values are kept (the trees route them, see
-docs/missing-values.md); a missing target value is refused unless --drop-missing-target
-drops its row. --drop takes column names, several at once or comma-separated (--drop id,name
-or --drop id --drop name); end it with another option or put FILE first (a FILE that
---drop took is given back to FILE when it names an existing file).
+Tables: --sep for a CSV separator (default: tab for .tsv, else comma); text and category
+columns are categorical, split natively (refused when a column mixes numbers and text), or
+with --one-hot one 0/1 column per level; missing feature values, numbers or text, are kept
+(the trees route them, see docs/missing-values.md); a missing target value is refused
+unless --drop-missing-target drops its row. --drop takes column names, several at once or
+comma-separated (--drop id,name or --drop id --drop name); end it with another option or
+put FILE first (a FILE that --drop took is given back to FILE when it names an existing
+file).
 """
 
 
@@ -259,6 +265,10 @@ def _add_table_options(parser: argparse.ArgumentParser, task_help: str) -> None:
                         "them)")  # fmt: skip
     parser.add_argument("--task", choices=["auto", "classification", "regression"],
                         default="auto", help=task_help)  # fmt: skip
+    parser.add_argument("--one-hot", action="store_true",
+                        help="one-hot encode text and category columns (one 0/1 column per "
+                        "level, importances summed per column) instead of splitting them "
+                        "as categories")  # fmt: skip
     parser.add_argument("--class-weight", choices=["balanced", "balanced_subsample"],
                         help="classification: weigh the classes inversely to their "
                         "frequency (scikit-learn's class_weight); the chance test then reads "
@@ -366,11 +376,12 @@ columns. A warning (stderr and the JSON's "warnings") when the first is at chanc
 the columns a selector keeps from a forest that predicts nothing are noise. SRS reading a
 Parquet file out of core scores the found columns only.
 
-Text columns are one-hot encoded (as in forestimp rank); a text column is kept when any of
-its levels is, with its best level's score. Every count (table, summary, plot titles, JSON)
-is of source columns, a text column once; the encoded levels are counted in parentheses
-where they differ. --output csv|json lists every column with its status; the table lists
-the kept (and tentative) ones, --all every one.
+Text and category columns are categorical (as in forestimp rank), split natively by every
+method, one column each. With --one-hot they are one-hot encoded instead, and a text column is
+kept when any of its levels is, with its best level's score. Every count (table, summary, plot
+titles, JSON) is of source columns, a text column once; the encoded levels are counted in
+parentheses where they differ. --output csv|json lists every column with its status; the table
+lists the kept (and tentative) ones, --all every one.
 """
 
 

@@ -25,6 +25,11 @@ runs the batched rounds of Sequential Random Subspace with each round's fits on 
 :func:`fit_patches` grows Random Patches block by block, for data larger than a worker's
 memory (``_dask_patches``).
 
+Categorical features (``categorical_features``, ``docs/categorical.md``) are learned once over
+all the rows, never per task or per block, and every task codes X by those categories
+(``BaseForest._fit(..., encoded=...)``); prediction gives an estimator fitted on a DataFrame
+each partition of a Dask DataFrame as a DataFrame, matched by category (``docs/dask.md``).
+
 Requires the ``dask`` extra: ``pip install 'forestimp[dask]'``.
 """
 
@@ -37,6 +42,7 @@ import numpy as np
 from sklearn.base import clone
 
 try:
+    import dask
     import dask.array as da
     import dask.dataframe as dd
     from distributed import Client, default_client
@@ -45,13 +51,13 @@ except ImportError as e:  # pragma: no cover - exercised without the extra only
         "forestimp.dask needs dask and distributed: pip install 'forestimp[dask]'"
     ) from e
 
-from . import _float32_routing, _frames, _sparse, _state
+from . import _categorical, _float32_routing, _frames, _sparse, _state
 from ._core import Forest, InvalidParameterError, oob_permutation_importance
 from ._dask_patches import fit_patches as _fit_patches
 from ._dask_read import is_path, read, suffix
 from ._dask_srs import srs as _srs
 from ._dask_tasks import Shipment, gather, worker_count
-from ._dask_worker import _FIT_LOCK, _worker_threads, tree_ranges
+from ._dask_worker import _FIT_LOCK, Encoded, _worker_threads, encoded, learned, tree_ranges
 from .importance._permutation import Draws, _held_out_scores, _permutation
 
 __all__ = [
@@ -66,18 +72,39 @@ __all__ = [
 ]
 
 
-def _checked(X: Any, y: Any) -> tuple[Any, Any]:
+def _checked(X: Any, y: Any, categorical: Any = None) -> tuple[Any, Any]:
     """``X, y`` checked on the client, before anything is sent or a client looked up: a
-    malformed sparse matrix or a text, category or date column of X is a DataError here
-    rather than on a worker."""
-    _frames.check_numeric(X)
+    malformed sparse matrix or a text, category or date column of X that
+    ``categorical`` (``categorical_features``, or a fitted ``is_categorical_``) does not
+    declare categorical is a DataError here rather than on a worker; a bad
+    ``categorical`` an InvalidParameterError."""
+    _frames.check_numeric(_numeric_part(X, categorical))
     return _sparse.checked(X), _sparse.checked(y, "y")
+
+
+def _numeric_part(X: Any, categorical: Any) -> Any:
+    """The columns of ``X`` that must hold numbers: those ``categorical`` does not declare
+    categorical (a Dask DataFrame's read from its dtypes, nothing computed). Anything
+    other than a DataFrame or a 2-D numpy array is returned as it is."""
+    view = X._meta if isinstance(X, dd.DataFrame) else X
+    frame = _categorical._is_frame(view)
+    if categorical is None or not (frame or (isinstance(view, np.ndarray) and view.ndim == 2)):
+        return X
+    mask = _categorical.resolve_mask(view, categorical)
+    if mask is None:
+        return X
+    return view.iloc[:, ~mask] if frame else view[:, ~mask]
+
+
+def _spec(estimator: Any) -> Any:
+    """The ``categorical_features`` of an unfitted estimator (None without the parameter)."""
+    return estimator.get_params().get("categorical_features")
 
 
 @functools.wraps(_fit_patches)
 def fit_patches(estimator: Any, X: Any, y: Any, **kwargs: Any) -> Any:
     # A sparse X, y checked here, before the client cuts X into patches.
-    X, y = _checked(X, y)
+    X, y = _checked(X, y, _spec(estimator))
     return _fit_patches(estimator, X, y, **kwargs)
 
 
@@ -115,17 +142,24 @@ def fit(
     estimator
         A fitted clone of ``estimator``: the same model bytes as ``estimator.fit(X, y)`` on
         one machine (out-of-bag scores included, computed on one worker).
+
+    Notes
+    -----
+    Categorical features (``categorical_features``, ``docs/categorical.md``) are learned
+    once over all the rows, on the client for an in-memory X, else by one task on a worker,
+    before any tree is grown; every fitting task then codes X by those categories.
     """
     # Here, before anything is sent: a worker's conversions would read the index unchecked.
-    X, y = _checked(X, y)
+    X, y = _checked(X, y, _spec(estimator))
     client = client or default_client()
     n_estimators = estimator.get_params()["n_estimators"]
     ranges = tree_ranges(n_estimators, n_tasks or worker_count(client))
     data = Shipment(lambda: _data_on_workers(client, X, y, sample_weight))
     kind, params = type(estimator), estimator.get_params()
+    categories = _categories(client, _spec(estimator), X, data)
 
     def submit(trees: tuple[int, int]) -> Any:
-        return client.submit(_fit_part, kind, params, data.get(), *trees, pure=False)
+        return client.submit(_fit_part, kind, params, data.get(), *trees, categories, pure=False)
 
     state = _merged_state(gather(client, submit, ranges, "forestimp.dask.fit"))
     if getattr(estimator, "oob_score", False):
@@ -162,17 +196,57 @@ def _data_on_workers(client: Client, X: Any, y: Any, sample_weight: Any) -> dict
     return data
 
 
+def _categories(client: Client, spec: Any, X: Any, data: Shipment) -> Encoded:
+    """``(is_categorical_, categories_)`` of the whole X, learned once: on the client when
+    X is in its memory, else by one task that reads all of X on a worker (a Dask
+    collection's computed value, or the file at a path). No task when nothing can be
+    categorical: ``categorical_features=None``, or ``"from_dtype"`` for numbers only (a
+    ``.npy`` or Zarr path, a Dask Array, a Dask DataFrame without category columns)."""
+    if spec is None:
+        return None, None
+    if not (is_path(X) or isinstance(X, (da.Array, dd.DataFrame))):
+        return learned(X, spec)
+    if isinstance(X, dd.DataFrame) and _categorical.resolve_mask(X._meta, spec) is None:
+        return None, None
+    if isinstance(X, da.Array) and X.ndim == 2:
+        if _categorical.resolve_mask(np.empty((0, X.shape[1])), spec) is None:
+            return None, None
+    if is_path(X) and suffix(X) in (".npy", ".zarr") and isinstance(spec, str):
+        return None, None  # "from_dtype": arrays have no dtypes
+    found = gather(
+        client,
+        lambda _: client.submit(_learn, spec, data.get(), pure=False),
+        [None],
+        "forestimp.dask.fit (categories)",
+    )[0]
+    return found[0], found[1]
+
+
+def _learn(spec: Any, data: dict[str, Any]) -> Encoded:
+    """The categories of all of X, read on a worker."""
+    X, _, _ = read(data)
+    return learned(X, spec)
+
+
 def _fit_part(
-    kind: type, params: dict[str, Any], data: dict[str, Any], start: int, stop: int
+    kind: type,
+    params: dict[str, Any],
+    data: dict[str, Any],
+    start: int,
+    stop: int,
+    categories: Encoded = (None, None),
 ) -> dict[str, Any]:
     """Grows the trees ``start..stop`` on a worker; returns the part's fitted state.
+    ``categories``: ``(is_categorical_, categories_)`` learned once for the whole X
+    (:func:`_categories`), by which X is coded here.
 
     The engine runs ``n_jobs`` = the worker's threads; the lock keeps a second task of the
     same worker (more tasks than workers, or one moved there) from running beside it."""
     X, y, sw = read(data)
     est = kind(**{**params, "n_jobs": _worker_threads(), "verbose": 0, "warm_start": False})
     with _FIT_LOCK:
-        est._fit(X, y, sw, trees=(start, stop))
+        X = encoded(X, categories[1])
+        est._fit(X, y, sw, trees=(start, stop), encoded=categories)
     state = _state.fitted_state(est)
     assert state is not None
     return state
@@ -305,7 +379,8 @@ def permutation(
     and ``y`` as :func:`fit` does (arrays, Dask collections or paths). The result is the
     one machine's, number for number: permutations depend only on ``(random_state, tree,
     feature, repeat)``."""
-    X, y = _checked(X, y)  # before any client is looked up
+    # Before any client is looked up.
+    X, y = _checked(X, y, getattr(est, "is_categorical_", None))
     draws = _OnCluster(client, n_tasks)
     return _permutation(
         est, X, y, oob, n_repeats, scoring, sample_weight, scaled, None, random_state, draws
@@ -326,8 +401,12 @@ def shap_values(estimator: Any, X: Any) -> Any:
     """TreeSHAP values (:func:`forestimp.importance.shap_values`) of the rows of a Dask
     array or DataFrame, block by block: a lazy Dask array (n, n_features, width), width the
     number of classes or 1. The expected value is that of any row's result."""
-    X = _as_rows(X)
+    _check_rows(estimator, X)
     width = len(getattr(estimator, "classes_", [0]))
+    if _by_partition(estimator, X):
+        p = len(X.columns)
+        return _over_partitions(X, _shap_block, estimator, (), (p, width), np.float64)
+    X = _as_rows(X)
     p = X.shape[1]
     return X.map_blocks(
         _shap_block,
@@ -359,10 +438,43 @@ def predict_proba(estimator: Any, X: Any) -> Any:
     return _map(estimator, X, "predict_proba")
 
 
+def _by_partition(estimator: Any, X: Any) -> bool:
+    """Whether the blocks of ``X`` reach ``estimator`` as pandas DataFrames, one per
+    partition: a Dask DataFrame, for an estimator fitted on a DataFrame (its column names
+    are checked, its category columns matched by category in every partition, whatever
+    categories each partition's dtype declares)."""
+    return isinstance(X, dd.DataFrame) and getattr(estimator, "feature_names_in_", None) is not None
+
+
+def _over_partitions(
+    X: Any, fn: Any, estimator: Any, args: tuple, tail: tuple[int, ...], dtype: Any
+) -> Any:
+    """``fn(partition, estimator, *args)`` over the partitions of the Dask DataFrame ``X``
+    as a lazy Dask array of shape ``(n,) + tail`` (the partitions' lengths are computed, as
+    ``to_dask_array(lengths=True)`` does)."""
+    lengths = [int(n) for n in X.map_partitions(len).compute()]
+    model = dask.delayed(estimator, pure=True)
+    blocks = [
+        da.from_delayed(
+            dask.delayed(fn, pure=True)(part, model, *args),
+            shape=(n, *tail),
+            dtype=dtype,
+            meta=np.empty((0,) * (1 + len(tail)), dtype=dtype),
+        )
+        for part, n in zip(X.to_delayed(), lengths, strict=True)
+    ]
+    return da.concatenate(blocks, axis=0)
+
+
+def _check_rows(estimator: Any, X: Any) -> None:
+    """A text column of ``X`` that ``estimator`` did not fit as categorical: DataError
+    here, not in a task later; a malformed scipy.sparse X: DataError (any is refused)."""
+    _sparse.checked(X)
+    _frames.check_numeric(_numeric_part(X, getattr(estimator, "is_categorical_", None)))
+
+
 def _as_rows(X: Any) -> Any:
     """``X`` as a Dask array in row blocks (every column in each block)."""
-    _sparse.checked(X)  # a scipy.sparse X is refused below; a malformed one: DataError
-    _frames.check_numeric(X)  # a text column: DataError here, not in a task later
     if isinstance(X, dd.DataFrame):
         X = X.to_dask_array(lengths=True)
     if not isinstance(X, da.Array) or X.ndim != 2:
@@ -371,8 +483,15 @@ def _as_rows(X: Any) -> Any:
 
 
 def _map(estimator: Any, X: Any, method: str) -> Any:
-    X = _as_rows(X)
+    _check_rows(estimator, X)
     proba = method == "predict_proba"
+    if _by_partition(estimator, X):
+        if proba:
+            tail: tuple[int, ...] = (len(estimator.classes_),)
+            return _over_partitions(X, _apply, estimator, (method,), tail, np.float64)
+        dtype = estimator.classes_.dtype if hasattr(estimator, "classes_") else np.float64
+        return _over_partitions(X, _apply, estimator, (method,), (), dtype)
+    X = _as_rows(X)
     if proba:
         chunks = (X.chunks[0], (len(estimator.classes_),))
         return X.map_blocks(

@@ -30,6 +30,18 @@ estimates the terms of Thm 1 of Louppe et al. (2013) by interaction degree k. Va
 fit go to the nearest observed value; NaN is a category of its own (one more child).
 ``max_leaf_nodes`` is not available with multiway splits.
 
+``categorical_features`` (every estimator; scikit-learn ``HistGradientBoosting*``'s forms,
+``"from_dtype"`` by default: pandas ``category`` columns) splits a categorical column by sets
+of its categories rather than by codes: the best set by ordering the categories
+(``splitter="best"`` and ``"hist"``), a random set (random thresholds). Categories are
+learned at fit (``categories_``) and matched by value at predict. The best set is searched
+within guards against fitting rare categories (after LightGBM's): ``category_smoothing``
+(rows of the node's mean added to each category's sums before it is ordered),
+``min_category_samples`` and ``min_category_share`` (categories with fewer rows, or a smaller
+share of the node's rows, are ordered as one group) and ``max_category_side`` (at most that
+many groups on the smaller side of a cut; None: no limit). The defaults guard nothing: the
+exact best set. See ``docs/categorical.md``.
+
 Criteria and scikit-learn's other parameters, for every estimator and splitter:
 
 * classifiers: ``criterion="gini"``, ``"entropy"`` or its alias ``"log_loss"``. Entropy is in
@@ -130,6 +142,7 @@ import numpy as np
 from . import _model_kinds, _state
 from . import _params as P
 from ._base import BaseForest, ForestClassifierMixin, ForestRegressorMixin
+from ._categorical import MAX_SIDE, MIN_SAMPLES, MIN_SHARE, SMOOTHING
 from ._core import InvalidParameterError
 
 
@@ -184,7 +197,10 @@ class RandomForestClassifier(_RandomForestLayout, ForestClassifierMixin, BaseFor
                  max_features="sqrt", max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=True, oob_score=False, n_jobs=None, random_state=None, verbose=0,
                  warm_start=False, class_weight=None, max_samples=None, splitter="best",
-                 max_bins=255, ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
+                 max_bins=255, ccp_alpha=0.0, monotonic_cst=None,
+                 categorical_features="from_dtype", category_smoothing=SMOOTHING,
+                 min_category_samples=MIN_SAMPLES, min_category_share=MIN_SHARE,
+                 max_category_side=MAX_SIDE):  # fmt: skip
         _store(self, locals())
 
 
@@ -200,7 +216,10 @@ class RandomForestRegressor(_RandomForestLayout, ForestRegressorMixin, BaseFores
                  max_features=1.0, max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=True, oob_score=False, n_jobs=None, random_state=None, verbose=0,
                  warm_start=False, max_samples=None, splitter="best", max_bins=255,
-                 ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
+                 ccp_alpha=0.0, monotonic_cst=None,
+                 categorical_features="from_dtype", category_smoothing=SMOOTHING,
+                 min_category_samples=MIN_SAMPLES, min_category_share=MIN_SHARE,
+                 max_category_side=MAX_SIDE):  # fmt: skip
         _store(self, locals())
 
 
@@ -218,7 +237,10 @@ class ExtraTreesClassifier(_ExtraTreesLayout, ForestClassifierMixin, BaseForest)
                  max_features="sqrt", max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=False, oob_score=False, n_jobs=None, random_state=None, verbose=0,
                  warm_start=False, class_weight=None, max_samples=None,
-                 multiway=False, ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
+                 multiway=False, ccp_alpha=0.0, monotonic_cst=None,
+                 categorical_features="from_dtype", category_smoothing=SMOOTHING,
+                 min_category_samples=MIN_SAMPLES, min_category_share=MIN_SHARE,
+                 max_category_side=MAX_SIDE):  # fmt: skip
         _store(self, locals())
 
 
@@ -236,7 +258,10 @@ class ExtraTreesRegressor(_ExtraTreesLayout, ForestRegressorMixin, BaseForest):
                  max_features=1.0, max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=False, oob_score=False, n_jobs=None, random_state=None, verbose=0,
                  warm_start=False, max_samples=None, multiway=False,
-                 ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
+                 ccp_alpha=0.0, monotonic_cst=None,
+                 categorical_features="from_dtype", category_smoothing=SMOOTHING,
+                 min_category_samples=MIN_SAMPLES, min_category_share=MIN_SHARE,
+                 max_category_side=MAX_SIDE):  # fmt: skip
         _store(self, locals())
 
 
@@ -277,7 +302,10 @@ class RandomPatchesClassifier(_PatchesLayout, ForestClassifierMixin, BaseForest)
                  max_leaf_nodes=None, min_impurity_decrease=0.0, bootstrap=False,
                  oob_score=False, n_jobs=None, random_state=None, verbose=0,
                  warm_start=False, class_weight=None, max_bins=255,
-                 ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
+                 ccp_alpha=0.0, monotonic_cst=None,
+                 categorical_features="from_dtype", category_smoothing=SMOOTHING,
+                 min_category_samples=MIN_SAMPLES, min_category_share=MIN_SHARE,
+                 max_category_side=MAX_SIDE):  # fmt: skip
         _store(self, locals())
 
 
@@ -292,7 +320,10 @@ class RandomPatchesRegressor(_PatchesLayout, ForestRegressorMixin, BaseForest):
                  min_weight_fraction_leaf=0.0, max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=False, oob_score=False, n_jobs=None, random_state=None,
                  verbose=0, warm_start=False, max_bins=255,
-                 ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
+                 ccp_alpha=0.0, monotonic_cst=None,
+                 categorical_features="from_dtype", category_smoothing=SMOOTHING,
+                 min_category_samples=MIN_SAMPLES, min_category_share=MIN_SHARE,
+                 max_category_side=MAX_SIDE):  # fmt: skip
         _store(self, locals())
 
 
@@ -318,7 +349,10 @@ class TotallyRandomizedTreesClassifier(_TotallyRandomizedLayout, ForestClassifie
                  max_leaf_nodes=None, min_impurity_decrease=0.0, bootstrap=False,
                  oob_score=False, n_jobs=None, random_state=None, verbose=0,
                  warm_start=False, class_weight=None, max_samples=None,
-                 multiway=False, ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
+                 multiway=False, ccp_alpha=0.0, monotonic_cst=None,
+                 categorical_features="from_dtype", category_smoothing=SMOOTHING,
+                 min_category_samples=MIN_SAMPLES, min_category_share=MIN_SHARE,
+                 max_category_side=MAX_SIDE):  # fmt: skip
         _store(self, locals())
 
 
@@ -335,7 +369,10 @@ class TotallyRandomizedTreesRegressor(_TotallyRandomizedLayout, ForestRegressorM
                  max_leaf_nodes=None, min_impurity_decrease=0.0, bootstrap=False,
                  oob_score=False, n_jobs=None, random_state=None, verbose=0,
                  warm_start=False, max_samples=None, multiway=False,
-                 ccp_alpha=0.0, monotonic_cst=None):  # fmt: skip
+                 ccp_alpha=0.0, monotonic_cst=None,
+                 categorical_features="from_dtype", category_smoothing=SMOOTHING,
+                 min_category_samples=MIN_SAMPLES, min_category_share=MIN_SHARE,
+                 max_category_side=MAX_SIDE):  # fmt: skip
         _store(self, locals())
 
 

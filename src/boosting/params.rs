@@ -80,6 +80,8 @@ pub(crate) fn tree_params(r: &Resolved, ccp_alpha: f64) -> ForestParams {
         (r.tree_features < r.n_features).then_some(FeatureCount::Count(r.tree_features));
     t.seed = r.seed;
     t.ccp_alpha = ccp_alpha;
+    t.categorical = r.categorical.clone();
+    t.category_guards = r.category_guards;
     t
 }
 

@@ -26,6 +26,7 @@
 //! flagged as holding NaN; the searches read the flags from the fit
 //! (`crate::tree::split::Splitter::with_nan_bins`).
 
+use super::category_bins::CategoryTable;
 use super::{Feature, Layout, Matrix, Packed};
 use crate::data::midpoint;
 use crate::data::sort::sort_packed;
@@ -45,6 +46,8 @@ pub struct Binned {
     codes: Vec<u8>,
     n_rows: usize,
     edges: Vec<Vec<f64>>,
+    /// Per column, the bins of its categories when it is categorical (empty: none is).
+    tables: Vec<Option<CategoryTable>>,
 }
 
 impl Binned {
@@ -78,6 +81,7 @@ impl Binned {
                 codes,
                 n_rows: 0,
                 edges,
+                tables: Vec::new(),
             };
         }
         let edges: Vec<Vec<f64>> = match sample_rows(n, seed) {
@@ -115,6 +119,7 @@ impl Binned {
             codes,
             n_rows: n,
             edges,
+            tables: Vec::new(),
         }
     }
 
@@ -154,6 +159,7 @@ impl Binned {
             codes,
             n_rows: n,
             edges,
+            tables: Vec::new(),
         })
     }
 
@@ -177,14 +183,63 @@ impl Binned {
                 *code = self.codes[c * n + r];
             }
         });
-        let edges = (0..p)
-            .map(|j| self.edges[x.stored_at(0, j).map_or(j, |(_, c)| c)].clone())
-            .collect();
+        let stored = |j: usize| x.stored_at(0, j).map_or(j, |(_, c)| c);
+        let edges = (0..p).map(|j| self.edges[stored(j)].clone()).collect();
+        let tables = match self.tables.is_empty() {
+            true => Vec::new(),
+            false => (0..p).map(|j| self.tables[stored(j)].clone()).collect(),
+        };
         Some(Binned {
             codes,
             n_rows: n,
             edges,
+            tables,
         })
+    }
+
+    /// These bins with the columns of `x` flagged `categorical` binned by category instead
+    /// ([`CategoryTable`]), from the rows that placed the edges (`max_bins`, `seed` and the
+    /// NaN flags `missing` those these bins were made with).
+    pub fn with_categories<T: Feature>(
+        mut self,
+        x: &Matrix<'_, T>,
+        categorical: &[bool],
+        max_bins: usize,
+        seed: u64,
+        missing: Option<&[bool]>,
+    ) -> Binned {
+        let n = self.n_rows;
+        let rows = sample_rows(n, seed);
+        let has_nan = |j: usize| missing.is_some_and(|m| m.get(j).copied().unwrap_or(false));
+        let is_categorical = |j: usize| categorical.get(j).copied().unwrap_or(false);
+        let mut columns: Vec<(usize, &mut [u8])> = (self.codes.chunks_mut(n.max(1)).enumerate())
+            .filter(|(j, _)| is_categorical(*j))
+            .collect();
+        let max_bins = max_bins.clamp(2, 256);
+        let tables = map_each_mut(&mut columns, |_, (j, out)| {
+            // NaN's bin is the last code; the categories get the others.
+            let bins = match has_nan(*j) {
+                true => max_bins.min(usize::from(NAN_CODE)),
+                false => max_bins,
+            };
+            let rows = rows.as_deref();
+            (
+                *j,
+                CategoryTable::bin_column(x, *j, rows, (bins, NAN_CODE), out),
+            )
+        });
+        self.tables = vec![None; self.edges.len()];
+        for (j, table) in tables {
+            // No threshold reads a categorical column's edges.
+            self.edges[j].clear();
+            self.tables[j] = Some(table);
+        }
+        self
+    }
+
+    /// The bins of the categories of `feature`, when it is categorical.
+    pub fn category_table(&self, feature: usize) -> Option<&CategoryTable> {
+        self.tables.get(feature).and_then(Option::as_ref)
     }
 
     /// The codes as a column-major matrix.

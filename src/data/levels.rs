@@ -106,6 +106,25 @@ impl Levels {
         self.wide.get(f).and_then(Option::as_ref)
     }
 
+    /// `levels` without the codes of the columns flagged in `dropped` (None: none); None
+    /// when no column keeps codes.
+    pub fn without(levels: Option<Levels>, dropped: Option<&[bool]>) -> Option<Levels> {
+        let Some(dropped) = dropped else {
+            return levels;
+        };
+        let mut l = levels?;
+        for (f, _) in dropped.iter().enumerate().filter(|(_, &d)| d) {
+            if let Some(c) = l.columns.get_mut(f) {
+                *c = None;
+            }
+            if let Some(w) = l.wide.get_mut(f) {
+                *w = None;
+            }
+        }
+        let any = l.columns.iter().any(Option::is_some) || l.wide.iter().any(Option::is_some);
+        any.then_some(l)
+    }
+
     /// `levels` (or none) with the per-column NaN flags `missing` (None: no NaN in X).
     pub fn with_missing(levels: Option<Levels>, missing: Option<Vec<bool>>) -> Option<Levels> {
         let Some(missing) = missing else {

@@ -18,6 +18,7 @@
 //! (class codes or real outputs); the [`Feature`] element types live here.
 
 mod bins;
+mod category_bins;
 mod levels;
 mod matrix;
 mod missing;
@@ -28,6 +29,7 @@ mod sparse;
 mod targets;
 
 pub use bins::{Binned, NAN_CODE, SAMPLE_ROWS};
+pub use category_bins::CategoryTable;
 pub use levels::{Coded, Levels, Wide, MAX_LEVELS};
 pub(crate) use matrix::prefetch;
 pub use matrix::{Layout, Matrix};

@@ -151,6 +151,14 @@ impl<'a, T: Feature> FitSession<'a, T> {
         if params.splitter == SplitterKind::Multiway {
             multiway::check_integer_codes(&x)?;
         }
+        if let Some(categorical) = &params.categorical {
+            if x.is_sparse() {
+                return Err(ForestError::Unsupported(
+                    "categorical features are split in dense X only: pass X.toarray()".into(),
+                ));
+            }
+            crate::tree::categories::check_codes(&x, categorical)?;
+        }
         match targets {
             Targets::Regression(y) => {
                 Targets::regression(y)?;
@@ -179,9 +187,19 @@ impl<'a, T: Feature> FitSession<'a, T> {
         let (binned, nan_bins) = match params.splitter {
             SplitterKind::Histogram { max_bins } => {
                 let max_bins = usize::from(max_bins);
+                // (Bins made for a selection bin no column by category.)
+                let categorical = params.categorical.as_deref();
                 let cached = bins.filter(|&(_, made_with)| made_with == max_bins);
-                let view = cached.and_then(|(b, _)| b.view_of(&x));
-                let made = || Binned::with_missing(&x, max_bins, params.seed, missing.as_deref());
+                let view = cached.filter(|_| categorical.is_none());
+                let view = view.and_then(|(b, _)| b.view_of(&x));
+                let made = || {
+                    let (seed, missing) = (params.seed, missing.as_deref());
+                    let binned = Binned::with_missing(&x, max_bins, seed, missing);
+                    match categorical {
+                        Some(c) => binned.with_categories(&x, c, max_bins, seed, missing),
+                        None => binned,
+                    }
+                };
                 (Some(view.unwrap_or_else(made)), missing.clone())
             }
             _ => (None, None),
@@ -202,13 +220,13 @@ impl<'a, T: Feature> FitSession<'a, T> {
         // A booster grows many trees on the same X: its depth-first exact trees read the
         // columns in an order sorted once ([`Levels::with_ranks`]).
         let ranks = sums_in_any_order && params.max_leaf_nodes.is_none();
+        // A categorical column is split by sets of its codes, never by their order.
+        let coded = || Levels::without(Levels::new(&x, wide), params.categorical.as_deref());
         let levels = match params.splitter {
             SplitterKind::Best if codes && !x.is_sparse() && ranks => {
-                Levels::with_ranks(Levels::with_missing(Levels::new(&x, wide), missing), &x)
+                Levels::with_ranks(Levels::with_missing(coded(), missing), &x)
             }
-            SplitterKind::Best if codes && !x.is_sparse() => {
-                Levels::with_missing(Levels::new(&x, wide), missing)
-            }
+            SplitterKind::Best if codes && !x.is_sparse() => Levels::with_missing(coded(), missing),
             SplitterKind::Best | SplitterKind::Random => Levels::with_missing(None, missing),
             _ => None,
         };
@@ -497,6 +515,9 @@ fn grow<T: Feature, C: Criterion>(
         booster: Option<(&SpareBins, &AtomicBool)>,
     ) -> GrowingTree {
         let mut g = Grower::new(x, levels, crit, ws, samples, p, width);
+        if let Some(categorical) = &p.categorical {
+            g = g.with_categorical(categorical, p.category_guards);
+        }
         if let Some(missing) = nan_bins {
             g = g.with_nan_bins(missing);
         }
@@ -524,10 +545,15 @@ fn grow<T: Feature, C: Criterion>(
                 rng,
                 booster,
             );
-            // "Non-missing left, missing right" keeps its threshold +∞.
+            // "Non-missing left, missing right" keeps its threshold +∞, and a categorical
+            // split its reference to a set, whose bins become categories.
             tree.map_thresholds(|feature, code| match code.is_finite() {
                 true => b.threshold(feature, code as usize),
                 false => code,
+            });
+            tree.map_category_sets(|feature, bins, unseen_left| {
+                let table = b.category_table(feature);
+                table.map(|t| t.categories_left(bins, unseen_left))
             });
             tree
         }

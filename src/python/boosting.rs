@@ -91,7 +91,8 @@ impl PyBooster {
         init_zero, splitter, max_bins, max_features, tree_features, max_depth,
         min_samples_split, min_samples_leaf, min_weight_fraction_leaf, min_impurity_decrease,
         max_leaf_nodes, ccp_alpha, random_state, n_iter_no_change, tol, validation = None,
-        previous = None, n_jobs = None, progress = None, offset = None, monitor = None
+        previous = None, n_jobs = None, progress = None, offset = None, monitor = None,
+        categorical = None, category_guards = None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn fit(
@@ -126,8 +127,12 @@ impl PyBooster {
         progress: Option<Bound<'_, PyAny>>,
         offset: Option<PyReadonlyArray1<'_, f64>>,
         monitor: Option<Bound<'_, PyAny>>,
+        categorical: Option<Vec<bool>>,
+        category_guards: Option<(f64, usize, f64, usize)>,
     ) -> PyResult<Self> {
         let mut tree = ForestParams::random_forest(CriterionKind::SquaredError);
+        tree.categorical = categorical;
+        tree.category_guards = super::guards_of(category_guards);
         tree.splitter = splitter_of(splitter, max_bins)?;
         tree.max_features = FeatureCount::Count(max_features);
         tree.tree_features = tree_features.map(FeatureCount::Count);

@@ -39,6 +39,7 @@ impl From<ForestError> for PyErr {
             | ForestError::NonFinite { .. }
             | ForestError::Missing { .. }
             | ForestError::NonInteger { .. }
+            | ForestError::CategoryCode { .. }
             | ForestError::InvalidTarget(_) => DataError::new_err(msg),
             ForestError::Decode(_) | ForestError::Version { .. } => ModelFormatError::new_err(msg),
             ForestError::Binding(_) => PyTypeError::new_err(msg),

@@ -53,3 +53,17 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     Ok(())
 }
+
+/// The guards of the categorical searches from the fits' `category_guards`
+/// `(smoothing, min_samples, max_side)`; None guards nothing.
+pub(crate) fn guards_of(guards: Option<(f64, usize, f64, usize)>) -> crate::params::CategoryGuards {
+    match guards {
+        Some((smoothing, min_samples, min_share, max_side)) => crate::params::CategoryGuards {
+            smoothing,
+            min_samples,
+            min_share,
+            max_side,
+        },
+        None => crate::params::CategoryGuards::NONE,
+    }
+}

@@ -139,7 +139,7 @@ impl PyForest {
         min_impurity_decrease, max_leaf_nodes, bootstrap, max_samples, tree_features,
         balanced_subsample, random_state, n_jobs, progress = None, shadows = None, columns = None, max_bins = 255,
         previous = None, bins = None, trees = None, ccp_alpha = 0.0, output_classes = None,
-        monotonic_cst = None
+        monotonic_cst = None, categorical = None, category_guards = None
     ))]
     fn fit(
         py: Python<'_>,
@@ -173,6 +173,8 @@ impl PyForest {
         ccp_alpha: f64,
         output_classes: Option<Vec<usize>>,
         monotonic_cst: Option<Vec<i8>>,
+        categorical: Option<Vec<bool>>,
+        category_guards: Option<(f64, usize, f64, usize)>,
     ) -> PyResult<Self> {
         let params = ForestParams {
             criterion: criterion_of(criterion)?,
@@ -192,6 +194,8 @@ impl PyForest {
             seed: random_state,
             ccp_alpha,
             monotonic_cst,
+            categorical,
+            category_guards: super::guards_of(category_guards),
         };
         let x = XArray::extract(x)?;
         let y = YArray::extract(y)?;
@@ -355,7 +359,8 @@ impl PyForest {
     }
 
     /// Node arrays of tree `index`, with scikit-learn's conventions for leaves (and its
-    /// `missing_go_to_left`).
+    /// `missing_go_to_left`). A categorical split's threshold is a NaN (its set is not in
+    /// these arrays).
     fn tree_arrays<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyDict>> {
         let t = self.inner.trees().get(index).ok_or_else(|| {
             pyo3::exceptions::PyIndexError::new_err(format!("tree index {index} out of range"))

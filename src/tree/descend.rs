@@ -6,7 +6,7 @@
 //! in cache for the whole forest. A row alone in its subtree finishes on one of
 //! [`WALK_LANES`] interleaved walks, so that the chains of dependent loads overlap.
 
-use super::{goes_left, Tree, LEAF};
+use super::{categories, goes_left, Tree, LEAF};
 use crate::data::{Feature, Matrix};
 
 /// How many rows ahead a partition asks for a row's value (the block's rows are in L2 or
@@ -83,8 +83,7 @@ impl Tree {
             x.with_row_written(first + r as usize, &mut dense, |row| {
                 let mut t = 0;
                 while self.nodes[t].right != LEAF {
-                    let nd = &self.nodes[t];
-                    t = nd.next(t, row[nd.feature()].to_f64(), || self.missing_left(t));
+                    t = self.next(t, row[self.nodes[t].feature()].to_f64());
                 }
                 reach(t, r as usize);
             });
@@ -126,7 +125,10 @@ impl Tree {
             let dst = &mut dst[start..end];
             let (col, threshold) = (column(nd.feature()), nd.threshold);
             // The node's missing side made a constant: each loop compares once per row.
-            let l = if nan && self.missing_left(t) {
+            let l = if let Some(at) = categories::offset_of(threshold) {
+                let (pool, ml) = (&self.categories[..], self.missing_left(t));
+                split_rows(rows, dst, &col, |v| categories::goes_left(pool, at, v, ml))
+            } else if nan && self.missing_left(t) {
                 split_rows(rows, dst, &col, |v| goes_left(v, threshold, true))
             } else {
                 split_rows(rows, dst, &col, |v| goes_left(v, threshold, false))
@@ -139,14 +141,18 @@ impl Tree {
                 stack.push((t + 1, start, mid, 1 - src));
             }
         }
-        self.walk_lanes(&alone, |r, f| column(f).value(r), reach);
+        match self.has_categorical_splits() {
+            true => self.walk_lanes::<true>(&alone, |r, f| column(f).value(r), reach),
+            false => self.walk_lanes::<false>(&alone, |r, f| column(f).value(r), reach),
+        }
     }
 
     /// Finishes the descent of the rows `(node, row)` of `starts`: a walk is a chain of
     /// dependent loads, and [`WALK_LANES`] independent chains keep several in flight. A
     /// lane whose row reaches its leaf takes the next row at once.
+    /// `CAT`: the tree has categorical splits ([`Tree::step`]).
     #[inline(always)]
-    fn walk_lanes(
+    fn walk_lanes<const CAT: bool>(
         &self,
         starts: &[(usize, usize)],
         value: impl Fn(usize, usize) -> f64,
@@ -170,7 +176,7 @@ impl Tree {
                 let t = node[l];
                 let nd = &self.nodes[t];
                 if nd.right != LEAF {
-                    node[l] = nd.next(t, value(r, nd.feature()), || self.missing_left(t));
+                    node[l] = self.step::<CAT>(nd, t, value(r, nd.feature()));
                     continue;
                 }
                 reach(t, r);

@@ -43,6 +43,7 @@ impl GrowingTree {
                 missing_left: Vec::new(),
                 outputs: Vec::new(),
                 grown: Vec::new(),
+                categories: Vec::new(),
             },
             left: Vec::with_capacity(nodes),
             in_order: true,
@@ -93,6 +94,20 @@ impl GrowingTree {
         id
     }
 
+    /// [`GrowingTree::set_split`] of a categorical split: the categories of `left` (bit `c`
+    /// of word `c / 64`) go left, and values outside them (categories not seen in
+    /// training) go left when `unseen_left`.
+    pub(crate) fn set_category_split(
+        &mut self,
+        node: u32,
+        feature: u32,
+        (left, unseen_left): (&[u64], bool),
+        missing: Missing,
+    ) {
+        let offset = super::categories::push_set(&mut self.tree.categories, left, unseen_left);
+        self.set_split(node, feature, super::categories::reference(offset), missing);
+    }
+
     /// Turns leaf `node` into an internal node; its children are linked later. The leaf
     /// slot of the last pushed node is freed; any other becomes an orphan for `finish`.
     /// `missing` is the node's missing-value side, learned or derived from its counts
@@ -135,6 +150,30 @@ impl GrowingTree {
     pub(crate) fn map_thresholds(&mut self, f: impl Fn(usize, f64) -> f64) {
         for n in self.tree.nodes.iter_mut().filter(|n| n.right != LEAF) {
             n.threshold = f(n.feature(), n.threshold);
+        }
+    }
+
+    /// Replaces the set of every categorical split by `f(feature, words, unseen_left)`
+    /// (None: kept), unseen values keeping their side: the histogram search's sets of bins
+    /// become sets of categories.
+    pub(crate) fn map_category_sets(
+        &mut self,
+        f: impl Fn(usize, &[u64], bool) -> Option<Vec<u64>>,
+    ) {
+        if self.tree.categories.is_empty() {
+            return;
+        }
+        let old = std::mem::take(&mut self.tree.categories);
+        for n in self.tree.nodes.iter_mut().filter(|n| n.right != LEAF) {
+            let Some(offset) = super::categories::offset_of(n.threshold) else {
+                continue;
+            };
+            let (words, unseen_left) = super::categories::set_at(&old, offset);
+            let mapped = f(n.feature(), words, unseen_left);
+            let words = mapped.as_deref().unwrap_or(words);
+            let pool = &mut self.tree.categories;
+            let offset = super::categories::push_set(pool, words, unseen_left);
+            n.threshold = super::categories::reference(offset);
         }
     }
 
@@ -210,6 +249,7 @@ impl GrowingTree {
         t.leaf_impurity = t.leaf_impurity.to_vec();
         t.missing_left = t.missing_left.to_vec();
         t.grown = t.grown.to_vec();
+        t.categories = t.categories.to_vec();
         t
     }
 
@@ -230,6 +270,8 @@ impl GrowingTree {
             missing_left: Vec::new(),
             outputs: g.outputs.clone(),
             grown: Vec::with_capacity(g.grown.len()),
+            // Thresholds move with their nodes, so their references to the sets hold.
+            categories: g.categories.clone(),
         };
         let mut new_id = vec![0u32; order.len()];
         for (new, &old) in order.iter().enumerate() {

@@ -27,6 +27,7 @@
 //! the leaves).
 
 pub(crate) mod builder;
+pub(crate) mod categories;
 pub mod criterion;
 mod descend;
 pub(crate) use descend::max_block_rows;
@@ -136,6 +137,9 @@ pub struct Tree {
     /// function of the children's, and a clipped value gives no impurity of the node's
     /// rows, so an internal node's cannot be derived from the leaves.
     grown: Vec<f64>,
+    /// The sets of the categorical splits, which their thresholds refer to
+    /// ([`categories`]); empty when the tree has none.
+    categories: Vec<u64>,
 }
 
 impl Tree {
@@ -169,6 +173,7 @@ impl Tree {
             missing_left: self.missing_left.clone(),
             outputs: Vec::new(),
             grown: self.grown.clone(),
+            categories: self.categories.clone(),
         }
     }
 
@@ -256,16 +261,44 @@ impl Tree {
         word >> (node % 64) & 1 == 1
     }
     /// Split threshold of `node`: `x ≤ threshold` goes left (NaN: [`Tree::missing_left`]).
+    /// A categorical split's is a NaN that refers to its set ([`Tree::category_set`]).
     pub fn threshold(&self, node: usize) -> f64 {
         self.nodes[node].threshold
     }
 
+    /// The categories that go left at split node `node` (category `c`: bit `c % 64` of
+    /// word `c / 64`) and whether values outside them (categories not seen in training)
+    /// do, when the node splits on categories; None for an ordered split.
+    pub fn category_set(&self, node: usize) -> Option<(&[u64], bool)> {
+        let offset = categories::offset_of(self.nodes[node].threshold)?;
+        Some(categories::set_at(&self.categories, offset))
+    }
+
+    /// Whether some node of the tree splits on categories.
+    pub fn has_categorical_splits(&self) -> bool {
+        !self.categories.is_empty()
+    }
+
     /// Whether `value` of split node `node`'s feature goes to its left child (the routing
-    /// rule, [`goes_left`]).
+    /// rule, [`goes_left`], or the node's category set).
     #[inline(always)]
     pub fn goes_left(&self, node: usize, value: f64) -> bool {
         let nd = &self.nodes[node];
-        goes_left_lazy(value, nd.threshold, || self.missing_left(node))
+        match categories::offset_of(nd.threshold) {
+            None => goes_left_lazy(value, nd.threshold, || self.missing_left(node)),
+            Some(at) => categories::goes_left(&self.categories, at, value, self.missing_left(node)),
+        }
+    }
+
+    /// The child of split node `t` (`nd`) that `value` goes to; `CAT`: the node may split
+    /// on categories (a tree without categorical splits walks with `CAT = false`, one
+    /// comparison a node).
+    #[inline(always)]
+    fn step<const CAT: bool>(&self, nd: &SplitNode, t: usize, value: f64) -> usize {
+        if CAT && categories::offset_of(nd.threshold).is_some() {
+            return self.child(t, self.goes_left(t, value));
+        }
+        nd.next(t, value, || self.missing_left(t))
     }
 
     /// The left (`left = true`) or right child of split node `node`.
@@ -281,28 +314,30 @@ impl Tree {
     /// The child of split node `node` that `value` of its feature goes to.
     #[inline(always)]
     pub fn next(&self, node: usize, value: f64) -> usize {
-        self.nodes[node].next(node, value, || self.missing_left(node))
+        self.step::<true>(&self.nodes[node], node, value)
     }
 
     /// Leaf reached by row `i` of `x`.
     #[inline]
     pub fn leaf<T: Feature>(&self, x: &Matrix<'_, T>, i: usize) -> usize {
-        match x.row(i) {
-            Some(row) => self.walk(|f| row[f]),
-            None => self.walk(|f| x.get(i, f)),
+        match (x.row(i), self.has_categorical_splits()) {
+            (Some(row), false) => self.walk::<false, T>(|f| row[f]),
+            (Some(row), true) => self.walk::<true, T>(|f| row[f]),
+            (None, false) => self.walk::<false, T>(|f| x.get(i, f)),
+            (None, true) => self.walk::<true, T>(|f| x.get(i, f)),
         }
     }
 
-    /// Leaf reached by a sample whose feature `f` is `value(f)`.
+    /// Leaf reached by a sample whose feature `f` is `value(f)` (`CAT`: see [`Tree::step`]).
     #[inline(always)]
-    fn walk<T: Feature>(&self, value: impl Fn(usize) -> T) -> usize {
+    fn walk<const CAT: bool, T: Feature>(&self, value: impl Fn(usize) -> T) -> usize {
         let mut t = 0usize;
         loop {
             let nd = &self.nodes[t];
             if nd.right == LEAF {
                 return t;
             }
-            t = nd.next(t, value(nd.feature()).to_f64(), || self.missing_left(t));
+            t = self.step::<CAT>(nd, t, value(nd.feature()).to_f64());
         }
     }
 

@@ -131,6 +131,8 @@ impl Tree {
             missing_left: Vec::new(),
             outputs: self.outputs.clone(),
             grown: Vec::new(),
+            // Kept splits keep their thresholds, so their references to the sets.
+            categories: self.categories.clone(),
         };
         // The old id of every kept split node, for its missing-value side.
         let mut old_of = Vec::new();

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{SplitNode, Tree, LEAF};
+use super::{categories, SplitNode, Tree, LEAF};
 use crate::error::{ForestError, Result};
 use crate::params::CriterionKind;
 
@@ -59,7 +59,9 @@ impl TreeRepr {
         n_features: usize,
         version: u16,
         outputs: &[usize],
+        pool: Vec<u64>,
     ) -> Result<Tree> {
+        let sets = categories::check_pool(&pool).map_err(decode_error)?;
         let n = self.right.len();
         let n_internal = self.right.iter().filter(|&&d| d != 0).count();
         let n_leaves = n - n_internal;
@@ -158,9 +160,11 @@ impl TreeRepr {
                 continue;
             }
             let (f, thr) = (self.feature[k_int], self.threshold[k_int]);
-            if f as usize >= n_features || thr.is_nan() {
+            // A NaN threshold is allowed only as a reference to a category set.
+            let set = categories::offset_of(thr).map(|o| sets.binary_search(&o).is_ok());
+            if f as usize >= n_features || (thr.is_nan() && set != Some(true)) {
                 return Err(decode_error(
-                    "split on an unknown feature or a NaN threshold",
+                    "split on an unknown feature, a NaN threshold or an unknown category set",
                 ));
             }
             nodes.push(SplitNode {
@@ -181,11 +185,17 @@ impl TreeRepr {
             missing_left: Vec::new(),
             outputs: outputs.to_vec(),
             grown: Vec::new(),
+            categories: pool,
         })
     }
 }
 
 impl Tree {
+    /// The sets of the tree's categorical splits, as written ([`super::categories`]).
+    pub(crate) fn category_pool(&self) -> &[u64] {
+        &self.categories
+    }
+
     /// Sets [`Tree::grown`] read from a model: `1 + width` finite numbers a node, the
     /// impurity non-negative.
     pub(crate) fn set_grown(&mut self, grown: Vec<f64>) -> Result<()> {

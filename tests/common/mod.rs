@@ -54,3 +54,14 @@ pub fn regression(n: usize, p: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
         .collect();
     (x, y)
 }
+
+/// A fixed LCG in [0, 1): data that is the same on every platform.
+pub fn lcg(seed: u64) -> impl FnMut() -> f64 {
+    let mut state = seed;
+    move || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    }
+}

@@ -221,7 +221,8 @@ def text_csv(tmp_path):
 @pytest.mark.parametrize("measure", ["permutation", "mdi"])
 def test_one_hot_columns_are_reported_as_their_source_column(text_csv, capsys, measure):
     argv = ["rank", str(text_csv), "--target", "y", "--n-estimators", "50", "--measure", measure]
-    report = _run_json(argv, capsys)
+    report = _run_json([*argv, "--one-hot"], capsys)
+    assert report["encoding"] == "one-hot" and report["n_encoded"] == 5
     rows = {r["feature"]: r for r in report["features"]}
     assert set(rows) == {"x", "color", "noise"}
     assert rows["color"]["n_columns"] == 3 and rows["x"]["n_columns"] == 1
@@ -289,20 +290,25 @@ def test_help_explains_the_default_measure(capsys):
     assert "additive" in text
 
 
-def test_missing_values(tmp_path, capsys):
+@pytest.mark.parametrize("one_hot", [False, True])
+def test_missing_values(tmp_path, capsys, one_hot):
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"x": rng.normal(size=60), "town": rng.choice(["a", "b"], 60)})
     df["y"] = (df["x"] > 0).astype(int)
-    df.loc[3, "town"] = None  # a category of its own
+    df.loc[3, "town"] = None  # natively routed as a missing number is; one-hot, a level
     path = tmp_path / "holes.csv"
     df.to_csv(path, index=False)
     argv = ["rank", str(path), "--target", "y", "--n-estimators", "20"]
-    rows = {r["feature"]: r for r in _run_json(argv, capsys)["features"]}
-    assert rows["town"]["n_columns"] == 3
+    argv += ["--one-hot"] if one_hot else []
+    report = _run_json(argv, capsys)
+    rows = {r["feature"]: r for r in report["features"]}
+    assert rows["town"]["n_columns"] == (3 if one_hot else 1)
+    town = {} if one_hot else {"town": 1}
+    assert report["missing_values"] == town
     df.loc[5, "x"] = np.nan  # a missing number is kept (the trees route it), and said, by name
     df.to_csv(path, index=False)
     report = _run_json(argv, capsys)
-    assert report["missing_values"] == {"x": 1}
+    assert report["missing_values"] == {"x": 1, **town}
     assert report["features"][0]["feature"] == "x"
 
 

@@ -223,6 +223,7 @@ def test_boruta_plot_title_json_and_table_count_source_columns(
         "12",
         "--plot",
         str(tmp_path / "b.png"),
+        "--one-hot",  # the levels of colour, counted apart from the source columns
     ]
     report, _ = run_json(argv, capsys)
     assert report["n_features"] == 10 and report["n_encoded"] == 12
@@ -271,7 +272,7 @@ def test_rfe_plot_axis_counts_source_columns(table):
     from forestimp._cli_table import encode, read_frame
     from forestimp.selection import RFE
 
-    data = encode(read_frame(str(table)), "label", [], str(table))
+    data = encode(read_frame(str(table)), "label", [], str(table), one_hot=True)
     rfe = RFE(random_state=0).fit(data.X, data.y.to_numpy())
     ax = rfe.plot(groups=data.groups)
     xs = ax.lines[0].get_xdata() if ax.lines else ax.containers[0][0].get_xdata()
@@ -348,7 +349,7 @@ def test_srs_on_parquet_encodes_text_columns_and_drops(holes, tmp_path, capsys):
     report, err = run_json([*argv, "--drop", "id"], capsys)
     assert "reading" in err and "whole" in err
     town = next(r for r in report["features"] if r["feature"] == "town")
-    assert town["n_columns"] == 3 and report["n_features"] == 3
+    assert town["n_columns"] == 1 and report["n_features"] == 3  # split natively
     numeric = tmp_path / "numeric.parquet"
     df.drop(columns=["town", "id"]).dropna(subset=["y"]).to_parquet(numeric)
     report, err = run_json(["select", str(numeric), "--target", "y", "--method", "srs"], capsys)

@@ -49,11 +49,14 @@ def test_every_method_keeps_the_informative_columns_of_a_file(table, capsys, met
     rows = report["features"]
     assert len(rows) == 10  # every source column, the text one once
     assert {"signal", "colour"} <= _kept(report)
-    assert len(_kept(report) - {"signal", "colour"}) <= 1
+    # RFE keeps the fewest columns within alpha standard errors of its path's best
+    # out-of-bag score, which on 600 rows may still hold two noise columns.
+    assert len(_kept(report) - {"signal", "colour"}) <= (2 if method == "rfe" else 1)
     assert [r["rank"] for r in rows] == list(range(1, 11))
     assert rows[0]["feature"] in ("signal", "colour")
     colour = next(r for r in rows if r["feature"] == "colour")
-    assert colour["n_columns"] == 3
+    # Natively one column (--one-hot: three).
+    assert report["encoding"] == "native" and colour["n_columns"] == 1
 
 
 def test_builtin_data_reports_how_close_the_selection_came(capsys):

@@ -39,3 +39,11 @@ def test_dask_guide_example_runs(capsys):
     out = capsys.readouterr().out
     assert "same model bytes: True" in out and "same OOB score: True" in out, out
     assert "found: [ 3 17]" in out and "same selection: True" in out, out
+
+
+def test_categorical_guide_examples_run(capsys):
+    run_guide("categorical.md", 7)
+    out = capsys.readouterr().out
+    assert "same predictions: True" in out and "same model: True" in out, out
+    assert "5000 levels, training accuracy 1.0" in out, out
+    assert "same importances: True" in out, out

@@ -39,6 +39,15 @@ def small(cls):
     return cls(n_estimators=5, random_state=0)
 
 
+def undeclared(cls):
+    """``small(cls)`` reading category columns as values, not as categorical features (the
+    forests' ``categorical_features=None``; issue #52)."""
+    est = small(cls)
+    if "categorical_features" in est.get_params():
+        est.set_params(categorical_features=None)
+    return est
+
+
 # ----------------------------------------------------------------- non-numeric columns
 @pytest.mark.parametrize("cls", MODELS)
 @pytest.mark.parametrize(
@@ -54,7 +63,7 @@ def small(cls):
 def test_fit_names_a_non_numeric_column_and_the_cure(cls, column, kind):
     X, y = frame()
     with pytest.raises(DataError, match=kind) as info:
-        small(cls).fit(X.assign(city=column), y)
+        undeclared(cls).fit(X.assign(city=column), y)
     message = str(info.value)
     assert "get_dummies" in message and "OneHotEncoder" in message
     assert "'a'" not in message and "'b'" not in message  # numeric columns are not named
@@ -72,7 +81,7 @@ def test_several_columns_are_named_by_kind():
     X, y = frame()
     X = X.assign(town=["x", "y"] * 40, zone=pd.Categorical(["u", "v"] * 40), day="Mon")
     with pytest.raises(DataError, match="text columns 'town', 'day'; category column 'zone'"):
-        small(RandomForestRegressor).fit(X, y)
+        undeclared(RandomForestRegressor).fit(X, y)
 
 
 def test_a_numpy_text_column_is_named_by_its_index():
@@ -90,7 +99,7 @@ def test_what_scikit_learn_converts_still_fits_to_the_same_trees():
     float_version = X.assign(c=codes.astype(float), d=codes.astype(float))
     variants = X.assign(c=pd.Categorical(codes), d=codes.astype(object))
     reference = small(RandomForestRegressor).fit(float_version, y).predict(float_version)
-    fitted = small(RandomForestRegressor).fit(variants, y)
+    fitted = undeclared(RandomForestRegressor).fit(variants, y)
     np.testing.assert_array_equal(fitted.predict(variants), reference)
     small(RandomForestRegressor).fit(X.assign(c=codes > 0, d=pd.array(codes, dtype="Int64")), y)
     small(RandomForestRegressor).fit(X.to_numpy().astype(str), y)  # numeric strings

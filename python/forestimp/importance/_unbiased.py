@@ -107,7 +107,9 @@ def unbiased(
     if n_jobs is not None:
         shadow.set_params(n_jobs=n_jobs)
     y_fit = est.classes_[y_codes.astype(np.intp)] if hasattr(est, "classes_") else y_codes
-    shadow._fit(X, y_fit, sample_weight, shadows=True)
+    # X holds est's category codes: the shadow forest reads them as est does.
+    encoded = (getattr(est, "is_categorical_", None), getattr(est, "categories_", None))
+    shadow._fit(X, y_fit, sample_weight, shadows=True, encoded=encoded)
     both = shadow.forest_.tree_importances(n_jobs=jobs)
     p = both.shape[1] // 2
     per_tree = both[:, :p] - both[:, p:]

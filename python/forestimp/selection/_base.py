@@ -69,6 +69,21 @@ def resolve_estimator(estimator: Any, y: Any, random_state: Any, n_jobs: int | N
     return est
 
 
+def on_columns(est: Any, columns: np.ndarray, p: int) -> Any:
+    """An unfitted clone of ``est`` for the ``columns`` of a ``p``-column X (in that order,
+    repeats allowed: probes): categorical features declared by mask or indices
+    (``categorical_features``, the forests' and boosters') follow their columns."""
+    est = clone(est)
+    spec = est.get_params(deep=False).get("categorical_features")
+    if spec is None or isinstance(spec, str):
+        return est  # none, or read from each fit's DataFrame dtypes
+    from .._categorical import resolve_mask
+
+    mask = resolve_mask(np.empty((0, p)), spec)
+    kept = None if mask is None else mask[np.asarray(columns, dtype=np.intp)]
+    return est.set_params(categorical_features=kept if kept is not None and kept.any() else None)
+
+
 def check_importance(importance: object, estimator: Any) -> str:
     """``importance`` validated against what ``estimator`` (None: the default) offers."""
     name = check_choice("importance", importance, IMPORTANCES)

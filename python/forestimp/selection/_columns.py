@@ -158,6 +158,14 @@ class FrameColumns(ColumnSource):
         super().__init__()
         self._frame = frame
         self._positions = np.asarray(positions, dtype=np.intp)
+        for j in self._positions:
+            # (np.dtype of a pandas category or extension dtype is a TypeError.)
+            if not isinstance(frame.dtypes.iloc[j], np.dtype):
+                raise DataError(
+                    f"column {frame.columns[j]!r} must hold numbers (bool, int or float), got "
+                    f"dtype {frame.dtypes.iloc[j]}: pass category columns as their codes with "
+                    "the model's categorical_features (docs/categorical.md)."
+                )
         dtypes = [np.dtype(frame.dtypes.iloc[j]) for j in self._positions]
         for j, d in zip(self._positions, dtypes, strict=True):
             _check_numeric(d, f"column {frame.columns[j]!r}")

@@ -22,7 +22,7 @@ from sklearn.utils import check_random_state
 from .. import _core
 from .._base import _as_engine_matrix
 from ..importance._permutation_core import _result as permutation_result
-from ._base import importances_of, is_forestimp
+from ._base import importances_of, is_forestimp, on_columns
 
 # The measures the engine computes on a forest grown with virtual probes.
 VIRTUAL = ("mdi", "permutation")
@@ -161,6 +161,7 @@ def probe_importances(
         real, probes = shadow_importances(est, X, y, sw, np.arange(p), sources, importance, seed)
         return ProbeImportances(importances=real, probes=probes, sources=sources, estimator=est)
     augmented, sources = with_probes(X, n_probes, rng)
+    est = on_columns(est, np.concatenate([np.arange(p), sources]), p)
     est.fit(augmented, y, **fit_params)
     imp = importances_of(est, augmented, y, importance, random_state=rng, n_jobs=n_jobs)
     return ProbeImportances(importances=imp[:p], probes=imp[p:], sources=sources, estimator=est)

@@ -31,6 +31,7 @@ from ._base import (
     importances_of,
     is_classification,
     is_forestimp,
+    on_columns,
     ranking_from,
     resolve_estimator,
 )
@@ -97,13 +98,16 @@ class _Path:
     fit_params: dict[str, Any]
     report: Callable[[RFEStep], bool]  # True: stop the path after this step
 
-    def evaluate(self, X: np.ndarray, y: np.ndarray) -> tuple[Any, float, float, np.ndarray]:
-        """The model fitted on ``X`` and its ``(score, score_std, fold_scores)``."""
-        est = clone(self.base)
+    def evaluate(
+        self, X: np.ndarray, y: np.ndarray, features: np.ndarray, p: int
+    ) -> tuple[Any, float, float, np.ndarray]:
+        """The model fitted on ``X`` (the ``features`` of a ``p``-column X) and its
+        ``(score, score_std, fold_scores)``."""
+        est = on_columns(self.base, features, p)
         folds = np.empty(0)
         if self.cv is not None:
             folds = cross_val_score(
-                clone(self.base),
+                clone(est),
                 X,
                 y,
                 cv=self.cv,
@@ -146,7 +150,7 @@ class _Path:
         dropped = []
         for block, d in zip(blocks, drops, strict=True):
             Xb = X[:, block]
-            est = clone(self.base).fit(Xb, y, **self.fit_params)
+            est = on_columns(self.base, block, X.shape[1]).fit(Xb, y, **self.fit_params)
             imp, order = self.ranked(est, Xb, y, block)
             scores[np.searchsorted(current, block)] = imp
             dropped.append(order[len(block) - d :])
@@ -161,7 +165,7 @@ class _Path:
         while True:
             k, n = len(history), len(current)
             Xc = X if n == X.shape[1] else X[:, current]  # a fit needs the columns together
-            est, score, score_std, folds = self.evaluate(Xc, y)
+            est, score, score_std, folds = self.evaluate(Xc, y, current, X.shape[1])
             fold_scores.append(folds)
             n_blocks = 1
             if self.subset_size is not None and n > self.subset_size and n > self.min_features:
@@ -392,5 +396,6 @@ class RFE(BaseSelector):
         }
         for i in range(len(fold_scores[0])):
             self.cv_results_[f"split{i}_test_score"] = np.array([f[i] for f in fold_scores])
-        self.estimator_ = clone(base).fit(X[:, self.support_], y, **fit_params)
+        kept = np.flatnonzero(self.support_)
+        self.estimator_ = on_columns(base, kept, p).fit(X[:, self.support_], y, **fit_params)
         return self

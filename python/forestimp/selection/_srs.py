@@ -34,7 +34,7 @@ from sklearn.utils.validation import check_array
 
 from .. import _params as P
 from .._core import DataError, InvalidParameterError
-from ._base import BaseSelector, SelectionStep, check_importance, is_classification
+from ._base import BaseSelector, SelectionStep, check_importance, is_classification, on_columns
 from ._columns import ColumnSource, open_source
 from ._plots import srs_trace
 from ._probes import ProbeImportances, probe_importances
@@ -375,7 +375,9 @@ class SequentialRandomSubspace(BaseSelector):
         with Subspaces(source, q, n_reuse, self.random_state, prefetch) as subspaces:
             for t in range(run.n_iterations):
                 Q, R, block, bytes_read = subspaces.next(run.found, last=t + 1 == run.n_iterations)
-                est = _with_seed(base, subspaces.fit_seed(), n_jobs)
+                est = _with_seed(
+                    on_columns(base, Q, source.n_columns), subspaces.fit_seed(), n_jobs
+                )
                 res = probe_importances(
                     est, block, y, n_probes=n_probes, importance=importance,
                     random_state=subspaces.fit_seed(), n_jobs=n_jobs,

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 import numpy as np
 from sklearn.base import clone
 
-from ._base import is_forestimp
+from ._base import is_forestimp, on_columns
 from ._columns import ColumnSource
 from ._probes import probe_importances
 from ._subspaces import _SEED_MAX, draw_reuse, subspace_of
@@ -110,7 +110,8 @@ def fit_subspace(
     before = source.bytes_read
     block = source.read(task.Q)
     cost = source.bytes_read - before
-    est = with_seed(spec.base, task.model_seed, spec.n_jobs)
+    base = on_columns(spec.base, task.Q, source.n_columns)
+    est = with_seed(base, task.model_seed, spec.n_jobs)
     res = probe_importances(
         est, block, y, n_probes=spec.n_probes, importance=spec.importance,
         random_state=task.probe_seed, n_jobs=spec.n_jobs,

@@ -9,6 +9,7 @@
 //! samples are partitioned in place in one buffer. The growth orders are here; the work on
 //! one node (its leaf, stopping rules, split and children's bins) is in [`node`].
 
+use crate::params::CategoryGuards;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
@@ -16,7 +17,8 @@ use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use super::criterion::Criterion;
 use super::growing::GrowingTree;
 use super::monotone::Bounds;
-use super::split::{ChosenSplit, NodeCtx, Planning, SpareBins, Splitter, ThresholdRule};
+use super::split::ThresholdRule;
+use super::split::{unseen_go_left, ChosenSplit, NodeCtx, Planning, SpareBins, Splitter};
 use super::LEAF;
 use crate::data::{Feature, Levels, Matrix};
 use crate::params::Resolved;
@@ -38,6 +40,8 @@ struct Pending {
     /// The left child's statistics, when its bins are kept only once the node is split
     /// (`Grower::defer_children`; empty otherwise).
     left: Vec<f64>,
+    /// The set of a categorical split ([`Splitter::chosen_categories`]; empty otherwise).
+    categories: Vec<u64>,
 }
 
 /// The tree being grown and everything reused across its nodes.
@@ -187,6 +191,26 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
         self
     }
 
+    /// Splits the features flagged in `categorical` by sets of categories.
+    pub fn with_categorical(mut self, categorical: &[bool], guards: CategoryGuards) -> Self {
+        self.splitter.with_categorical(categorical, guards);
+        self
+    }
+
+    /// Turns `node` into the split `p` (the node `start..end` of the samples).
+    fn set_split(&mut self, node: u32, p: &Pending) {
+        let (split, n) = (&p.split, p.end - p.start);
+        let missing = split.missing_side(n);
+        match split.is_categorical() {
+            true => {
+                let set = (&p.categories[..], unseen_go_left(split.n_left, n));
+                self.tree
+                    .set_category_split(node, split.feature, set, missing);
+            }
+            false => (self.tree).set_split(node, split.feature, split.threshold, missing),
+        }
+    }
+
     /// Grows the whole tree over `samples` (the in-bag rows with positive weight).
     pub fn grow<R: ThresholdRule>(
         &mut self,
@@ -226,12 +250,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
                 self.tree.link(parent, is_left, node);
             }
             if let Some(p) = pending {
-                self.tree.set_split(
-                    node,
-                    p.split.feature,
-                    p.split.threshold,
-                    p.split.missing_side(end - start),
-                );
+                self.set_split(node, &p);
                 let mid = start + p.split.n_left;
                 // Right pushed first so the left child is numbered next (pre-order).
                 let (lb, rb) = p.bounds;
@@ -265,12 +284,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             let Some(ByImprovement(p)) = frontier.pop() else {
                 break;
             };
-            self.tree.set_split(
-                p.node,
-                p.split.feature,
-                p.split.threshold,
-                p.split.missing_side(p.end - p.start),
-            );
+            self.set_split(p.node, &p);
             let mid = p.start + p.split.n_left;
             if self.defer_children {
                 self.left.copy_from_slice(&p.left);

@@ -98,6 +98,10 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
             Some(s) => s,
             None => return (node, None),
         };
+        let categories = match split.is_categorical() {
+            true => self.splitter.chosen_categories().to_vec(),
+            false => Vec::new(),
+        };
         self.crit.accumulate(
             &mut self.left,
             &rows.ys[..split.n_left],
@@ -148,6 +152,7 @@ impl<'a, T: Feature, C: Criterion> Grower<'a, T, C> {
                 n_constant,
                 bounds,
                 left,
+                categories,
             }),
         )
     }

@@ -1,6 +1,7 @@
 //! Every use of the tree's RNG in the split search: the candidate draw of a node, written
 //! once for every candidate source, and the random thresholds of Extra-Trees
-//! ([`draw_threshold`], with [`draw_missing_left`] for the side of their NaN rows).
+//! ([`draw_threshold`], with [`draw_missing_left`] for the side of their NaN rows) and
+//! categorical splits ([`draw_left`] for each category).
 //!
 //! [`draw_split`] owns the rule of the module ([`super`]): K candidates drawn uniformly
 //! without replacement among the features not known constant in the node, a drawn feature
@@ -47,6 +48,13 @@ pub(in crate::tree::split) fn draw_threshold(lo: f64, hi: f64, rng: &mut TreeRng
 /// by one more draw (scikit-learn's Extra-Trees rule, [`crate::tree::split::scan::missing`]).
 #[inline]
 pub(in crate::tree::split) fn draw_missing_left(rng: &mut TreeRng) -> bool {
+    draw_left(rng)
+}
+
+/// One fair draw of a side, left or right: for NaN rows ([`draw_missing_left`]) and for
+/// each category of an Extra-Trees categorical split.
+#[inline]
+pub(in crate::tree::split) fn draw_left(rng: &mut TreeRng) -> bool {
     rng.below(2) == 1
 }
 

@@ -89,9 +89,18 @@ pub(crate) struct Columns<'a, T> {
     /// Per feature, whether its column holds NaN; None when X holds none. Only those
     /// columns are searched for NaN at a node ([`scan::missing`]).
     pub missing: Option<&'a [bool]>,
+    /// Per feature, whether it is categorical (its values category codes, split by sets:
+    /// [`scan::categories`]); None when none is.
+    pub categorical: Option<&'a [bool]>,
 }
 
 impl<'a, T: Feature> Columns<'a, T> {
+    /// Whether feature `f` is categorical.
+    #[inline(always)]
+    pub(crate) fn is_categorical(self, f: u32) -> bool {
+        self.categorical.is_some_and(|c| c[f as usize])
+    }
+
     /// The increasing levels of feature `f`, when it is coded.
     #[inline(always)]
     pub(crate) fn levels(self, f: u32) -> &'a [f64] {
@@ -118,7 +127,24 @@ pub(crate) struct ChosenSplit {
     pub missing: Missing,
 }
 
+/// The threshold of a chosen categorical split, whose set the split search holds
+/// ([`Splitter::chosen_categories`]) until the tree stores it ([`crate::tree::categories`]).
+pub(crate) const CATEGORY_SET: f64 = f64::NAN;
+
+/// Whether values unseen at a categorical split's node go left: the side with more of its
+/// `n` rows (`n_left` on the left), ties right, as for NaN never seen
+/// ([`ChosenSplit::missing_side`]).
+#[inline]
+pub(crate) fn unseen_go_left(n_left: usize, n: usize) -> bool {
+    2 * n_left > n
+}
+
 impl ChosenSplit {
+    /// Whether the split sends a set of categories left ([`CATEGORY_SET`]).
+    pub(crate) fn is_categorical(&self) -> bool {
+        self.threshold.is_nan()
+    }
+
     /// The side NaN goes to, for a node of `n` samples: the learned one, else the child
     /// with more samples, ties to the right (scikit-learn's rule; `crate::tree::missing`
     /// derives the same side from the leaf counts of a loaded tree).

@@ -15,6 +15,9 @@
 //! | `Direct`   | random rule, complete dense X, small node or narrow rows   | `direct`                 |
 //! | `Gathered` | otherwise                                                  | `gathered`               |
 //!
+//! A tree with a categorical feature plans no ranks; its categorical candidates are read
+//! by category from the histogram search's lists and node bins as from gathered codes.
+//!
 //! Inside the gathered source each candidate still picks its reading (values sorted,
 //! codes binned or counted, wide codes, sparse entries, NaN passes).
 //!
@@ -84,7 +87,10 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
     /// never listed); see [`Splitter::lists_and_bins`].
     pub fn depth_first<R: ThresholdRule>(&mut self, features: &[u32], plan: Planning<'_>) {
         let sums = !plan.order_statistic;
+        // A categorical column has no ranks, lists or node bins: its nodes are gathered.
+        let categorical = self.categorical.iter().any(|&c| c);
         let ranked = R::KIND.lists_lossless_codes()
+            && !categorical
             && sums
             && plan.levels.and_then(Levels::ranks).is_some()
             && self.depth_first_ranked(features, plan.max_features);
@@ -188,7 +194,9 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
             (Some(stack), Some(levels)) if n > stack.list_rows() => return Route::Kept(levels),
             _ => {}
         }
-        if R::KIND.reads_x_directly() && reads_directly(cols, ctx, rows, max_features) {
+        // (The direct source reads ordered values only.)
+        let ordered = cols.categorical.is_none();
+        if R::KIND.reads_x_directly() && ordered && reads_directly(cols, ctx, rows, max_features) {
             return Route::Direct;
         }
         Route::Gathered
@@ -213,7 +221,13 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
         let n = rows.samples.len();
         let nan = (!self.nan_bins.is_empty()).then_some(&self.nan_bins[..]);
         let missing = levels.and_then(Levels::missing).or(nan);
-        let cols = Columns { x, levels, missing };
+        let categorical = (!self.categorical.is_empty()).then_some(&self.categorical[..]);
+        let cols = Columns {
+            x,
+            levels,
+            missing,
+            categorical,
+        };
         let route = self.route::<C, R>(n, cols, ctx, rows, draw.max_features);
         let s = &mut self.bufs;
         let node = Node { ctx, s, rows };
@@ -224,7 +238,7 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
                     lists.build_ranked(ranks, x.n_rows(), node.rows, start, draw.varying());
                 }
                 let exact = Some(levels);
-                find_split_listed(lists, node, start, draw, split_rows, None, exact)
+                find_split_listed(lists, node, start, draw, split_rows, (None, None), exact)
             }
             (Route::Pair(levels), _) => find_split_pair(levels, node, draw),
             (Route::Few(levels), _) => find_split_few(levels, node, draw),
@@ -240,7 +254,8 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
                     None => split_rows,
                 };
                 let (lists, sr) = (&mut self.lists, listed_child_rows);
-                find_split_listed(lists, node, start, draw, sr, nan, lossless)
+                let flags = (nan, categorical);
+                find_split_listed(lists, node, start, draw, sr, flags, lossless)
             }
             (Route::Binned, Some(stack)) => {
                 let nb = self.node_bins.get_or_insert_with(|| {
@@ -249,7 +264,7 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
                     let (crit, varying) = (ctx.crit, draw.varying());
                     stack.fill(CodeColumns::X(x), crit, node.s, rows, start, varying)
                 });
-                find_split_binned(x, stack, nb, node, draw, nan)
+                find_split_binned(x, stack, nb, node, draw, (nan, categorical))
             }
             (Route::Kept(levels), Some(stack)) => {
                 let nb = self.node_bins.get_or_insert_with(|| {

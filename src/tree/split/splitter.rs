@@ -8,6 +8,7 @@
 
 use crate::data::{Feature, Levels, Matrix};
 use crate::parallel::current_threads;
+use crate::params::CategoryGuards;
 use crate::tree::criterion::Criterion;
 use crate::tree::split::state::code_lists::{CodeLists, RankItem};
 use crate::tree::split::state::node_bins::{BinStack, ChildScans, CodeColumns, NodeBins, Spare};
@@ -44,6 +45,8 @@ pub(crate) struct Splitter<T: Feature, Y> {
     /// Per feature, whether its bin code [`crate::data::NAN_CODE`] is the missing-values
     /// bin (the histogram search of X with NaN); empty when no feature's is.
     pub(super) nan_bins: Vec<bool>,
+    /// Per feature, whether it is categorical; empty when none is.
+    pub(super) categorical: Vec<bool>,
 }
 
 impl<T: Feature, Y: Word> Splitter<T, Y> {
@@ -64,7 +67,23 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
             any_order: false,
             parallel_bins: false,
             nan_bins: Vec::new(),
+            categorical: Vec::new(),
         }
+    }
+
+    /// Splits the features flagged in `categorical` by sets of their categories
+    /// ([`crate::tree::split::scan::categories`], the best split within `guards`); their
+    /// values are category codes.
+    pub fn with_categorical(&mut self, categorical: &[bool], guards: CategoryGuards) {
+        self.categorical = categorical.to_vec();
+        self.bufs.search.categories.guards = guards;
+    }
+
+    /// The set of the last categorical split chosen ([`super::ChosenSplit::is_categorical`]):
+    /// bit `c` of word `c / 64` for each category that goes left, every category up to the
+    /// node's largest given a side.
+    pub fn chosen_categories(&self) -> &[u64] {
+        &self.bufs.best_categories
     }
 
     /// Reads bin code [`crate::data::NAN_CODE`] of the features flagged in `missing` as
@@ -144,7 +163,13 @@ impl<T: Feature, Y: Word> Splitter<T, Y> {
     /// Whether the children of a split may be scanned as their bins are kept: when the
     /// histogram search fills them in parallel ([`ChildScans`]).
     pub fn scans_children(&self) -> bool {
-        self.parallel_bins && !self.code_bins && self.bins.is_some() && current_threads() > 1
+        // (A categorical candidate's scan writes its set, which a slot's cut cannot keep.)
+        let ordered = self.categorical.is_empty();
+        ordered
+            && self.parallel_bins
+            && !self.code_bins
+            && self.bins.is_some()
+            && current_threads() > 1
     }
 
     /// The builder keeps the split of the node: the bins of its children that will be

@@ -21,6 +21,48 @@ pub(crate) fn mark_left<V: Copy>(
     flags.extend(xf.iter().map(|&v| u8::from(left(v))));
 }
 
+/// Whether category `v` (NaN: missing) goes left under the set `left` (bit `c` of word
+/// `c / 64`), NaN going left when `missing_left`: the routing of a chosen categorical
+/// split ([`crate::tree::split::scan::categories`]), whose set covers every code of its
+/// node.
+#[inline(always)]
+pub(crate) fn category_left(v: f64, left: &[u64], missing_left: bool) -> bool {
+    if v.is_nan() {
+        return missing_left;
+    }
+    let c = v as usize;
+    left.get(c / 64).is_some_and(|w| w >> (c % 64) & 1 == 1)
+}
+
+/// The category of a gathered value: its code, NaN for a missing one. With `nan_bin` the
+/// values are the histogram's codes, whose [`crate::data::NAN_CODE`] is the missing-values bin.
+#[inline(always)]
+pub(crate) fn category_value<T: Feature>(v: T, nan_bin: bool) -> f64 {
+    match nan_bin && v.code() == usize::from(crate::data::NAN_CODE) {
+        true => f64::NAN,
+        false => v.to_f64(),
+    }
+}
+
+/// Flags the rows whose category goes left under the set `left` ([`category_left`]).
+pub(crate) fn mark_categories_left<T: Feature>(
+    xf: &[T],
+    nan_bin: bool,
+    left: &[u64],
+    missing_left: bool,
+    flags: &mut Vec<u8>,
+) {
+    flags.clear();
+    let goes = |&v: &T| {
+        u8::from(category_left(
+            category_value(v, nan_bin),
+            left,
+            missing_left,
+        ))
+    };
+    flags.extend(xf.iter().map(goes));
+}
+
 /// Flags the rows whose code is at most `last`: those that go left, as the gathered
 /// source's `apply` partitions coded rows (no level lookup, no float compare).
 pub(crate) fn mark_codes_left<K: Copy + Ord>(codes: &[K], last: K, flags: &mut Vec<u8>) {

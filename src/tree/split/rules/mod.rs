@@ -120,6 +120,27 @@ pub(crate) trait ThresholdRule: Sync {
     ) -> Option<Cut> {
         search_written_out::<Self, T, C>(entries, (lo, hi), q)
     }
+    /// The search of a categorical candidate, whose gathered values are category codes
+    /// (NaN missing): the best cut between the categories ordered by their value
+    /// ([`crate::tree::split::scan::categories`]), its set written into
+    /// `q.s.categories`; with `nan_bin` the values are histogram codes whose
+    /// [`crate::data::NAN_CODE`] is the missing-values bin. The random rule draws the set instead.
+    fn search_categories<T: Feature, C: Criterion>(
+        xf: &[T],
+        nan_bin: bool,
+        q: Scoring<'_, T, C>,
+    ) -> Option<Cut> {
+        let Scoring {
+            s, ctx, rows, bar, ..
+        } = q;
+        crate::tree::split::scan::categories::best_categories(
+            (xf, nan_bin),
+            &mut s.categories,
+            ctx,
+            rows,
+            bar,
+        )
+    }
     /// [`ThresholdRule::search`] of a candidate whose gathered values include NaN, `lo <
     /// hi` being the bounds of the others (see [`crate::tree::split::scan::missing`]; for a
     /// rule of [`RuleKind::nan_bin`], the NaN rows are those of the missing-values bin). Every

@@ -92,6 +92,25 @@ impl ThresholdRule for RandomThreshold {
         random_cut(value, s, ctx, rows, (lo.to_f64(), hi.to_f64()), rng)
     }
 
+    /// A random set of the categories present (Geurts et al. 2006).
+    fn search_categories<T: Feature, C: Criterion>(
+        xf: &[T],
+        nan_bin: bool,
+        q: Scoring<'_, T, C>,
+    ) -> Option<Cut> {
+        let Scoring {
+            s, ctx, rows, rng, ..
+        } = q;
+        let values = (xf, nan_bin);
+        crate::tree::split::scan::categories::random_categories(
+            values,
+            &mut s.categories,
+            ctx,
+            rows,
+            rng,
+        )
+    }
+
     /// Reads only the entries when every sum is whole: the zeros' sums are the node's
     /// total minus the entries' (`sparse_gather::sums_left`), exactly the dense sums.
     fn search_entries<T: Feature, C: Criterion>(

@@ -3,6 +3,7 @@
 //! holds one in its [`crate::tree::split::SplitBufs`].
 
 use crate::data::{CodeKey, Feature};
+use crate::tree::split::scan::categories::CategoryBufs;
 use crate::tree::split::scan::median::MedianBufs;
 
 /// What the threshold searches reuse from node to node.
@@ -29,6 +30,9 @@ pub(crate) struct SearchBufs<T: Feature> {
     pub(crate) stored: Vec<f64>,
     /// The absolute-error search's ranks, orders and prefix errors ([`crate::tree::split::scan::median`]).
     pub(crate) median: MedianBufs,
+    /// A categorical candidate's bins and orders, and the set of its cut
+    /// ([`crate::tree::split::scan::categories`]).
+    pub(crate) categories: CategoryBufs,
 }
 
 impl<T: Feature> SearchBufs<T> {
@@ -47,6 +51,7 @@ impl<T: Feature> SearchBufs<T> {
             dense: Vec::new(),
             stored: vec![0.0; stats_len],
             median: MedianBufs::default(),
+            categories: CategoryBufs::default(),
         }
     }
 }

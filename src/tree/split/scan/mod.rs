@@ -5,6 +5,7 @@
 
 pub(crate) mod bins;
 pub(crate) mod bufs;
+pub(crate) mod categories;
 pub(crate) mod median;
 pub(crate) mod missing;
 pub(crate) mod nan_bins;

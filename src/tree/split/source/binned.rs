@@ -13,10 +13,14 @@ use crate::tree::criterion::Criterion;
 use crate::tree::split::draw::{draw_split, CandidateSource, NodeDraw};
 use crate::tree::split::read::gather::gather;
 use crate::tree::split::read::partition::{partition_rows, partition_rows_by_sample};
+use crate::tree::split::read::side::{category_left, category_value};
+use crate::tree::split::scan::categories::best_of_bins;
 use crate::tree::split::scan::nan_bins::code_value;
 use crate::tree::split::source::Node;
-use crate::tree::split::state::node_bins::{slot_bounds, slot_cut, BinStack, NodeBins};
-use crate::tree::split::{ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
+use crate::tree::split::state::node_bins::{
+    category_slot_bounds, slot_bounds, slot_cut, BinStack, NodeBins,
+};
+use crate::tree::split::{ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs, CATEGORY_SET};
 use crate::tree::{goes_left, Missing};
 
 /// A node's candidates scored from its kept bins by [`crate::tree::split::scan::bins::scan_bins`].
@@ -31,6 +35,20 @@ struct Binned<'a, 'r, T: Feature, C: Criterion> {
     n: usize,
     /// Per feature, whether code [`crate::data::NAN_CODE`] is its missing-values bin (None: no feature's).
     nan: Option<&'a [bool]>,
+    /// Per feature, whether it is categorical (None: none is), and whether the last
+    /// candidate searched was.
+    categorical: Option<&'a [bool]>,
+    searched_categorical: bool,
+}
+
+impl<T: Feature, C: Criterion> Binned<'_, '_, T, C> {
+    fn is_categorical(&self, f: u32) -> bool {
+        self.categorical.is_some_and(|c| c[f as usize])
+    }
+
+    fn nan_bin(&self, f: u32) -> bool {
+        self.nan.is_some_and(|m| m[f as usize])
+    }
 }
 
 impl<T: Feature, C: Criterion> CandidateSource for Binned<'_, '_, T, C> {
@@ -48,8 +66,14 @@ impl<T: Feature, C: Criterion> CandidateSource for Binned<'_, '_, T, C> {
     #[inline(always)]
     fn bounds(&mut self, _k: usize, f: u32) -> Option<Self::Bounds> {
         let sl = self.stack.slot[f as usize] as usize;
+        let nan = self.nan_bin(f);
+        let categorical = self.is_categorical(f);
         let (bins, range) = self.stack.slot_of(self.nb, sl);
-        let nan = self.nan.is_some_and(|m| m[f as usize]);
+        if categorical {
+            // Every non-empty code is a category, the missing-values bin too.
+            let (lo, hi) = category_slot_bounds(bins, range, self.stack.stride)?;
+            return Some((sl, lo, hi, nan));
+        }
         let (lo, hi, nan) = slot_bounds(bins, range, self.stack.stride, nan)?;
         Some((sl, lo, hi, nan))
     }
@@ -63,16 +87,32 @@ impl<T: Feature, C: Criterion> CandidateSource for Binned<'_, '_, T, C> {
         bar: f64,
         _rng: &mut TreeRng,
     ) -> Option<Cut> {
+        self.searched_categorical = self.is_categorical(f);
         if let Some(cut) = self.nb.scanned(sl) {
             return cut;
         }
         let bins = self.stack.bins_of(self.nb, sl);
-        let left = &mut self.s.search.left;
         let stride = self.stack.stride;
+        if self.searched_categorical {
+            let b = &mut self.s.search.categories;
+            return best_of_bins((bins, stride), (lo, hi, nan), b, self.ctx, self.n, bar);
+        }
+        let left = &mut self.s.search.left;
         slot_cut(bins, (lo, hi, nan), stride, self.ctx, self.n, f, bar, left)
     }
 
+    #[inline(always)]
+    fn new_best(&mut self, _k: usize, _cut: &Cut) {
+        if self.searched_categorical {
+            let s = &mut *self.s;
+            s.best_categories.clone_from(&s.search.categories.left);
+        }
+    }
+
     fn apply(&mut self, feature: u32, cut: Cut, _unsettled: &[u32]) -> ChosenSplit {
+        if self.is_categorical(feature) {
+            return self.apply_categories(feature, cut);
+        }
         let s = &mut *self.s;
         let (buf, t, unit) = (&mut s.partition_buf, cut.threshold, self.ctx.unit_weights);
         if let (Some(column), Some(n_left)) = (self.x.column(feature as usize), cut.n_left) {
@@ -114,6 +154,41 @@ impl<T: Feature, C: Criterion> CandidateSource for Binned<'_, '_, T, C> {
     }
 }
 
+impl<T: Feature, C: Criterion> Binned<'_, '_, T, C> {
+    /// [`CandidateSource::apply`] of a categorical split: the rows whose category's code is
+    /// in the best set go left (the missing-values bin to the cut's side).
+    fn apply_categories(&mut self, feature: u32, cut: Cut) -> ChosenSplit {
+        let nan_bin = self.nan_bin(feature);
+        let s = &mut *self.s;
+        let (buf, unit, set) = (
+            &mut s.partition_buf,
+            self.ctx.unit_weights,
+            &s.best_categories,
+        );
+        let ml = cut.missing == Missing::Left;
+        let goes = |v: T| category_left(category_value(v, nan_bin), set, ml);
+        let n_left = match (self.x.column(feature as usize), cut.n_left) {
+            (Some(column), Some(n_left)) => {
+                partition_rows_by_sample(n_left, self.rows, buf, unit, |i| {
+                    goes(column[i as usize])
+                });
+                n_left
+            }
+            _ => {
+                gather(self.x, feature as usize, self.rows.samples, &mut s.batch[0]);
+                let col = &s.batch[0];
+                partition_rows(cut.n_left, self.rows, buf, unit, |r| goes(col[r]))
+            }
+        };
+        ChosenSplit {
+            feature,
+            threshold: CATEGORY_SET,
+            n_left,
+            missing: cut.missing,
+        }
+    }
+}
+
 /// [`crate::tree::split::find_split`] for a node with bins `nb`: the same draws, every candidate
 /// scored from its bins by [`crate::tree::split::scan::bins::scan_bins`]. Applies the split to the rows.
 pub(crate) fn find_split_binned<T: Feature, C: Criterion>(
@@ -122,7 +197,7 @@ pub(crate) fn find_split_binned<T: Feature, C: Criterion>(
     nb: &mut NodeBins,
     node: Node<'_, '_, T, C>,
     draw: NodeDraw<'_>,
-    nan: Option<&[bool]>,
+    (nan, categorical): (Option<&[bool]>, Option<&[bool]>),
 ) -> (Option<ChosenSplit>, usize) {
     let Node { ctx, s, rows } = node;
     let mut source = Binned {
@@ -134,6 +209,8 @@ pub(crate) fn find_split_binned<T: Feature, C: Criterion>(
         n: rows.samples.len(),
         rows,
         nan,
+        categorical,
+        searched_categorical: false,
     };
     draw_split(&mut source, draw)
 }

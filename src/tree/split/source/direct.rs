@@ -297,6 +297,7 @@ mod tests {
                 x: self.x,
                 levels: None,
                 missing: None,
+                categorical: None,
             };
             let run = |direct: bool| {
                 let (mut samples, mut ys, mut ws) =

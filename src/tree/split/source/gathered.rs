@@ -15,12 +15,15 @@ use crate::tree::split::draw::{draw_split, CandidateSource, NodeDraw};
 use crate::tree::split::last_code_left;
 use crate::tree::split::read::gather::{gather_codes, gather_few_codes, gather_many};
 use crate::tree::split::read::partition::partition_rows;
-use crate::tree::split::read::side::{mark_entries_left, mark_kept_left};
+use crate::tree::split::read::side::{
+    category_left, category_value, mark_entries_left, mark_kept_left,
+};
 use crate::tree::split::rules::Scoring;
 use crate::tree::split::scan::missing;
 use crate::tree::split::scan::nan_bins;
 use crate::tree::split::source::Node;
 use crate::tree::split::state::kept_codes::{kept_levels, Kept};
+use crate::tree::split::CATEGORY_SET;
 use crate::tree::split::{ChosenSplit, Columns, Cut, NodeCtx, NodeRows, SplitBufs, ThresholdRule};
 use crate::tree::{goes_left, Missing};
 use span::{sparse_span, values_span, wide_at, Span};
@@ -43,6 +46,8 @@ struct Gathered<'a, 'r, T: Feature, C: Criterion, R, const KEPT: bool> {
     best_missing_left: bool,
     /// The best candidate's codes route the missing-values bin as NaN.
     best_nan_code: bool,
+    /// The best candidate is categorical: its set is `s.best_categories`.
+    best_categorical: bool,
     /// The node's kept bins, if any (only the exact search keeps them).
     kept: Option<Kept<'a>>,
     rule: std::marker::PhantomData<R>,
@@ -87,6 +92,23 @@ impl<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool> CandidateSour
                     continue;
                 }
             }
+            if cols.is_categorical(f) {
+                self.spans[k] = match values_span(f, &mut values, &mut n_values) {
+                    Span::Values {
+                        column,
+                        lo,
+                        hi,
+                        nan,
+                    } => Span::Categories {
+                        column,
+                        lo,
+                        hi,
+                        nan,
+                    },
+                    span => span,
+                };
+                continue;
+            }
             let coded = cols.levels.and_then(|l| l.column(f as usize));
             self.spans[k] = match coded {
                 Some(coded) => {
@@ -124,7 +146,16 @@ impl<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool> CandidateSour
             &mut bounds,
         );
         for (span, &f) in self.spans[..drawn.len()].iter_mut().zip(drawn) {
+            // (A categorical candidate's codes are all categories, the missing-values
+            // bin's too.)
+            let ordered = !matches!(span, Span::Categories { .. });
             if let Span::Values {
+                column,
+                lo,
+                hi,
+                nan,
+            }
+            | Span::Categories {
                 column,
                 lo,
                 hi,
@@ -135,7 +166,7 @@ impl<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool> CandidateSour
                 if cols.missing.is_some_and(|m| m[f as usize]) {
                     // The gather's bounds see NaN as neither small nor large (and the
                     // missing-values bin as the largest code).
-                    (*lo, *hi, *nan) = match R::KIND.nan_bin() {
+                    (*lo, *hi, *nan) = match R::KIND.nan_bin() && ordered {
                         true => nan_bins::code_bounds(&s.batch[*column]),
                         false => missing::bounds(&s.batch[*column]),
                     };
@@ -149,6 +180,8 @@ impl<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool> CandidateSour
         let span = self.spans[k];
         let constant = match span {
             Span::Values { lo, hi, .. } => hi <= lo,
+            // NaN is one more category.
+            Span::Categories { lo, hi, nan, .. } => hi <= lo && !nan,
             Span::Codes { lo, hi } => hi <= lo,
             Span::Wide { lo, hi } => hi <= lo,
             Span::Entries { lo, hi } => hi <= lo,
@@ -197,6 +230,10 @@ impl<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool> CandidateSour
                 nan: false,
             } => R::search(&s.batch[column], (lo, hi), q),
             Span::Values { column, lo, hi, .. } => R::search_missing(&s.batch[column], (lo, hi), q),
+            Span::Categories { column, .. } => {
+                let nan_bin = R::KIND.nan_bin() && self.cols.missing.is_some_and(|m| m[f as usize]);
+                R::search_categories(&s.batch[column], nan_bin, q)
+            }
             Span::Codes { lo, hi } => {
                 R::search_coded(&s.codes[k], self.cols.levels(f), (lo, hi), q)
             }
@@ -211,6 +248,11 @@ impl<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool> CandidateSour
 
     #[inline(always)]
     fn new_best(&mut self, k: usize, cut: &Cut) {
+        self.best_categorical = matches!(self.spans[k], Span::Categories { .. });
+        if self.best_categorical {
+            let s = &mut *self.s;
+            s.best_categories.clone_from(&s.search.categories.left);
+        }
         self.best_in_batch = Some(k);
         self.best_threshold = cut.threshold;
         self.best_missing_left = cut.missing == Missing::Left;
@@ -245,6 +287,13 @@ impl<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool> CandidateSour
                     })
                 }
             }
+            Some((_, Span::Categories { column, .. })) => {
+                let (xf, set) = (&s.batch[column], &s.best_categories);
+                let nan_bin = self.best_nan_code;
+                partition_rows(cut.n_left, rows, buf, unit, |r| {
+                    category_left(category_value(xf[r], nan_bin), set, ml)
+                })
+            }
             Some((k, Span::Codes { .. })) => {
                 // The codes that go left: those of the levels that do.
                 let last = last_code_left(self.cols.levels(feature), t) as u8;
@@ -276,7 +325,10 @@ impl<T: Feature, C: Criterion, R: ThresholdRule, const KEPT: bool> CandidateSour
         };
         ChosenSplit {
             feature,
-            threshold: cut.threshold,
+            threshold: match self.best_categorical {
+                true => CATEGORY_SET,
+                false => cut.threshold,
+            },
             n_left,
             missing: cut.missing,
         }
@@ -333,6 +385,7 @@ pub(in crate::tree::split) fn draw_gathered<
         best_threshold: 0.0,
         best_missing_left: false,
         best_nan_code: false,
+        best_categorical: false,
         kept,
         rule: std::marker::PhantomData,
     };

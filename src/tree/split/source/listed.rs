@@ -19,10 +19,13 @@ use crate::rng::TreeRng;
 use crate::tree::criterion::Criterion;
 use crate::tree::split::draw::{draw_split, CandidateSource, NodeDraw};
 use crate::tree::split::read::partition::{partition_rows, stable_partition};
+use crate::tree::split::read::side::{category_left, category_value};
 use crate::tree::split::scan::bins::{add_row, N_CODES};
+use crate::tree::split::scan::categories::best_of_codes;
 use crate::tree::split::scan::nan_bins::{self, nan_in_node};
 use crate::tree::split::source::Node;
 use crate::tree::split::state::code_lists::{scan_list, search_rows, CodeLists, ListItem};
+use crate::tree::split::CATEGORY_SET;
 use crate::tree::split::{with_left_sums, ChosenSplit, Cut, NodeCtx, NodeRows, SplitBufs};
 use crate::tree::Missing;
 use std::ops::Range;
@@ -46,6 +49,37 @@ struct Listed<'a, 'r, T: Feature, C: Criterion, I> {
     /// The lossless codes or ranks the lists hold, for the exact search (None: the
     /// histogram search's bin codes).
     exact: Option<&'a Levels>,
+    /// Per feature, whether it is categorical (None: none is), and whether the last
+    /// candidate searched was.
+    categorical: Option<&'a [bool]>,
+    searched_categorical: bool,
+}
+
+impl<T: Feature, C: Criterion, I: ListItem> Listed<'_, '_, T, C, I> {
+    fn is_categorical(&self, f: u32) -> bool {
+        self.categorical.is_some_and(|c| c[f as usize])
+    }
+
+    /// [`feature_bounds`] of feature `f`.
+    fn bounds_of(&self, items: &[I], f: u32) -> Option<(usize, usize, usize)> {
+        let flag = |m: Option<&[bool]>| m.is_some_and(|m| m[f as usize]);
+        feature_bounds(items, flag(self.nan), flag(self.categorical))
+    }
+}
+
+/// [`list_bounds`] of a feature (`nan`: its code [`NAN_CODE`] is the missing-values bin),
+/// whose every code, the missing-values bin's too, is a category when `categorical`.
+#[inline(always)]
+fn feature_bounds<I: ListItem>(
+    items: &[I],
+    nan: bool,
+    categorical: bool,
+) -> Option<(usize, usize, usize)> {
+    if categorical {
+        let (lo, hi) = (items[0].code(), items[items.len() - 1].code());
+        return (hi > lo).then_some((lo, hi, items.len()));
+    }
+    list_bounds(items, nan)
 }
 
 impl<T: Feature, C: Criterion, I: ListItem> CandidateSource for Listed<'_, '_, T, C, I> {
@@ -66,7 +100,7 @@ impl<T: Feature, C: Criterion, I: ListItem> CandidateSource for Listed<'_, '_, T
     fn bounds(&mut self, _k: usize, f: u32) -> Option<Self::Bounds> {
         let range = self.lists.list(f, self.start, self.n);
         let items = &self.lists.lists[range.clone()];
-        let (lo, hi, present) = list_bounds(items, self.nan.is_some_and(|m| m[f as usize]))?;
+        let (lo, hi, present) = self.bounds_of(items, f)?;
         Some((range.start, lo, hi, present))
     }
 
@@ -79,8 +113,18 @@ impl<T: Feature, C: Criterion, I: ListItem> CandidateSource for Listed<'_, '_, T
         bar: f64,
         _rng: &mut TreeRng,
     ) -> Option<Cut> {
+        self.searched_categorical = self.is_categorical(f);
         let lists = &mut *self.lists;
         let items = &lists.lists[at..at + self.n];
+        if self.searched_categorical {
+            let (ys, ws) = (&lists.ys[..], &lists.ws[..]);
+            let rows = items
+                .iter()
+                .map(|it| (it.code(), ys[it.local()], ws[it.local()]));
+            let nan = self.nan.is_some_and(|m| m[f as usize]);
+            let b = &mut self.s.search.categories;
+            return best_of_codes(rows, (lo, hi, nan), b, self.ctx, self.n, bar);
+        }
         let constrained = self.ctx.for_feature(f);
         let ctx = constrained.as_ref().unwrap_or(self.ctx);
         if present < self.n {
@@ -105,12 +149,25 @@ impl<T: Feature, C: Criterion, I: ListItem> CandidateSource for Listed<'_, '_, T
         }
     }
 
+    #[inline(always)]
+    fn new_best(&mut self, _k: usize, _cut: &Cut) {
+        if self.searched_categorical {
+            let s = &mut *self.s;
+            s.best_categories.clone_from(&s.search.categories.left);
+        }
+    }
+
     /// Applies the split to the rows, and to every list unless neither child reaches
     /// `split_rows` (no list of a leaf, or of a node of two rows split from its codes, is
     /// read): the children's lists are written into the other copy ([`ListItem::COPIES`]).
     fn apply(&mut self, feature: u32, cut: Cut, unsettled: &[u32]) -> ChosenSplit {
         let (n, start) = (self.n, self.start);
         let n_left = cut.n_left.expect("histogram cuts count their rows");
+        let flags = (self.nan, self.categorical);
+        let flag = |m: Option<&[bool]>, f: u32| m.is_some_and(|m| m[f as usize]);
+        let constant = |items: &[I], f: u32| {
+            feature_bounds(items, flag(flags.0, f), flag(flags.1, f)).is_none()
+        };
         let lists = &mut *self.lists;
         let (len, off) = (lists.end - lists.start, start - lists.start);
         let CodeLists {
@@ -129,7 +186,16 @@ impl<T: Feature, C: Criterion, I: ListItem> CandidateSource for Listed<'_, '_, T
             s..s + n
         };
         set_len(goes_left, len, 0);
-        if cut.missing == Missing::Unseen {
+        let categorical = flag(flags.1, feature);
+        if categorical {
+            // The codes of the best set go left, the missing-values bin to the cut's side.
+            let (set, ml) = (&self.s.best_categories, cut.missing == Missing::Left);
+            let nan_bin = flag(flags.0, feature);
+            for it in &all[range(feature, from)] {
+                let v = category_value(it.code() as u8, nan_bin);
+                goes_left[it.local()] = u8::from(category_left(v, set, ml));
+            }
+        } else if cut.missing == Missing::Unseen {
             // The best candidate's list is already split: its first n_left rows go left.
             for (i, it) in all[range(feature, from)].iter().enumerate() {
                 goes_left[it.local()] = u8::from(i < n_left);
@@ -152,7 +218,11 @@ impl<T: Feature, C: Criterion, I: ListItem> CandidateSource for Listed<'_, '_, T
         });
         let split = ChosenSplit {
             feature,
-            threshold: cut.threshold,
+            threshold: if categorical {
+                CATEGORY_SET
+            } else {
+                cut.threshold
+            },
             n_left,
             missing: cut.missing,
         };
@@ -162,17 +232,17 @@ impl<T: Feature, C: Criterion, I: ListItem> CandidateSource for Listed<'_, '_, T
         stable_partition(node_locals, buf, n_left, |_, w| goes_left[w as usize] != 0);
         copy[off] = to as u8;
         copy[off + n_left] = to as u8;
-        // The best candidate's list is split already unless NaN rows, which end it, go left.
-        let split_already = cut.missing != Missing::Left;
+        // The best candidate's list is split already unless NaN rows, which end it, go left
+        // (a categorical one's sides are sets of codes, not a prefix).
+        let split_already = cut.missing != Missing::Left && !categorical;
         // The features found constant here too: best-first growth, whose nodes inherit no
         // constant prefix, reads their lists again.
         for &f in unsettled {
             // A list split already or constant in the node goes to the children as it is
             // (a constant one's children's ranges may then hold other rows of its one code).
-            let with_nan = self.nan.is_some_and(|m| m[f as usize]);
             let (src, dst) = (range(f, from), range(f, to));
             let as_is = f == feature && split_already;
-            let as_is = as_is || list_bounds(&all[src.clone()], with_nan).is_none();
+            let as_is = as_is || constant(&all[src.clone()], f);
             if I::COPIES == 1 {
                 if !as_is {
                     stable_partition(&mut all[src], buf, n_left, |_, w| {
@@ -244,7 +314,7 @@ pub(crate) fn find_split_listed<T: Feature, C: Criterion, I: ListItem>(
     start: usize,
     draw: NodeDraw<'_>,
     split_rows: usize,
-    nan: Option<&[bool]>,
+    (nan, categorical): (Option<&[bool]>, Option<&[bool]>),
     exact: Option<&Levels>,
 ) -> (Option<ChosenSplit>, usize) {
     let Node { ctx, s, rows } = node;
@@ -258,6 +328,8 @@ pub(crate) fn find_split_listed<T: Feature, C: Criterion, I: ListItem>(
         split_rows,
         nan,
         exact,
+        categorical,
+        searched_categorical: false,
     };
     draw_split(&mut source, draw)
 }

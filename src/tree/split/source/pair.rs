@@ -202,6 +202,7 @@ pub(in crate::tree::split) mod tests {
                     x,
                     levels: None,
                     missing: None,
+                    categorical: None,
                 };
                 find_split::<f32, C, BestThreshold>(cols, node, draw, None)
             }

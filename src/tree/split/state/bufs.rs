@@ -20,6 +20,9 @@ pub(crate) struct SplitBufs<T: Feature> {
     /// when a new gather is about to overwrite the best candidate's column: one byte a row
     /// instead of another buffer of the root's size.
     pub(in crate::tree::split) best_left: Vec<u8>,
+    /// The set of the best categorical cut so far (see
+    /// [`crate::tree::split::scan::categories`]).
+    pub(in crate::tree::split) best_categories: Vec<u64>,
     /// The partition's buffer (see [`crate::tree::split::read::partition::stable_partition`]).
     pub(crate) partition_buf: Vec<u64>,
     pub(crate) search: SearchBufs<T>,
@@ -38,6 +41,7 @@ impl<T: Feature> SplitBufs<T> {
             wide: (0..MAX_BATCH).map(|_| Vec::new()).collect(),
             entries: (0..MAX_BATCH).map(|_| Entries::default()).collect(),
             best_left: Vec::new(),
+            best_categories: Vec::new(),
             partition_buf: Vec::with_capacity(n / 2 + 1),
             search: SearchBufs::new(stats_len),
             node_features: NodeFeatures::default(),

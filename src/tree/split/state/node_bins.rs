@@ -25,7 +25,7 @@ use crate::tree::criterion::Criterion;
 use crate::tree::split::scan::bins::N_CODES;
 use crate::tree::split::{Cut, NodeRows, SplitBufs};
 use slots::trim;
-pub(crate) use slots::{slot_bounds, slot_cut, ChildScans};
+pub(crate) use slots::{category_slot_bounds, slot_bounds, slot_cut, ChildScans};
 
 /// Bytes of node bins a tree may hold at once. Each [`NodeBins`] takes
 /// `p · 256 · (stats + 1) · 8` bytes (410 KB for 50 features and regression); a pending

@@ -6,7 +6,7 @@ use crate::tree::criterion::Criterion;
 use crate::tree::split::draw::MAX_BATCH;
 use crate::tree::split::last_code_left;
 use crate::tree::split::read::side::{
-    mark_codes_left, mark_entries_left, mark_kept_left, mark_left,
+    mark_categories_left, mark_codes_left, mark_entries_left, mark_kept_left, mark_left,
 };
 use crate::tree::split::read::sparse_gather::gather_entries;
 use crate::tree::split::scan::nan_bins::code_value;
@@ -18,6 +18,14 @@ pub(super) enum Span<T> {
     /// Values in batch column `column`, between `lo` and `hi`; with `nan`, some are NaN
     /// and the bounds are those of the others.
     Values {
+        column: usize,
+        lo: T,
+        hi: T,
+        nan: bool,
+    },
+    /// Category codes in batch column `column`, between `lo` and `hi`; with `nan`, some
+    /// are NaN ([`crate::tree::split::scan::categories`]).
+    Categories {
         column: usize,
         lo: T,
         hi: T,
@@ -59,6 +67,10 @@ impl<T: Feature> Span<T> {
                 mark_left(&s.batch[column], code_value, t, ml, flags)
             }
             Span::Values { column, .. } => mark_left(&s.batch[column], T::to_f64, t, ml, flags),
+            Span::Categories { column, .. } => {
+                let xf = &s.batch[column];
+                mark_categories_left(xf, nan_code, &s.best_categories, ml, flags)
+            }
             Span::Codes { .. } => {
                 let last = last_code_left(cols.levels(f), t) as u8;
                 mark_codes_left(&s.codes[k], last, flags);

@@ -77,6 +77,19 @@ pub(crate) fn slot_bounds(
     (hi > lo).then_some((lo, hi, nan))
 }
 
+/// A categorical candidate's first and last non-empty codes, the missing-values bin
+/// included (one more category: [`crate::tree::split::scan::categories::best_of_bins`]),
+/// from its slot's `bins` over their `range`, which is trimmed; None when it holds one code.
+#[inline(always)]
+pub(crate) fn category_slot_bounds(
+    bins: &[f64],
+    range: &mut (usize, usize),
+    stride: usize,
+) -> Option<(usize, usize)> {
+    let (lo, hi) = trim(bins, range, stride);
+    (hi > lo).then_some((lo, hi))
+}
+
 /// The best cut above `bar` of feature `f` of a node of `n` rows, from its slot's `bins`
 /// (from code 0) between its codes `lo` and `hi`, and its missing-values bin with `nan`.
 #[allow(clippy::too_many_arguments)]
