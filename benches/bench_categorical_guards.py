@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 import time
 
-from bench_categorical import LOADERS, _codes, make_split
+from _categorical_tables import LOADERS, _codes, make_split
 
 import forestimp as fi
 
