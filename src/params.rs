@@ -174,15 +174,29 @@ pub struct CategoryGuards {
     pub max_side: usize,
     /// Categories holding a smaller share of the node's rows are rare too.
     pub min_share: f64,
+    /// How much of the gain that `L` groups win over one cut by chance alone
+    /// ([`crate::tree::criterion::Criterion::independent_gain`] times `L − 2`) a best
+    /// categorical split gives up when it is compared with the node's other candidates.
+    /// Within a feature the best set is still the exact one: this only keeps a column of
+    /// many noisy levels from winning every node where it is drawn.
+    pub penalty: f64,
 }
 
 impl CategoryGuards {
-    /// No guard: every cut of the order of the categories' own values.
+    /// No guard: every cut of the order of the categories' own values, compared as is.
     pub const NONE: CategoryGuards = CategoryGuards {
         smoothing: 0.0,
         min_samples: 1,
         max_side: 0,
         min_share: 0.0,
+        penalty: 0.0,
+    };
+
+    /// The default: the exact best set of each feature, compared with the other features
+    /// net of its chance gain (`penalty` 1).
+    pub const DEFAULT: CategoryGuards = CategoryGuards {
+        penalty: 1.0,
+        ..CategoryGuards::NONE
     };
 
     /// Refuses a negative or non-finite smoothing and a zero `min_samples`.
@@ -193,6 +207,9 @@ impl CategoryGuards {
         if !(0.0..1.0).contains(&self.min_share) {
             return Err(invalid("min_category_share", "must be in [0, 1)"));
         }
+        if !(self.penalty >= 0.0 && self.penalty.is_finite()) {
+            return Err(invalid("category_penalty", "must be a finite value >= 0"));
+        }
         if self.min_samples == 0 {
             return Err(invalid("min_category_samples", "must be at least 1"));
         }
@@ -202,7 +219,7 @@ impl CategoryGuards {
 
 impl Default for CategoryGuards {
     fn default() -> Self {
-        CategoryGuards::NONE
+        CategoryGuards::DEFAULT
     }
 }
 
@@ -227,7 +244,7 @@ impl ForestParams {
             ccp_alpha: 0.0,
             monotonic_cst: None,
             categorical: None,
-            category_guards: CategoryGuards::NONE,
+            category_guards: CategoryGuards::DEFAULT,
         }
     }
 

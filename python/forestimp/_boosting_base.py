@@ -78,6 +78,7 @@ class BaseGradientBoosting(BaseEstimator):
         min_category_samples: int = _categorical.MIN_SAMPLES,
         min_category_share: float = _categorical.MIN_SHARE,
         max_category_side: int | None = _categorical.MAX_SIDE,
+        category_penalty: float = _categorical.PENALTY,
     ) -> None:
         self.loss = loss
         self.learning_rate = learning_rate
@@ -109,6 +110,7 @@ class BaseGradientBoosting(BaseEstimator):
         self.min_category_samples = min_category_samples
         self.min_category_share = min_category_share
         self.max_category_side = max_category_side
+        self.category_penalty = category_penalty
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()

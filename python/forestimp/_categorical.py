@@ -24,22 +24,26 @@ from ._core import DataError, InvalidParameterError, ModelFormatError
 
 # The defaults of the best categorical split's guards (`CategoryGuards` in src/params.rs;
 # docs/categorical.md): category_smoothing, min_category_samples, min_category_share,
-# max_category_side. The defaults guard nothing (the exact search): a guard that keeps a
-# column of thousands of noisy levels from fitting noise also hides an informative column of
-# many small levels (docs/categorical.md, BENCHMARKS.md).
+# max_category_side guard nothing by default: a guard that keeps a column of thousands of
+# noisy levels from fitting noise also hides an informative column of many small levels.
+# category_penalty (1: a best set is compared with the other candidates net of what its
+# levels gain by chance) keeps such a column from winning every node it is drawn in without
+# changing which set is best within it (docs/categorical.md, BENCHMARKS.md).
 SMOOTHING = 0.0
 MIN_SAMPLES = 1
 MAX_SIDE: int | None = None
 MIN_SHARE = 0.0
+PENALTY = 1.0
 
 # The engine's bound on a feature's categories (`tree::categories::MAX_CATEGORIES`).
 MAX_CATEGORIES = 1 << 24
 UNSEEN = -1.0
 
 
-def guards(est: Any) -> tuple[float, int, float, int]:
+def guards(est: Any) -> tuple[float, int, float, int, float]:
     """The engine's ``category_guards`` of ``est``'s ``category_smoothing``,
-    ``min_category_samples`` and ``max_category_side`` (0: no limit), checked."""
+    ``min_category_samples``, ``min_category_share``, ``max_category_side`` (0: no limit)
+    and ``category_penalty``, checked."""
     from . import _params as P
 
     smoothing = P.check_real(
@@ -52,7 +56,10 @@ def guards(est: Any) -> tuple[float, int, float, int]:
     max_side = P.check_int("max_category_side", side, 1, none_ok=True)
     share = getattr(est, "min_category_share", MIN_SHARE)
     min_share = P.check_real("min_category_share", share, 0.0, 0.999)
-    return smoothing, min_samples, min_share, max_side or 0
+    penalty = P.check_real(
+        "category_penalty", getattr(est, "category_penalty", PENALTY), 0.0, np.inf
+    )
+    return smoothing, min_samples, min_share, max_side or 0, penalty
 
 
 def _is_frame(X: Any) -> bool:

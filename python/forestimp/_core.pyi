@@ -115,7 +115,7 @@ class Booster:
         offset: npt.NDArray[np.float64] | None = None,
         monitor: Callable[[int, Booster], object] | None = None,
         categorical: list[bool] | None = None,
-        category_guards: tuple[float, int, float, int] | None = None,
+        category_guards: tuple[float, int, float, int, float] | None = None,
     ) -> Booster:
         """Fit ``n_estimators`` rounds (those after ``previous``'s, warm start) on dense
         ``x``; ``y`` holds values, or class codes as floats when ``n_classes > 0``.
@@ -223,7 +223,7 @@ class Forest:
         output_classes: list[int] | None = None,
         monotonic_cst: list[int] | None = None,
         categorical: list[bool] | None = None,
-        category_guards: tuple[float, int, float, int] | None = None,
+        category_guards: tuple[float, int, float, int, float] | None = None,
     ) -> Forest:
         """Fit a forest.
 
@@ -273,8 +273,8 @@ class Forest:
         ``categorical``: per feature the forest is grown on, whether its values are category
         codes (whole numbers from 0, NaN missing) split by sets of categories (not
         ``"multiway"``; dense X). ``category_guards``: ``(smoothing, min_samples,
-        min_share, max_side)`` of the best set's search (0 max_side: no limit; None: no
-        guard).
+        min_share, max_side, penalty)`` of the best set's search (0 max_side: no limit;
+        None: the defaults, a penalty of 1 and no other guard).
         """
 
     def predict(self, x: _Matrix, n_jobs: int | None = None) -> npt.NDArray[np.float64]:

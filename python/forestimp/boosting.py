@@ -12,8 +12,8 @@ or ``"hist"``, the forests' histogram codes, binned once per fit), ``max_bins``,
 ``n_jobs`` (parallelism inside a round; the model bytes do not depend on it) and
 ``categorical_features`` (as ``HistGradientBoosting*``'s, ``"from_dtype"`` by default:
 categorical columns are split by sets of categories with either splitter, the best set
-within ``category_smoothing``, ``min_category_samples`` and ``max_category_side`` as the
-forests', see ``docs/categorical.md``; ``categories_`` and ``is_categorical_`` after fit).
+within ``category_smoothing``, ``min_category_samples``, ``min_category_share``,
+``max_category_side`` and ``category_penalty`` as the forests', see ``docs/categorical.md``; ``categories_`` and ``is_categorical_`` after fit).
 Rows of a round (``subsample < 1``) and the trees' random draws come from
 ``(random_state, round)``, not from scikit-learn's generator, so those models differ from
 scikit-learn's in their draws, not in their rules. ``init`` is None, ``"zero"`` or an
@@ -82,6 +82,7 @@ class GradientBoostingRegressor(RegressorMixin, BaseGradientBoosting):
         min_category_samples: int = _categorical.MIN_SAMPLES,
         min_category_share: float = _categorical.MIN_SHARE,
         max_category_side: int | None = _categorical.MAX_SIDE,
+        category_penalty: float = _categorical.PENALTY,
     ) -> None:
         super().__init__(
             loss=loss,
@@ -114,6 +115,7 @@ class GradientBoostingRegressor(RegressorMixin, BaseGradientBoosting):
             min_category_samples=min_category_samples,
             min_category_share=min_category_share,
             max_category_side=max_category_side,
+            category_penalty=category_penalty,
         )
 
     def predict(self, X: Any) -> np.ndarray:
@@ -172,6 +174,7 @@ class GradientBoostingClassifier(ClassifierMixin, BaseGradientBoosting):
         min_category_samples: int = _categorical.MIN_SAMPLES,
         min_category_share: float = _categorical.MIN_SHARE,
         max_category_side: int | None = _categorical.MAX_SIDE,
+        category_penalty: float = _categorical.PENALTY,
     ) -> None:
         super().__init__(
             loss=loss,
@@ -203,6 +206,7 @@ class GradientBoostingClassifier(ClassifierMixin, BaseGradientBoosting):
             min_category_samples=min_category_samples,
             min_category_share=min_category_share,
             max_category_side=max_category_side,
+            category_penalty=category_penalty,
         )
 
     def _encode_y(self, y: np.ndarray, sample_weight: np.ndarray | None) -> tuple[np.ndarray, int]:

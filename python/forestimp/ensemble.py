@@ -39,8 +39,12 @@ within guards against fitting rare categories (after LightGBM's): ``category_smo
 (rows of the node's mean added to each category's sums before it is ordered),
 ``min_category_samples`` and ``min_category_share`` (categories with fewer rows, or a smaller
 share of the node's rows, are ordered as one group) and ``max_category_side`` (at most that
-many groups on the smaller side of a cut; None: no limit). The defaults guard nothing: the
-exact best set. See ``docs/categorical.md``.
+many groups on the smaller side of a cut; None: no limit); these default to none. Each
+feature's best set is the exact best; ``category_penalty`` (1 by default, 0: off) compares it
+with the node's other candidates net of what its ``L`` levels gain over one cut by chance
+(``L − 2`` times the node's impurity, or ``(K − 1) / (2 ln 2)`` bits with entropy: the bias of
+impurity towards many-valued variables, Louppe 2014 §7.2), so that a column of thousands of
+noisy levels does not win every node it is drawn in. See ``docs/categorical.md``.
 
 Criteria and scikit-learn's other parameters, for every estimator and splitter:
 
@@ -142,7 +146,7 @@ import numpy as np
 from . import _model_kinds, _state
 from . import _params as P
 from ._base import BaseForest, ForestClassifierMixin, ForestRegressorMixin
-from ._categorical import MAX_SIDE, MIN_SAMPLES, MIN_SHARE, SMOOTHING
+from ._categorical import MAX_SIDE, MIN_SAMPLES, MIN_SHARE, PENALTY, SMOOTHING
 from ._core import InvalidParameterError
 
 
@@ -200,7 +204,7 @@ class RandomForestClassifier(_RandomForestLayout, ForestClassifierMixin, BaseFor
                  max_bins=255, ccp_alpha=0.0, monotonic_cst=None,
                  categorical_features="from_dtype", category_smoothing=SMOOTHING,
                  min_category_samples=MIN_SAMPLES, min_category_share=MIN_SHARE,
-                 max_category_side=MAX_SIDE):  # fmt: skip
+                 max_category_side=MAX_SIDE, category_penalty=PENALTY):  # fmt: skip
         _store(self, locals())
 
 
@@ -219,7 +223,7 @@ class RandomForestRegressor(_RandomForestLayout, ForestRegressorMixin, BaseFores
                  ccp_alpha=0.0, monotonic_cst=None,
                  categorical_features="from_dtype", category_smoothing=SMOOTHING,
                  min_category_samples=MIN_SAMPLES, min_category_share=MIN_SHARE,
-                 max_category_side=MAX_SIDE):  # fmt: skip
+                 max_category_side=MAX_SIDE, category_penalty=PENALTY):  # fmt: skip
         _store(self, locals())
 
 
@@ -240,7 +244,7 @@ class ExtraTreesClassifier(_ExtraTreesLayout, ForestClassifierMixin, BaseForest)
                  multiway=False, ccp_alpha=0.0, monotonic_cst=None,
                  categorical_features="from_dtype", category_smoothing=SMOOTHING,
                  min_category_samples=MIN_SAMPLES, min_category_share=MIN_SHARE,
-                 max_category_side=MAX_SIDE):  # fmt: skip
+                 max_category_side=MAX_SIDE, category_penalty=PENALTY):  # fmt: skip
         _store(self, locals())
 
 
@@ -261,7 +265,7 @@ class ExtraTreesRegressor(_ExtraTreesLayout, ForestRegressorMixin, BaseForest):
                  ccp_alpha=0.0, monotonic_cst=None,
                  categorical_features="from_dtype", category_smoothing=SMOOTHING,
                  min_category_samples=MIN_SAMPLES, min_category_share=MIN_SHARE,
-                 max_category_side=MAX_SIDE):  # fmt: skip
+                 max_category_side=MAX_SIDE, category_penalty=PENALTY):  # fmt: skip
         _store(self, locals())
 
 
@@ -305,7 +309,7 @@ class RandomPatchesClassifier(_PatchesLayout, ForestClassifierMixin, BaseForest)
                  ccp_alpha=0.0, monotonic_cst=None,
                  categorical_features="from_dtype", category_smoothing=SMOOTHING,
                  min_category_samples=MIN_SAMPLES, min_category_share=MIN_SHARE,
-                 max_category_side=MAX_SIDE):  # fmt: skip
+                 max_category_side=MAX_SIDE, category_penalty=PENALTY):  # fmt: skip
         _store(self, locals())
 
 
@@ -323,7 +327,7 @@ class RandomPatchesRegressor(_PatchesLayout, ForestRegressorMixin, BaseForest):
                  ccp_alpha=0.0, monotonic_cst=None,
                  categorical_features="from_dtype", category_smoothing=SMOOTHING,
                  min_category_samples=MIN_SAMPLES, min_category_share=MIN_SHARE,
-                 max_category_side=MAX_SIDE):  # fmt: skip
+                 max_category_side=MAX_SIDE, category_penalty=PENALTY):  # fmt: skip
         _store(self, locals())
 
 
@@ -352,7 +356,7 @@ class TotallyRandomizedTreesClassifier(_TotallyRandomizedLayout, ForestClassifie
                  multiway=False, ccp_alpha=0.0, monotonic_cst=None,
                  categorical_features="from_dtype", category_smoothing=SMOOTHING,
                  min_category_samples=MIN_SAMPLES, min_category_share=MIN_SHARE,
-                 max_category_side=MAX_SIDE):  # fmt: skip
+                 max_category_side=MAX_SIDE, category_penalty=PENALTY):  # fmt: skip
         _store(self, locals())
 
 
@@ -372,7 +376,7 @@ class TotallyRandomizedTreesRegressor(_TotallyRandomizedLayout, ForestRegressorM
                  ccp_alpha=0.0, monotonic_cst=None,
                  categorical_features="from_dtype", category_smoothing=SMOOTHING,
                  min_category_samples=MIN_SAMPLES, min_category_share=MIN_SHARE,
-                 max_category_side=MAX_SIDE):  # fmt: skip
+                 max_category_side=MAX_SIDE, category_penalty=PENALTY):  # fmt: skip
         _store(self, locals())
 
 

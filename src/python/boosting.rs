@@ -128,7 +128,7 @@ impl PyBooster {
         offset: Option<PyReadonlyArray1<'_, f64>>,
         monitor: Option<Bound<'_, PyAny>>,
         categorical: Option<Vec<bool>>,
-        category_guards: Option<(f64, usize, f64, usize)>,
+        category_guards: Option<super::Guards>,
     ) -> PyResult<Self> {
         let mut tree = ForestParams::random_forest(CriterionKind::SquaredError);
         tree.categorical = categorical;

@@ -55,15 +55,21 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 /// The guards of the categorical searches from the fits' `category_guards`
-/// `(smoothing, min_samples, max_side)`; None guards nothing.
-pub(crate) fn guards_of(guards: Option<(f64, usize, f64, usize)>) -> crate::params::CategoryGuards {
+/// `(smoothing, min_samples, min_share, max_side, penalty)`; None: the defaults.
+pub(crate) fn guards_of(guards: Option<Guards>) -> crate::params::CategoryGuards {
     match guards {
-        Some((smoothing, min_samples, min_share, max_side)) => crate::params::CategoryGuards {
-            smoothing,
-            min_samples,
-            min_share,
-            max_side,
-        },
-        None => crate::params::CategoryGuards::NONE,
+        Some((smoothing, min_samples, min_share, max_side, penalty)) => {
+            crate::params::CategoryGuards {
+                smoothing,
+                min_samples,
+                min_share,
+                max_side,
+                penalty,
+            }
+        }
+        None => crate::params::CategoryGuards::DEFAULT,
     }
 }
+
+/// [`guards_of`]'s tuple, as the fits take it from Python.
+pub(crate) type Guards = (f64, usize, f64, usize, f64);

@@ -174,7 +174,7 @@ impl PyForest {
         output_classes: Option<Vec<usize>>,
         monotonic_cst: Option<Vec<i8>>,
         categorical: Option<Vec<bool>>,
-        category_guards: Option<(f64, usize, f64, usize)>,
+        category_guards: Option<super::Guards>,
     ) -> PyResult<Self> {
         let params = ForestParams {
             criterion: criterion_of(criterion)?,

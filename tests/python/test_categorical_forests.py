@@ -121,6 +121,8 @@ def test_a_sparse_x_with_declared_categories_is_refused():
         ("min_category_samples", 0),
         ("min_category_share", 1.0),
         ("max_category_side", 0),
+        ("category_penalty", -0.5),
+        ("category_penalty", float("nan")),
     ],
 )
 def test_bad_category_guards_are_refused_by_name(param, value):
@@ -129,7 +131,7 @@ def test_bad_category_guards_are_refused_by_name(param, value):
         fi.RandomForestClassifier(n_estimators=2, **{param: value}).fit(X, y)
 
 
-def test_the_share_guard_pools_rare_categories_and_the_defaults_search_exactly():
+def test_the_share_guard_pools_rare_categories_and_no_guard_searches_exactly():
     # 400 levels of ~5 rows each: with a 1 % share every level of the root is rare, so the
     # root's categorical split can only separate the rare group from NaN or none.
     rng = np.random.default_rng(2)
@@ -138,8 +140,54 @@ def test_the_share_guard_pools_rare_categories_and_the_defaults_search_exactly()
     X = pd.DataFrame({"id": pd.Categorical(k, categories=range(levels)), "x": rng.random(n)})
     y = (rng.random(n) < 0.5).astype(int)  # noise: the id is all the trees could fit
     kw = dict(n_estimators=1, max_depth=1, bootstrap=False, max_features=1.0, random_state=0)
-    exact = fi.RandomForestClassifier(**kw).fit(X, y)
-    guarded = fi.RandomForestClassifier(**kw, min_category_share=0.01).fit(X, y)
+    exact = fi.RandomForestClassifier(**kw, category_penalty=0).fit(X, y)
+    guarded = fi.RandomForestClassifier(**kw, min_category_share=0.01, category_penalty=0)
+    guarded.fit(X, y)
     # The exact search fits the noise with a set of ids; the guarded one cannot.
     assert exact.forest_.importances(False)[0] > 0
     assert guarded.forest_.importances(False)[0] == 0
+
+
+def shops(seed: int, n: int, levels: int = 300) -> tuple[pd.DataFrame, np.ndarray]:
+    """``shop`` (``levels`` levels) decides ``y`` with ``x``; ``brand`` (as many levels) and
+    ``noise`` are noise."""
+    rng = np.random.default_rng(seed)
+    effect = rng.normal(size=levels)
+    shop = rng.integers(0, levels, n)
+    X = pd.DataFrame({
+        "noise": rng.normal(size=n),
+        "shop": pd.Categorical(shop, categories=range(levels)),
+        "brand": pd.Categorical(rng.integers(0, levels, n), categories=range(levels)),
+        "x": rng.normal(size=n),
+    })  # fmt: skip
+    y = (effect[shop] + 0.5 * X["x"] + 0.3 * rng.normal(size=n) > 0).astype(int).to_numpy()
+    return X, y
+
+
+def test_the_penalty_keeps_many_noisy_levels_from_winning_nodes_and_predicts_better():
+    # Without the penalty the 300 noisy brands (~7 rows a level) win deep nodes, where any
+    # set of few-row levels separates the classes; net of their chance gain they seldom do.
+    X, y = shops(0, 4000)
+    kw = dict(n_estimators=60, random_state=0, n_jobs=2)
+    est = {p: fi.RandomForestClassifier(**kw, category_penalty=p) for p in (0, 1)}
+    fits = {p: e.fit(X[:2000], y[:2000]) for p, e in est.items()}
+    brand = {p: f.feature_importances_[2] for p, f in fits.items()}
+    score = {p: f.score(X[2000:], y[2000:]) for p, f in fits.items()}
+    assert brand[1] < 0.6 * brand[0], brand
+    assert score[1] > score[0] + 0.01, score
+    # The informative shop keeps its rank: first.
+    assert np.argmax(fits[1].feature_importances_) == 1
+
+
+def test_the_penalty_leaves_two_level_columns_and_the_random_rule_alone():
+    # Two levels: one cut, as a binary column's; the Extra-Trees rule draws a random set.
+    X, y = table(n=400, levels=2)
+    for cls in (fi.RandomForestClassifier, fi.ExtraTreesClassifier):
+        kw = dict(n_estimators=5, random_state=0)
+        on, off = cls(**kw).fit(X, y), cls(**kw, category_penalty=0).fit(X, y)
+        assert on.forest_.to_bytes() == off.forest_.to_bytes()
+    X, y = table(n=400, levels=30)
+    kw = dict(n_estimators=5, random_state=0)
+    on = fi.ExtraTreesClassifier(**kw).fit(X, y)
+    off = fi.ExtraTreesClassifier(**kw, category_penalty=0).fit(X, y)
+    assert on.forest_.to_bytes() == off.forest_.to_bytes()

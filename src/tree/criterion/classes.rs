@@ -45,6 +45,11 @@ pub trait ClassImpurity: Sync {
     fn may_beat(_total: &[f64], _left: &[f64], _bar: f64) -> bool {
         true
     }
+    /// [`Criterion::independent_gain`] of the node's `counts` (total weight `w`): `i(t)`,
+    /// exact for the Gini index (`E[Σ_l w_l (p_l − p)²] = i(t)` per extra group).
+    fn independent_gain(counts: &[f64], w: f64) -> f64 {
+        Self::impurity(counts, w)
+    }
 }
 
 /// Classification statistics `[w, c_0, …, c_{C−1}]` scored by the impurity `M`.
@@ -111,6 +116,13 @@ fn squared_counts(total: &[f64], left: &[f64]) -> (f64, f64, f64, f64) {
 impl ClassImpurity for ShannonEntropy {
     fn impurity(counts: &[f64], w: f64) -> f64 {
         -counts.iter().map(|c| xlog2x(c / w)).sum::<f64>()
+    }
+    /// `(K − 1) / (2 ln 2)` bits for the `K` classes present: the mean of the information
+    /// gain of an independent variable, `Γ(½(L−1)(K−1), 1/(N_t ln 2))` (Goebel et al.
+    /// 2005; Louppe 2014, Eq. 7.19), per extra group and row.
+    fn independent_gain(counts: &[f64], _w: f64) -> f64 {
+        let present = counts.iter().filter(|&&c| c > 0.0).count();
+        present.saturating_sub(1) as f64 / (2.0 * std::f64::consts::LN_2)
     }
     /// `−(w_L·i_L + w_R·i_R) = Σ c log₂ c − w_L log₂ w_L` over both children.
     #[inline(always)]
@@ -197,6 +209,12 @@ impl<M: ClassImpurity> Criterion for ClassCounts<'_, M> {
     #[inline(always)]
     fn proxy(&self, total: &[f64], left: &[f64]) -> f64 {
         M::proxy(total, left)
+    }
+    fn independent_gain(&self, total: &[f64]) -> f64 {
+        match total[0] > 0.0 {
+            true => M::independent_gain(&total[1..], total[0]),
+            false => 0.0,
+        }
     }
     #[inline(always)]
     fn may_beat(&self, total: &[f64], left: &[f64], bar: f64) -> bool {

@@ -126,6 +126,17 @@ impl<M: OutputsProxy> Criterion for MultiClassCounts<'_, M> {
     fn proxy(&self, total: &[f64], left: &[f64]) -> f64 {
         M::proxy_of_outputs(total, left, self.n_outputs())
     }
+    /// The outputs' sum, as the proxy's.
+    fn independent_gain(&self, total: &[f64]) -> f64 {
+        let w = total[0];
+        let outputs = self.offsets.windows(2);
+        match w > 0.0 {
+            true => outputs
+                .map(|o| M::independent_gain(&total[o[0]..o[1]], w))
+                .sum(),
+            false => 0.0,
+        }
+    }
     /// Per output, the class frequencies (as the single-output criteria store them).
     fn value(&self, stats: &[f64], out: &mut [f64]) {
         let w = stats[0];
@@ -215,6 +226,10 @@ impl Criterion for MultiSquaredError<'_> {
             })
             .sum();
         sum / self.n_outputs as f64
+    }
+    /// The outputs' sum of variances, as the proxy sums over outputs.
+    fn independent_gain(&self, total: &[f64]) -> f64 {
+        self.impurity(total) * self.n_outputs as f64
     }
     /// `Σ_k ((Σ_L w y_k)²/w_L + (Σ_R w y_k)²/w_R)`: the sums of squares cancel between
     /// candidates, as for one output.

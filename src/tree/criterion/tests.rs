@@ -165,3 +165,44 @@ fn left_counts_equal_the_weighted_sums() {
         check(&Poisson { y: &yr }, n);
     }
 }
+
+/// `independent_gain` is the mean decrease, per group beyond one, of a partition of the
+/// node into `L` groups drawn independently of the target: exact for the Gini index and
+/// the squared error, asymptotic for the entropy (Louppe 2014, Eq. 7.19).
+#[test]
+fn independent_gain_is_the_mean_decrease_of_a_random_partition() {
+    const N: usize = 600;
+    const L: usize = 12;
+    let mut rng = crate::rng::TreeRng::new(3);
+    let y: Vec<u32> = (0..N).map(|_| (rng.below(10) % 3) as u32).collect();
+    let yr: Vec<f64> = (0..N).map(|_| (rng.unit() * 4.0).powi(2)).collect();
+    fn mean_decrease<C: Criterion>(c: &C, rng: &mut crate::rng::TreeRng) -> (f64, f64) {
+        let all: Vec<usize> = (0..N).collect();
+        let total = stats(c, &all, 1.0);
+        let (trials, mut sum) = (4000, 0.0);
+        for _ in 0..trials {
+            let mut groups = vec![Vec::new(); L];
+            for i in 0..N {
+                groups[rng.below(L)].push(i);
+            }
+            let children: f64 = (groups.iter().filter(|g| !g.is_empty()))
+                .map(|g| g.len() as f64 * c.impurity(&stats(c, g, 1.0)))
+                .sum();
+            sum += N as f64 * c.impurity(&total) - children;
+        }
+        (
+            sum / trials as f64 / (L - 1) as f64,
+            c.independent_gain(&total),
+        )
+    }
+    for (name, (mean, want)) in [
+        ("gini", mean_decrease(&Gini::new(&y, 3), &mut rng)),
+        ("entropy", mean_decrease(&Entropy::new(&y, 3), &mut rng)),
+        ("squared", mean_decrease(&SquaredError { y: &yr }, &mut rng)),
+    ] {
+        assert!(
+            (mean / want - 1.0).abs() < 0.06,
+            "{name}: {mean} against {want}"
+        );
+    }
+}

@@ -100,8 +100,9 @@ fn skewed(rng: &mut TreeRng, n: usize, codes: usize) -> (Vec<f32>, Vec<f64>) {
     (xf, ys)
 }
 
-/// The guards: rare categories go together, a cut's smaller side holds at most
-/// `max_side` groups, and smoothing orders a category of few rows nearer the node's mean.
+/// The guards: the penalty keeps the set and lowers the proxy by the chance gain, rare
+/// categories go together, a cut's smaller side holds at most `max_side` groups, and
+/// smoothing orders a category of few rows nearer the node's mean.
 #[test]
 fn guards_pool_rare_categories_and_bound_the_smaller_side() {
     let mut rng = TreeRng::new(4);
@@ -138,7 +139,16 @@ fn guards_pool_rare_categories_and_bound_the_smaller_side() {
         (cut.expect("a cut"), b.left)
     };
     // No guard: the order of the means, cut where the sums say.
-    let (exact, _) = search(CategoryGuards::NONE);
+    let (exact, exact_set) = search(CategoryGuards::NONE);
+    // The penalty: the same set, offered net of (L − 2)·i(t) (unit weights).
+    let (net, set) = search(CategoryGuards {
+        penalty: 1.0,
+        ..CategoryGuards::NONE
+    });
+    let present = (0..60).filter(|&c| count(c) > 0).count();
+    let chance = (present - 2) as f64 * crit.impurity(&total);
+    assert_eq!(set, exact_set);
+    assert!((exact.proxy - net.proxy - chance).abs() <= 1e-9 * exact.proxy.abs());
     // Pooled: the categories of fewer than 40 rows all take one side.
     let (_, set) = search(CategoryGuards {
         min_samples: 40,
@@ -154,7 +164,6 @@ fn guards_pool_rare_categories_and_bound_the_smaller_side() {
         max_side: 3,
         ..CategoryGuards::NONE
     });
-    let present = (0..60).filter(|&c| count(c) > 0).count();
     let left = (0..60)
         .filter(|&c| count(c) > 0 && goes_left(&set, c))
         .count();
