@@ -1,10 +1,11 @@
 """Held-out score of native categorical splits under the guards of the best set (issue #52)
 against ordinal codes, on one table of ``bench_categorical.py``.
 
-    python benches/bench_categorical_guards.py flights "0,1,0,0;0,1,0,0.01;0,20,0,0.01" rf
+    python benches/bench_categorical_guards.py flights "0,1,0,0,0;0,1,0,0;0,20,0,0.01" rf
 
-Each setting is ``smoothing,min_samples,max_side,min_share`` (``category_smoothing``,
-``min_category_samples``, ``max_category_side`` (0: None), ``min_category_share``); models:
+Each setting is ``smoothing,min_samples,max_side,min_share[,penalty]``
+(``category_smoothing``, ``min_category_samples``, ``max_category_side`` (0: None),
+``min_category_share``, ``category_penalty``, 1 when left out); models:
 ``rf`` (exact), ``hist`` (RF hist), ``gbh`` / ``gb`` (boosters, hist / exact); 50 trees or
 100 rounds, 2 threads, the table's 80/20 split.
 """
@@ -32,7 +33,7 @@ def model(name: str, classification: bool) -> tuple[type, dict]:
 
 def main(argv: list[str]) -> None:
     table = LOADERS[argv[0]](100_000)
-    settings = argv[1].split(";") if len(argv) > 1 else ["0,1,0,0", "0,1,0,0.01"]
+    settings = argv[1].split(";") if len(argv) > 1 else ["0,1,0,0,0", "0,1,0,0"]
     split = make_split(table, 128)
     X, y = table.X, table.y
     Xtr, Xte, ytr, yte = X.iloc[split.train], X.iloc[split.test], y[split.train], y[split.test]
@@ -43,9 +44,10 @@ def main(argv: list[str]) -> None:
                 est = cls(**kw, categorical_features=None)
                 train, test = _codes(Xtr, table.cats), _codes(Xte, table.cats)
             else:
-                s, m, side, share = setting.split(",")
+                s, m, side, share, *penalty = setting.split(",")
                 guards = dict(category_smoothing=float(s), min_category_samples=int(m))
                 guards |= dict(max_category_side=int(side) or None, min_category_share=float(share))
+                guards |= dict(category_penalty=float(penalty[0]) if penalty else 1.0)
                 est, train, test = cls(**kw, **guards), Xtr, Xte
             start = time.perf_counter()
             est.fit(train, ytr)

@@ -42,9 +42,10 @@ share of the node's rows, are ordered as one group) and ``max_category_side`` (a
 many groups on the smaller side of a cut; None: no limit); these default to none. Each
 feature's best set is the exact best; ``category_penalty`` (1 by default, 0: off) compares it
 with the node's other candidates net of what its ``L`` levels gain over one cut by chance
-(``L − 2`` times the node's impurity, or ``(K − 1) / (2 ln 2)`` bits with entropy: the bias of
-impurity towards many-valued variables, Louppe 2014 §7.2), so that a column of thousands of
-noisy levels does not win every node it is drawn in. See ``docs/categorical.md``.
+(``L − 2`` times the node's impurity, or ``(K − 1) / (2 ln 2)`` bits with entropy, times the
+share of it an ordered cut keeps, ``2/π`` for a continuous target: the bias of impurity
+towards many-valued variables, Louppe 2014 §7.2), so that a column of thousands of noisy
+levels does not win every node it is drawn in. See ``docs/categorical.md``.
 
 Criteria and scikit-learn's other parameters, for every estimator and splitter:
 

@@ -152,6 +152,12 @@ impl Booster {
         check_targets(y, n_classes)?;
         let mut tree = params.tree.clone();
         tree.criterion = CriterionKind::SquaredError;
+        // A class target's gradients are as discrete as its classes: the chance gain of a
+        // categorical set keeps the classes' ordered share (1), not the squared error's
+        // 2/π (`Criterion::ORDERED_SHARE`).
+        if params.loss.is_classification() {
+            tree.category_guards.penalty *= std::f64::consts::FRAC_PI_2;
+        }
         tree.bootstrap = false;
         tree.max_samples = None;
         tree.balanced_subsample = false;
@@ -159,8 +165,10 @@ impl Booster {
         let session = FitSession::for_booster(&tree, x, y, sample_weight)?;
         // Parameters as the model keeps them: the trees' in canonical form, so that a
         // warm start from a loaded model compares equal values.
+        let mut kept = tree_params(session.params(), tree.ccp_alpha);
+        kept.category_guards = params.tree.category_guards;
         let params = &BoostParams {
-            tree: tree_params(session.params(), tree.ccp_alpha),
+            tree: kept,
             ..params.clone()
         };
         let n = x.n_rows();

@@ -1,13 +1,16 @@
 //! Histogram bins of categorical columns: a bin per category, or per frequent category.
 //!
 //! A categorical column's values are category codes `0, 1, …` (NaN missing) whose order
-//! means nothing, so its bins are not intervals: when the column has at most `bins`
-//! categories (`bins`: `max_bins`, at most 255 when it holds NaN, whose bin is
-//! [`crate::data::NAN_CODE`]) each gets its own bin; with more, the `bins − 1` most frequent keep theirs
-//! and the others share the last one (LightGBM groups its rare categories the same way), so
-//! rare categories always go to the same side. Counts come from the rows that place the
-//! numeric edges (every row up to [`super::SAMPLE_ROWS`], else the fit's sample), so the
-//! bins are deterministic. Own bins are numbered in category order.
+//! means nothing to the split, so its bins are not its cuts: when the column has at most
+//! `bins` categories (`bins`: `max_bins`, at most 255 when it holds NaN, whose bin is
+//! [`crate::data::NAN_CODE`]) each gets its own bin, numbered in category order. With more,
+//! the categories fill the bins in category order as equal-frequency bins of their codes
+//! would: one at least as frequent as a bin's share keeps a bin of its own, rarer
+//! neighbours share one. The rare categories then always go to the same side as their
+//! neighbours (LightGBM pools its rare categories into one bin; neighbours keep what an
+//! order of the categories may say, years or ids in time, which one shared bin loses).
+//! Counts come from the rows that place the numeric edges (every row up to
+//! [`super::SAMPLE_ROWS`], else the fit's sample), so the bins are deterministic.
 //!
 //! The table of a column maps each category to its bin: a split of bins then reads as a
 //! split of categories ([`CategoryTable::categories_left`]), which is what the tree stores.
@@ -26,8 +29,8 @@ pub struct CategoryTable {
     used: u16,
     /// The most bins the column may have.
     cap: u16,
-    /// The bin several categories share, if one does.
-    shared: Option<u16>,
+    /// When categories share bins: each bin's first category, in category order.
+    firsts: Vec<usize>,
 }
 
 impl CategoryTable {
@@ -71,45 +74,62 @@ impl CategoryTable {
 
     /// The table of categories counted `counts`, in at most `bins` bins (see the module docs).
     fn of_counts(counts: &[u32], bins: usize) -> CategoryTable {
-        let mut present: Vec<usize> = (0..counts.len()).filter(|&c| counts[c] > 0).collect();
+        let present = (0..counts.len()).filter(|&c| counts[c] > 0);
         let mut bin = vec![ABSENT; counts.len()];
-        let own = match present.len() <= bins {
-            true => present.len(),
-            false => bins - 1,
-        };
-        // The most frequent first, ties by category; then own bins in category order.
-        present.sort_by(|&a, &b| counts[b].cmp(&counts[a]).then(a.cmp(&b)));
-        let (kept, shared) = present.split_at_mut(own);
-        kept.sort_unstable();
-        for (b, &c) in kept.iter().enumerate() {
-            bin[c] = b as u16;
+        let mut firsts = Vec::new();
+        let n_present = present.clone().count();
+        if n_present <= bins {
+            for (b, c) in present.enumerate() {
+                bin[c] = b as u16;
+            }
+        } else {
+            // Greedy equal-frequency bins in category order: a bin closes before a category
+            // that would take it past its share of the rows still to bin.
+            let mut rest: u64 = counts.iter().map(|&k| u64::from(k)).sum();
+            let (mut fill, mut bins_left) = (0u64, bins as u64);
+            for c in present {
+                let k = u64::from(counts[c]);
+                let closes = fill > 0 && bins_left > 1 && fill + k > (fill + rest) / bins_left;
+                if closes {
+                    bins_left -= 1;
+                    fill = 0;
+                }
+                if firsts.is_empty() || closes {
+                    firsts.push(c);
+                }
+                bin[c] = (firsts.len() - 1) as u16;
+                fill += k;
+                rest -= k;
+            }
         }
-        for &c in shared.iter() {
-            bin[c] = own as u16;
-        }
-        let shared = (!shared.is_empty()).then_some(own as u16);
         CategoryTable {
             bin,
-            used: own as u16 + u16::from(shared.is_some()),
+            used: if firsts.is_empty() {
+                n_present
+            } else {
+                firsts.len()
+            } as u16,
             cap: bins as u16,
-            shared,
+            firsts,
         }
     }
 
-    /// The bin of category `c`. One the counted rows did not hold joins the shared bin;
-    /// with none, it gets a new bin while there is room, else shares the last one.
+    /// The bin of category `c`. One the counted rows did not hold takes the bin of its
+    /// neighbours when categories share bins; else a new bin while there is room, then the
+    /// last one.
     fn code_of(&mut self, c: usize) -> u8 {
         if self.bin.len() <= c {
             self.bin.resize(c + 1, ABSENT);
         }
         if self.bin[c] == ABSENT {
-            self.bin[c] = match self.shared {
-                Some(b) => b,
-                None if self.used < self.cap => {
+            self.bin[c] = match self.firsts.partition_point(|&f| f <= c) {
+                0 if self.firsts.is_empty() && self.used < self.cap => {
                     self.used += 1;
                     self.used - 1
                 }
-                None => *self.shared.insert(self.used - 1),
+                0 if self.firsts.is_empty() => self.used - 1,
+                0 => 0,
+                b => (b - 1) as u16,
             };
         }
         self.bin[c] as u8
@@ -156,19 +176,38 @@ mod tests {
     }
 
     #[test]
-    fn rare_categories_share_the_last_bin() {
-        // Category 5 three times, 1 twice, 0, 3 and 9 once: three bins keep 5 and 1.
-        let values = [5.0, 1.0, 5.0, 0.0, 3.0, 5.0, 1.0, 9.0];
+    fn rare_categories_share_a_bin_with_their_neighbours() {
+        // 10 rows in 3 bins of about a third each, in category order: {0}, {1, 3}, {5, 9}.
+        let values = [5.0, 1.0, 5.0, 0.0, 3.0, 5.0, 1.0, 9.0, 5.0, 0.0];
         let (t, codes) = table(&values, 3);
-        assert_eq!(codes, vec![1, 0, 1, 2, 2, 1, 0, 2]);
-        // The shared bin left: 0, 3 and 9 together.
-        assert_eq!(
-            t.categories_left(&[0b100], false),
-            vec![1 | 1 << 3 | 1 << 9]
-        );
-        // A category the counted rows missed joins the shared bin.
+        assert_eq!(codes, vec![2, 1, 2, 0, 1, 2, 1, 2, 2, 0]);
+        // Bin 1 left: 1 and 3 together; 2 and 4 (absent) the unseen side.
+        assert_eq!(t.categories_left(&[0b010], false), vec![0b1010]);
+        // A category the counted rows missed joins the bin of its neighbours below.
         let mut t = t;
-        assert_eq!(t.code_of(12), 2);
+        assert_eq!((t.code_of(2), t.code_of(7), t.code_of(12)), (1, 2, 2));
+    }
+
+    #[test]
+    fn shared_bins_hold_about_equal_rows_and_frequent_categories_alone() {
+        // 1 000 categories, one of them a third of the rows, into 16 bins: that one alone,
+        // the others' bins within about a bin's share (281 rows, 165 once it is set apart).
+        let mut counts = vec![3u32; 1000];
+        counts[500] = 1500;
+        let t = CategoryTable::of_counts(&counts, 16);
+        let mut rows = vec![0u32; 16];
+        for (c, &b) in t.bin.iter().enumerate() {
+            rows[b as usize] += counts[c];
+        }
+        let alone = t.bin.iter().filter(|&&b| b == t.bin[500]).count();
+        assert_eq!(alone, 1);
+        assert_eq!(t.used as usize, t.firsts.len());
+        assert!(t.used <= 16 && t.used >= 14, "{}", t.used);
+        let mut others = rows
+            .iter()
+            .enumerate()
+            .filter(|&(b, &r)| r > 0 && b != t.bin[500] as usize);
+        assert!(others.all(|(_, &r)| (100..=300).contains(&r)), "{rows:?}");
     }
 
     #[test]

@@ -210,6 +210,7 @@ impl<M: ClassImpurity> Criterion for ClassCounts<'_, M> {
     fn proxy(&self, total: &[f64], left: &[f64]) -> f64 {
         M::proxy(total, left)
     }
+    const ORDERED_SHARE: f64 = 1.0;
     fn independent_gain(&self, total: &[f64]) -> f64 {
         match total[0] > 0.0 {
             true => M::independent_gain(&total[1..], total[0]),

@@ -126,6 +126,7 @@ impl<M: OutputsProxy> Criterion for MultiClassCounts<'_, M> {
     fn proxy(&self, total: &[f64], left: &[f64]) -> f64 {
         M::proxy_of_outputs(total, left, self.n_outputs())
     }
+    const ORDERED_SHARE: f64 = 1.0;
     /// The outputs' sum, as the proxy's.
     fn independent_gain(&self, total: &[f64]) -> f64 {
         let w = total[0];

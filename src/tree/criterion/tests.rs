@@ -206,3 +206,49 @@ fn independent_gain_is_the_mean_decrease_of_a_random_partition() {
         );
     }
 }
+
+/// `ORDERED_SHARE`: by chance, the best cut of independent groups sorted by their values
+/// keeps about `2/π` of the whole partition's decrease for a continuous target (many groups
+/// of many rows), and all of it for classes when the groups hold one row each.
+#[test]
+fn the_best_ordered_cut_keeps_the_ordered_share_of_the_chance_gain() {
+    let mut rng = crate::rng::TreeRng::new(8);
+    // `(best ordered cut's decrease, whole partition's decrease)` of groups `(n_l, Σ y)`
+    // around the overall mean of a target of variance `var`, summed over `trials`.
+    let best_cut = |groups: &mut Vec<(f64, f64)>| {
+        let (n, s): (f64, f64) = groups
+            .iter()
+            .fold((0.0, 0.0), |a, g| (a.0 + g.0, a.1 + g.1));
+        groups.sort_by(|a, b| (a.1 / a.0).total_cmp(&(b.1 / b.0)));
+        let whole: f64 = groups.iter().map(|g| g.1 * g.1 / g.0).sum::<f64>() - s * s / n;
+        let (mut nl, mut sl, mut best) = (0.0, 0.0, 0.0f64);
+        for g in &groups[..groups.len() - 1] {
+            (nl, sl) = (nl + g.0, sl + g.1);
+            let (nr, sr) = (n - nl, s - sl);
+            best = best.max(sl * sl / nl + sr * sr / nr - s * s / n);
+        }
+        (best, whole)
+    };
+    let normal = |rng: &mut crate::rng::TreeRng| {
+        let (u, v) = (rng.unit().max(1e-300), rng.unit());
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    };
+    let (mut cut, mut whole) = (0.0, 0.0);
+    for _ in 0..200 {
+        let mut groups: Vec<(f64, f64)> = (0..300)
+            .map(|_| (20.0, (0..20).map(|_| normal(&mut rng)).sum()))
+            .collect();
+        let (c, w) = best_cut(&mut groups);
+        (cut, whole) = (cut + c, whole + w);
+    }
+    let share = cut / whole;
+    let want = <SquaredError as Criterion>::ORDERED_SHARE;
+    assert!((share / want - 1.0).abs() < 0.05, "{share} against {want}");
+    // One row a group, two classes: the sorted rows cut the classes apart.
+    let mut groups: Vec<(f64, f64)> = (0..40).map(|i| (1.0, f64::from(i % 3 == 0))).collect();
+    let (c, w) = best_cut(&mut groups);
+    assert!(
+        (c / w - <Gini as Criterion>::ORDERED_SHARE).abs() < 1e-12,
+        "{c} {w}"
+    );
+}

@@ -247,15 +247,16 @@ fn best_of_present<C: Criterion>(
 
 /// What the best cut of `groups` ordered groups of the node's `n` rows gains over one cut
 /// of an ordered column by chance alone, in the proxy's units, times `penalty`
-/// ([`CategoryGuards::penalty`](crate::params::CategoryGuards)): `L − 2` more groups'
-/// [`Criterion::independent_gain`], scaled by the node's mean weight (bootstrap counts,
-/// sample weights).
+/// ([`CategoryGuards::penalty`](crate::params::CategoryGuards)): the
+/// [`Criterion::ORDERED_SHARE`] of `L − 2` more groups' [`Criterion::independent_gain`],
+/// scaled by the node's mean weight (bootstrap counts, sample weights).
 fn chance_gain<C: Criterion>(groups: usize, penalty: f64, ctx: &NodeCtx<'_, C>, n: usize) -> f64 {
     if penalty == 0.0 || groups <= 2 || n == 0 {
         return 0.0;
     }
     let mean_weight = ctx.total[0] / n as f64;
-    penalty * (groups - 2) as f64 * ctx.crit.independent_gain(ctx.total) * mean_weight
+    let per_group = C::ORDERED_SHARE * ctx.crit.independent_gain(ctx.total);
+    penalty * (groups - 2) as f64 * per_group * mean_weight
 }
 
 /// The Extra-Trees search of a categorical candidate (see the module docs): draws from

@@ -140,13 +140,13 @@ fn guards_pool_rare_categories_and_bound_the_smaller_side() {
     };
     // No guard: the order of the means, cut where the sums say.
     let (exact, exact_set) = search(CategoryGuards::NONE);
-    // The penalty: the same set, offered net of (L − 2)·i(t) (unit weights).
+    // The penalty: the same set, offered net of (L − 2)·(2/π)·i(t) (unit weights).
     let (net, set) = search(CategoryGuards {
         penalty: 1.0,
         ..CategoryGuards::NONE
     });
     let present = (0..60).filter(|&c| count(c) > 0).count();
-    let chance = (present - 2) as f64 * crit.impurity(&total);
+    let chance = (present - 2) as f64 * std::f64::consts::FRAC_2_PI * crit.impurity(&total);
     assert_eq!(set, exact_set);
     assert!((exact.proxy - net.proxy - chance).abs() <= 1e-9 * exact.proxy.abs());
     // Pooled: the categories of fewer than 40 rows all take one side.
