@@ -13,7 +13,8 @@ or ``"hist"``, the forests' histogram codes, binned once per fit), ``max_bins``,
 ``categorical_features`` (as ``HistGradientBoosting*``'s, ``"from_dtype"`` by default:
 categorical columns are split by sets of categories with either splitter, the best set
 within ``category_smoothing``, ``min_category_samples``, ``min_category_share``,
-``max_category_side`` and ``category_penalty`` as the forests', see ``docs/categorical.md``; ``categories_`` and ``is_categorical_`` after fit).
+``max_category_side`` and ``category_penalty`` as the forests', see
+``docs/categorical.md``; ``categories_`` and ``is_categorical_`` after fit).
 Rows of a round (``subsample < 1``) and the trees' random draws come from
 ``(random_state, round)``, not from scikit-learn's generator, so those models differ from
 scikit-learn's in their draws, not in their rules. ``init`` is None, ``"zero"`` or an
