@@ -199,8 +199,9 @@ impl CategoryGuards {
         ..CategoryGuards::NONE
     };
 
-    /// Refuses a negative or non-finite smoothing and a zero `min_samples`.
-    fn check(&self) -> Result<()> {
+    /// Refuses a negative or non-finite smoothing or penalty, a share outside `[0, 1)` and a
+    /// zero `min_samples`.
+    pub(crate) fn check(&self) -> Result<()> {
         if !(self.smoothing >= 0.0 && self.smoothing.is_finite()) {
             return Err(invalid("category_smoothing", "must be a finite value >= 0"));
         }

@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{ForestError, Result};
 use crate::forest::Forest;
-use crate::params::{CriterionKind, Resolved, SplitterKind};
+use crate::params::{CategoryGuards, CriterionKind, Resolved, SplitterKind};
 use crate::tree::{Tree, TreeRepr};
 
 /// First bytes of every model.
@@ -55,16 +55,22 @@ pub const MAGIC: &[u8; 4] = b"FIMP";
 /// * 7: version 6 (outputs and node statistics as grown possibly empty), then each tree's
 ///   category sets (`crate::tree::categories`): the forests with categorical splits; the
 ///   others keep the version and bytes they had.
+/// * 8: version 7, then the fit's categorical flags and the guards of its best categorical
+///   sets (`Resolved::categorical`, `Resolved::category_guards`), which shape the growth
+///   of more trees (warm start): the forests fitted with categorical features. A version-7
+///   file (flags lost) still loads.
 ///
 /// The criterion is written as its [`crate::CriterionKind`] index (0 Gini, 1 entropy,
 /// 2 squared error, 3 Poisson, 4 absolute error); a reader older than a criterion refuses
 /// its models with a decode error. `ccp_alpha` is not written (the stored trees are pruned
 /// already).
-pub const FORMAT_VERSION: u16 = 7;
+pub const FORMAT_VERSION: u16 = 8;
 /// The version a multi-output forest with node statistics as grown is written in.
 const MULTI_OUTPUT_GROWN_VERSION: u16 = 6;
-/// The version a forest with categorical splits is written in.
+/// The version a forest with categorical splits was written in before its flags were.
 const CATEGORICAL_VERSION: u16 = 7;
+/// The version a forest fitted with categorical features is written in.
+const CATEGORICAL_FIT_VERSION: u16 = 8;
 /// The version a multi-output forest is written in.
 const MULTI_OUTPUT_VERSION: u16 = 4;
 /// The version a single-output forest with node statistics as grown is written in.
@@ -116,6 +122,37 @@ struct ForestReprV5 {
 struct ForestReprV7 {
     v5: ForestReprV5,
     categories: Vec<Vec<u64>>,
+}
+
+/// Version 8: version 7's fields, then the fit's categorical flags and guards
+/// `(smoothing, min_samples, min_share, max_side, penalty)`.
+#[derive(Serialize, Deserialize)]
+struct ForestReprV8 {
+    v7: ForestReprV7,
+    categorical: Vec<bool>,
+    guards: (f64, u64, f64, u64, f64),
+}
+
+/// The flags and guards of a version-8 file, checked against the forest's `n_features`.
+fn growth_of(
+    (flags, g): (Vec<bool>, (f64, u64, f64, u64, f64)),
+    n_features: usize,
+) -> Result<(Vec<bool>, CategoryGuards)> {
+    let size = |v: u64| usize::try_from(v).map_err(|_| decode_err("guard out of range"));
+    let guards = CategoryGuards {
+        smoothing: g.0,
+        min_samples: size(g.1)?,
+        min_share: g.2,
+        max_side: size(g.3)?,
+        penalty: g.4,
+    };
+    let checked = guards
+        .check()
+        .map_err(|_| decode_err("invalid category guards"));
+    if flags.len() != n_features || !flags.contains(&true) {
+        return Err(decode_err("categorical flags of the wrong features"));
+    }
+    checked.map(|()| (flags, guards))
 }
 
 /// Checks the outputs read from a version-4 or version-6 (`grown`) file against the task:
@@ -248,7 +285,8 @@ impl Forest {
         };
         let encode = |e: postcard::Error| ForestError::Encode(e.to_string());
         let outputs: Vec<u32> = self.outputs.iter().map(|&c| c as u32).collect();
-        if self.trees.iter().any(Tree::has_categorical_splits) {
+        let categorical = self.params.categorical.is_some();
+        if categorical || self.trees.iter().any(Tree::has_categorical_splits) {
             let v4 = ForestReprV4 { v3: repr, outputs };
             let grown = self.trees.iter().map(|t| t.grown().to_vec()).collect();
             let v5 = ForestReprV5 { v4, grown };
@@ -257,9 +295,25 @@ impl Forest {
                 .iter()
                 .map(|t| t.category_pool().to_vec())
                 .collect();
-            let payload =
-                postcard::to_allocvec(&ForestReprV7 { v5, categories }).map_err(encode)?;
-            return Ok(envelope(CATEGORICAL_VERSION, &payload));
+            let v7 = ForestReprV7 { v5, categories };
+            let Some(flags) = &self.params.categorical else {
+                let payload = postcard::to_allocvec(&v7).map_err(encode)?;
+                return Ok(envelope(CATEGORICAL_VERSION, &payload));
+            };
+            let g = self.params.category_guards;
+            let guards = (
+                g.smoothing,
+                g.min_samples as u64,
+                g.min_share,
+                g.max_side as u64,
+            );
+            let v8 = ForestReprV8 {
+                v7,
+                categorical: flags.clone(),
+                guards: (guards.0, guards.1, guards.2, guards.3, g.penalty),
+            };
+            let payload = postcard::to_allocvec(&v8).map_err(encode)?;
+            return Ok(envelope(CATEGORICAL_FIT_VERSION, &payload));
         }
         if self.trees.iter().any(|t| !t.grown().is_empty()) {
             let version = match outputs.is_empty() {
@@ -314,17 +368,32 @@ impl Forest {
         if crc32fast::hash(payload) != crc {
             return Err(decode_err("checksum mismatch (corrupted bytes)"));
         }
-        let (r4, grown, pools) = match version {
-            CATEGORICAL_VERSION.. => {
+        let (r4, grown, pools, growth) = match version {
+            CATEGORICAL_FIT_VERSION.. => {
+                let r: ForestReprV8 = decode_exact(payload)?;
+                let (v5, pools) = (r.v7.v5, Some(r.v7.categories));
+                (
+                    Some(v5.v4),
+                    Some(v5.grown),
+                    pools,
+                    Some((r.categorical, r.guards)),
+                )
+            }
+            CATEGORICAL_VERSION => {
                 let r: ForestReprV7 = decode_exact(payload)?;
-                (Some(r.v5.v4), Some(r.v5.grown), Some(r.categories))
+                (Some(r.v5.v4), Some(r.v5.grown), Some(r.categories), None)
             }
             5 | 6 => {
                 let r: ForestReprV5 = decode_exact(payload)?;
-                (Some(r.v4), Some(r.grown), None)
+                (Some(r.v4), Some(r.grown), None, None)
             }
-            4 => (Some(decode_exact::<ForestReprV4>(payload)?), None, None),
-            _ => (None, None, None),
+            4 => (
+                Some(decode_exact::<ForestReprV4>(payload)?),
+                None,
+                None,
+                None,
+            ),
+            _ => (None, None, None, None),
         };
         let (repr, exceptions, first_tree, assembled, outputs) = if let Some(r) = r4 {
             let outputs: Vec<usize> = r.outputs.iter().map(|&c| c as usize).collect();
@@ -360,7 +429,7 @@ impl Forest {
         }
         let width = match version {
             4 | 6 => check_outputs(&outputs, n_classes, &repr.params, version == 6)?,
-            CATEGORICAL_VERSION if !outputs.is_empty() => {
+            CATEGORICAL_VERSION.. if !outputs.is_empty() => {
                 let absolute = repr.params.criterion == CriterionKind::AbsoluteError;
                 check_outputs(&outputs, n_classes, &repr.params, absolute)?
             }
@@ -371,7 +440,7 @@ impl Forest {
         let absolute = repr.params.criterion == CriterionKind::AbsoluteError;
         // Version 7: any outputs, and a tree's list is empty unless its nodes were kept as
         // grown (every absolute-error tree's).
-        let categorical = version == CATEGORICAL_VERSION;
+        let categorical = version >= CATEGORICAL_VERSION;
         let fits = |g: &Vec<Vec<f64>>| {
             g.len() == repr.trees.len()
                 && (categorical || outputs.is_empty() == (version == GROWN_VERSION))
@@ -401,6 +470,12 @@ impl Forest {
         let mut params = repr.params;
         params.first_tree = first_tree as usize;
         params.assembled = assembled;
+        if let Some(growth) = growth {
+            (params.categorical, params.category_guards) = {
+                let (flags, guards) = growth_of(growth, params.n_features)?;
+                (Some(flags), guards)
+            };
+        }
         Ok(Forest {
             params,
             n_classes,

@@ -201,11 +201,11 @@ fn extra_trees_draw_proper_subsets_and_refit_the_same() {
         let n_left = codes.iter().filter(|&&c| in_set(set, c)).count();
         assert!(n_left > 0 && n_left < codes.len(), "{n_left}");
     }
-    // The model file keeps the sets (format version 7).
+    // The model file keeps the sets and the flags (format version 8).
     #[cfg(feature = "serde")]
     {
         let bytes = forest.to_bytes().unwrap();
-        assert_eq!(bytes[4], 7);
+        assert_eq!(bytes[4], 8);
         let back = Forest::from_bytes(&bytes).unwrap();
         assert_eq!(back.to_bytes().unwrap(), bytes);
         let m = || Matrix::new(&x, n, 1, Layout::RowMajor).unwrap();
@@ -335,4 +335,52 @@ fn shap_values_and_importances_read_the_sets() {
         mdi[0] > mdi[1] && (mdi[0] + mdi[1] - 1.0).abs() < 1e-9,
         "{mdi:?}"
     );
+}
+
+/// A loaded forest keeps its fit's categorical flags and guards (format version 8), so it
+/// grows more trees (warm start) as the fit would; bad guards in the bytes are refused.
+#[cfg(feature = "serde")]
+#[test]
+fn a_loaded_forest_keeps_its_flags_and_guards_and_grows_more_trees() {
+    use forestimp::forest::FitSession;
+    let (x, effect) = column(300, 9, 4);
+    let mut p = stump(CriterionKind::SquaredError, SplitterKind::Best);
+    (p.n_estimators, p.max_depth, p.bootstrap) = (6, None, true);
+    p.category_guards.min_samples = 3;
+    p.category_guards.penalty = 0.5;
+    let m = Matrix::new(&x, x.len(), 1, Layout::RowMajor).unwrap();
+    let targets = Targets::regression(&effect).unwrap();
+    let all = Forest::fit(&p, m, targets, None).unwrap();
+    let first = ForestParams {
+        n_estimators: 3,
+        ..p.clone()
+    };
+    let bytes = Forest::fit(&first, m, targets, None)
+        .unwrap()
+        .to_bytes()
+        .unwrap();
+    assert_eq!(bytes[4], 8);
+    let loaded = Forest::from_bytes(&bytes).unwrap();
+    assert_eq!(loaded.params().categorical, Some(vec![true]));
+    assert_eq!(loaded.params().category_guards, p.category_guards);
+    let session = FitSession::new(&p, m, targets, None).unwrap();
+    let more = session.fit_range(3..6);
+    assert_eq!(
+        session
+            .finish_after(&loaded, more)
+            .unwrap()
+            .to_bytes()
+            .unwrap(),
+        all.to_bytes().unwrap()
+    );
+    // A negative penalty in the bytes (the guards are the payload's last 8 bytes).
+    let mut bad = bytes.clone();
+    let end = bad.len();
+    bad[end - 8..].copy_from_slice(&(-1.0f64).to_le_bytes());
+    let crc = common::crc32(&bad[20..]);
+    bad[16..20].copy_from_slice(&crc.to_le_bytes());
+    assert!(matches!(
+        Forest::from_bytes(&bad),
+        Err(ForestError::Decode(_))
+    ));
 }

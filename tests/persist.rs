@@ -50,7 +50,7 @@ fn absolute_error_models_carry_their_node_statistics() {
     let n = payload.len();
     payload[n - 8..].copy_from_slice(&f64::NAN.to_le_bytes());
     let mut b = bytes[..20].to_vec();
-    b[16..20].copy_from_slice(&crc32(&payload).to_le_bytes());
+    b[16..20].copy_from_slice(&common::crc32(&payload).to_le_bytes());
     b.extend_from_slice(&payload);
     assert!(matches!(
         Forest::from_bytes(&b),
@@ -135,7 +135,7 @@ fn structurally_invalid_payloads_of(f: &Forest) {
         payload[i] = rng.next_u64() as u8;
         let mut b = bytes[..20].to_vec();
         b[8..16].copy_from_slice(&(payload.len() as u64).to_le_bytes());
-        b[16..20].copy_from_slice(&crc32(&payload).to_le_bytes());
+        b[16..20].copy_from_slice(&common::crc32(&payload).to_le_bytes());
         b.extend_from_slice(&payload);
         match Forest::from_bytes(&b) {
             Ok(g) => {
@@ -149,20 +149,4 @@ fn structurally_invalid_payloads_of(f: &Forest) {
         }
     }
     assert!(refused > 0);
-}
-
-fn crc32(data: &[u8]) -> u32 {
-    // Bitwise CRC-32 (IEEE), independent of the crate's implementation.
-    let mut crc = !0u32;
-    for &b in data {
-        crc ^= u32::from(b);
-        for _ in 0..8 {
-            crc = if crc & 1 == 1 {
-                (crc >> 1) ^ 0xEDB8_8320
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    !crc
 }

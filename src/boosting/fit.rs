@@ -154,7 +154,7 @@ impl Booster {
         tree.criterion = CriterionKind::SquaredError;
         // A class target's gradients are as discrete as its classes: the chance gain of a
         // categorical set keeps the classes' ordered share (1), not the squared error's
-        // 2/π (`Criterion::ORDERED_SHARE`).
+        // 2/π (`Criterion::ORDERED_SHARE`). The trees' parameters keep the penalty as grown.
         if params.loss.is_classification() {
             tree.category_guards.penalty *= std::f64::consts::FRAC_PI_2;
         }
@@ -165,10 +165,8 @@ impl Booster {
         let session = FitSession::for_booster(&tree, x, y, sample_weight)?;
         // Parameters as the model keeps them: the trees' in canonical form, so that a
         // warm start from a loaded model compares equal values.
-        let mut kept = tree_params(session.params(), tree.ccp_alpha);
-        kept.category_guards = params.tree.category_guards;
         let params = &BoostParams {
-            tree: kept,
+            tree: tree_params(session.params(), tree.ccp_alpha),
             ..params.clone()
         };
         let n = x.n_rows();

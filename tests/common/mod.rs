@@ -65,3 +65,20 @@ pub fn lcg(seed: u64) -> impl FnMut() -> f64 {
         (state >> 11) as f64 / (1u64 << 53) as f64
     }
 }
+
+/// Bitwise CRC-32 (IEEE) of a model file's payload, independent of the crate's
+/// implementation.
+pub fn crc32(data: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}

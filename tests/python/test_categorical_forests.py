@@ -181,13 +181,36 @@ def test_the_penalty_keeps_many_noisy_levels_from_winning_nodes_and_predicts_bet
 
 def test_the_penalty_leaves_two_level_columns_and_the_random_rule_alone():
     # Two levels: one cut, as a binary column's; the Extra-Trees rule draws a random set.
+    # (The model bytes differ by the penalty they record; the trees are the same.)
+    def same_trees(on, off, X):
+        np.testing.assert_array_equal(on.apply(X), off.apply(X))
+        np.testing.assert_array_equal(on.predict_proba(X), off.predict_proba(X))
+        np.testing.assert_array_equal(on.feature_importances_, off.feature_importances_)
+
     X, y = table(n=400, levels=2)
     for cls in (fi.RandomForestClassifier, fi.ExtraTreesClassifier):
         kw = dict(n_estimators=5, random_state=0)
-        on, off = cls(**kw).fit(X, y), cls(**kw, category_penalty=0).fit(X, y)
-        assert on.forest_.to_bytes() == off.forest_.to_bytes()
+        same_trees(cls(**kw).fit(X, y), cls(**kw, category_penalty=0).fit(X, y), X)
     X, y = table(n=400, levels=30)
     kw = dict(n_estimators=5, random_state=0)
     on = fi.ExtraTreesClassifier(**kw).fit(X, y)
-    off = fi.ExtraTreesClassifier(**kw, category_penalty=0).fit(X, y)
-    assert on.forest_.to_bytes() == off.forest_.to_bytes()
+    same_trees(on, fi.ExtraTreesClassifier(**kw, category_penalty=0).fit(X, y), X)
+
+
+@pytest.mark.parametrize("cls", [fi.RandomForestClassifier, fi.GradientBoostingClassifier])
+def test_a_saved_or_pickled_model_grows_more_trees_as_one_fit(cls, tmp_path):
+    # The model bytes keep the fit's categorical flags and guards (format version 8), so a
+    # warm start from a file or a pickle grows the trees of one fit.
+    import pickle
+
+    from forestimp.persistence import load, save
+
+    X, y = table(n=400)
+    kw = dict(random_state=0, warm_start=True, min_category_samples=2, category_penalty=0.5)
+    whole = cls(n_estimators=8, **kw).fit(X, y)
+    first = cls(n_estimators=4, **kw).fit(X, y)
+    save(first, tmp_path / "m.fimp")
+    for again in (load(tmp_path / "m.fimp"), pickle.loads(pickle.dumps(first))):
+        again.set_params(n_estimators=8)
+        again.fit(X, y)
+        np.testing.assert_array_equal(again.predict_proba(X), whole.predict_proba(X))
