@@ -142,3 +142,32 @@ def test_multi_output_forests_split_categories(splitter):
     assert reg.predict(X).shape == (len(X), 2) and reg.score(X, np.column_stack([y, -y])) > 0.9
     back = persistence.loads(persistence.dumps(native))
     np.testing.assert_array_equal(back.predict_proba(X)[1], native.predict_proba(X)[1])
+
+
+@pytest.mark.parametrize("model", ["forest", "booster", "hist booster"])
+def test_a_categorical_stump_is_scikit_learns_histgradientboosting_stump(model):
+    # scikit-learn's categorical split orders the categories by gradient sum over hessian
+    # sum plus 10 (MIN_CAT_SUPPORT): with equal counts, the order of the means, whose best
+    # cut is ours. One round of learning rate 1 predicts the two sides' means.
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    rng = np.random.default_rng(0)
+    levels, per = 24, 30
+    k = rng.permutation(np.repeat(np.arange(levels), per))
+    y = rng.normal(size=levels)[k] + 0.5 * rng.normal(size=k.size)
+    X = pd.DataFrame({"c": pd.Categorical(k, categories=range(levels))})
+    stump = dict(max_leaf_nodes=2, min_samples_leaf=1)
+    theirs = HistGradientBoostingRegressor(
+        max_iter=1, learning_rate=1.0, l2_regularization=0.0, early_stopping=False, **stump
+    ).fit(X, y)
+    if model == "forest":
+        ours = fi.RandomForestRegressor(n_estimators=1, bootstrap=False, max_depth=1)
+    else:
+        splitter = "hist" if model == "hist booster" else "best"
+        ours = fi.GradientBoostingRegressor(
+            n_estimators=1, learning_rate=1.0, max_depth=None, splitter=splitter, **stump
+        )
+    ours.fit(X, y)
+    probe = pd.DataFrame({"c": pd.Categorical(range(levels), categories=range(levels))})
+    np.testing.assert_allclose(ours.predict(probe), theirs.predict(probe), atol=1e-6)
+    assert len(np.unique(np.round(ours.predict(probe), 6))) == 2
