@@ -174,9 +174,10 @@ pub struct CategoryGuards {
     pub max_side: usize,
     /// Categories holding a smaller share of the node's rows are rare too.
     pub min_share: f64,
-    /// How much of the gain that `L` groups win over one cut by chance alone
-    /// ([`crate::tree::criterion::Criterion::independent_gain`] times `L − 2`) a best
-    /// categorical split gives up when it is compared with the node's other candidates.
+    /// How much of the gain that `L` groups win over one cut by chance alone (`L − 2` times
+    /// the criterion's `independent_gain`, times the share an ordered cut keeps:
+    /// `crate::tree::criterion::Criterion`) a best categorical split gives up when it is
+    /// compared with the node's other candidates.
     /// Within a feature the best set is still the exact one: this only keeps a column of
     /// many noisy levels from winning every node where it is drawn.
     pub penalty: f64,

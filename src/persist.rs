@@ -301,16 +301,11 @@ impl Forest {
                 return Ok(envelope(CATEGORICAL_VERSION, &payload));
             };
             let g = self.params.category_guards;
-            let guards = (
-                g.smoothing,
-                g.min_samples as u64,
-                g.min_share,
-                g.max_side as u64,
-            );
+            let (min_samples, max_side) = (g.min_samples as u64, g.max_side as u64);
             let v8 = ForestReprV8 {
                 v7,
                 categorical: flags.clone(),
-                guards: (guards.0, guards.1, guards.2, guards.3, g.penalty),
+                guards: (g.smoothing, min_samples, g.min_share, max_side, g.penalty),
             };
             let payload = postcard::to_allocvec(&v8).map_err(encode)?;
             return Ok(envelope(CATEGORICAL_FIT_VERSION, &payload));

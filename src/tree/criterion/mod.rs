@@ -219,11 +219,12 @@ pub trait Criterion: Sync {
     fn may_beat(&self, _total: &[f64], _left: &[f64], _bar: f64) -> bool {
         true
     }
-    /// The expected rise of [`Criterion::proxy`] for each group beyond two that a partition
-    /// of the node `total` by a variable independent of the target adds, in the proxy's
-    /// units for unit weights: an ordered search over `L` groups gains about `(L − 2)`
-    /// times this more than one cut of an ordered column by chance alone (the bias of
-    /// impurity towards many values, Louppe 2014 §7.2). `i(t)` by default, exact for the
+    /// The expected rise of [`Criterion::proxy`], per group beyond the first, that a
+    /// partition of the node `total` by a variable independent of the target brings, in the
+    /// proxy's units for unit weights. The best cut of an ordered search over `L` groups
+    /// gains about `(L − 2)·`[`Criterion::ORDERED_SHARE`] times this more than one cut of an
+    /// ordered column by chance alone (the bias of impurity towards many values, Louppe
+    /// 2014 §7.2). `i(t)` by default, exact for the
     /// squared error (`E[Σ_l w_l (ȳ_l − ȳ)²] = (L − 1)·σ²`) and the Gini index; the
     /// half deviances (Poisson) are `≈ ½` per group as is their `i(t)` for unit dispersion.
     fn independent_gain(&self, total: &[f64]) -> f64 {

@@ -214,7 +214,7 @@ fn independent_gain_is_the_mean_decrease_of_a_random_partition() {
 fn the_best_ordered_cut_keeps_the_ordered_share_of_the_chance_gain() {
     let mut rng = crate::rng::TreeRng::new(8);
     // `(best ordered cut's decrease, whole partition's decrease)` of groups `(n_l, Σ y)`
-    // around the overall mean of a target of variance `var`, summed over `trials`.
+    // sorted by their means.
     let best_cut = |groups: &mut Vec<(f64, f64)>| {
         let (n, s): (f64, f64) = groups
             .iter()
