@@ -441,9 +441,15 @@ impl ForestParams {
             first_tree: 0,
             assembled: false,
             ccp_alpha: self.ccp_alpha,
+            // The guards shape categorical features only: without any, the defaults, so
+            // that the parameters a model file keeps (it writes guards with flags) compare
+            // equal to a refit's.
+            category_guards: match categorical {
+                Some(_) => self.category_guards,
+                None => CategoryGuards::DEFAULT,
+            },
             monotonic_cst,
             categorical,
-            category_guards: self.category_guards,
         })
     }
 

@@ -154,8 +154,10 @@ impl Booster {
         tree.criterion = CriterionKind::SquaredError;
         // A class target's gradients are as discrete as its classes: the chance gain of a
         // categorical set keeps the classes' ordered share (1), not the squared error's
-        // 2/π (`Criterion::ORDERED_SHARE`). The trees' parameters keep the penalty as grown.
-        if params.loss.is_classification() {
+        // 2/π (`Criterion::ORDERED_SHARE`). The trees' parameters keep the penalty as grown
+        // (their model bytes hold it with the categorical flags, and only then).
+        let categorical = tree.categorical.as_ref().is_some_and(|c| c.contains(&true));
+        if params.loss.is_classification() && categorical {
             tree.category_guards.penalty *= std::f64::consts::FRAC_PI_2;
         }
         tree.bootstrap = false;
