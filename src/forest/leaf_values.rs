@@ -43,14 +43,36 @@ pub struct LeafValues {
 }
 
 /// One tree's leaves as CSR over its leaf slots: leaf `s` holds `rows[start[s]..start[s+1]]`
-/// (sorted by target, then row) with weights `weights[..]`.
+/// (sorted by target, then row) with their bootstrap counts and weights (count × sample
+/// weight).
 #[derive(Clone, Debug, PartialEq)]
 struct TreeLeaves {
     start: Vec<u32>,
     rows: Vec<u32>,
+    counts: Vec<u32>,
     weights: Vec<f64>,
     /// Per leaf slot: the sum of its weights, and of its bootstrap counts.
     totals: Vec<(f64, f64)>,
+}
+
+/// A [`LeafValues`] as flat arrays (a model file's): the targets `y`; per tree `t`, its
+/// leaves' starts `starts[tree_starts[t]..tree_starts[t + 1]]` (from 0, one more than its
+/// leaves) into its entries, which follow the previous trees' in `rows`, `counts` and
+/// `weights`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LeafParts {
+    /// Training target of each row.
+    pub y: Vec<f64>,
+    /// Per tree, where its leaf starts begin in `starts` (one more than the trees).
+    pub tree_starts: Vec<u32>,
+    /// Per tree, its leaves' starts into its entries.
+    pub starts: Vec<u32>,
+    /// Entries: training row.
+    pub rows: Vec<u32>,
+    /// Entries: bootstrap count.
+    pub counts: Vec<u32>,
+    /// Entries: count × sample weight.
+    pub weights: Vec<f64>,
 }
 
 impl Forest {
@@ -89,11 +111,11 @@ impl Forest {
         let trees = map_ordered(self.trees.len(), |t| {
             let counts = in_bag_counts(&self.params, t);
             let tree = &self.trees[t];
-            let mut by_slot: Vec<Vec<(u32, f64, f64)>> = vec![Vec::new(); tree.n_leaves()];
+            let mut by_slot: Vec<Vec<(u32, u32, f64)>> = vec![Vec::new(); tree.n_leaves()];
             for (i, &c) in counts.iter().enumerate().filter(|(_, &c)| c > 0) {
                 let slot = tree.leaf_slot(tree.leaf(&x, i));
                 let w = f64::from(c) * sample_weight.map_or(1.0, |sw| sw[i]);
-                by_slot[slot].push((i as u32, w, f64::from(c)));
+                by_slot[slot].push((i as u32, c, w));
             }
             TreeLeaves::of_slots(by_slot, y)
         });
@@ -105,32 +127,128 @@ impl Forest {
 }
 
 impl TreeLeaves {
-    fn of_slots(by_slot: Vec<Vec<(u32, f64, f64)>>, y: &[f64]) -> TreeLeaves {
+    /// From each leaf slot's `(row, count, weight)` entries, in any order.
+    fn of_slots(by_slot: Vec<Vec<(u32, u32, f64)>>, y: &[f64]) -> TreeLeaves {
         let mut leaves = TreeLeaves {
             start: vec![0],
             rows: Vec::new(),
+            counts: Vec::new(),
             weights: Vec::new(),
             totals: Vec::with_capacity(by_slot.len()),
         };
         for mut entries in by_slot {
-            entries.sort_by(|a, b| {
-                y[a.0 as usize]
-                    .total_cmp(&y[b.0 as usize])
-                    .then(a.0.cmp(&b.0))
-            });
-            let total = entries
-                .iter()
-                .fold((0.0, 0.0), |s, e| (s.0 + e.1, s.1 + e.2));
-            leaves.totals.push(total);
+            entries.sort_by(|a, b| by_target(y, a.0, b.0));
             leaves.rows.extend(entries.iter().map(|e| e.0));
-            leaves.weights.extend(entries.iter().map(|e| e.1));
+            leaves.counts.extend(entries.iter().map(|e| e.1));
+            leaves.weights.extend(entries.iter().map(|e| e.2));
             leaves.start.push(leaves.rows.len() as u32);
         }
+        leaves.sum_totals();
         leaves
+    }
+
+    fn sum_totals(&mut self) {
+        self.totals = (self.start.windows(2))
+            .map(|s| {
+                let range = s[0] as usize..s[1] as usize;
+                let w = self.weights[range.clone()].iter().sum();
+                let c = self.counts[range].iter().map(|&c| f64::from(c)).sum();
+                (w, c)
+            })
+            .collect();
     }
 }
 
+/// The order of a leaf's entries: by target, then row.
+fn by_target(y: &[f64], a: u32, b: u32) -> std::cmp::Ordering {
+    y[a as usize].total_cmp(&y[b as usize]).then(a.cmp(&b))
+}
+
 impl LeafValues {
+    /// Its arrays ([`LeafParts`]).
+    pub fn parts(&self) -> LeafParts {
+        let mut p = LeafParts {
+            y: self.y.clone(),
+            tree_starts: vec![0],
+            starts: Vec::new(),
+            rows: Vec::new(),
+            counts: Vec::new(),
+            weights: Vec::new(),
+        };
+        for t in &self.trees {
+            p.starts.extend(&t.start);
+            p.tree_starts.push(p.starts.len() as u32);
+            p.rows.extend(&t.rows);
+            p.counts.extend(&t.counts);
+            p.weights.extend(&t.weights);
+        }
+        p
+    }
+
+    /// The leaf values of `forest` from their arrays ([`LeafValues::parts`]), checked: any
+    /// inconsistency (with each other or with the forest's leaves) is an error, never a
+    /// panic later.
+    pub fn from_parts(forest: &Forest, p: LeafParts) -> Result<LeafValues> {
+        let bad = |what: &str| ForestError::Decode(format!("leaf values: {what}"));
+        let n = p.y.len();
+        let same = p.rows.len() == p.counts.len() && p.rows.len() == p.weights.len();
+        if !same || p.y.iter().any(|v| !v.is_finite()) || n != forest.params.n_samples {
+            return Err(bad("arrays of inconsistent lengths or targets"));
+        }
+        if p.tree_starts.len() != forest.trees.len() + 1 || p.tree_starts[0] != 0 {
+            return Err(bad("not one list of leaves per tree"));
+        }
+        let mut trees = Vec::with_capacity(forest.trees.len());
+        let mut entry = 0usize;
+        for (t, s) in p.tree_starts.windows(2).enumerate() {
+            let (a, b) = (s[0] as usize, s[1] as usize);
+            let start = p
+                .starts
+                .get(a..b)
+                .ok_or_else(|| bad("leaf starts"))?
+                .to_vec();
+            let ordered = start.first() == Some(&0) && start.windows(2).all(|w| w[0] <= w[1]);
+            if !ordered || start.len() != forest.trees[t].n_leaves() + 1 {
+                return Err(bad("leaf starts"));
+            }
+            let end = entry + *start.last().unwrap_or(&0) as usize;
+            let rows = p
+                .rows
+                .get(entry..end)
+                .ok_or_else(|| bad("entries"))?
+                .to_vec();
+            let counts = p.counts[entry..end].to_vec();
+            let weights = p.weights[entry..end].to_vec();
+            let valid = rows.iter().all(|&r| (r as usize) < n)
+                && counts.iter().all(|&c| c > 0)
+                && weights.iter().all(|w| w.is_finite() && *w >= 0.0);
+            if !valid {
+                return Err(bad("entries out of range"));
+            }
+            let sorted = start.windows(2).all(|s| {
+                let leaf = &rows[s[0] as usize..s[1] as usize];
+                leaf.windows(2).all(|r| by_target(&p.y, r[0], r[1]).is_lt())
+            });
+            if !sorted {
+                return Err(bad("a leaf's entries out of order"));
+            }
+            let mut leaves = TreeLeaves {
+                start,
+                rows,
+                counts,
+                weights,
+                totals: Vec::new(),
+            };
+            leaves.sum_totals();
+            trees.push(leaves);
+            entry = end;
+        }
+        if entry != p.rows.len() {
+            return Err(bad("entries left over"));
+        }
+        Ok(LeafValues { y: p.y, trees })
+    }
+
     /// The `quantiles` (each in `[0, 1]`) of every row of `x` under `forest`'s leaves:
     /// `n_rows × n_quantiles`, row-major. With `oob`, `x` is the training matrix and each
     /// row uses only the trees it was out of bag for (NaN where there is none).

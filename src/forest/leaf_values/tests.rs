@@ -141,3 +141,40 @@ fn out_of_bag_quantiles_skip_the_trees_that_drew_the_row_and_bad_input_is_refuse
     nan_y[3] = f64::NAN;
     assert!(forest.leaf_values(m, &nan_y, None).is_err());
 }
+
+#[test]
+fn parts_round_trip_and_damaged_parts_are_refused() {
+    let (n, p) = (60, 2);
+    let mut rng = TreeRng::new(4);
+    let x: Vec<f64> = (0..n * p).map(|_| rng.unit()).collect();
+    let y: Vec<f64> = (0..n).map(|i| x[i * p] + rng.unit()).collect();
+    let mut params = ForestParams::random_forest(CriterionKind::SquaredError);
+    params.n_estimators = 4;
+    params.min_samples_leaf = 5;
+    let m = Matrix::new(&x, n, p, Layout::RowMajor).unwrap();
+    let forest = Forest::fit(&params, m, Targets::regression(&y).unwrap(), None).unwrap();
+    let leaves = forest.leaf_values(m, &y, None).unwrap();
+    let back = LeafValues::from_parts(&forest, leaves.parts()).unwrap();
+    assert_eq!(back, leaves);
+    let damaged: [fn(&mut LeafParts); 6] = [
+        |p| p.rows[0] = 10_000,
+        |p| p.counts[1] = 0,
+        |p| p.weights[2] = f64::NAN,
+        |p| p.starts[1] += 1_000,
+        |p| p.tree_starts.pop().map(drop).unwrap_or(()),
+        // A leaf's entries out of order (tree 0's first leaf: two or more rows).
+        |p| {
+            let end = p.starts[1] as usize;
+            assert!(end >= 2);
+            p.rows.swap(0, 1);
+        },
+    ];
+    for (k, damage) in damaged.iter().enumerate() {
+        let mut parts = leaves.parts();
+        damage(&mut parts);
+        assert!(
+            LeafValues::from_parts(&forest, parts).is_err(),
+            "damage {k}"
+        );
+    }
+}
