@@ -21,6 +21,7 @@ __all__ = [
     "DataError",
     "Forest",
     "InvalidParameterError",
+    "LeafValues",
     "ModelFormatError",
     "__version__",
     "_install_counts",
@@ -28,6 +29,7 @@ __all__ = [
     "booster_oob_permutation_importance",
     "context_importances",
     "in_bag_counts",
+    "leaf_values",
     "local_mdi",
     "local_permutation_importance",
     "mdi_by_depth",
@@ -359,6 +361,7 @@ class Forest:
     def node_counts(self) -> npt.NDArray[np.int64]: ...
     def depths(self) -> npt.NDArray[np.int64]: ...
 
+@final
 class LeafValues:
     """The in-bag training rows of every leaf of a regression forest, with their bootstrap
     counts and weights (``src/forest/leaf_values.rs``)."""

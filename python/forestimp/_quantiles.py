@@ -22,7 +22,9 @@ PARTS = ("y", "tree_starts", "starts", "rows", "counts", "weights")
 _FILE_NAMES = tuple(f"leaf_values[{p}]" for p in PARTS)
 
 
-def store(est: Any, X: Any, y: np.ndarray, sample_weight: np.ndarray | None, n_jobs: int) -> None:
+def store(
+    est: Any, X: Any, y: np.ndarray, sample_weight: np.ndarray | None, n_jobs: int | None
+) -> None:
     """Build the leaf values of ``est``'s fitted forest from its training data (the engine's
     ``X``, ``y`` and weights) and keep them on ``est``."""
     values = leaf_values(est.forest_, X, y, sample_weight, n_jobs=n_jobs)
