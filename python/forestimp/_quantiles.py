@@ -84,13 +84,14 @@ def restored(state: dict[str, Any], forest: Any) -> dict[str, Any]:
         return {"_leaf_values": None}
     if names != set(_FILE_NAMES):
         raise ModelFormatError("the leaf values stored are incomplete")
-    kinds = dict(zip(_FILE_NAMES, "fuuuuf", strict=True))
+    dtypes = dict(zip(_FILE_NAMES, ("<f8", *["<u4"] * 4, "<f8"), strict=True))
     parts = []
     for name in _FILE_NAMES:
         arr = state[name]
-        if not isinstance(arr, np.ndarray) or arr.ndim != 1 or arr.dtype.kind != kinds[name]:
-            raise ModelFormatError(f"{name} must be a 1-D array of kind {kinds[name]!r}")
-        parts.append(arr)
+        good = isinstance(arr, np.ndarray) and arr.ndim == 1
+        if not good or arr.dtype.newbyteorder("<").str != dtypes[name]:
+            raise ModelFormatError(f"{name} must be a 1-D array of dtype {dtypes[name]}")
+        parts.append(np.ascontiguousarray(arr, dtype=dtypes[name]))
     try:
         return {"_leaf_values": LeafValues.from_parts(forest, *parts)}
     except (DataError, ValueError, OverflowError) as exc:

@@ -93,3 +93,26 @@ def test_bad_requests_are_typed_errors():
     with pytest.raises(InvalidParameterError, match="interpolation"):
         est.predict_quantiles(X, 0.5, interpolation="cubic")
     assert not hasattr(fi.RandomForestClassifier(), "predict_quantiles")
+
+
+def test_damaged_leaf_values_in_a_pickle_are_refused():
+    from forestimp import _quantiles, _state
+    from forestimp.exceptions import ModelFormatError
+
+    X, y = data(100)
+    est = fi.RandomForestRegressor(n_estimators=3, random_state=0, store_leaf_values=True)
+    est.fit(X, y)
+    state = _state.fitted_state(est)
+    assert state is not None
+    for name, bad in [
+        ("leaf_values[rows]", lambda a: (a + 10_000).astype(np.uint32)),
+        ("leaf_values[counts]", lambda a: a.astype(np.uint64)),
+        ("leaf_values[y]", lambda a: a[:-1]),
+    ]:
+        broken = dict(state)
+        broken[name] = bad(state[name])
+        with pytest.raises(ModelFormatError, match="leaf values|leaf_values"):
+            _quantiles.restored(broken, est.forest_)
+    del state["leaf_values[rows]"]
+    with pytest.raises(ModelFormatError, match="incomplete"):
+        _quantiles.restored(state, est.forest_)
