@@ -28,6 +28,7 @@ from . import (
     _frames,
     _oob,
     _outputs,
+    _quantiles,
     _sparse,
     _state,
     _verbose,
@@ -380,6 +381,9 @@ class BaseForest(SklearnEnsembleMixin, BaseEstimator):
             _warm_start.drop_oob(self)
             if oob:
                 self._set_oob_score(X, y)
+            self._leaf_values = None
+            if getattr(self, "store_leaf_values", False):
+                _quantiles.store(self, X, y_engine, sw, n_jobs)
         return self
 
     def _target_codes(self, y: Any, n_samples: int, output: int | None = None) -> np.ndarray:
@@ -582,7 +586,7 @@ class ForestClassifierMixin(ClassifierMixin):
         return float(super().score(X, _sparse.checked(y, "y"), sample_weight=sample_weight))
 
 
-class ForestRegressorMixin(RegressorMixin):
+class ForestRegressorMixin(_quantiles.QuantilesMixin, RegressorMixin):
     """Mean prediction for forestimp regressors."""
 
     def predict(self, X: Any) -> np.ndarray:

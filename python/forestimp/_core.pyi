@@ -21,6 +21,7 @@ __all__ = [
     "DataError",
     "Forest",
     "InvalidParameterError",
+    "LeafValues",
     "ModelFormatError",
     "__version__",
     "_install_counts",
@@ -28,6 +29,7 @@ __all__ = [
     "booster_oob_permutation_importance",
     "context_importances",
     "in_bag_counts",
+    "leaf_values",
     "local_mdi",
     "local_permutation_importance",
     "mdi_by_depth",
@@ -358,6 +360,56 @@ class Forest:
     def random_state(self) -> int: ...
     def node_counts(self) -> npt.NDArray[np.int64]: ...
     def depths(self) -> npt.NDArray[np.int64]: ...
+
+@final
+class LeafValues:
+    """The in-bag training rows of every leaf of a regression forest, with their bootstrap
+    counts and weights (``src/forest/leaf_values.rs``)."""
+
+    def quantiles(
+        self,
+        forest: Forest,
+        x: _Matrix,
+        quantiles: list[float],
+        interpolation: str = "linear",
+        oob: bool = False,
+        n_jobs: int | None = None,
+    ) -> npt.NDArray[np.float64]:
+        """Meinshausen-weighted quantiles of every row of ``x``, shape (n_rows, n_quantiles);
+        with ``oob``, of the training rows from the trees they were out of bag for."""
+
+    def parts(
+        self,
+    ) -> tuple[
+        npt.NDArray[np.float64],
+        npt.NDArray[np.uint32],
+        npt.NDArray[np.uint32],
+        npt.NDArray[np.uint32],
+        npt.NDArray[np.uint32],
+        npt.NDArray[np.float64],
+    ]:
+        """``(y, tree_starts, starts, rows, counts, weights)``, a model file's arrays."""
+
+    @staticmethod
+    def from_parts(
+        forest: Forest,
+        y: npt.NDArray[np.float64],
+        tree_starts: npt.NDArray[np.uint32],
+        starts: npt.NDArray[np.uint32],
+        rows: npt.NDArray[np.uint32],
+        counts: npt.NDArray[np.uint32],
+        weights: npt.NDArray[np.float64],
+    ) -> LeafValues:
+        """The leaf values of ``forest`` from :meth:`parts`'s arrays, checked."""
+
+def leaf_values(
+    forest: Forest,
+    x: _Matrix,
+    y: npt.NDArray[np.float64],
+    sample_weight: npt.NDArray[np.float64] | None = None,
+    n_jobs: int | None = None,
+) -> LeafValues:
+    """The leaf values of a regression forest from its training data."""
 
 def context_importances(
     forest: Forest,

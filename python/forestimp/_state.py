@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _categorical, _outputs
+from . import _categorical, _outputs, _quantiles
 from ._core import Forest, ModelFormatError
 from ._params import INT_MAX, INT_MIN
 
@@ -56,6 +56,7 @@ def fitted_state(est: Any) -> dict[str, Any] | None:
         if name in est.__dict__:
             state[name] = est.__dict__[name]
     state.update(_categorical.file_state(est))
+    state.update(_quantiles.file_state(est))
     if forest.n_outputs > 1 and "oob_decision_function_" in state:
         # (n, C, m) kept 2-D, as files hold arrays (forestimp._outputs.restore).
         state["oob_decision_function_"] = _outputs.state_of(
@@ -79,7 +80,8 @@ def pickled(est: Any, family: Any) -> dict[str, Any]:
     objects of any kind, and a damaged one changes a later refit, not this model.
     """
     fitted = family.fitted_state(est)
-    names = {family.MODEL, *family.SCALARS, *family.ARRAYS}
+    # (The leaf values travel as the arrays of the fitted state.)
+    names = {family.MODEL, *family.SCALARS, *family.ARRAYS, "_leaf_values"}
     attributes = {k: v for k, v in est.__dict__.items() if k not in names}
     state = {PICKLE_KEY: 1, "attributes": attributes, "fitted": fitted}
     if fitted is not None:
@@ -135,6 +137,13 @@ def _canonical(value: Any) -> bytes:
     return b"R" + repr(value).encode()
 
 
+def is_file_array(name: str) -> bool:
+    """Whether ``name`` is one of the arrays a fitted state holds beside ``ARRAYS``: the
+    categories (:mod:`forestimp._categorical`) and the leaf values
+    (:mod:`forestimp._quantiles`)."""
+    return _categorical.is_file_array(name) or _quantiles.is_file_array(name)
+
+
 def text_objects(values: np.ndarray) -> bool:
     """Whether an object array holds only ``str`` (feature names, labels from pandas)."""
     return all(isinstance(v, str) for v in values.flat)
@@ -182,7 +191,7 @@ def restore_fitted_state(est: Any, state: dict[str, Any], *, view_ok: bool = Fal
     carry; files never do.
     """
     unknown = set(state) - {"model", *SCALARS, *ARRAYS}
-    unknown = {name for name in unknown if not _categorical.is_file_array(name)}
+    unknown = {name for name in unknown if not is_file_array(name)}
     if unknown:
         raise _fail(f"unknown attributes {sorted(unknown)}")
     model = state.get("model")
@@ -205,6 +214,7 @@ def restore_fitted_state(est: Any, state: dict[str, Any], *, view_ok: bool = Fal
         attrs["feature_names_in_"] = names.astype(object)
     n_rows = _restore_fingerprint(state, attrs, p)
     attrs.update(_categorical.restored(state, p))
+    attrs.update(_quantiles.restored(state, forest))
     if est._is_classifier and m > 1:
         _restore_output_classes(state, attrs, list(forest.outputs), n_rows)
     elif est._is_classifier:

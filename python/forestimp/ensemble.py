@@ -47,6 +47,12 @@ share of it an ordered cut keeps, ``2/π`` for a continuous target: the bias of 
 towards many-valued variables, Louppe 2014 §7.2), so that a column of thousands of noisy
 levels does not win every node it is drawn in. See ``docs/categorical.md``.
 
+``store_leaf_values=True`` (the regressors) keeps each leaf's in-bag training rows and
+weights, and ``predict_quantiles(X, quantiles, interpolation="linear")`` then gives the
+conditional quantiles of quantile regression forests (Meinshausen 2006): the training
+targets weighted by the leaves ``X`` reaches, read as numpy's ``quantile`` would
+(``forestimp._quantiles``).
+
 Criteria and scikit-learn's other parameters, for every estimator and splitter:
 
 * classifiers: ``criterion="gini"``, ``"entropy"`` or its alias ``"log_loss"``. Entropy is in
@@ -224,7 +230,8 @@ class RandomForestRegressor(_RandomForestLayout, ForestRegressorMixin, BaseFores
                  ccp_alpha=0.0, monotonic_cst=None,
                  categorical_features="from_dtype", category_smoothing=SMOOTHING,
                  min_category_samples=MIN_SAMPLES, min_category_share=MIN_SHARE,
-                 max_category_side=MAX_SIDE, category_penalty=PENALTY):  # fmt: skip
+                 max_category_side=MAX_SIDE, category_penalty=PENALTY,
+                 store_leaf_values=False):  # fmt: skip
         _store(self, locals())
 
 
@@ -266,7 +273,8 @@ class ExtraTreesRegressor(_ExtraTreesLayout, ForestRegressorMixin, BaseForest):
                  ccp_alpha=0.0, monotonic_cst=None,
                  categorical_features="from_dtype", category_smoothing=SMOOTHING,
                  min_category_samples=MIN_SAMPLES, min_category_share=MIN_SHARE,
-                 max_category_side=MAX_SIDE, category_penalty=PENALTY):  # fmt: skip
+                 max_category_side=MAX_SIDE, category_penalty=PENALTY,
+                 store_leaf_values=False):  # fmt: skip
         _store(self, locals())
 
 
@@ -328,7 +336,8 @@ class RandomPatchesRegressor(_PatchesLayout, ForestRegressorMixin, BaseForest):
                  ccp_alpha=0.0, monotonic_cst=None,
                  categorical_features="from_dtype", category_smoothing=SMOOTHING,
                  min_category_samples=MIN_SAMPLES, min_category_share=MIN_SHARE,
-                 max_category_side=MAX_SIDE, category_penalty=PENALTY):  # fmt: skip
+                 max_category_side=MAX_SIDE, category_penalty=PENALTY,
+                 store_leaf_values=False):  # fmt: skip
         _store(self, locals())
 
 
@@ -377,7 +386,8 @@ class TotallyRandomizedTreesRegressor(_TotallyRandomizedLayout, ForestRegressorM
                  ccp_alpha=0.0, monotonic_cst=None,
                  categorical_features="from_dtype", category_smoothing=SMOOTHING,
                  min_category_samples=MIN_SAMPLES, min_category_share=MIN_SHARE,
-                 max_category_side=MAX_SIDE, category_penalty=PENALTY):  # fmt: skip
+                 max_category_side=MAX_SIDE, category_penalty=PENALTY,
+                 store_leaf_values=False):  # fmt: skip
         _store(self, locals())
 
 

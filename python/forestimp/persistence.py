@@ -65,7 +65,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from . import _boosting_state, _categorical, _model_kinds, _outputs, _state
+from . import _boosting_state, _model_kinds, _outputs, _state
 from . import _params as P
 from ._core import DataError, InvalidParameterError, ModelFormatError
 from ._core import __version__ as _version
@@ -150,8 +150,8 @@ def dumps(est: BaseEstimator) -> bytes:
     for key in family.SCALARS:
         if key in state:
             fitted[key] = _encode(state[key], key, 0)
-    categories = [key for key in state if _categorical.is_file_array(key)]
-    for key in (*family.ARRAYS, *categories):
+    extra = [key for key in state if _state.is_file_array(key)]
+    for key in (*family.ARRAYS, *extra):
         if key in state:
             # A multi-output classifier's classes_ is a list: stored concatenated.
             n_outputs = est.forest_.n_outputs if family is _state else 1
@@ -405,7 +405,7 @@ def _decode_array(record: Any, body: bytes, names: tuple[str, ...]) -> tuple[str
     if not isinstance(record, dict) or set(record) != keys:
         raise ModelFormatError(f"An array record must have the keys {sorted(keys)}.")
     name, dtype, shape, is_object = (record[k] for k in ("name", "dtype", "shape", "object"))
-    if not isinstance(name, str) or not (name in names or _categorical.is_file_array(name)):
+    if not isinstance(name, str) or not (name in names or _state.is_file_array(name)):
         raise ModelFormatError(f"Unknown fitted array {str(name)[:80]!r}.")
     text = isinstance(dtype, str) and _TEXT_DTYPE.fullmatch(dtype) is not None
     if not (text or dtype in _NUMERIC_DTYPES) or not isinstance(is_object, bool):

@@ -9,6 +9,7 @@
 
 mod class_weight;
 pub mod fit;
+pub mod leaf_values;
 pub mod oob;
 pub mod parts;
 pub mod sampling;

@@ -5,7 +5,7 @@
 //! (typed exceptions), `model` (the `Forest` class: fit, predict, importances, pickling), `boosting` (the
 //! `Booster` class),
 //! `importance` (path-based importances), `mdi` (MDI by depth), `permutation`, `context`, `shap`
-//! (TreeSHAP values).
+//! (TreeSHAP values), `quantiles` (leaf values and quantiles of regression forests).
 //! The module's allocator is `crate::alloc`.
 
 mod arrays;
@@ -18,6 +18,7 @@ mod importance;
 mod mdi;
 mod model;
 mod permutation;
+mod quantiles;
 mod shap;
 
 use pyo3::prelude::*;
@@ -42,6 +43,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(shap::tree_shap, m)?)?;
     mdi::register(m)?;
     permutation::register(m)?;
+    quantiles::register(m)?;
     m.add(
         "InvalidParameterError",
         py.get_type::<errors::InvalidParameterError>(),

@@ -47,3 +47,9 @@ def test_categorical_guide_examples_run(capsys):
     assert "same predictions: True" in out and "same model: True" in out, out
     assert "5000 levels, training accuracy 1.0" in out, out
     assert "same importances: True" in out, out
+
+
+def test_quantiles_guide_example_runs(capsys):
+    run_guide("quantiles.md", 1)
+    out = capsys.readouterr().out
+    assert "90 % band covers" in out and "median:" in out, out
