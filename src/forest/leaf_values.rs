@@ -40,6 +40,10 @@ pub struct LeafValues {
     /// Training target of each row.
     y: Vec<f64>,
     trees: Vec<TreeLeaves>,
+    /// Rank of each row's target among all (by target, then row: a leaf's order), and the
+    /// targets in that order (derived from `y`).
+    rank: Vec<u32>,
+    sorted: Vec<f64>,
 }
 
 /// One tree's leaves as CSR over its leaf slots: leaf `s` holds `rows[start[s]..start[s+1]]`
@@ -119,10 +123,7 @@ impl Forest {
             }
             TreeLeaves::of_slots(by_slot, y)
         });
-        Ok(LeafValues {
-            y: y.to_vec(),
-            trees,
-        })
+        Ok(LeafValues::new(y.to_vec(), trees))
     }
 }
 
@@ -165,6 +166,22 @@ fn by_target(y: &[f64], a: u32, b: u32) -> std::cmp::Ordering {
 }
 
 impl LeafValues {
+    fn new(y: Vec<f64>, trees: Vec<TreeLeaves>) -> LeafValues {
+        let mut order: Vec<u32> = (0..y.len() as u32).collect();
+        order.sort_by(|&a, &b| by_target(&y, a, b));
+        let mut rank = vec![0u32; y.len()];
+        for (r, &i) in order.iter().enumerate() {
+            rank[i as usize] = r as u32;
+        }
+        let sorted = order.iter().map(|&i| y[i as usize]).collect();
+        LeafValues {
+            y,
+            trees,
+            rank,
+            sorted,
+        }
+    }
+
     /// Its arrays ([`LeafParts`]).
     pub fn parts(&self) -> LeafParts {
         let mut p = LeafParts {
@@ -246,7 +263,7 @@ impl LeafValues {
         if entry != p.rows.len() {
             return Err(bad("entries left over"));
         }
-        Ok(LeafValues { y: p.y, trees })
+        Ok(LeafValues::new(p.y, trees))
     }
 
     /// The `quantiles` (each in `[0, 1]`) of every row of `x` under `forest`'s leaves:
@@ -282,32 +299,58 @@ impl LeafValues {
                 Vec::new()
             }
         };
-        let rows = map_ordered(x.n_rows(), |i| {
-            let mut gathered = Vec::new();
-            let (mut draws, mut trees) = (0.0, 0usize);
-            for (t, (tree, leaves)) in forest.trees.iter().zip(&self.trees).enumerate() {
-                if oob && in_bag[t][i / 64] >> (i % 64) & 1 == 1 {
-                    continue;
+        let n_rows = x.n_rows();
+        let chunk = super::row_chunk(n_rows);
+        let rows = map_ordered(n_rows.div_ceil(chunk), |c| {
+            // Each row's leaf entries by rank (so by target), the same rank merged.
+            let (mut gathered, mut values) = (Vec::<(u32, f64)>::new(), Vec::new());
+            let mut out = Vec::with_capacity(chunk * quantiles.len());
+            let (first, end) = (c * chunk, ((c + 1) * chunk).min(n_rows));
+            // The chunk's leaves tree by tree, while each tree's nodes are in cache.
+            let n_trees = forest.trees.len();
+            let mut slots = vec![0u32; (end - first) * n_trees];
+            for (t, tree) in forest.trees.iter().enumerate() {
+                for i in first..end {
+                    slots[(i - first) * n_trees + t] = tree.leaf_slot(tree.leaf(&x, i)) as u32;
                 }
-                let slot = tree.leaf_slot(tree.leaf(&x, i));
-                let (total, count) = leaves.totals[slot];
-                if total <= 0.0 {
-                    continue;
-                }
-                let range = leaves.start[slot] as usize..leaves.start[slot + 1] as usize;
-                for (&row, &w) in leaves.rows[range.clone()]
-                    .iter()
-                    .zip(&leaves.weights[range])
-                {
-                    gathered.push((self.y[row as usize], row, w / total));
-                }
-                (draws, trees) = (draws + count, trees + 1);
             }
-            gathered.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-            // On the scale of the draws: as if each target were drawn that often.
-            let scale = draws / trees.max(1) as f64;
-            let values: Vec<(f64, f64)> = gathered.iter().map(|g| (g.0, g.2 * scale)).collect();
-            weighted_quantiles(&values, quantiles, how)
+            for i in first..end {
+                gathered.clear();
+                let (mut draws, mut trees) = (0.0, 0usize);
+                for (t, leaves) in self.trees.iter().enumerate() {
+                    if oob && in_bag[t][i / 64] >> (i % 64) & 1 == 1 {
+                        continue;
+                    }
+                    let slot = slots[(i - first) * n_trees + t] as usize;
+                    let (total, count) = leaves.totals[slot];
+                    if total <= 0.0 {
+                        continue;
+                    }
+                    let range = leaves.start[slot] as usize..leaves.start[slot + 1] as usize;
+                    let entries = leaves.rows[range.clone()]
+                        .iter()
+                        .zip(&leaves.weights[range]);
+                    let positive = entries.filter(|e| *e.1 > 0.0);
+                    gathered
+                        .extend(positive.map(|(&row, &w)| (self.rank[row as usize], w / total)));
+                    (draws, trees) = (draws + count, trees + 1);
+                }
+                // (Stable: a row's weights from several trees add in tree order.)
+                gathered.sort_by_key(|g| g.0);
+                // On the scale of the draws: as if each target were drawn that often.
+                let scale = draws / trees.max(1) as f64;
+                values.clear();
+                let mut last = None;
+                for &(r, w) in &gathered {
+                    match values.last_mut() {
+                        Some((_, f)) if last == Some(r) => *f += w * scale,
+                        _ => values.push((self.sorted[r as usize], w * scale)),
+                    }
+                    last = Some(r);
+                }
+                out.extend(weighted_quantiles(&values, quantiles, how));
+            }
+            out
         });
         Ok(rows.into_iter().flatten().collect())
     }
@@ -331,16 +374,13 @@ pub fn weighted_quantiles(
         return vec![f64::NAN; quantiles.len()];
     }
     // The value at rank `r` (1-based, real): the first whose cumulative frequency reaches it.
-    let at = |r: f64| {
-        let mut cum = 0.0;
-        for &(v, f) in values {
-            cum += f;
-            if cum >= r {
-                return v;
-            }
-        }
-        values[values.len() - 1].0
-    };
+    let cum: Vec<f64> = (values.iter())
+        .scan(0.0, |c, v| {
+            *c += v.1;
+            Some(*c)
+        })
+        .collect();
+    let at = |r: f64| values[cum.partition_point(|&c| c < r).min(values.len() - 1)].0;
     // The ranks read: from the smallest value's first to the largest value's last.
     let frequency_of = |v: f64| values.iter().filter(|w| w.0 == v).map(|w| w.1).sum::<f64>();
     let first = frequency_of(values[0].0).min(1.0);
