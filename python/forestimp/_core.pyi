@@ -41,6 +41,7 @@ __all__ = [
     "rows_crc32",
     "tree_mdi_by_depth",
     "tree_mdi_by_output",
+    "tree_predictions",
     "tree_shap",
 ]
 
@@ -375,8 +376,16 @@ class LeafValues:
         oob: bool = False,
         n_jobs: int | None = None,
     ) -> npt.NDArray[np.float64]:
-        """Meinshausen-weighted quantiles of every row of ``x``, shape (n_rows, n_quantiles);
-        with ``oob``, of the training rows from the trees they were out of bag for."""
+        """Meinshausen-weighted quantiles of every row of ``x``, shape (n_rows, n_outputs,
+        n_quantiles); with ``oob``, of the training rows from the trees they were out of bag
+        for (NaN where none)."""
+
+    def y(self) -> npt.NDArray[np.float64]:
+        """The training targets, shape (n_samples, n_outputs)."""
+
+    def oob_prediction(self) -> npt.NDArray[np.float64]:
+        """Out-of-bag prediction of every training row, shape (n_samples, n_outputs); NaN
+        where no tree left the row out."""
 
     def parts(
         self,
@@ -387,8 +396,9 @@ class LeafValues:
         npt.NDArray[np.uint32],
         npt.NDArray[np.uint32],
         npt.NDArray[np.float64],
+        npt.NDArray[np.float64],
     ]:
-        """``(y, tree_starts, starts, rows, counts, weights)``, a model file's arrays."""
+        """``(y, tree_starts, starts, rows, counts, weights, oob)``, a model file's arrays."""
 
     @staticmethod
     def from_parts(
@@ -399,6 +409,7 @@ class LeafValues:
         rows: npt.NDArray[np.uint32],
         counts: npt.NDArray[np.uint32],
         weights: npt.NDArray[np.float64],
+        oob: npt.NDArray[np.float64],
     ) -> LeafValues:
         """The leaf values of ``forest`` from :meth:`parts`'s arrays, checked."""
 
@@ -409,7 +420,13 @@ def leaf_values(
     sample_weight: npt.NDArray[np.float64] | None = None,
     n_jobs: int | None = None,
 ) -> LeafValues:
-    """The leaf values of a regression forest from its training data."""
+    """The leaf values of a regression forest from its training data (``y`` row-major,
+    ``n_samples × n_outputs``)."""
+
+def tree_predictions(
+    forest: Forest, x: _Matrix, n_jobs: int | None = None
+) -> npt.NDArray[np.float64]:
+    """Each tree's prediction of every row of ``x``: shape (n_rows, n_trees, width)."""
 
 def context_importances(
     forest: Forest,

@@ -191,6 +191,20 @@ impl Forest {
         Ok(out)
     }
 
+    /// Each tree's prediction of every row: `n_rows × n_trees × width`, row-major (the
+    /// per-tree values that jackknife and infinitesimal-jackknife estimates read).
+    pub fn tree_predictions<T: Feature>(&self, x: Matrix<'_, T>) -> Result<Vec<f64>> {
+        let leaves = self.apply(x)?;
+        let m = self.trees.len().max(1);
+        let mut out = Vec::with_capacity(leaves.len() * self.width());
+        for row in leaves.chunks(m) {
+            for (tree, &leaf) in self.trees.iter().zip(row) {
+                out.extend(tree.slot_value(tree.leaf_slot(leaf as usize)));
+            }
+        }
+        Ok(out)
+    }
+
     /// The nodes each row of `x` traverses, as CSR over rows with the trees' nodes stacked
     /// (scikit-learn's `decision_path`): `(indptr, indices, node offsets of the trees)`.
     pub fn decision_paths<T: Feature>(

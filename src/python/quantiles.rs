@@ -1,10 +1,10 @@
 //! Bindings of the leaf statistics and quantiles of regression forests
 //! (`src/forest/leaf_values.rs`).
 
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayDyn, PyReadonlyArray1};
 use pyo3::prelude::*;
 
-use super::arrays::{to_rows, with_matrix, XArray};
+use super::arrays::{to_rows, to_shape, with_matrix, XArray};
 use super::doorway::run;
 use super::model::PyForest;
 use crate::error::invalid;
@@ -58,12 +58,13 @@ type Parts<'py> = (
     Bound<'py, PyArray1<u32>>,
     Bound<'py, PyArray1<u32>>,
     Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<f64>>,
 );
 
 #[pymethods]
 impl PyLeafValues {
-    /// The quantiles of every row of `x`: shape (n_rows, n_quantiles); with `oob`, of the
-    /// training rows from the trees they were out of bag for (NaN where none).
+    /// The quantiles of every row of `x`: shape (n_rows, n_outputs, n_quantiles); with
+    /// `oob`, of the training rows from the trees they were out of bag for (NaN where none).
     #[pyo3(signature = (forest, x, quantiles, interpolation = "linear", oob = false, n_jobs = None))]
     #[allow(clippy::too_many_arguments)]
     fn quantiles<'py>(
@@ -75,7 +76,7 @@ impl PyLeafValues {
         interpolation: &str,
         oob: bool,
         n_jobs: Option<i64>,
-    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    ) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
         let how = interpolation_of(interpolation)?;
         let x = XArray::extract(x)?;
         let (f, leaves, q) = (&forest.inner, &self.inner, &quantiles[..]);
@@ -83,11 +84,26 @@ impl PyLeafValues {
             run(py, n_jobs, || leaves.quantiles(f, m, q, how, oob))?,
             m.n_rows()
         ));
-        to_rows(py, v, n, quantiles.len())
+        to_shape(py, v, &[n, leaves.n_outputs(), quantiles.len()])
+    }
+
+    /// The training targets: shape (n_samples, n_outputs).
+    fn y<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let k = self.inner.n_outputs();
+        let y = self.inner.y().to_vec();
+        to_rows(py, y, self.inner.y().len() / k, k)
+    }
+
+    /// The out-of-bag prediction of every training row: shape (n_samples, n_outputs), NaN
+    /// where no tree left the row out.
+    fn oob_prediction<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let k = self.inner.n_outputs();
+        let v = self.inner.oob_prediction().to_vec();
+        to_rows(py, v, self.inner.y().len() / k, k)
     }
 
     /// The arrays that make it, for a model file: `(y, tree_starts, starts, rows, counts,
-    /// weights)` (`LeafValues::parts`).
+    /// weights, oob)` (`LeafValues::parts`).
     fn parts<'py>(&self, py: Python<'py>) -> Parts<'py> {
         let p = self.inner.parts();
         (
@@ -97,6 +113,7 @@ impl PyLeafValues {
             p.rows.into_pyarray(py),
             p.counts.into_pyarray(py),
             p.weights.into_pyarray(py),
+            p.oob.into_pyarray(py),
         )
     }
 
@@ -111,6 +128,7 @@ impl PyLeafValues {
         rows: PyReadonlyArray1<'_, u32>,
         counts: PyReadonlyArray1<'_, u32>,
         weights: PyReadonlyArray1<'_, f64>,
+        oob: PyReadonlyArray1<'_, f64>,
     ) -> PyResult<Self> {
         let parts = LeafParts {
             y: y.as_array().to_vec(),
@@ -119,13 +137,33 @@ impl PyLeafValues {
             rows: rows.as_array().to_vec(),
             counts: counts.as_array().to_vec(),
             weights: weights.as_array().to_vec(),
+            oob: oob.as_array().to_vec(),
         };
         let inner = LeafValues::from_parts(&forest.inner, parts)?;
         Ok(PyLeafValues { inner })
     }
 }
 
+/// Each tree's prediction of every row of `x`: shape (n_rows, n_trees, width).
+#[pyfunction]
+#[pyo3(signature = (forest, x, n_jobs = None))]
+fn tree_predictions<'py>(
+    py: Python<'py>,
+    forest: PyRef<'py, PyForest>,
+    x: &Bound<'py, PyAny>,
+    n_jobs: Option<i64>,
+) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+    let x = XArray::extract(x)?;
+    let f = &forest.inner;
+    let (v, n) = with_matrix!(x, |m| (
+        run(py, n_jobs, || f.tree_predictions(m))?,
+        m.n_rows()
+    ));
+    to_shape(py, v, &[n, f.trees().len(), f.width()])
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyLeafValues>()?;
-    m.add_function(wrap_pyfunction!(leaf_values, m)?)
+    m.add_function(wrap_pyfunction!(leaf_values, m)?)?;
+    m.add_function(wrap_pyfunction!(tree_predictions, m)?)
 }

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import forestimp as fi
-from forestimp.exceptions import InvalidParameterError
+from forestimp.exceptions import DataError, InvalidParameterError
 
 
 def data(n: int = 300, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -116,3 +116,51 @@ def test_damaged_leaf_values_in_a_pickle_are_refused():
     del state["leaf_values[rows]"]
     with pytest.raises(ModelFormatError, match="incomplete"):
         _quantiles.restored(state, est.forest_)
+
+
+def test_several_outputs_give_each_output_its_quantiles():
+    # Each output's quantiles are those of its own targets under the one set of weights:
+    # a second output that is the first shifted by 10 has quantiles shifted by 10.
+    X, y = data(200)
+    Y = np.column_stack([y, y + 10.0])
+    est = fi.RandomForestRegressor(n_estimators=20, random_state=0, store_leaf_values=True)
+    est.fit(X, Y)
+    qs = [0.1, 0.5, 0.9]
+    got = est.predict_quantiles(X[:30], qs)
+    assert got.shape == (30, 2, 3)
+    np.testing.assert_allclose(got[:, 1], got[:, 0] + 10.0, rtol=0, atol=1e-9)
+    assert est.predict_quantiles(X[:30], 0.5).shape == (30, 2)
+    one = fi.RandomForestRegressor(n_estimators=20, random_state=0, store_leaf_values=True)
+    assert one.fit(X, y).predict_quantiles(X[:30], qs).shape == (30, 3)
+
+
+def test_out_of_bag_quantiles_use_only_the_trees_that_left_the_row_out():
+    X, y = data(600)
+    kw = dict(n_estimators=40, min_samples_leaf=10, random_state=0)
+    est = fi.RandomForestRegressor(**kw, store_leaf_values=True).fit(X, y)
+    band = est.predict_quantiles(X, [0.05, 0.95], oob=True)
+    # Out of bag, a training row is not in its own leaves: the band covers about 90 % of
+    # the training targets, where the in-bag band covers more.
+    inside = (y >= band[:, 0]) & (y <= band[:, 1])
+    assert 0.8 <= inside.mean() <= 0.97, inside.mean()
+    in_bag = est.predict_quantiles(X, [0.05, 0.95])
+    assert ((y >= in_bag[:, 0]) & (y <= in_bag[:, 1])).mean() > inside.mean()
+    # The leaf values keep the out-of-bag mean prediction and the targets.
+    oob = est._leaf_values.oob_prediction()[:, 0]
+    ref = fi.RandomForestRegressor(**kw, oob_score=True).fit(X, y)
+    np.testing.assert_array_equal(oob, ref.oob_prediction_)
+    np.testing.assert_array_equal(est._leaf_values.y()[:, 0], y)
+    with pytest.raises(DataError, match="training X"):
+        est.predict_quantiles(X[:-1], 0.5, oob=True)
+    with pytest.raises(InvalidParameterError, match="oob"):
+        est.predict_quantiles(X, 0.5, oob="yes")
+
+
+def test_tree_predictions_average_to_the_prediction():
+    from forestimp._core import tree_predictions
+
+    X, y = data(150)
+    est = fi.ExtraTreesRegressor(n_estimators=9, random_state=0).fit(X, y)
+    per_tree = tree_predictions(est.forest_, X)
+    assert per_tree.shape == (150, 9, 1)
+    np.testing.assert_allclose(per_tree.mean(axis=1)[:, 0], est.predict(X), rtol=1e-12)
