@@ -51,7 +51,10 @@ levels does not win every node it is drawn in. See ``docs/categorical.md``.
 weights, and ``predict_quantiles(X, quantiles, interpolation="linear")`` then gives the
 conditional quantiles of quantile regression forests (Meinshausen 2006): the training
 targets weighted by the leaves ``X`` reaches, read as numpy's ``quantile`` would
-(``forestimp._quantiles``).
+(``forestimp._quantiles``). ``predict_interval(X, alpha, method)`` gives prediction
+intervals from the forest's own out-of-bag rows or quantiles (jackknife+-after-bootstrap,
+out-of-bag conformal, quantile forest) and ``predict_se(X)`` the infinitesimal jackknife's
+standard errors of the mean prediction (``forestimp._intervals``, ``docs/intervals.md``).
 
 Criteria and scikit-learn's other parameters, for every estimator and splitter:
 
@@ -155,6 +158,7 @@ from . import _params as P
 from ._base import BaseForest, ForestClassifierMixin, ForestRegressorMixin
 from ._categorical import MAX_SIDE, MIN_SAMPLES, MIN_SHARE, PENALTY, SMOOTHING
 from ._core import InvalidParameterError
+from ._intervals import IntervalsMixin
 
 
 def _store(est: Any, params: dict[str, Any]) -> None:
@@ -215,7 +219,7 @@ class RandomForestClassifier(_RandomForestLayout, ForestClassifierMixin, BaseFor
         _store(self, locals())
 
 
-class RandomForestRegressor(_RandomForestLayout, ForestRegressorMixin, BaseForest):
+class RandomForestRegressor(_RandomForestLayout, IntervalsMixin, ForestRegressorMixin, BaseForest):
     """Breiman's Random Forest regressor, as scikit-learn's (``criterion="squared_error"`` or
     ``"poisson"``, module docstring); ``splitter="hist"`` and ``max_bins`` as in
     :class:`RandomForestClassifier`."""
@@ -256,7 +260,7 @@ class ExtraTreesClassifier(_ExtraTreesLayout, ForestClassifierMixin, BaseForest)
         _store(self, locals())
 
 
-class ExtraTreesRegressor(_ExtraTreesLayout, ForestRegressorMixin, BaseForest):
+class ExtraTreesRegressor(_ExtraTreesLayout, IntervalsMixin, ForestRegressorMixin, BaseForest):
     """Extremely randomized trees for regression.
 
     ``multiway=True``: multiway splits on integer-coded categorical inputs (module docstring).
@@ -322,7 +326,7 @@ class RandomPatchesClassifier(_PatchesLayout, ForestClassifierMixin, BaseForest)
         _store(self, locals())
 
 
-class RandomPatchesRegressor(_PatchesLayout, ForestRegressorMixin, BaseForest):
+class RandomPatchesRegressor(_PatchesLayout, IntervalsMixin, ForestRegressorMixin, BaseForest):
     """Random Patches for regression; see :class:`RandomPatchesClassifier`."""
 
     _is_classifier = False
@@ -370,7 +374,9 @@ class TotallyRandomizedTreesClassifier(_TotallyRandomizedLayout, ForestClassifie
         _store(self, locals())
 
 
-class TotallyRandomizedTreesRegressor(_TotallyRandomizedLayout, ForestRegressorMixin, BaseForest):
+class TotallyRandomizedTreesRegressor(
+    _TotallyRandomizedLayout, IntervalsMixin, ForestRegressorMixin, BaseForest
+):
     """Totally randomized trees for regression (variance impurity).
 
     ``multiway=True``: multiway splits on integer-coded categorical inputs (module docstring).

@@ -1,4 +1,5 @@
-"""Importance bar charts (matplotlib, an optional dependency: ``pip install forestimp[plot]``)."""
+"""Importance bar charts and prediction intervals (matplotlib, an optional dependency:
+``pip install forestimp[plot]``)."""
 
 from __future__ import annotations
 
@@ -72,6 +73,67 @@ def bar_importances(
     ax.set_yticks(ypos, [str(names[i]) for i in order])
     ax.set_xlabel(xlabel)
     ax.set_title(title)
+    return ax
+
+
+def plot_intervals(
+    x: np.ndarray,
+    intervals: np.ndarray,
+    y: np.ndarray | None = None,
+    prediction: np.ndarray | None = None,
+    *,
+    ax: Any = None,
+    title: str = "",
+    xlabel: str = "x",
+    path: str | None = None,
+) -> Any:
+    """Prediction intervals as a band over one feature, with the observed targets.
+
+    Parameters
+    ----------
+    x : ndarray of shape (n_samples,)
+        The feature drawn along the horizontal axis (the rows are sorted by it).
+    intervals : ndarray of shape (n_samples, 2)
+        ``[lower, upper]`` of each row (``predict_interval``, or two quantiles);
+        infinite bounds are left out of the band.
+    y : ndarray of shape (n_samples,), optional
+        Observed targets: points, those outside their interval in another colour, and the
+        share inside in the legend.
+    prediction : ndarray of shape (n_samples,), optional
+        The point prediction, drawn as a line.
+    ax : matplotlib Axes, optional
+        Draw there (default: a new figure).
+    path : str, optional
+        Save the figure there (format from the extension).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    x, bounds = np.asarray(x, dtype=float), np.asarray(intervals, dtype=float)
+    if bounds.ndim != 2 or bounds.shape != (len(x), 2):
+        raise ValueError(f"intervals must have shape ({len(x)}, 2), got {bounds.shape}.")
+    if ax is None:
+        ax = new_axes((6.4, 4.0))
+    order = np.argsort(x, kind="stable")
+    x, bounds = x[order], bounds[order]
+    finite = np.isfinite(bounds).all(axis=1)
+    ax.fill_between(x[finite], bounds[finite, 0], bounds[finite, 1], color="#4C72B0",
+                    alpha=0.3, linewidth=0, label="interval")  # fmt: skip
+    if prediction is not None:
+        ax.plot(x, np.asarray(prediction, dtype=float)[order], color="#4C72B0", label="prediction")
+    if y is not None:
+        y = np.asarray(y, dtype=float)[order]
+        inside = (y >= bounds[:, 0]) & (y <= bounds[:, 1])
+        ax.plot(x[inside], y[inside], ".", color="0.3", markersize=3,
+                label=f"inside ({inside.mean():.1%})")  # fmt: skip
+        ax.plot(x[~inside], y[~inside], ".", color="#C44E52", markersize=4, label="outside")
+    ax.set_xlabel(xlabel)
+    ax.set_title(title)
+    ax.legend(loc="upper left")
+    if path:
+        ax.figure.tight_layout()
+        ax.figure.savefig(path, dpi=120)
     return ax
 
 

@@ -39,6 +39,7 @@ def test_dask_guide_example_runs(capsys):
     out = capsys.readouterr().out
     assert "same model bytes: True" in out and "same OOB score: True" in out, out
     assert "found: [ 3 17]" in out and "same selection: True" in out, out
+    assert "same quantiles: True" in out and "same interval: True" in out, out
 
 
 def test_categorical_guide_examples_run(capsys):
@@ -53,3 +54,14 @@ def test_quantiles_guide_example_runs(capsys):
     run_guide("quantiles.md", 1)
     out = capsys.readouterr().out
     assert "90 % band covers" in out and "median:" in out, out
+
+
+def test_intervals_guide_examples_run(capsys):
+    pytest.importorskip("matplotlib")
+    run_guide("intervals.md", 2)
+    out = capsys.readouterr().out
+    # The quantile forest has no finite-sample guarantee (it covers 0.87 there).
+    for method, low in (("jackknife+", 0.85), ("conformal", 0.85), ("quantile", 0.8)):
+        covers = re.search(rf"{re.escape(method)}: covers (\d\.\d\d)", out)
+        assert covers and low <= float(covers.group(1)) <= 0.95, out
+    assert "standard errors:" in out and "plotted: ['interval', 'prediction']" in out, out
