@@ -1,11 +1,14 @@
 """Helpers of ``benches/peers.py``: data, model construction, in-process timings, the
-child-process memory probe and the R/ranger runner. Imported as a sibling module; run as a
-script only as the memory child (``python benches/_peerlib.py SPEC_JSON``).
+child-process memory probe and the R/ranger runners (``_peers_ranger.R``; ``quantreg``
+forests for ``bench_quantiles.py`` and ``bench_intervals.py``, ``_quantiles_ranger.R``).
+Imported as a sibling module; run as a script only as the memory child
+(``python benches/_peerlib.py SPEC_JSON``).
 
 A *spec* is a dict ``{task, n, p, n_estimators, threads, library, model}`` where ``model``
 is the library's own model (``rf``, ``et``, ``patches`` or ``hist``), and optionally
 ``max_features`` (K for ``rf``/``et``/``hist`` and LightGBM; absent or None: the defaults).
-Also used by ``benches/bench_real_tables.py`` and ``benches/complexity.py``.
+Also used by ``benches/bench_real_tables.py``, ``benches/complexity.py``,
+``benches/bench_quantiles.py`` and ``benches/bench_intervals.py``.
 """
 
 from __future__ import annotations
@@ -423,6 +426,50 @@ def measure_ranger(
     row: dict[str, Any] = dict(spec)
     row.update({k: (NAN if v is None else v) for k, v in out.items()})
     return row
+
+
+RANGER_QUANTILES_SCRIPT = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "_quantiles_ranger.R"
+)
+
+
+def measure_ranger_quantiles(
+    splits: list[RangerData],
+    quantiles: list[float],
+    trees: int,
+    threads: int,
+    min_node_size: int,
+    repeats: int = 1,
+    timed: list[float] | None = None,
+) -> list[dict[str, Any]] | None:
+    """ranger's ``quantreg = TRUE`` forest (``mtry`` = every feature) fitted on each split
+    in one Rscript run (``benches/_quantiles_ranger.R``, which says what ranger computes):
+    ``predict(type = "quantiles")`` of the ``timed`` quantiles (default: ``quantiles``)
+    timed inside R, min of ``repeats``, and the ``quantiles`` of the test rows.
+
+    Returns per split ``{"fit_s", "predict_s", "quantiles": (n_test, len(quantiles))}``, or
+    None (message on stderr) when R fails.
+    """
+    cmd = [
+        "Rscript",
+        RANGER_QUANTILES_SCRIPT,
+        str(trees),
+        str(threads),
+        str(min_node_size),
+        str(repeats),
+        ",".join(repr(float(q)) for q in (quantiles if timed is None else timed)),
+        ",".join(repr(float(q)) for q in quantiles),
+        *(split.tmp.name for split in splits),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        print(f"[peer] ranger quantreg failed: {proc.stderr.strip()[-400:]}", file=sys.stderr)
+        return None
+    rows = [json.loads(line) for line in proc.stdout.strip().splitlines()[-len(splits) :]]
+    for row, split in zip(rows, splits, strict=True):
+        values = np.fromfile(os.path.join(split.tmp.name, "quantiles"), dtype=np.float64)
+        row["quantiles"] = values.reshape(len(quantiles), split.n_test).T
+    return rows
 
 
 if __name__ == "__main__":
