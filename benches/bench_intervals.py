@@ -1,5 +1,5 @@
 """Coverage and width of 90 % prediction intervals on held-out rows of real tables (#53):
-every ``predict_interval`` method of forestimp, its ``predict_quantiles`` band, and the
+every ``predict_interval`` method of forestimp (``"quantile"``: its ``predict_quantiles`` band), the
 quantile forests of quantile-forest (``pip install quantile-forest``; skipped when absent)
 and R's ranger (``quantreg = TRUE`` through ``Rscript``, ``benches/_quantiles_ranger.R``;
 skipped when Rscript or ranger is absent), averaged over random splits.
@@ -20,10 +20,10 @@ Every forest: 100 trees, bootstrap, all features, leaves of at least 5 rows
 (``min_samples_leaf=5``; ranger's ``min.node.size = 5``, after which its leaves hold 1 to 5),
 ``random_state=s``, 2 threads. Bands: ``predict_interval(alpha=0.1, method=m)`` for each
 method the estimator has (those it refuses are listed and skipped); the 5 % and 95 %
-quantiles of forestimp (``predict_quantiles``, by definition ``method="quantile"``'s band),
-of quantile-forest with ``max_samples_leaf=1`` (its default: ONE training target drawn at
-random is kept per leaf, so a row's quantiles are those of one value a tree) and ``None``
-(every target: Meinshausen's weights, as forestimp's), and of ranger (one target per leaf,
+quantiles of quantile-forest with ``max_samples_leaf=1`` (its default: ONE training target
+drawn at random is kept per leaf, so a row's quantiles are those of one value a tree) and
+``None`` with ``weighted_leaves=True`` (every target, Meinshausen's weights: forestimp's
+estimator), and of ranger (one target per leaf,
 drawn among all the training rows that reach it, R's ``quantile(type = 7)``).
 
 Printed per table and band: the coverage (held-out rows with ``lower <= y <= upper``) as its
@@ -51,7 +51,7 @@ ALPHA = 0.1
 BAND = [ALPHA / 2, 1 - ALPHA / 2]
 TREES, LEAF = 100, 5
 # Every method name predict_interval has had or may have; those it refuses are skipped.
-METHODS = ("jackknife+", "conformal", "quantile", "cqr")
+METHODS = ("jackknife+", "conformal", "quantile")
 CLAIMS = {
     "jackknife+": ">= 1 - 2 alpha = 0.80, finite samples",
     "conformal": "~ 0.90 asymptotically",
@@ -108,7 +108,6 @@ def forestimp_bands(X, y, parts, skipped: dict[str, str]) -> dict[str, list[np.n
                 skipped[method] = str(e).splitlines()[0][:120]
                 continue
             bands.setdefault(f"forestimp {method}", []).append(band)
-        bands.setdefault("forestimp predict_quantiles", []).append(est.predict_quantiles(Xt, BAND))
     return bands
 
 
@@ -125,7 +124,8 @@ def quantile_forest_bands(X, y, parts) -> dict[str, list[np.ndarray]]:
                 n_estimators=TREES, min_samples_leaf=LEAF, max_features=1.0, random_state=s,
                 n_jobs=2, max_samples_leaf=leaf,
             ).fit(X[fit_rows], y[fit_rows])  # fmt: skip
-            band = est.predict(X[test_rows], quantiles=BAND)
+            # leaf=None: Meinshausen's weights (its default weighs every leaf sample alike).
+            band = est.predict(X[test_rows], quantiles=BAND, weighted_leaves=leaf is None)
             bands.setdefault(f"quantile-forest leaf={leaf}", []).append(band)
     return bands
 

@@ -72,12 +72,17 @@ def main() -> None:
     mean_s = best(lambda: ours.predict(Xt), args.repeats)
     quant_s = best(lambda: ours.predict_quantiles(Xt, QUANTILES), args.repeats)
     band = ours.predict_quantiles(Xt, BAND)
-    leaf_bytes = sum(a.nbytes for a in ours._leaf_values.parts())
+    leaf_bytes = ours._leaf_values.nbytes
     forest_bytes = len(ours.forest_.to_bytes())
     print(f"{n_train} training rows, {n_test} predicted, {args.trees} trees, 9 quantiles")
-    print(f"forestimp mean predict      {mean_s:8.3f} s")
-    print(f"forestimp predict_quantiles {quant_s:8.3f} s  ({quant_s / mean_s:.1f}x the mean)")
-    print(f"leaf values {leaf_bytes / 2**20:.1f} MiB, forest {forest_bytes / 2**20:.1f} MiB")
+    print(f"{'forestimp mean predict':<36} {mean_s:8.3f} s")
+    print(
+        f"{'forestimp predict_quantiles':<36} {quant_s:8.3f} s  ({quant_s / mean_s:.1f}x the mean)"
+    )
+    print(
+        f"leaf values {leaf_bytes / 2**20:.1f} MiB in memory, forest {forest_bytes / 2**20:.1f} "
+        "MiB (model bytes)"
+    )
     print(f"90 % band coverage (held out): forestimp {coverage(band, yt):.3f}")
     quantile_forest(X, y, Xt, yt, kw, quant_s, args.repeats)
     if not args.no_ranger:
@@ -85,22 +90,35 @@ def main() -> None:
 
 
 def quantile_forest(X, y, Xt, yt, kw, quant_s: float, repeats: int) -> None:
-    """quantile-forest with its default ``max_samples_leaf=1`` (one random training target
-    kept per leaf) and with ``None`` (all of them, Meinshausen's weights as forestimp's)."""
+    """quantile-forest on forestimp's trees (``_quantiles_same_trees``), then timed with its
+    default ``max_samples_leaf=1`` (one random training target kept per leaf) and with
+    ``None`` (all of them), unweighted (its default) and with Meinshausen's weights."""
     try:
         from quantile_forest import RandomForestQuantileRegressor
     except ImportError:
         print("quantile-forest: not installed (pip install quantile-forest), skipped")
         return
+    import _quantiles_same_trees as same
+
+    diffs = same.compare()
+    print("quantile-forest on forestimp's trees (no bootstrap, 1 000 rows, 11 quantiles):")
+    print("  largest |difference| for q > 0, and at q = 0 (weighted_leaves=True):")
+    print("  " + ", ".join(f"{h} {d:.1e} / {d0:.1e}" for h, (d, d0) in diffs.items()))
     print("quantile-forest: max_samples_leaf=1 (its default) keeps one random training target")
-    print("  per leaf, None keeps them all (Meinshausen's weights, as forestimp)")
-    for leaf in (1, None):
-        theirs = RandomForestQuantileRegressor(**kw, n_jobs=2, max_samples_leaf=leaf).fit(X, y)
-        theirs_s = best(lambda m=theirs: m.predict(Xt, quantiles=QUANTILES), repeats)
-        their_band = theirs.predict(Xt, quantiles=BAND)
-        label = f"quantile-forest leaf={leaf}"
+    print("  per leaf, None keeps them all; weighted_leaves=True weighs them as Meinshausen")
+    print("  (as forestimp), its default False weighs every leaf sample alike")
+    fitted = {}
+    for leaf, weighted in ((1, False), (None, False), (None, True)):
+        if leaf not in fitted:
+            fitted[leaf] = RandomForestQuantileRegressor(**kw, n_jobs=2, max_samples_leaf=leaf).fit(
+                X, y
+            )
+        theirs, how = fitted[leaf], dict(weighted_leaves=weighted)
+        theirs_s = best(lambda m=theirs, h=how: m.predict(Xt, quantiles=QUANTILES, **h), repeats)
+        their_band = theirs.predict(Xt, quantiles=BAND, **how)
+        label = f"quantile-forest leaf={leaf}" + (" weighted" if weighted else "")
         print(
-            f"{label:<27} {theirs_s:8.3f} s  (forestimp / quantile-forest "
+            f"{label:<36} {theirs_s:8.3f} s  (forestimp / quantile-forest "
             f"{quant_s / theirs_s:.2f}); 90 % band coverage {coverage(their_band, yt):.3f}"
         )
 
@@ -125,7 +143,7 @@ def ranger(X, y, Xt, yt, quant_s: float, args: argparse.Namespace) -> None:
         return
     (row,) = rows
     print(
-        f"{'ranger quantreg':<27} {row['predict_s']:8.3f} s  (forestimp / ranger "
+        f"{'ranger quantreg':<36} {row['predict_s']:8.3f} s  (forestimp / ranger "
         f"{quant_s / row['predict_s']:.3f}); fit {row['fit_s']:.2f} s; "
         f"90 % band coverage {coverage(row['quantiles'], yt):.3f}"
     )

@@ -380,6 +380,10 @@ class LeafValues:
         n_quantiles); with ``oob``, of the training rows from the trees they were out of bag
         for (NaN where none)."""
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes it holds in memory (its arrays and what the quantiles read)."""
+
     def y(self) -> npt.NDArray[np.float64]:
         """The training targets, shape (n_samples, n_outputs)."""
 

@@ -87,6 +87,12 @@ impl PyLeafValues {
         to_shape(py, v, &[n, leaves.n_outputs(), quantiles.len()])
     }
 
+    /// Bytes it holds in memory (its arrays and what the quantiles read).
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.inner.heap_bytes()
+    }
+
     /// The training targets: shape (n_samples, n_outputs).
     fn y<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let k = self.inner.n_outputs();

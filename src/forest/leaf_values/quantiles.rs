@@ -2,12 +2,12 @@
 //!
 //! A row's weights go into a histogram over target ranks ([`RankHistogram`]): each entry of
 //! each leaf the row reaches adds its share to its rank, in a fine array (one cell per
-//! rank) and a coarse one (one cell per run of about `√(n / 2q)` ranks, for `q` quantiles).
+//! rank) and a coarse one (one cell per run of about `√(n / q)` ranks, for `q` quantiles).
 //! The quantiles are then read in one walk along the coarse cells, into the fine cells
-//! where the cumulative weight crosses a position: no sort, and work in the row's entries
-//! plus `√(2nq)`, whatever the number of training rows.
+//! where the cumulative weight passes a position: no sort, and work in the row's entries
+//! plus `√(nq)`, whatever the number of training rows.
 
-use super::{Forest, LeafValues};
+use super::{Entries, Forest, LeafValues, Share, TreeLeaves};
 use crate::data::{prefetch, Feature, Matrix};
 use crate::error::{invalid, ForestError, Result};
 use crate::forest::{oob::in_bag_bits, row_chunk};
@@ -112,13 +112,36 @@ impl LeafValues {
         o: usize,
         skip: &impl Fn(usize) -> bool,
     ) -> (f64, usize) {
+        match self.trees.first().map(|t| &t.entries) {
+            Some(Entries::Weighted(_)) => {
+                self.add_entries(hist, slots, o, skip, |t| match &t.entries {
+                    Entries::Weighted(e) => e,
+                    Entries::Counted(_) => &[],
+                })
+            }
+            _ => self.add_entries(hist, slots, o, skip, |t| match &t.entries {
+                Entries::Counted(e) => e,
+                Entries::Weighted(_) => &[],
+            }),
+        }
+    }
+
+    /// [`LeafValues::add_leaves`] with the entries of each tree `entries(tree)`.
+    fn add_entries<'e, E: Share + 'e>(
+        &'e self,
+        hist: &mut RankHistogram,
+        slots: &[u32],
+        o: usize,
+        skip: &impl Fn(usize) -> bool,
+        entries: impl Fn(&'e TreeLeaves) -> &'e [E],
+    ) -> (f64, usize) {
         let (mut draws, mut trees) = (0.0, 0usize);
         let at = |t: usize| {
             let (leaves, slot) = (&self.trees[t], slots[t] as usize);
             let base = o * leaves.rows.len();
             let (span, end) = (leaves.spans[slot], leaves.spans[slot + 1].start);
             (
-                leaves,
+                entries(leaves),
                 span,
                 base + span.start as usize..base + end as usize,
             )
@@ -130,32 +153,33 @@ impl LeafValues {
                 prefetch(&self.trees[t + AHEAD].spans[slot as usize]);
             }
             if t + AHEAD / 2 < slots.len() {
-                let (leaves, _, range) = at(t + AHEAD / 2);
+                let (leaf_entries, _, range) = at(t + AHEAD / 2);
                 let ends = [range.start, range.end.max(1) - 1];
-                for e in ends.map(|e| leaves.entries.get(e)).into_iter().flatten() {
+                for e in ends.map(|e| leaf_entries.get(e)).into_iter().flatten() {
                     prefetch(e);
                 }
             }
-            let (leaves, span, range) = at(t);
+            let (leaf_entries, span, range) = at(t);
             if span.draws == 0 || skip(t) {
                 continue;
             }
-            for e in &leaves.entries[range] {
-                hist.add(e.rank, e.share);
+            let d = f64::from(span.draws);
+            let per_draw = 1.0 / d;
+            for &e in &leaf_entries[range] {
+                hist.add(e.rank(), e.share(per_draw));
             }
-            (draws, trees) = (draws + f64::from(span.draws), trees + 1);
+            (draws, trees) = (draws + d, trees + 1);
         }
         (draws, trees)
     }
 }
 
 /// How many trees ahead a row's leaf is asked for (see [`LeafValues::add_leaves`]).
-const AHEAD: usize = 8;
+const AHEAD: usize = 16;
 
-/// A position within this share of the total weight of a cumulative weight counts as
-/// reaching it: a position that falls exactly on the boundary between two values
-/// (whole frequencies) reads the lower one, as numpy does, whatever order the weights
-/// were summed in.
+/// A cumulative weight within this share of the total of a position counts as reaching
+/// it: a position that falls exactly on the boundary between two values (whole
+/// frequencies) reads as numpy does, whatever order the weights were summed in.
 const TIE: f64 = 1e-12;
 
 /// One row's weights over the target ranks `0..n` (see the module's comment).
@@ -166,25 +190,34 @@ struct RankHistogram {
     shift: u32,
     /// The ranks added to since the last clear (repeats allowed).
     touched: Vec<u32>,
-    /// The quantiles' readings, the positions they locate (with their index in `found`).
-    readings: Vec<Reading>,
+    /// The positions of the quantiles (with their index), and what [`Self::locate`] found
+    /// at each.
     targets: Vec<(f64, usize)>,
-    found: Vec<usize>,
+    found: Vec<Found>,
+}
+
+/// Around a position `x`: the last rank whose cumulative weight is at most `x` (`floor`,
+/// none before the first), that weight, and the next rank with weight (`ceil`, none
+/// after the last).
+#[derive(Clone, Copy, Default)]
+struct Found {
+    floor: Option<usize>,
+    cum: f64,
+    ceil: Option<usize>,
 }
 
 impl RankHistogram {
     /// For `n` ranks read `nq` quantiles at a time: a reading walks the coarse cells once
-    /// (`n / 2^shift`) and two runs of fine cells a quantile (`2^shift` at most), least
-    /// work at `2^shift ≈ √(n / 2nq)`.
+    /// (`n / 2^shift`) and a run of fine cells a quantile (`2^shift` at most), least work
+    /// at `2^shift ≈ √(n / nq)`.
     fn new(n: usize, nq: usize) -> RankHistogram {
-        let cells = (n / (2 * nq).max(1)).max(1) as f64;
+        let cells = (n / nq.max(1)).max(1) as f64;
         let shift = (cells.sqrt().log2().round() as u32).clamp(3, 20);
         RankHistogram {
             fine: vec![0.0; n],
             coarse: vec![0.0; (n >> shift) + 1],
             shift,
             touched: Vec::new(),
-            readings: Vec::new(),
             targets: Vec::new(),
             found: Vec::new(),
         }
@@ -208,8 +241,8 @@ impl RankHistogram {
     }
 
     /// Writes the `quantiles` of the targets `sorted` (by rank) under the weights, which sum
-    /// to `total`, on the scale where `scale` times a weight is a frequency
-    /// ([`weighted_quantiles`]'s rule).
+    /// to `total`, where `scale` times a weight is a frequency ([`weighted_quantiles`]'s
+    /// rule).
     fn read(
         &mut self,
         sorted: &[f64],
@@ -223,128 +256,143 @@ impl RankHistogram {
             out.fill(f64::NAN);
             return;
         };
-        let (lo, hi) = (lo as usize, hi as usize);
-        // The weight of one draw; the smallest and largest values' weights (ties included).
-        let unit = 1.0 / scale;
-        let first_weight: f64 = (lo..=hi)
-            .take_while(|&r| sorted[r] == sorted[lo])
-            .map(|r| self.fine[r])
-            .sum();
-        let last_weight: f64 = (lo..=hi)
-            .rev()
-            .take_while(|&r| sorted[r] == sorted[hi])
-            .map(|r| self.fine[r])
-            .sum();
-        let (first, end) = (first_weight.min(unit), total - unit + last_weight.min(unit));
-        self.readings.clear();
-        (self.readings).extend(quantiles.iter().map(|&q| Reading::at(first, end, unit, q)));
+        // Positions on the scale of the weights (a frequency of one is `1 / scale`).
+        let frequency = total * scale;
         self.targets.clear();
-        for (j, r) in self.readings.iter().enumerate() {
-            self.targets.extend([(r.lo, 2 * j), (r.hi, 2 * j + 1)]);
-        }
-        self.locate(lo, hi, total * TIE);
-        for (j, r) in self.readings.iter().enumerate() {
-            let (a, b) = (sorted[self.found[2 * j]], sorted[self.found[2 * j + 1]]);
-            out[j] = r.interpolate(how, a, b);
+        let rank = |q: f64| (1.0 + q * (frequency - 1.0).max(0.0)) / scale;
+        (self.targets).extend(quantiles.iter().enumerate().map(|(j, &q)| (rank(q), j)));
+        self.locate(lo as usize, hi as usize, total * TIE);
+        for (&(x, j), found) in self.targets.iter().zip(&self.found) {
+            out[j] = read_at(
+                x * scale,
+                found.cum * scale,
+                found.floor,
+                found.ceil,
+                sorted,
+                how,
+            );
         }
     }
 
-    /// For each target position `p`, the first rank in `lo..=hi` whose cumulative weight
-    /// reaches `p` within `tie` (the last rank with weight where rounding leaves `p` past
-    /// the total).
+    /// [`Found`] at each target position (sorted here), in `found` in that order: one walk
+    /// along the coarse cells, into the fine ones of the cell where the weight passes it.
     fn locate(&mut self, lo: usize, hi: usize, tie: f64) {
         self.targets.sort_by(|a, b| a.0.total_cmp(&b.0));
-        self.found.resize(self.targets.len(), hi);
+        self.found.clear();
         let (mut bucket, last) = (lo >> self.shift, hi >> self.shift);
         let mut cum = 0.0;
-        for &(p, slot) in &self.targets {
-            let p = p - tie;
+        for &(x, _) in &self.targets {
+            let x = x + tie;
             // Eight cells at a time first: their sum is a tree of independent additions,
             // where one cell at a time is a chain of dependent ones.
-            while let Some(cells) = self
-                .coarse
-                .get(bucket..bucket + 8)
-                .filter(|_| bucket + 8 <= last)
+            while let Some(cells) =
+                (self.coarse.get(bucket..bucket + 8)).filter(|_| bucket + 8 <= last)
             {
                 let sum = ((cells[0] + cells[1]) + (cells[2] + cells[3]))
                     + ((cells[4] + cells[5]) + (cells[6] + cells[7]));
-                if cum + sum >= p {
+                if cum + sum > x {
                     break;
                 }
                 (cum, bucket) = (cum + sum, bucket + 8);
             }
-            while bucket < last && cum + self.coarse[bucket] < p {
+            while bucket < last && cum + self.coarse[bucket] <= x {
                 cum += self.coarse[bucket];
                 bucket += 1;
             }
+            // The first rank whose cumulative weight passes x, and the one with weight
+            // before it (in an earlier cell when none is in this one).
             let cells = (bucket << self.shift).max(lo)..((bucket + 1) << self.shift).min(hi + 1);
-            let (mut c, mut at) = (cum, cells.start);
+            let mut found = Found {
+                floor: None,
+                cum,
+                ceil: None,
+            };
             for r in cells {
-                if self.fine[r] > 0.0 {
-                    (c, at) = (c + self.fine[r], r);
-                    if c >= p {
+                let w = self.fine[r];
+                if w > 0.0 {
+                    if found.cum + w > x {
+                        found.ceil = Some(r);
                         break;
                     }
+                    (found.floor, found.cum) = (Some(r), found.cum + w);
                 }
             }
-            self.found[slot] = at;
+            if found.floor.is_none() {
+                found.floor = self.last_before(bucket, lo);
+            }
+            if found.ceil.is_none() && bucket < last {
+                // (Only where rounding left the cell's fine sum short of its coarse one.)
+                found.ceil = self.first_after(bucket, hi);
+            }
+            self.found.push(found);
         }
     }
-}
 
-/// Where a quantile reads the sorted sample: between the values at cumulative positions
-/// `lo` and `hi`, `frac` of the way; `even` tells numpy's tie rule of `"nearest"`.
-struct Reading {
-    lo: f64,
-    hi: f64,
-    frac: f64,
-    even: bool,
-}
-
-impl Reading {
-    /// Quantile `q` of a sample read from position `first` to `end` by steps of `unit`
-    /// ([`weighted_quantiles`]).
-    fn at(first: f64, end: f64, unit: f64, q: f64) -> Reading {
-        let pos = first + q * (end - first).max(0.0);
-        let steps = ((pos - first) / unit).floor();
-        let lo = first + steps * unit;
-        let hi = (lo + unit).min(end);
-        let frac = match hi > lo {
-            true => (pos - lo) / (hi - lo),
-            false => 0.0,
-        };
-        let even = (steps as u64) % 2 == 0;
-        Reading { lo, hi, frac, even }
+    /// The first rank with weight in the cells after `bucket`, up to rank `hi`.
+    fn first_after(&self, bucket: usize, hi: usize) -> Option<usize> {
+        let cell = (bucket + 1..=hi >> self.shift).find(|&b| self.coarse[b] > 0.0)?;
+        let ranks = cell << self.shift..((cell + 1) << self.shift).min(hi + 1);
+        ranks.into_iter().find(|&r| self.fine[r] > 0.0)
     }
 
-    fn interpolate(&self, how: Interpolation, lo: f64, hi: f64) -> f64 {
-        let between = self.frac > 0.0;
-        match how {
-            Interpolation::Linear => lo + self.frac * (hi - lo),
-            Interpolation::Lower => lo,
-            Interpolation::Higher if between => hi,
-            Interpolation::Midpoint if between => 0.5 * (lo + hi),
-            Interpolation::Higher | Interpolation::Midpoint => lo,
-            Interpolation::Nearest => match self.frac.partial_cmp(&0.5) {
-                Some(std::cmp::Ordering::Less) => lo,
-                Some(std::cmp::Ordering::Greater) => hi,
-                // numpy rounds the 0-based index half to even.
-                _ if self.even => lo,
-                _ => hi,
-            },
-        }
+    /// The last rank with weight in the cells before `bucket`, down to rank `lo`.
+    fn last_before(&self, bucket: usize, lo: usize) -> Option<usize> {
+        let cell = (lo >> self.shift..bucket)
+            .rev()
+            .find(|&b| self.coarse[b] > 0.0)?;
+        let ranks = (cell << self.shift).max(lo)..(cell + 1) << self.shift;
+        ranks.rev().find(|&r| self.fine[r] > 0.0)
     }
 }
 
-/// The quantiles of `values` (sorted `(value, frequency)` pairs, frequencies > 0) as those of
-/// the sample in which each value appears as often as its frequency: numpy's
-/// `quantile(method=...)` when the frequencies are whole, on the rank `1 + q·(F − 1)` of
-/// the `F` values. Continued to any positive frequencies with value `j` at the ranks
-/// `(cum_{j−1}, cum_j]`, read from `s = min(1, f_first)` to `e = F − 1 + min(1, f_last)`
-/// (`f_first`, `f_last`: the frequencies of the smallest and largest values) by unit steps
-/// from `s`, the last step ending at `e`: `q = 0` and `q = 1` are the smallest and largest
-/// values. NaN for each quantile when `values` is empty. (The reference the histogram's
-/// reading is tested against.)
+/// The value at position `x` (1-based, in frequencies) of the sample in which each value
+/// appears as often as its frequency, from what lies around it ([`Found`], `cum` in
+/// frequencies): within one unit past a value's last position, between it and the next
+/// value, read by `how`; further on, the next value. (quantile-forest's rule; numpy's
+/// `quantile(method=...)` of the repeated sample when the frequencies are whole.)
+fn read_at(
+    x: f64,
+    cum: f64,
+    floor: Option<usize>,
+    ceil: Option<usize>,
+    values: &[f64],
+    how: Interpolation,
+) -> f64 {
+    let (lo, hi) = match (floor, ceil) {
+        (Some(f), Some(c)) => (values[f], values[c]),
+        (Some(v), None) | (None, Some(v)) => return values[v],
+        (None, None) => return f64::NAN,
+    };
+    let frac = x - cum;
+    if frac >= 1.0 || lo == hi {
+        return if frac >= 1.0 { hi } else { lo };
+    }
+    let between = frac > 0.0;
+    match how {
+        Interpolation::Linear => lo + frac.max(0.0) * (hi - lo),
+        Interpolation::Lower => lo,
+        Interpolation::Higher if between => hi,
+        Interpolation::Midpoint if between => 0.5 * (lo + hi),
+        Interpolation::Higher | Interpolation::Midpoint => lo,
+        Interpolation::Nearest => match frac.partial_cmp(&0.5) {
+            Some(std::cmp::Ordering::Less) => lo,
+            Some(std::cmp::Ordering::Greater) => hi,
+            // numpy rounds the 0-based position half to even: the lower value when its
+            // last position (1-based) is odd.
+            _ if cum.round() % 2.0 == 1.0 => lo,
+            _ => hi,
+        },
+    }
+}
+
+/// The quantiles of `values` (sorted `(value, frequency)` pairs, frequencies > 0) as those
+/// of the sample in which each value appears as often as its frequency: the value at
+/// position `x = 1 + q·(F − 1)` of the `F` (total frequency) positions, value `j` at
+/// `(cum_{j−1}, cum_j]`, read as [`read_at`] does. This is quantile-forest's rule and,
+/// when the frequencies are whole, numpy's `quantile(method=...)` of the repeated sample;
+/// `q = 1` is the largest value, `q = 0` the smallest when its frequency is at least one.
+/// NaN for each quantile when `values` is empty. (The reference the histogram's reading
+/// is tested against.)
 pub fn weighted_quantiles(
     values: &[(f64, f64)],
     quantiles: &[f64],
@@ -354,22 +402,23 @@ pub fn weighted_quantiles(
     if values.is_empty() || total <= 0.0 {
         return vec![f64::NAN; quantiles.len()];
     }
-    // The value at position `p`: the first whose cumulative frequency reaches it.
     let cum: Vec<f64> = (values.iter())
         .scan(0.0, |c, v| {
             *c += v.1;
             Some(*c)
         })
         .collect();
+    let sorted: Vec<f64> = values.iter().map(|v| v.0).collect();
     let tie = total * TIE;
-    let at = |p: f64| values[cum.partition_point(|&c| c < p - tie).min(values.len() - 1)].0;
-    let frequency_of = |v: f64| values.iter().filter(|w| w.0 == v).map(|w| w.1).sum::<f64>();
-    let first = frequency_of(values[0].0).min(1.0);
-    let end = total - 1.0 + frequency_of(values[values.len() - 1].0).min(1.0);
     (quantiles.iter())
         .map(|&q| {
-            let r = Reading::at(first, end, 1.0, q);
-            r.interpolate(how, at(r.lo), at(r.hi))
+            let x = 1.0 + q * (total - 1.0).max(0.0);
+            // The values whose last position is at most x.
+            let passed = cum.partition_point(|&c| c <= x + tie);
+            let floor = passed.checked_sub(1);
+            let at = floor.map_or(0.0, |f| cum[f]);
+            let ceil = Some(passed).filter(|&c| c < values.len());
+            read_at(x, at, floor, ceil, &sorted, how)
         })
         .collect()
 }
