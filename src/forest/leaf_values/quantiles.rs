@@ -81,15 +81,18 @@ impl LeafValues {
             }
             let mut hist = RankHistogram::new(n, nq);
             let mut out = vec![0.0; (end - first) * k * nq];
-            for (r, (slots, out)) in slots
-                .chunks(n_trees)
-                .zip(out.chunks_mut(k * nq))
-                .enumerate()
-            {
+            // Rows in the order of their leaves in the first two trees: rows that share a
+            // leaf there are near each other and share leaves in the other trees too, which
+            // are then still in cache for the next row.
+            let at = |r: usize| &slots[r * n_trees..(r + 1) * n_trees];
+            let mut order: Vec<usize> = (0..end - first).collect();
+            order.sort_by_key(|&r| (at(r).first().copied(), at(r).get(1).copied()));
+            for r in order {
                 let i = first + r;
                 let skip = |t: usize| oob && in_bag[t][i / 64] >> (i % 64) & 1 == 1;
-                for (o, out) in out.chunks_mut(nq).enumerate() {
-                    let (draws, trees) = self.add_leaves(&mut hist, slots, o, &skip);
+                let row_out = &mut out[r * k * nq..(r + 1) * k * nq];
+                for (o, out) in row_out.chunks_mut(nq).enumerate() {
+                    let (draws, trees) = self.add_leaves(&mut hist, at(r), o, &skip);
                     // On the scale of the draws: as if each target were drawn that often.
                     let scale = draws / trees.max(1) as f64;
                     let sorted = &self.sorted[o * n..(o + 1) * n];
