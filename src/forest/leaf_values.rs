@@ -211,15 +211,17 @@ impl TreeLeaves {
     /// Fills the derived `spans` and `entries` (`rank[o][row]`: row's rank in output `o`),
     /// [`Counted`] ones with `counts_only`.
     fn derive(&mut self, rank: &[Vec<u32>], counts_only: bool) {
-        self.spans = (self.start.windows(2))
-            .map(|s| {
-                let range = s[0] as usize..s[1] as usize;
-                let total: f64 = self.weights[range.clone()].iter().sum();
-                let draws = self.counts[range]
-                    .iter()
-                    .fold(0u32, |a, &c| a.saturating_add(c));
+        let leaves = || self.start.windows(2).map(|s| s[0] as usize..s[1] as usize);
+        let totals: Vec<f64> = leaves().map(|r| self.weights[r].iter().sum()).collect();
+        self.spans = (leaves().zip(&totals))
+            .map(|(range, &total)| {
+                let draws =
+                    (self.counts[range.clone()].iter()).fold(0u32, |a, &c| a.saturating_add(c));
                 let draws = if total > 0.0 { draws } else { 0 };
-                Span { start: s[0], draws }
+                Span {
+                    start: range.start as u32,
+                    draws,
+                }
             })
             .collect();
         let end = self.start.last().copied().unwrap_or(0);
@@ -229,9 +231,7 @@ impl TreeLeaves {
         });
         let (mut counted, mut weighted) = (Vec::new(), Vec::new());
         for rank in rank {
-            for (s, span) in self.start.windows(2).zip(&self.spans) {
-                let range = s[0] as usize..s[1] as usize;
-                let total: f64 = self.weights[range.clone()].iter().sum();
+            for ((range, &total), span) in leaves().zip(&totals).zip(&self.spans) {
                 for e in range {
                     let rank = rank[self.rows[e] as usize];
                     match counts_only {
